@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// dumpCmd is the parent of the per-parser dump subcommands; each parser's
+// dump lives in its own file and adds itself in newRootCmd.
+func newDumpCmd(stdout io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "dump",
+		Short: "Print every decoded record of one file (works on broken files)",
+	}
+	for _, add := range dumpCommands {
+		c.AddCommand(add(stdout))
+	}
+	return c
+}
+
+// dumpCommands lists the dump subcommand constructors; files dump_*.go append to it.
+var dumpCommands []func(stdout io.Writer) *cobra.Command
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "jsforensics",
+		Short:         "Offline forensic analyzer for NATS JetStream support bundles",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newVersionCmd(stdout), newDumpCmd(stdout))
+	for _, add := range topCommands {
+		root.AddCommand(add(stdout, stderr))
+	}
+	return root
+}
+
+// topCommands lists further subcommands (analyze, …); their files append to it.
+var topCommands []func(stdout, stderr io.Writer) *cobra.Command
+
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the tool version",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(stdout, "jsforensics %s\n", version)
+			return err
+		},
+	}
+}
+
+// run executes the CLI in-process and returns the exit code, so tests can
+// call it directly.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "jsforensics:", err)
+	return exitFailure
+}

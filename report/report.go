@@ -1,0 +1,209 @@
+// Package report is the model of jsforensics' output, the v1 JSON contract in
+// shared/spec/report-v1.md, and its renderers (JSON, text, Markdown; xlsx in
+// report/xlsx). It imports no parser: the analysis fills these types.
+package report
+
+import "time"
+
+// Schema names the contract version; bump it only when a field is renamed or dropped.
+const Schema = "jsforensics.report/v1"
+
+// Severity of a finding.
+type Severity string
+
+const (
+	Critical Severity = "critical"
+	Warning  Severity = "warning"
+	Info     Severity = "info"
+)
+
+// Rank orders severities, most severe first.
+func (s Severity) Rank() int {
+	switch s {
+	case Critical:
+		return 0
+	case Warning:
+		return 1
+	case Info:
+		return 2
+	}
+	return 3
+}
+
+// Report is the whole output of one analysis.
+type Report struct {
+	Schema      string          `json:"schema"`
+	ToolVersion string          `json:"tool_version"`
+	Bundle      string          `json:"bundle"`
+	Servers     []Server        `json:"servers"`
+	Groups      []Group         `json:"groups"`
+	Streams     []Stream        `json:"streams"`
+	Timeline    []TimelineEvent `json:"timeline"`
+	Findings    []Finding       `json:"findings"`
+	// Notes are statements about the analysis itself (a server whose name could
+	// not be established, a check that could not run). Added field.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Server is one server found in the bundle, by any source.
+type Server struct {
+	Name    string   `json:"name"`
+	PeerID  string   `json:"peer_id,omitempty"`
+	Cluster string   `json:"cluster,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Sources []string `json:"sources"`
+	// NameSource says how the name was established: "folder", "log", "capture",
+	// or "unknown" when it could not be and Name is a placeholder. Added field.
+	NameSource string `json:"name_source,omitempty"`
+}
+
+// Group is one raft group: _meta_, S-…, C-….
+type Group struct {
+	Name    string         `json:"name"`
+	Kind    string         `json:"kind"` // meta, stream, consumer
+	Account string         `json:"account,omitempty"`
+	Asset   string         `json:"asset,omitempty"`
+	Views   []GroupView    `json:"views"`
+	History []HistoryEvent `json:"history"`
+}
+
+// GroupView is what one server's own state says of a group.
+type GroupView struct {
+	Server      string   `json:"server"`
+	ClusterSize int      `json:"cluster_size"`
+	Quorum      int      `json:"quorum"`
+	Term        uint64   `json:"term"`
+	VotedFor    string   `json:"voted_for,omitempty"`
+	Applied     uint64   `json:"applied,omitempty"`
+	Commit      uint64   `json:"commit,omitempty"`
+	Leader      string   `json:"leader,omitempty"`
+	Peers       []string `json:"peers"`
+	Source      string   `json:"source"`
+}
+
+// HistoryEvent is one peer-set or term change, oldest first.
+type HistoryEvent struct {
+	Time   *time.Time `json:"time"`
+	Term   uint64     `json:"term,omitempty"`
+	Index  uint64     `json:"index,omitempty"`
+	Event  string     `json:"event"` // add-peer, remove-peer, peer-state, leader, term
+	Peer   string     `json:"peer,omitempty"`
+	Peers  []string   `json:"peers,omitempty"`
+	Server string     `json:"server,omitempty"`
+	Source string     `json:"source"`
+}
+
+// Stream is one stream and what each server holds of it.
+type Stream struct {
+	Account    string   `json:"account"`
+	Name       string   `json:"name"`
+	Replicas   int      `json:"replicas,omitempty"`
+	Group      string   `json:"group,omitempty"`
+	OnDisk     []OnDisk `json:"on_disk"`
+	AssignedTo []string `json:"assigned_to,omitempty"`
+}
+
+// OnDisk is one server's copy of a stream, recomputed from its message blocks.
+type OnDisk struct {
+	Server   string `json:"server"`
+	FirstSeq uint64 `json:"first_seq"`
+	LastSeq  uint64 `json:"last_seq"`
+	Messages uint64 `json:"messages"`
+	Bytes    uint64 `json:"bytes"`
+	Deleted  uint64 `json:"deleted"`
+	// Path is the stream folder relative to the bundle. Added field.
+	Path string `json:"path,omitempty"`
+	// Consumers found in the stream's obs/ folder. Added field.
+	Consumers []Consumer `json:"consumers,omitempty"`
+}
+
+// Consumer is one consumer's stored state. Added type.
+type Consumer struct {
+	Name            string `json:"name"`
+	AckFloorStream  uint64 `json:"ack_floor_stream"`
+	DeliveredStream uint64 `json:"delivered_stream"`
+	Pending         int    `json:"pending"`
+	Redelivered     int    `json:"redelivered"`
+}
+
+// TimelineEvent is one dated event from a log, raft state or a capture.
+type TimelineEvent struct {
+	Time    time.Time `json:"time"`
+	Server  string    `json:"server,omitempty"`
+	Source  string    `json:"source"`
+	Kind    string    `json:"kind"`
+	Group   string    `json:"group,omitempty"`
+	Account string    `json:"account,omitempty"`
+	Stream  string    `json:"stream,omitempty"`
+	Text    string    `json:"text"`
+	File    string    `json:"file,omitempty"`
+	Line    int       `json:"line,omitempty"`
+}
+
+// Range is an inclusive sequence range.
+type Range struct {
+	First uint64 `json:"first"`
+	Last  uint64 `json:"last"`
+}
+
+// Origin is the known id a corrupt peer id most likely came from.
+type Origin struct {
+	Peer   string `json:"peer"`
+	Server string `json:"server"`
+	Bits   int    `json:"bits"`
+}
+
+// SplitView is one distinct view of the meta group in a meta-split finding.
+type SplitView struct {
+	Servers     []string `json:"servers"`
+	ClusterSize int      `json:"cluster_size"`
+	Peers       []string `json:"peers"`
+	Leader      string   `json:"leader,omitempty"`
+	Term        uint64   `json:"term,omitempty"`
+}
+
+// Finding is one thing the analysis found. Fields that do not apply stay empty
+// and are left out of the JSON.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Group    string   `json:"group,omitempty"`
+	Server   string   `json:"server,omitempty"`
+	Peer     string   `json:"peer,omitempty"`
+	Account  string   `json:"account,omitempty"`
+	Stream   string   `json:"stream,omitempty"`
+	Consumer string   `json:"consumer,omitempty"`
+	File     string   `json:"file,omitempty"`
+	Offset   *int64   `json:"offset,omitempty"`
+	Seq      uint64   `json:"seq,omitempty"`
+	Message  string   `json:"message"`
+	Evidence []string `json:"evidence,omitempty"`
+	Remedy   string   `json:"remedy,omitempty"`
+
+	LikelyOrigin *Origin     `json:"likely_origin,omitempty"`
+	ClusterSize  int         `json:"cluster_size,omitempty"`
+	Quorum       int         `json:"quorum,omitempty"`
+	Reachable    *int        `json:"reachable,omitempty"`
+	Missing      []string    `json:"missing,omitempty"`
+	Ranges       []Range     `json:"ranges,omitempty"`
+	Servers      []string    `json:"servers,omitempty"`
+	Views        []SplitView `json:"views,omitempty"`
+	Messages     *uint64     `json:"messages,omitempty"`
+	Bytes        *uint64     `json:"bytes,omitempty"`
+	Since        *time.Time  `json:"since,omitempty"`
+	Events       []string    `json:"events,omitempty"`
+	// Kind refines a code, e.g. "checksum", "truncated-tail", "encrypted". Added field.
+	Kind string `json:"kind,omitempty"`
+}
+
+// Ptr returns a pointer to v, for the optional numeric fields of Finding.
+func Ptr[T any](v T) *T { return &v }
+
+// CountBySeverity returns how many findings have each severity.
+func (r *Report) CountBySeverity() map[Severity]int {
+	m := map[Severity]int{}
+	for _, f := range r.Findings {
+		m[f.Severity]++
+	}
+	return m
+}
