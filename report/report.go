@@ -194,6 +194,9 @@ type Finding struct {
 	Events       []string    `json:"events,omitempty"`
 	// Kind refines a code, e.g. "checksum", "truncated-tail", "encrypted". Added field.
 	Kind string `json:"kind,omitempty"`
+	// TimelineRefs index the report's timeline: the events behind this
+	// finding, oldest first. Added field.
+	TimelineRefs []int `json:"timeline_refs,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the optional numeric fields of Finding.

@@ -1,0 +1,166 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// sampleReport exercises every section and the optional finding fields.
+func sampleReport() *Report {
+	t0 := time.Date(2025, 1, 24, 10, 18, 45, 329248609, time.UTC)
+	return &Report{
+		ToolVersion: "test",
+		Bundle:      "bundle",
+		Servers: []Server{
+			{Name: "nats-0", PeerID: "S1Nunr6R", Cluster: "c1", Version: "2.10.22", Sources: []string{"store", "log"}, NameSource: "folder"},
+			{Name: "server-2", Sources: []string{"store"}, NameSource: "unknown"},
+		},
+		Groups: []Group{{Name: "_meta_", Kind: "meta", Views: []GroupView{{Server: "nats-0", ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, VotedFor: "HuYMtjaW", Peers: []string{"S1Nunr6R", `"kCGheKT`}, Source: "peers.idx"}}}},
+		Streams: []Stream{
+			{Account: "$G", Name: "ORDERS", Replicas: 3, Group: "S-R3F-abc", OnDisk: []OnDisk{{Server: "nats-0", FirstSeq: 1, LastSeq: 10, Messages: 8, Bytes: 800, Deleted: 2}}, AssignedTo: []string{"nats-0"}},
+			{Account: "$G", Name: "EMPTY"},
+		},
+		Timeline: []TimelineEvent{{Time: t0, Server: "nats-0", Source: "log", Kind: "no-meta-leader", Text: "JetStream cluster no metadata leader", File: "nats-0.log", Line: 12}},
+		Findings: []Finding{
+			{Code: "index-mismatch", Severity: Warning, Server: "nats-0", Account: "$G", Stream: "ORDERS", File: "nats-0/msgs/index.db", Message: "index.db says 9 messages, blocks hold 8"},
+			{Code: "peer-id-corrupt", Severity: Critical, Group: "_meta_", Peer: `"kCGheKT`, Message: "a corrupt peer id", Evidence: []string{"peers.idx of nats-0"},
+				Remedy: "nats req '$JS.API.SERVER.REMOVE' '{\"peer_id\":\"\\\"kCGheKT\"}'", LikelyOrigin: &Origin{Peer: "bkCGheKT", Server: "nats-3", Bits: 1}, TimelineRefs: []int{0, 7}},
+			{Code: "store-corrupt", Severity: Critical, Server: "nats-0", File: "nats-0/msgs/1.blk", Offset: Ptr(int64(0)), Seq: 5, Message: "checksum mismatch", Kind: "checksum"},
+		},
+		Notes: []string{"server-2: name not established"},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file; rerun with -update if intended.\n--- got\n%s", name, got)
+	}
+}
+
+func TestRenderersGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(*bytes.Buffer, *Report) error
+	}{
+		{"sample.txt", func(b *bytes.Buffer, r *Report) error { return WriteText(b, r) }},
+		{"sample.md", func(b *bytes.Buffer, r *Report) error { return WriteMarkdown(b, r) }},
+		{"sample.json", func(b *bytes.Buffer, r *Report) error { return WriteJSON(b, r) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(&b, sampleReport()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+// TestJSONContractKeys holds the field names the contract promises.
+func TestJSONContractKeys(t *testing.T) {
+	var b bytes.Buffer
+	r := sampleReport()
+	r.Findings = append(r.Findings, Finding{Code: "quorum-unreachable", Severity: Critical, ClusterSize: 10, Quorum: 6, Reachable: Ptr(5), Missing: []string{"x"},
+		Ranges: []Range{{First: 1, Last: 2}}, Servers: []string{"a"}, Views: []SplitView{{Servers: []string{"a"}, ClusterSize: 4}}, Messages: Ptr(uint64(1)), Bytes: Ptr(uint64(2)),
+		Since: &r.Timeline[0].Time, Events: []string{"e"}})
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema", "tool_version", "bundle", "servers", "groups", "streams", "timeline", "findings"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("top-level key %q missing", k)
+		}
+	}
+	if m["schema"] != "jsforensics.report/v1" {
+		t.Errorf("schema = %v", m["schema"])
+	}
+	keysOf := func(v any) map[string]bool {
+		out := map[string]bool{}
+		for k := range v.(map[string]any) {
+			out[k] = true
+		}
+		return out
+	}
+	want := map[string][]string{
+		"servers":  {"name", "peer_id", "cluster", "version", "sources"},
+		"groups":   {"name", "kind", "views", "history"},
+		"streams":  {"account", "name", "replicas", "group", "on_disk", "assigned_to"},
+		"timeline": {"time", "server", "source", "kind", "text", "file", "line"},
+	}
+	for sec, keys := range want {
+		got := keysOf(m[sec].([]any)[0])
+		for _, k := range keys {
+			if !got[k] {
+				t.Errorf("%s[0] lacks %q", sec, k)
+			}
+		}
+	}
+	view := keysOf(m["groups"].([]any)[0].(map[string]any)["views"].([]any)[0])
+	for _, k := range []string{"server", "cluster_size", "quorum", "term", "voted_for", "peers", "source"} {
+		if !view[k] {
+			t.Errorf("group view lacks %q", k)
+		}
+	}
+	fs := m["findings"].([]any)
+	last := keysOf(fs[len(fs)-1])
+	for _, k := range []string{"code", "severity", "message", "cluster_size", "quorum", "reachable", "missing", "ranges", "servers", "views", "messages", "bytes", "since", "events"} {
+		if !last[k] {
+			t.Errorf("finding lacks %q", k)
+		}
+	}
+	origin := fs[1].(map[string]any)["likely_origin"].(map[string]any)
+	if origin["peer"] != "bkCGheKT" || origin["server"] != "nats-3" || origin["bits"] != float64(1) {
+		t.Errorf("likely_origin = %v", origin)
+	}
+	// Fields that do not apply are left out.
+	if _, ok := keysOf(fs[0])["likely_origin"]; ok {
+		t.Error("empty likely_origin was written")
+	}
+	// A big term must survive as an exact integer, not a float.
+	if !strings.Contains(b.String(), `"term": 1191202101440508490`) {
+		t.Error("term not written exactly")
+	}
+}
+
+func TestEmptyReportSectionsAreArrays(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, &Report{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"servers": []`, `"groups": []`, `"streams": []`, `"timeline": []`, `"findings": []`} {
+		if !strings.Contains(b.String(), k) {
+			t.Errorf("missing %s in %s", k, b.String())
+		}
+	}
+}
+
+func TestSortedFindingsSeverityFirst(t *testing.T) {
+	got := SortedFindings(sampleReport().Findings)
+	if got[0].Severity != Critical || got[len(got)-1].Severity != Warning {
+		t.Errorf("order: %v", got)
+	}
+}
