@@ -79,4 +79,3 @@ func mdCell(s string) string {
 func mdEscape(s string) string {
 	return strings.ReplaceAll(s, "<", "&lt;")
 }
-
