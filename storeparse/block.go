@@ -1,0 +1,443 @@
+// Package storeparse reads the nats-server JetStream filestore offline:
+// message blocks (msgs/N.blk), the stream state cache (msgs/index.db),
+// meta.inf/meta.sum of streams and consumers, and consumer state (o.dat).
+// It also walks a whole stream folder (ScanStream) and recomputes the stream
+// figures from the blocks alone. The formats are documented in FORMAT.md.
+//
+// Decoders take bytes or an io.ReaderAt plus size (an fs.FS for a folder),
+// never OS paths. Every problem is a *binfmt.CorruptError naming the file,
+// byte offset and, when known, the sequence.
+package storeparse
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/klauspost/compress/s2"
+)
+
+// Record framing constants (filestore.go, all of v2.10.22, v2.12.1, v2.15.2).
+//
+//	+--------+--------+--------+------+---------+--------------+---------+--------+
+//	| rl u32 | seq u64| ts i64 | slen | subject | [hlen u32 hdr]| payload | hh64   |
+//	+--------+--------+--------+------+---------+--------------+---------+--------+
+//	0        4        12       20     22                                 rl-8     rl
+const (
+	msgHdrSize   = 22      // rl + seq + ts + slen
+	checksumSize = 8       // trailing HighwayHash-64
+	emptyRecord  = 30      // msgHdrSize + checksumSize: a record with nothing in it
+	hbit         = 1 << 31 // in rl: the record carries NATS headers
+	ebit         = 1 << 63 // in seq: erased (secure delete)
+	tbit         = 1 << 62 // in seq: delete tombstone
+	// RLBadThresh is the largest record length nats-server accepts on read
+	// (rlBadThresh). A length above it is corruption, never a record, so it
+	// also bounds the reader's buffer.
+	RLBadThresh = 32 << 20
+)
+
+// Compressed block header: "cmp" + algorithm 1 (S2) + uvarint original size.
+var cmpMagic = []byte{'c', 'm', 'p', 1}
+
+// maxDecompressed bounds the size a compressed block may claim once
+// decompressed: a sealed block is at most FileStoreMaxBlkSize (8 MiB) plus one
+// record that did not fit (at most RLBadThresh). Anything larger is corrupt.
+const maxDecompressed = 8<<20 + RLBadThresh
+
+// maxRatio bounds the decompressed size by the compressed size too: S2 never
+// reaches this ratio on real message data (all zero input reaches about 50:1).
+const maxRatio = 256
+
+// readChunk is how many bytes the reader asks the io.ReaderAt for at a time.
+const readChunk = 64 << 10
+
+// Record is one record of a message block. Subject, Header and Data point
+// into the reader's buffer and are valid until the next call to Next.
+type Record struct {
+	Offset     int64  // of the record in the (decompressed) block
+	Len        int    // rl without the hbit: the whole record incl. 22-byte header and checksum
+	Seq        uint64 // stream sequence (raft index in a WAL), ebit/tbit masked off
+	TS         int64  // Unix ns; 0 in erased records
+	Subject    []byte
+	Header     []byte
+	Data       []byte
+	HasHeaders bool
+	Erased     bool    // ebit: secure-deleted, payload is random filler
+	Tombstone  bool    // tbit: records the deletion of Seq (which may live in an earlier block)
+	ChecksumOK bool    // false when the stored checksum does not match (or no key was given)
+	Sum        [8]byte // the stored checksum (the block's lchk when this is its last record)
+}
+
+// BlockReader iterates over the records of one message block. It streams a
+// plain block through a reusable buffer (memory bounded by the largest record,
+// at most RLBadThresh); a compressed block is decompressed whole first
+// (bounded by maxDecompressed and maxRatio × file size).
+type BlockReader struct {
+	file       string
+	src        io.ReaderAt
+	size       int64 // bytes of the (decompressed) block
+	fileSize   int64
+	compressed bool
+	key        string
+	hh         hash.Hash64
+
+	buf    []byte // buf[0] is at block offset bufOff
+	bufOff int64
+	off    int64 // next record offset
+	err    error // sticky framing error (or io.EOF)
+
+	lastGood int64  // end offset of the last record whose framing was sane
+	lastSeq  uint64 // seq of the last sane non-tombstone record
+	torn     bool
+	sumBuf   [8]byte
+
+	resynced  bool
+	resyncOff int64
+	resyncSeq uint64
+}
+
+// NewBlockReader returns a reader over the block r of size bytes. file names
+// the block in errors. key is the checksum key "<stream or raft group>-<block
+// index>" (e.g. "ORDERS-1", "_meta_-2"); with an empty key checksums are not
+// verified and every Record has ChecksumOK false.
+//
+// A block that starts with "cmp\x01" is decompressed (S2); when that fails the
+// block is parsed as plain, as nats-server does, since a plain record of
+// length 0x01706d63 also starts with those bytes.
+func NewBlockReader(file string, r io.ReaderAt, size int64, key string) (*BlockReader, error) {
+	if size < 0 {
+		return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "negative size %d", size)
+	}
+	b := &BlockReader{file: file, src: r, size: size, fileSize: size, key: key}
+	if key != "" {
+		b.hh = binfmt.NewHH64(key)
+	}
+	if size >= int64(len(cmpMagic))+1+checksumSize {
+		var head [16]byte
+		n, _ := r.ReadAt(head[:min(int64(len(head)), size)], 0)
+		if n >= len(cmpMagic) && bytes.Equal(head[:len(cmpMagic)], cmpMagic) {
+			if data, err := decompressBlock(file, r, size, head[:n]); err == nil {
+				b.src = bytes.NewReader(data)
+				b.size = int64(len(data))
+				b.compressed = true
+			}
+		}
+	}
+	return b, nil
+}
+
+// decompressBlock decodes "cmp\x01" uvarint(orig) S2-stream raw-last-8.
+func decompressBlock(file string, r io.ReaderAt, size int64, head []byte) ([]byte, error) {
+	orig, n := binary.Uvarint(head[len(cmpMagic):])
+	if n <= 0 {
+		return nil, binfmt.Errorf(file, int64(len(cmpMagic)), binfmt.ErrFormat, "bad original size varint")
+	}
+	hdr := int64(len(cmpMagic) + n)
+	if orig < checksumSize || orig > maxDecompressed || orig > uint64(size)*maxRatio {
+		return nil, binfmt.Errorf(file, int64(len(cmpMagic)), binfmt.ErrTooLarge, "compressed block claims %d bytes from %d", orig, size)
+	}
+	body := size - hdr - checksumSize
+	if body <= 0 {
+		return nil, binfmt.Errorf(file, hdr, binfmt.ErrTruncated, "compressed block has no body")
+	}
+	out := make([]byte, 0, min(orig, uint64(size)*8)) // grows with what S2 really yields
+	dec := s2.NewReader(io.NewSectionReader(r, hdr, body), s2.ReaderMaxBlockSize(4<<20))
+	lim := io.LimitReader(dec, int64(orig-checksumSize)+1)
+	var chunk [readChunk]byte
+	for {
+		m, err := lim.Read(chunk[:])
+		out = append(out, chunk[:m]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, binfmt.Errorf(file, hdr, binfmt.ErrFormat, "S2 stream: %v", err)
+		}
+	}
+	if uint64(len(out)) != orig-checksumSize {
+		return nil, binfmt.Errorf(file, hdr, binfmt.ErrFormat, "S2 stream yields %d bytes, header says %d", len(out), orig-checksumSize)
+	}
+	var tail [checksumSize]byte
+	if _, err := r.ReadAt(tail[:], size-checksumSize); err != nil {
+		return nil, binfmt.Errorf(file, size-checksumSize, binfmt.ErrTruncated, "raw last checksum: %v", err)
+	}
+	return append(out, tail[:]...), nil
+}
+
+// Compressed reports whether the block was S2-compressed on disk; offsets
+// in records and errors are then offsets in the decompressed block.
+func (b *BlockReader) Compressed() bool { return b.compressed }
+
+// Size is the length of the (decompressed) block.
+func (b *BlockReader) Size() int64 { return b.size }
+
+// Torn reports whether reading stopped at a torn tail: a short record or
+// header at the end, or a tail of zero bytes after the last sane record.
+func (b *BlockReader) Torn() bool { return b.torn }
+
+// GoodEnd is the offset just past the last record whose framing was sane.
+func (b *BlockReader) GoodEnd() int64 { return b.lastGood }
+
+// fill makes sure buf holds block bytes [off, off+n) and returns them, or
+// fewer when the block ends first.
+func (b *BlockReader) fill(off int64, n int) ([]byte, error) {
+	end := b.bufOff + int64(len(b.buf))
+	if off >= b.bufOff && off+int64(n) <= end {
+		return b.buf[off-b.bufOff : off-b.bufOff+int64(n)], nil
+	}
+	want := max(int64(n), readChunk)
+	want = min(want, b.size-off)
+	if want < 0 {
+		want = 0
+	}
+	if int64(cap(b.buf)) < want {
+		b.buf = make([]byte, want)
+	}
+	b.buf = b.buf[:want]
+	m, err := b.src.ReadAt(b.buf, off)
+	b.buf = b.buf[:m]
+	b.bufOff = off
+	if err != nil && err != io.EOF {
+		return nil, &binfmt.CorruptError{File: b.file, Offset: off, Err: err}
+	}
+	return b.buf[:min(m, n)], nil
+}
+
+// Next returns the next record. At the end it returns io.EOF.
+//
+// A record whose framing is sane but whose checksum does not match comes back
+// with ChecksumOK false together with a *binfmt.CorruptError wrapping
+// binfmt.ErrChecksum (Seq set); calling Next again continues with the next
+// record. A framing error (impossible length, record overrunning the block)
+// is final and sticky: it wraps binfmt.ErrTruncated for a torn tail (Torn
+// reports true) and binfmt.ErrFormat for corruption followed by more data.
+func (b *BlockReader) Next() (Record, error) {
+	if b.err != nil {
+		return Record{}, b.err
+	}
+	off := b.off
+	left := b.size - off
+	if left <= 0 {
+		b.err = io.EOF
+		return Record{}, io.EOF
+	}
+	hdr, err := b.fill(off, msgHdrSize)
+	if err != nil {
+		b.err = err
+		return Record{}, err
+	}
+	if len(hdr) < msgHdrSize {
+		return Record{}, b.framing(off, fmt.Sprintf("%d bytes left, less than a record header", len(hdr)), true)
+	}
+	rawRL := binary.LittleEndian.Uint32(hdr[0:])
+	rawSeq := binary.LittleEndian.Uint64(hdr[4:])
+	slen := int(binary.LittleEndian.Uint16(hdr[20:]))
+	hasHdr := rawRL&hbit != 0
+	rl := int64(rawRL &^ hbit)
+	shlen := slen
+	if hasHdr {
+		shlen += 4
+	}
+	dlen := rl - msgHdrSize
+	switch {
+	case rl > RLBadThresh:
+		return Record{}, b.framing(off, fmt.Sprintf("record length %d over the %d limit", rl, RLBadThresh), false)
+	case dlen < checksumSize || int64(shlen) > dlen-checksumSize:
+		return Record{}, b.framing(off, fmt.Sprintf("impossible record: rl %d slen %d headers %v", rl, slen, hasHdr), false)
+	case rl > left:
+		return Record{}, b.framing(off, fmt.Sprintf("record of %d bytes overruns the block (%d left)", rl, left), true)
+	}
+	rec, err := b.fill(off, int(rl))
+	if err != nil {
+		b.err = err
+		return Record{}, err
+	}
+	if int64(len(rec)) < rl { // the source returned less than its size
+		return Record{}, b.framing(off, fmt.Sprintf("record of %d bytes, only %d readable", rl, len(rec)), true)
+	}
+	r := Record{
+		Offset:     off,
+		Len:        int(rl),
+		Seq:        rawSeq &^ (ebit | tbit),
+		TS:         int64(binary.LittleEndian.Uint64(rec[12:])),
+		HasHeaders: hasHdr,
+		Erased:     rawSeq&ebit != 0,
+		Tombstone:  rawSeq&tbit != 0,
+	}
+	body := rec[msgHdrSize : rl-checksumSize]
+	r.Subject = body[:slen:slen]
+	rest := body[slen:]
+	if hasHdr {
+		hlen := int64(binary.LittleEndian.Uint32(rest))
+		rest = rest[4:]
+		if hlen > int64(len(rest)) {
+			// The framing holds (rl is sane) so later records are still
+			// reachable; only this record's header length is bad.
+			b.advance(off, rl, r)
+			copy(r.Sum[:], rec[rl-checksumSize:])
+			r.Data = rest
+			return r, &binfmt.CorruptError{File: b.file, Offset: off + msgHdrSize + int64(slen), Seq: r.Seq,
+				Err: fmt.Errorf("%w: header length %d exceeds the %d bytes of the record body", binfmt.ErrFormat, hlen, len(rest))}
+		}
+		r.Header = rest[:hlen:hlen]
+		r.Data = rest[hlen:]
+	} else {
+		r.Data = rest
+	}
+	copy(r.Sum[:], rec[rl-checksumSize:])
+	b.advance(off, rl, r)
+	if b.hh == nil {
+		return r, nil
+	}
+	b.hh.Reset()
+	b.hh.Write(rec[4:20])
+	b.hh.Write(r.Subject)
+	if hasHdr {
+		b.hh.Write(body[slen+4:])
+	} else {
+		b.hh.Write(body[slen:])
+	}
+	sum := b.hh.Sum(b.sumBuf[:0])
+	if bytes.Equal(sum, r.Sum[:]) {
+		r.ChecksumOK = true
+		return r, nil
+	}
+	return r, &binfmt.CorruptError{File: b.file, Offset: off, Seq: r.Seq,
+		Err: fmt.Errorf("%w: record checksum %x, computed %x (key %q)", binfmt.ErrChecksum, r.Sum, sum, b.key)}
+}
+
+func (b *BlockReader) advance(off, rl int64, r Record) {
+	b.off = off + rl
+	b.lastGood = b.off
+	if !r.Tombstone {
+		b.lastSeq = r.Seq
+	}
+}
+
+// framing ends the iteration at off. short says the record simply runs past
+// the end of the block; it is a torn tail, as is a tail of zero bytes.
+// Otherwise bad framing followed by more bytes is corruption.
+func (b *BlockReader) framing(off int64, what string, short bool) error {
+	sentinel := binfmt.ErrFormat
+	if roff, rseq, ok := b.resync(off); ok {
+		// More sane, checksummed records follow: not a torn write.
+		b.resyncOff, b.resyncSeq, b.resynced = roff, rseq, true
+		short = false
+		what += fmt.Sprintf("; next intact record at offset %d (seq %d), %d bytes unreadable", roff, rseq, roff-off)
+	}
+	switch {
+	case b.resynced:
+	case short:
+		b.torn = true
+		sentinel = binfmt.ErrTruncated
+		what = "torn tail: " + what
+	case b.zeroTail(off):
+		b.torn = true
+		sentinel = binfmt.ErrTruncated
+		what = fmt.Sprintf("torn tail: %d zero bytes after the last record", b.size-off)
+	case off == 0 && !b.compressed:
+		what += "; the first record is unparseable (possibly encrypted)"
+	default:
+		what += fmt.Sprintf(", %d bytes follow", b.size-off)
+	}
+	if b.lastSeq != 0 {
+		what += fmt.Sprintf(" (last good seq %d)", b.lastSeq)
+	}
+	e := &binfmt.CorruptError{File: b.file, Offset: off, Err: fmt.Errorf("%w: %s", sentinel, what)}
+	b.err = e
+	return e
+}
+
+// zeroTail reports whether every byte from off to the end is zero.
+func (b *BlockReader) zeroTail(off int64) bool {
+	for off < b.size {
+		n := int(min(b.size-off, readChunk))
+		p, err := b.fill(off, n)
+		if err != nil || len(p) == 0 {
+			return false
+		}
+		for _, c := range p {
+			if c != 0 {
+				return false
+			}
+		}
+		off += int64(len(p))
+	}
+	return true
+}
+
+// PossiblyEncrypted reports whether reading failed on the very first record
+// of a block that is not compressed: the bytes do not look like a filestore
+// record, which is what an encrypted block (XOR stream cipher) looks like.
+// The reliable sign is a sibling msgs/N.key, which only the caller can see.
+func (b *BlockReader) PossiblyEncrypted() bool {
+	var ce *binfmt.CorruptError
+	return b.lastGood == 0 && !b.compressed && !b.torn && errors.As(b.err, &ce) && errors.Is(ce, binfmt.ErrFormat)
+}
+
+// maxResyncSeqJump bounds how far past the last good sequence a candidate
+// record found by resync may be, so random bytes are not taken for a record.
+const maxResyncSeqJump = 1 << 24
+
+// resync looks for the first intact record after a framing error at off: a
+// header with sane framing, a sequence just above the last good one, and a
+// matching checksum. It needs the checksum key; without one it finds nothing.
+// It only runs once per block, on error, over the bytes left in the block.
+func (b *BlockReader) resync(off int64) (int64, uint64, bool) {
+	if b.hh == nil {
+		return 0, 0, false
+	}
+	for p := off + 1; p+emptyRecord <= b.size; p++ {
+		hdr, err := b.fill(p, msgHdrSize)
+		if err != nil || len(hdr) < msgHdrSize {
+			return 0, 0, false
+		}
+		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
+		if rl < emptyRecord || rl > RLBadThresh || p+rl > b.size {
+			continue
+		}
+		seq := binary.LittleEndian.Uint64(hdr[4:]) &^ (ebit | tbit)
+		if seq <= b.lastSeq || seq > b.lastSeq+maxResyncSeqJump {
+			continue
+		}
+		slen := int64(binary.LittleEndian.Uint16(hdr[20:]))
+		if slen > rl-emptyRecord {
+			continue
+		}
+		rec, err := b.fill(p, int(rl))
+		if err != nil || int64(len(rec)) < rl {
+			continue
+		}
+		hasHdr := binary.LittleEndian.Uint32(rec[0:])&hbit != 0
+		b.hh.Reset()
+		b.hh.Write(rec[4:20])
+		b.hh.Write(rec[msgHdrSize : msgHdrSize+slen])
+		body := rec[msgHdrSize+slen : rl-checksumSize]
+		if hasHdr {
+			if len(body) < 4 {
+				continue
+			}
+			body = body[4:]
+		}
+		b.hh.Write(body)
+		if bytes.Equal(b.hh.Sum(b.sumBuf[:0]), rec[rl-checksumSize:]) {
+			return p, seq, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Resync reports where the first intact record after a framing error sits
+// (offset, sequence), when one was found. Records from there on are still
+// on disk, though nats-server truncates the block at the error.
+func (b *BlockReader) Resync() (off int64, seq uint64, ok bool) {
+	return b.resyncOff, b.resyncSeq, b.resynced
+}
+
+// LastSeq is the sequence of the last sane record read that was not a
+// tombstone (0 if none).
+func (b *BlockReader) LastSeq() uint64 { return b.lastSeq }
