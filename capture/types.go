@@ -1,0 +1,331 @@
+package capture
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The types below mirror the parts of nats-server's monitoring structures that
+// the analysis uses (server/monitor.go, stream.go, consumer.go, store.go,
+// events.go of v2.10.22, v2.12.1 and v2.15.2). Fields missing from an older
+// version stay at their zero value; unknown fields are ignored.
+
+// Jsz is a /jsz answer (server.JSInfo).
+type Jsz struct {
+	ServerID string          `json:"server_id"`
+	Now      time.Time       `json:"now"`
+	Disabled bool            `json:"disabled"`
+	Config   JetStreamConfig `json:"config"`
+
+	// JetStreamStats, inlined by the server.
+	Memory          uint64   `json:"memory"`
+	Storage         uint64   `json:"storage"`
+	ReservedMemory  uint64   `json:"reserved_memory"`
+	ReservedStorage uint64   `json:"reserved_storage"`
+	Accounts        int      `json:"accounts"`
+	HAAssets        int      `json:"ha_assets"`
+	API             APIStats `json:"api"`
+
+	Streams         int    `json:"streams"`
+	StreamsLeader   int    `json:"streams_leader"`   // 2.12+
+	Consumers       int    `json:"consumers"`        //
+	ConsumersLeader int    `json:"consumers_leader"` // 2.12+
+	Messages        uint64 `json:"messages"`
+	Bytes           uint64 `json:"bytes"`
+	Total           int    `json:"total"` // 2.12+
+
+	Meta           *MetaCluster    `json:"meta_cluster"`
+	AccountDetails []AccountDetail `json:"account_details"`
+}
+
+// JetStreamConfig is server.JetStreamConfig.
+type JetStreamConfig struct {
+	MaxMemory    int64         `json:"max_memory"`
+	MaxStorage   int64         `json:"max_storage"`
+	StoreDir     string        `json:"store_dir"`
+	SyncInterval time.Duration `json:"sync_interval"`
+	SyncAlways   bool          `json:"sync_always"`
+	Domain       string        `json:"domain"`
+	CompressOK   bool          `json:"compress_ok"`
+	UniqueTag    string        `json:"unique_tag"`
+	Strict       bool          `json:"strict"`
+}
+
+// APIStats is server.JetStreamAPIStats.
+type APIStats struct {
+	Level    int    `json:"level"`
+	Total    uint64 `json:"total"`
+	Errors   uint64 `json:"errors"`
+	Inflight uint64 `json:"inflight"`
+}
+
+// JetStreamStats is server.JetStreamStats (varz.jetstream.stats, account details).
+type JetStreamStats struct {
+	Memory          uint64   `json:"memory"`
+	Storage         uint64   `json:"storage"`
+	ReservedMemory  uint64   `json:"reserved_memory"`
+	ReservedStorage uint64   `json:"reserved_storage"`
+	Accounts        int      `json:"accounts"`
+	HAAssets        int      `json:"ha_assets"`
+	API             APIStats `json:"api"`
+}
+
+// MetaCluster is server.MetaClusterInfo (/jsz meta_cluster, /varz jetstream.meta).
+//
+// Peer is the node id of the LEADER (getHash of the leader's name), not of the
+// answering server. With no leader the server hashes the empty name, so every
+// server reports NoLeaderPeer; use HasLeader.
+type MetaCluster struct {
+	Name            string        `json:"name"`
+	Leader          string        `json:"leader"`
+	Peer            string        `json:"peer"`
+	Replicas        []PeerInfo    `json:"replicas"` // excludes the leader itself
+	ClusterSize     int           `json:"cluster_size"`
+	QuorumNeeded    int           `json:"quorum_needed"` // 2.15+; 0 when absent
+	Rescue          bool          `json:"rescue"`        // 2.15+
+	Pending         int           `json:"pending"`
+	PendingRequests int           `json:"pending_requests"` // 2.15+
+	PendingInfos    int           `json:"pending_infos"`    // 2.15+
+	Snapshot        *MetaSnapshot `json:"snapshot"`         // 2.15+
+}
+
+// MetaSnapshot is server.MetaSnapshotStats (2.15+).
+type MetaSnapshot struct {
+	PendingEntries int           `json:"pending_entries"`
+	PendingSize    uint64        `json:"pending_size"`
+	LastTime       time.Time     `json:"last_time"`
+	LastDuration   time.Duration `json:"last_duration"`
+}
+
+// PeerInfo is server.PeerInfo. Active is the time since the peer was last seen
+// (nanoseconds on the wire).
+type PeerInfo struct {
+	Name    string        `json:"name"`
+	Current bool          `json:"current"`
+	Offline bool          `json:"offline"`
+	Active  time.Duration `json:"active"`
+	Lag     uint64        `json:"lag"`
+	Peer    string        `json:"peer"`
+	Pending bool          `json:"pending"` // 2.15+
+}
+
+// AccountDetail is server.AccountDetail.
+type AccountDetail struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	JetStreamStats
+	Streams []StreamDetail `json:"stream_detail"`
+}
+
+// StreamDetail is server.StreamDetail.
+type StreamDetail struct {
+	Name               string            `json:"name"`
+	Created            time.Time         `json:"created"`
+	Cluster            *ClusterInfo      `json:"cluster"`
+	Config             *StreamConfig     `json:"config"`
+	State              StreamState       `json:"state"`
+	Consumers          []ConsumerInfo    `json:"consumer_detail"`
+	RaftGroup          string            `json:"stream_raft_group"`
+	ConsumerRaftGroups []RaftGroupDetail `json:"consumer_raft_groups"`
+}
+
+// ClusterInfo is server.ClusterInfo.
+type ClusterInfo struct {
+	Name        string     `json:"name"`
+	RaftGroup   string     `json:"raft_group"`
+	Leader      string     `json:"leader"`
+	LeaderSince *time.Time `json:"leader_since"` // 2.12+
+	Replicas    []PeerInfo `json:"replicas"`
+}
+
+// StreamConfig holds the stream configuration fields of interest.
+type StreamConfig struct {
+	Name        string   `json:"name"`
+	Subjects    []string `json:"subjects"`
+	Retention   string   `json:"retention"`
+	Storage     string   `json:"storage"`
+	Replicas    int      `json:"num_replicas"`
+	MaxMsgs     int64    `json:"max_msgs"`
+	MaxBytes    int64    `json:"max_bytes"`
+	Compression string   `json:"compression"`
+}
+
+// StreamState is server.StreamState (also the raftz WAL state).
+type StreamState struct {
+	Messages      uint64    `json:"messages"`
+	Bytes         uint64    `json:"bytes"`
+	FirstSeq      uint64    `json:"first_seq"`
+	FirstTime     time.Time `json:"first_ts"`
+	LastSeq       uint64    `json:"last_seq"`
+	LastTime      time.Time `json:"last_ts"`
+	NumSubjects   int       `json:"num_subjects"`
+	NumDeleted    int       `json:"num_deleted"`
+	ConsumerCount int       `json:"consumer_count"`
+}
+
+// ConsumerInfo is the part of server.ConsumerInfo the analysis reads.
+type ConsumerInfo struct {
+	Stream         string       `json:"stream_name"`
+	Name           string       `json:"name"`
+	Created        time.Time    `json:"created"`
+	Delivered      SequenceInfo `json:"delivered"`
+	AckFloor       SequenceInfo `json:"ack_floor"`
+	NumAckPending  int          `json:"num_ack_pending"`
+	NumRedelivered int          `json:"num_redelivered"`
+	NumWaiting     int          `json:"num_waiting"`
+	NumPending     uint64       `json:"num_pending"`
+	Cluster        *ClusterInfo `json:"cluster"`
+}
+
+// SequenceInfo is server.SequenceInfo.
+type SequenceInfo struct {
+	Consumer uint64 `json:"consumer_seq"`
+	Stream   uint64 `json:"stream_seq"`
+}
+
+// RaftGroupDetail is server.RaftGroupDetail (consumer name to raft group).
+type RaftGroupDetail struct {
+	Name      string `json:"name"`
+	RaftGroup string `json:"raft_group"`
+}
+
+// Raftz is a /raftz answer: account name -> raft group name -> group. The
+// `?group=_meta_` form has the same shape with one group.
+type Raftz map[string]map[string]RaftzGroup
+
+// RaftzGroup is server.RaftzGroup.
+type RaftzGroup struct {
+	ID            string                    `json:"id"`
+	State         string                    `json:"state"`
+	Size          int                       `json:"size"`
+	QuorumNeeded  int                       `json:"quorum_needed"`
+	Observer      bool                      `json:"observer"`
+	Paused        bool                      `json:"paused"`
+	Overrun       bool                      `json:"overrun"`       // 2.15+
+	OverrunCount  uint64                    `json:"overrun_count"` // 2.15+
+	Committed     uint64                    `json:"committed"`
+	Applied       uint64                    `json:"applied"`
+	CatchingUp    bool                      `json:"catching_up"`
+	Leader        string                    `json:"leader"`
+	LeaderSince   *time.Time                `json:"leader_since"` // 2.12+
+	EverHadLeader bool                      `json:"ever_had_leader"`
+	Term          uint64                    `json:"term"`
+	VotedFor      string                    `json:"voted_for"`
+	PTerm         uint64                    `json:"pterm"`
+	PIndex        uint64                    `json:"pindex"`
+	SystemAccount bool                      `json:"system_account"`  // 2.12+
+	TrafficAcc    string                    `json:"traffic_account"` // 2.12+
+	WAL           StreamState               `json:"wal"`
+	WALError      json.RawMessage           `json:"wal_error"` // an error value; the server marshals it as {} or a string
+	Peers         map[string]RaftzGroupPeer `json:"peers"`     // excludes the answering node
+}
+
+// RaftzGroupPeer is server.RaftzGroupPeer. LastSeen is a Go duration string
+// (time.Duration.String); see LastSeenDuration.
+type RaftzGroupPeer struct {
+	Name                string `json:"name"`
+	Known               bool   `json:"known"`
+	LastReplicatedIndex uint64 `json:"last_replicated_index"`
+	LastSeen            string `json:"last_seen"`
+}
+
+// LastSeenDuration parses LastSeen. ok is false when it is absent or not a Go
+// duration.
+func (p RaftzGroupPeer) LastSeenDuration() (d time.Duration, ok bool) {
+	if p.LastSeen == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(p.LastSeen)
+	if err != nil {
+		return 0, false
+	}
+	return d, true
+}
+
+// Healthz is a /healthz answer (server.HealthStatus).
+type Healthz struct {
+	Status     string         `json:"status"`
+	StatusCode int            `json:"status_code"`
+	Error      string         `json:"error"`
+	Errors     []HealthzError `json:"errors"`
+}
+
+// HealthzError is server.HealthzError; Type is the server's string form
+// (CONNECTION, BAD_REQUEST, JETSTREAM, ACCOUNT, STREAM, CONSUMER).
+type HealthzError struct {
+	Type     string `json:"type"`
+	Account  string `json:"account"`
+	Stream   string `json:"stream"`
+	Consumer string `json:"consumer"`
+	Error    string `json:"error"`
+}
+
+// Varz is the part of a /varz answer (server.Varz) the analysis reads.
+type Varz struct {
+	ServerID      string        `json:"server_id"`
+	ServerName    string        `json:"server_name"`
+	Version       string        `json:"version"`
+	GitCommit     string        `json:"git_commit"`
+	Go            string        `json:"go"`
+	Host          string        `json:"host"`
+	Port          int           `json:"port"`
+	Cluster       ClusterVarz   `json:"cluster"`
+	Gateway       GatewayVarz   `json:"gateway"`
+	Start         time.Time     `json:"start"`
+	Now           time.Time     `json:"now"`
+	Uptime        string        `json:"uptime"`
+	Mem           int64         `json:"mem"`
+	Connections   int           `json:"connections"`
+	Routes        int           `json:"routes"`
+	Remotes       int           `json:"remotes"`
+	SystemAccount string        `json:"system_account"`
+	ConfigDigest  string        `json:"config_digest"` // 2.12+
+	JetStream     JetStreamVarz `json:"jetstream"`
+}
+
+// ClusterVarz is server.ClusterOptsVarz.
+type ClusterVarz struct {
+	Name     string   `json:"name"`
+	Addr     string   `json:"addr"`
+	Port     int      `json:"cluster_port"`
+	URLs     []string `json:"urls"`
+	PoolSize int      `json:"pool_size"`
+}
+
+// GatewayVarz is the part of server.GatewayOptsVarz the analysis reads.
+type GatewayVarz struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	Port int    `json:"port"`
+}
+
+// JetStreamVarz is server.JetStreamVarz. Meta equals /jsz meta_cluster.
+type JetStreamVarz struct {
+	Config *JetStreamConfig `json:"config"`
+	Stats  *JetStreamStats  `json:"stats"`
+	Meta   *MetaCluster     `json:"meta"`
+}
+
+// ServerInfo is server.ServerInfo, the "server" of a natscli request line or
+// of a system-account API answer.
+type ServerInfo struct {
+	Name      string            `json:"name"`
+	Host      string            `json:"host"`
+	ID        string            `json:"id"`
+	Cluster   string            `json:"cluster"`
+	Domain    string            `json:"domain"`
+	Version   string            `json:"ver"`
+	Tags      []string          `json:"tags"`
+	Metadata  map[string]string `json:"metadata"`
+	JetStream bool              `json:"jetstream"`
+	Flags     uint64            `json:"flags"`
+	Seq       uint64            `json:"seq"`
+	Time      time.Time         `json:"time"`
+}
+
+// APIError is server.ApiError, the "error" of a request line.
+type APIError struct {
+	Code        int    `json:"code"`
+	ErrCode     uint16 `json:"err_code"`
+	Description string `json:"description"`
+}
