@@ -1,0 +1,952 @@
+package storeparse
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+)
+
+// ScanOptions tunes ScanStream.
+type ScanOptions struct {
+	// Name is the stream (or raft group) name used for checksum keys. Empty:
+	// the name in meta.inf, else the folder name.
+	Name string
+	// Visit, when set, sees every record of every block in order (block by
+	// block, record by record), including tombstones, erased records and
+	// records whose checksum failed (ChecksumOK false). The Record's slices
+	// are valid only during the call. A non-nil error stops the scan and is
+	// returned by ScanStream.
+	Visit func(blk BlockInfo, r *Record) error
+	// NoLimits skips applying max_msgs / max_bytes from meta.inf, which
+	// nats-server enforces on recovery.
+	NoLimits bool
+	// IgnoreIndex stops ScanStream from applying the deletes index.db
+	// records when index.db is current (see StreamScan.IndexRemoved).
+	IgnoreIndex bool
+	// SkipConsumers leaves obs/ alone.
+	SkipConsumers bool
+}
+
+// BlockInfo names the block a visited record belongs to.
+type BlockInfo struct {
+	File  string // path as given to the fs.FS
+	Index uint32 // N of N.blk
+}
+
+// State is a stream state in /jsz terms.
+type State struct {
+	Msgs       uint64 `json:"messages"`
+	Bytes      uint64 `json:"bytes"`
+	FirstSeq   uint64 `json:"first_seq"`
+	FirstTS    int64  `json:"first_ts"`
+	LastSeq    uint64 `json:"last_seq"`
+	LastTS     int64  `json:"last_ts"`
+	NumDeleted uint64 `json:"num_deleted"`
+}
+
+// SeqRange is an inclusive range of sequences.
+type SeqRange struct {
+	First, Last uint64
+}
+
+func (r SeqRange) String() string {
+	if r.First == r.Last {
+		return strconv.FormatUint(r.First, 10)
+	}
+	return fmt.Sprintf("%d-%d", r.First, r.Last)
+}
+
+// BlockScan is what one block holds, recomputed from its records as
+// nats-server's rebuildStateFromBufLocked does.
+type BlockScan struct {
+	File         string
+	Index        uint32
+	Size         int64 // on disk
+	Compressed   bool
+	Encrypted    bool // a sibling N.key exists; the block was not read
+	Records      int  // records read (incl. tombstones, erased, bad checksums)
+	Msgs, Bytes  uint64
+	FirstSeq     uint64
+	FirstTS      int64
+	LastSeq      uint64
+	LastTS       int64
+	Tombstones   int
+	Erased       int
+	BadChecksums int
+	Torn         bool    // reading stopped at a torn tail
+	Stopped      int64   // offset where counting stopped (a bad record), -1 if never
+	GoodEnd      int64   // offset after the last record with sane framing
+	LastChecksum [8]byte // checksum of the last sane record
+	deleted      rangeSet
+	countEnd     int64 // records at or beyond this offset are not counted
+}
+
+// Mismatch is a difference between index.db and the blocks.
+type Mismatch struct {
+	Scope  string `json:"scope"` // "stream" or "block N"
+	Field  string `json:"field"`
+	Index  string `json:"index_db"`
+	Blocks string `json:"blocks"`
+}
+
+// ConsumerScan is one consumer folder under obs/.
+type ConsumerScan struct {
+	Name      string
+	Meta      *ConsumerMeta
+	MetaSumOK bool
+	State     *ConsumerState
+}
+
+// StreamScan is the result of ScanStream.
+type StreamScan struct {
+	Dir          string
+	Name         string
+	Meta         *StreamMeta
+	MetaSumOK    bool
+	Encrypted    bool // meta.key or any N.key exists
+	PartialPurge bool // __msgs__ or __new_msgs__ present: died during a purge
+	Blocks       []BlockScan
+	// State is the stream state: the blocks with their tombstones applied,
+	// then, when index.db is current (its last block and last checksum match
+	// the blocks, the check nats-server makes), the deletes only index.db
+	// knows (limit removals write no tombstone), then max_msgs/max_bytes.
+	State State
+	// BlocksOnly is the state from the blocks and their tombstones alone,
+	// what nats-server rebuilds when index.db is missing or stale.
+	BlocksOnly   State
+	IndexRemoved uint64       // messages the blocks hold that a current index.db marks deleted
+	Index        *StreamIndex // nil when index.db is missing or unreadable
+	Mismatches   []Mismatch
+	Lost         []SeqRange // sequences a damaged block no longer holds
+	LostUnknown  bool       // some block lost records whose sequences cannot be known
+	LimitRemoved uint64     // messages removed by applying max_msgs/max_bytes
+	Consumers    []ConsumerScan
+	Problems     []error // *binfmt.CorruptError, in file order
+}
+
+// ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
+// meta.sum, every msgs/N.blk one at a time, msgs/index.db and obs/.
+// The figures in State come from the blocks alone; index.db is only
+// compared against them. Problems in the data are collected in Problems;
+// the error return is for a folder that cannot be read at all or a Visit
+// error.
+func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
+	s := &StreamScan{Dir: dir}
+	if _, err := fs.Stat(fsys, dir); err != nil {
+		return nil, err
+	}
+	s.readMeta(fsys)
+	s.Name = opts.Name
+	if s.Name == "" && s.Meta != nil && s.Meta.Name != "" {
+		s.Name = s.Meta.Name
+	}
+	if s.Name == "" {
+		s.Name = path.Base(dir)
+	}
+	if s.Meta != nil {
+		s.checkMetaSum(fsys, path.Join(dir, "meta.inf"), path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+	}
+	for _, p := range []string{"__msgs__", "__new_msgs__"} {
+		if _, err := fs.Stat(fsys, path.Join(dir, p)); err == nil {
+			s.PartialPurge = true
+			s.Problems = append(s.Problems, binfmt.Errorf(path.Join(dir, p), 0, binfmt.ErrFormat, "left over from a purge interrupted by a crash"))
+		}
+	}
+
+	idxs, keys := s.listBlocks(fsys)
+	s.readIndex(fsys)
+
+	var tombs []uint64
+	for i, n := range idxs {
+		bs, bt, err := s.scanBlock(fsys, n, keys[n], opts.Visit)
+		if err != nil {
+			return s, err
+		}
+		tombs = append(tombs, bt...)
+		var nextFirst uint64
+		if i+1 < len(idxs) {
+			nextFirst = s.peekFirstSeq(fsys, idxs[i+1])
+		}
+		s.noteLost(bs, nextFirst, i == len(idxs)-1)
+		s.Blocks = append(s.Blocks, *bs)
+	}
+	s.assemble()
+	s.applyTombstones(fsys, tombs)
+	s.BlocksOnly = s.State
+	s.BlocksOnly.NumDeleted = interior(s.State)
+	s.compareIndex()
+	if !opts.IgnoreIndex && s.indexCurrent() {
+		s.applyIndexDeletes(fsys)
+	}
+	if !opts.NoLimits && s.Meta != nil {
+		s.applyLimits(fsys)
+	}
+	s.finish(fsys)
+	if !opts.SkipConsumers {
+		s.readConsumers(fsys)
+	}
+	return s, nil
+}
+
+func (s *StreamScan) problem(err error) {
+	if err != nil {
+		s.Problems = append(s.Problems, err)
+	}
+}
+
+func readFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if ra, ok := f.(io.ReaderAt); ok {
+		return binfmt.ReadFull(name, ra, fi.Size(), limit)
+	}
+	if fi.Size() > limit {
+		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d bytes is more than the %d this reader accepts", fi.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// Small files (meta.inf, meta.sum, index.db, o.dat) never come near this.
+const smallFileLimit = 64 << 20
+
+func exists(fsys fs.FS, name string) bool {
+	_, err := fs.Stat(fsys, name)
+	return err == nil
+}
+
+func (s *StreamScan) readMeta(fsys fs.FS) {
+	inf := path.Join(s.Dir, "meta.inf")
+	if exists(fsys, path.Join(s.Dir, "meta.key")) {
+		s.Encrypted = true
+	}
+	data, err := readFileFS(fsys, inf, smallFileLimit)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.problem(asCorrupt(inf, err))
+		} else {
+			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrTruncated, "meta.inf missing"))
+		}
+		return
+	}
+	if s.Encrypted {
+		s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"))
+		return
+	}
+	m, err := ParseStreamMeta(inf, data)
+	s.problem(err)
+	s.Meta = m
+}
+
+func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
+	infb, err := readFileFS(fsys, inf, smallFileLimit)
+	if err != nil {
+		return
+	}
+	sumb, err := readFileFS(fsys, sum, 1<<10)
+	if err != nil {
+		s.problem(binfmt.Errorf(sum, 0, binfmt.ErrTruncated, "meta.sum missing or unreadable: %v", err))
+		return
+	}
+	err = CheckMetaSum(sum, sumb, infb, key)
+	s.problem(err)
+	*ok = err == nil
+}
+
+func asCorrupt(file string, err error) error {
+	var ce *binfmt.CorruptError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &binfmt.CorruptError{File: file, Err: err}
+}
+
+// listBlocks returns the block indexes in order and which have an N.key.
+func (s *StreamScan) listBlocks(fsys fs.FS) ([]uint32, map[uint32]bool) {
+	mdir := path.Join(s.Dir, "msgs")
+	ents, err := fs.ReadDir(fsys, mdir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.problem(asCorrupt(mdir, err))
+		}
+		return nil, nil
+	}
+	var idxs []uint32
+	keys := map[uint32]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		for suf, isKey := range map[string]bool{".blk": false, ".key": true} {
+			num, ok := strings.CutSuffix(name, suf)
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseUint(num, 10, 32)
+			if err != nil {
+				continue
+			}
+			if isKey {
+				keys[uint32(n)] = true
+				s.Encrypted = true
+			} else {
+				idxs = append(idxs, uint32(n))
+			}
+		}
+	}
+	sort.Slice(idxs, func(i, j int) bool { return idxs[i] < idxs[j] })
+	return idxs, keys
+}
+
+func (s *StreamScan) readIndex(fsys fs.FS) {
+	p := path.Join(s.Dir, "msgs", "index.db")
+	data, err := readFileFS(fsys, p, smallFileLimit)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.problem(asCorrupt(p, err))
+		}
+		return
+	}
+	if s.Encrypted && exists(fsys, path.Join(s.Dir, "meta.key")) {
+		s.problem(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"))
+		return
+	}
+	x, err := ParseIndex(p, data, s.Name)
+	s.problem(err)
+	if err == nil {
+		s.Index = x
+	}
+}
+
+func blockPath(dir string, n uint32) string {
+	return path.Join(dir, "msgs", strconv.FormatUint(uint64(n), 10)+".blk")
+}
+
+// openBlock opens a block as an io.ReaderAt. An fs.File without ReadAt is
+// read into memory, bounded.
+func openBlock(fsys fs.FS, name string) (io.ReaderAt, int64, func(), error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, err
+	}
+	if ra, ok := f.(io.ReaderAt); ok {
+		return ra, fi.Size(), func() { f.Close() }, nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDecompressed+1))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if int64(len(data)) > maxDecompressed {
+		return nil, 0, nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "block larger than %d bytes and not seekable", maxDecompressed)
+	}
+	return strings.NewReader(string(data)), int64(len(data)), func() {}, nil
+}
+
+// scanBlock reads one block and returns its state and the tombstones in it.
+func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(BlockInfo, *Record) error) (*BlockScan, []uint64, error) {
+	name := blockPath(s.Dir, n)
+	bs := &BlockScan{File: name, Index: n, Stopped: -1, countEnd: -1}
+	ra, size, closeFn, err := openBlock(fsys, name)
+	if err != nil {
+		s.problem(asCorrupt(name, err))
+		return bs, nil, nil
+	}
+	defer closeFn()
+	bs.Size = size
+	if hasKey {
+		bs.Encrypted = true
+		s.problem(binfmt.Errorf(name, 0, binfmt.ErrEncrypted, "msgs/%d.key present; block is encrypted and no key was given", n))
+		return bs, nil, nil
+	}
+	br, err := NewBlockReader(name, ra, size, fmt.Sprintf("%s-%d", s.Name, n))
+	if err != nil {
+		s.problem(err)
+		return bs, nil, nil
+	}
+	bs.Compressed = br.Compressed()
+
+	// State as rebuildStateFromBufLocked (v2.15.2) builds it.
+	var (
+		tombs         []uint64
+		maxTomb       uint64
+		maxTombTS     int64
+		last          uint64
+		firstNeedsSet = true
+		counting      = true
+		info          = BlockInfo{File: name, Index: n}
+	)
+	updateLast := func(seq uint64, ts int64) {
+		if seq <= last {
+			return
+		}
+		if last > 0 && seq != last+1 && bs.Msgs != 0 {
+			bs.deleted.add(last+1, seq-1) // compaction gap
+		}
+		last = seq
+		bs.LastSeq, bs.LastTS = seq, ts
+	}
+	for {
+		r, err := br.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			s.problem(err)
+			if counting {
+				counting = false
+				bs.Stopped = r.Offset
+				if r.Len == 0 { // framing error: r is empty
+					bs.Stopped = br.GoodEnd()
+				}
+				bs.countEnd = bs.Stopped
+			}
+			if r.Len == 0 {
+				bs.Torn = br.Torn()
+				break
+			}
+		}
+		bs.Records++
+		if !r.ChecksumOK {
+			bs.BadChecksums++
+		}
+		if visit != nil {
+			if verr := visit(info, &r); verr != nil {
+				return bs, nil, verr
+			}
+		}
+		if !counting {
+			continue
+		}
+		copy(bs.LastChecksum[:], r.Sum[:])
+		seq := r.Seq
+		switch {
+		case r.Tombstone:
+			bs.Tombstones++
+			tombs = append(tombs, seq)
+			if maxTomb == 0 || seq > maxTomb {
+				maxTomb, maxTombTS = seq, r.TS
+			}
+			continue
+		case seq == 0 || r.Erased || seq < bs.FirstSeq:
+			if r.Erased {
+				bs.Erased++
+			}
+			if seq >= bs.FirstSeq {
+				updateLast(seq, r.TS)
+				if bs.Msgs == 0 {
+					bs.FirstSeq, bs.FirstTS = seq+1, 0
+				} else if seq != 0 {
+					bs.deleted.add(seq, seq)
+				}
+			}
+			continue
+		}
+		if firstNeedsSet && seq >= bs.FirstSeq {
+			bs.FirstSeq, bs.FirstTS, firstNeedsSet = seq, r.TS, false
+		}
+		if seq <= last {
+			continue
+		}
+		if !bs.deleted.contains(seq) {
+			bs.Msgs++
+			bs.Bytes += uint64(r.Len)
+		}
+		updateLast(seq, r.TS)
+	}
+	bs.GoodEnd = br.GoodEnd()
+	if bs.Msgs == 0 {
+		if bs.FirstSeq > 0 {
+			bs.LastSeq = bs.FirstSeq - 1
+		} else if maxTomb > 0 {
+			bs.FirstSeq, bs.FirstTS = maxTomb+1, 0
+			if bs.LastSeq == 0 {
+				bs.LastSeq, bs.LastTS = maxTomb, maxTombTS
+			}
+		}
+	}
+	return bs, tombs, nil
+}
+
+// peekFirstSeq returns the sequence of the first sane non-tombstone record
+// of block n, 0 if none.
+func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
+	name := blockPath(s.Dir, n)
+	ra, size, closeFn, err := openBlock(fsys, name)
+	if err != nil {
+		return 0
+	}
+	defer closeFn()
+	br, err := NewBlockReader(name, ra, size, "")
+	if err != nil {
+		return 0
+	}
+	for i := 0; i < 1<<16; i++ {
+		r, err := br.Next()
+		if err != nil && r.Len == 0 {
+			return 0
+		}
+		if !r.Tombstone && r.Seq != 0 {
+			return r.Seq
+		}
+	}
+	return 0
+}
+
+// noteLost works out which sequences a block that stopped early lost: from
+// the last counted sequence up to what index.db says the block ended at, or
+// the next block's first sequence.
+func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
+	if bs.Stopped < 0 {
+		return
+	}
+	from := bs.LastSeq + 1
+	if bs.LastSeq == 0 && bs.FirstSeq > 0 {
+		from = bs.FirstSeq
+	}
+	var to uint64
+	if s.Index != nil {
+		if ib, ok := s.Index.Block(bs.Index); ok && ib.LastSeq >= from {
+			to = ib.LastSeq
+		}
+	}
+	if to == 0 && nextFirst > from {
+		to = nextFirst - 1
+	}
+	var e error
+	switch {
+	case to >= from && to != 0:
+		r := SeqRange{from, to}
+		s.Lost = append(s.Lost, r)
+		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
+			Err: fmt.Errorf("%w: block stops at offset %d, sequences %s lost", binfmt.ErrTruncated, bs.Stopped, r)}
+	case isLast && bs.Torn:
+		// A torn tail of the last block with nothing known after it: the
+		// lost record was never acknowledged as far as the files tell.
+		s.LostUnknown = true
+		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
+			Err: fmt.Errorf("%w: torn tail of the last block after seq %d; no record of what followed", binfmt.ErrTruncated, bs.LastSeq)}
+	default:
+		s.LostUnknown = true
+		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
+			Err: fmt.Errorf("%w: block stops at offset %d after seq %d; lost sequences unknown", binfmt.ErrTruncated, bs.Stopped, bs.LastSeq)}
+	}
+	s.problem(e)
+}
+
+// assemble combines the blocks as recoverMsgs does.
+func (s *StreamScan) assemble() {
+	st := &s.State
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		if b.Encrypted || b.FirstSeq == 0 {
+			continue // nats-server removes a block with nothing in it
+		}
+		if st.Msgs == 0 {
+			st.FirstSeq, st.LastSeq, st.FirstTS, st.LastTS = 0, 0, 0, 0
+		}
+		if st.FirstSeq == 0 || (b.FirstSeq < st.FirstSeq && b.FirstTS != 0) {
+			st.FirstSeq, st.FirstTS = b.FirstSeq, b.FirstTS
+		}
+		if b.LastSeq >= st.LastSeq {
+			st.LastSeq, st.LastTS = b.LastSeq, b.LastTS
+		}
+		st.Msgs += b.Msgs
+		st.Bytes += b.Bytes
+		if b.Msgs == 0 {
+			b.FirstSeq, b.FirstTS = st.LastSeq+1, 0
+			b.LastSeq, b.LastTS = st.LastSeq, st.LastTS
+		}
+	}
+}
+
+// live reports whether seq is a counted message of block b.
+func (b *BlockScan) live(seq uint64) bool {
+	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.contains(seq)
+}
+
+func (s *StreamScan) blockOf(seq uint64) *BlockScan {
+	i := sort.Search(len(s.Blocks), func(i int) bool { return s.Blocks[i].LastSeq >= seq })
+	for ; i < len(s.Blocks); i++ {
+		if b := &s.Blocks[i]; b.live(seq) {
+			return b
+		}
+		if s.Blocks[i].FirstSeq > seq {
+			break
+		}
+	}
+	return nil
+}
+
+// remove drops the given live sequences (already checked with live) of one
+// block, re-reading it for their record lengths.
+func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool) (removed uint64) {
+	ra, size, closeFn, err := openBlock(fsys, b.File)
+	if err != nil {
+		return
+	}
+	defer closeFn()
+	br, err := NewBlockReader(b.File, ra, size, "")
+	if err != nil {
+		return
+	}
+	var last uint64
+	for {
+		r, err := br.Next()
+		if err != nil && r.Len == 0 {
+			break
+		}
+		if b.countEnd >= 0 && r.Offset >= b.countEnd {
+			break
+		}
+		if r.Tombstone || r.Erased || r.Seq == 0 || r.Seq <= last {
+			continue
+		}
+		last = r.Seq
+		if del(r.Seq) && b.live(r.Seq) {
+			removed++
+			b.Msgs--
+			b.Bytes -= uint64(r.Len)
+			s.State.Msgs--
+			s.State.Bytes -= uint64(r.Len)
+			b.deleted.add(r.Seq, r.Seq)
+		}
+	}
+	b.fixFirst()
+	return removed
+}
+
+// fixFirst moves the block's first sequence past deleted ones.
+func (b *BlockScan) fixFirst() {
+	if b.Msgs == 0 {
+		return
+	}
+	for b.FirstSeq <= b.LastSeq && b.deleted.contains(b.FirstSeq) {
+		b.FirstSeq = b.deleted.endOf(b.FirstSeq) + 1
+	}
+}
+
+// applyTombstones removes every tombstoned sequence still live, as
+// newFileStoreWithCreatedAndMode does with fs.tombs.
+func (s *StreamScan) applyTombstones(fsys fs.FS, tombs []uint64) {
+	byBlock := map[*BlockScan]map[uint64]bool{}
+	for _, t := range tombs {
+		if b := s.blockOf(t); b != nil {
+			if byBlock[b] == nil {
+				byBlock[b] = map[uint64]bool{}
+			}
+			byBlock[b][t] = true
+		}
+	}
+	for i := range s.Blocks {
+		if m := byBlock[&s.Blocks[i]]; m != nil {
+			s.remove(fsys, &s.Blocks[i], func(seq uint64) bool { return m[seq] })
+		}
+	}
+}
+
+// applyLimits enforces max_msgs and max_bytes from the oldest message on,
+// as nats-server does right after recovery (enforceMsgLimit,
+// enforceBytesLimit). max_age and max_msgs_per_subject are not applied.
+func (s *StreamScan) applyLimits(fsys fs.FS) {
+	m := s.Meta
+	over := func() bool {
+		return (m.MaxMsgs > 0 && s.State.Msgs > uint64(m.MaxMsgs)) ||
+			(m.MaxBytes > 0 && s.State.Bytes > uint64(m.MaxBytes))
+	}
+	for i := range s.Blocks {
+		if !over() {
+			return
+		}
+		b := &s.Blocks[i]
+		if b.Msgs == 0 {
+			continue
+		}
+		// Remove from the front of this block one at a time: the byte limit
+		// depends on each record's length.
+		ra, size, closeFn, err := openBlock(fsys, b.File)
+		if err != nil {
+			continue
+		}
+		br, err := NewBlockReader(b.File, ra, size, "")
+		if err != nil {
+			closeFn()
+			continue
+		}
+		var last uint64
+		for over() {
+			r, err := br.Next()
+			if err != nil && r.Len == 0 {
+				break
+			}
+			if b.countEnd >= 0 && r.Offset >= b.countEnd {
+				break
+			}
+			if r.Tombstone || r.Erased || r.Seq == 0 || r.Seq <= last {
+				continue
+			}
+			last = r.Seq
+			if b.live(r.Seq) {
+				b.Msgs--
+				b.Bytes -= uint64(r.Len)
+				s.State.Msgs--
+				s.State.Bytes -= uint64(r.Len)
+				s.LimitRemoved++
+				b.deleted.add(r.Seq, r.Seq)
+			}
+		}
+		closeFn()
+		b.fixFirst()
+	}
+}
+
+// finish recomputes first sequence and interior deletes after removals.
+func (s *StreamScan) finish(fsys fs.FS) {
+	st := &s.State
+	if st.Msgs == 0 {
+		st.FirstSeq, st.FirstTS = st.LastSeq+1, 0
+		st.NumDeleted = 0
+		return
+	}
+	for i := range s.Blocks {
+		if b := &s.Blocks[i]; b.Msgs > 0 {
+			if b.FirstSeq != st.FirstSeq {
+				st.FirstSeq, st.FirstTS = b.FirstSeq, s.tsOf(fsys, b, b.FirstSeq)
+			}
+			break
+		}
+	}
+	if st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {
+		st.NumDeleted = st.LastSeq - st.FirstSeq + 1 - st.Msgs
+	}
+}
+
+// tsOf re-reads block b for the timestamp of seq (0 if not found).
+func (s *StreamScan) tsOf(fsys fs.FS, b *BlockScan, seq uint64) int64 {
+	ra, size, closeFn, err := openBlock(fsys, b.File)
+	if err != nil {
+		return 0
+	}
+	defer closeFn()
+	br, err := NewBlockReader(b.File, ra, size, "")
+	if err != nil {
+		return 0
+	}
+	for {
+		r, err := br.Next()
+		if err != nil && r.Len == 0 {
+			return 0
+		}
+		if r.Seq == seq && !r.Tombstone && !r.Erased {
+			return r.TS
+		}
+	}
+}
+
+// compareIndex lists where index.db disagrees with the blocks.
+func (s *StreamScan) compareIndex() {
+	x := s.Index
+	if x == nil {
+		return
+	}
+	add := func(scope, field string, idx, blk any) {
+		s.Mismatches = append(s.Mismatches, Mismatch{Scope: scope, Field: field, Index: fmt.Sprint(idx), Blocks: fmt.Sprint(blk)})
+	}
+	st := s.State
+	if x.Msgs != st.Msgs {
+		add("stream", "messages", x.Msgs, st.Msgs)
+	}
+	if x.Bytes != st.Bytes {
+		add("stream", "bytes", x.Bytes, st.Bytes)
+	}
+	if st.Msgs > 0 && x.FirstSeq != st.FirstSeq {
+		add("stream", "first_seq", x.FirstSeq, st.FirstSeq)
+	}
+	if x.LastSeq != st.LastSeq {
+		add("stream", "last_seq", x.LastSeq, st.LastSeq)
+	}
+	have := map[uint32]*BlockScan{}
+	for i := range s.Blocks {
+		have[s.Blocks[i].Index] = &s.Blocks[i]
+	}
+	for _, ib := range x.Blocks {
+		b := have[ib.Index]
+		scope := fmt.Sprintf("block %d", ib.Index)
+		if b == nil {
+			add(scope, "present", true, false)
+			continue
+		}
+		if b.Encrypted {
+			continue
+		}
+		if ib.Msgs() > 0 && (ib.LastSeq != b.LastSeq) {
+			add(scope, "last_seq", ib.LastSeq, b.LastSeq)
+		}
+		if ib.Msgs() != b.Msgs {
+			add(scope, "messages", ib.Msgs(), b.Msgs)
+		}
+	}
+	if len(s.Blocks) > 0 {
+		lb := s.Blocks[len(s.Blocks)-1]
+		if lb.Index != x.LastBlock {
+			add("stream", "last_block", x.LastBlock, lb.Index)
+		} else if !lb.Encrypted && !lb.Compressed && lb.LastChecksum != x.LastChecksum {
+			add("stream", "last_checksum", fmt.Sprintf("%x", x.LastChecksum), fmt.Sprintf("%x", lb.LastChecksum))
+		}
+	}
+}
+
+func (s *StreamScan) readConsumers(fsys fs.FS) {
+	odir := path.Join(s.Dir, "obs")
+	ents, err := fs.ReadDir(fsys, odir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		c := ConsumerScan{Name: e.Name()}
+		cdir := path.Join(odir, e.Name())
+		inf := path.Join(cdir, "meta.inf")
+		if exists(fsys, path.Join(cdir, "meta.key")) {
+			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"))
+			s.Consumers = append(s.Consumers, c)
+			continue
+		}
+		if data, err := readFileFS(fsys, inf, smallFileLimit); err != nil {
+			s.problem(asCorrupt(inf, err))
+		} else {
+			m, err := ParseConsumerMeta(inf, data)
+			s.problem(err)
+			c.Meta = m
+			s.checkMetaSum(fsys, inf, path.Join(cdir, "meta.sum"), s.Name+"/"+e.Name(), &c.MetaSumOK)
+		}
+		od := path.Join(cdir, "o.dat")
+		if data, err := readFileFS(fsys, od, smallFileLimit); err == nil {
+			st, err := ParseConsumerState(od, data)
+			s.problem(err)
+			c.State = st
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			s.problem(asCorrupt(od, err))
+		}
+		s.Consumers = append(s.Consumers, c)
+	}
+}
+
+// rangeSet is a sorted set of disjoint inclusive ranges: a block's delete
+// map without one entry per sequence (compaction gaps can be long).
+type rangeSet []SeqRange
+
+func (rs *rangeSet) add(first, last uint64) {
+	if first > last {
+		return
+	}
+	r := *rs
+	n := len(r)
+	switch {
+	case n == 0 || r[n-1].Last+1 < first: // the usual case: in order, apart
+		*rs = append(r, SeqRange{first, last})
+		return
+	case r[n-1].First <= first: // touches the last range
+		r[n-1].Last = max(r[n-1].Last, last)
+		return
+	}
+	// Out of order: insert and merge.
+	i := sort.Search(n, func(i int) bool { return r[i].First >= first })
+	r = append(r, SeqRange{})
+	copy(r[i+1:], r[i:])
+	r[i] = SeqRange{first, last}
+	out := r[:0]
+	for _, x := range r {
+		if k := len(out); k > 0 && out[k-1].Last+1 >= x.First {
+			out[k-1].Last = max(out[k-1].Last, x.Last)
+			continue
+		}
+		out = append(out, x)
+	}
+	*rs = out
+}
+
+func (rs rangeSet) contains(seq uint64) bool {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
+	return i < len(rs) && rs[i].First <= seq
+}
+
+// endOf returns the last sequence of the range holding seq (seq if none).
+func (rs rangeSet) endOf(seq uint64) uint64 {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
+	if i < len(rs) && rs[i].First <= seq {
+		return rs[i].Last
+	}
+	return seq
+}
+
+// Deleted returns the block's deleted sequences inside its range.
+func (b *BlockScan) Deleted() []SeqRange { return append([]SeqRange(nil), b.deleted...) }
+
+func interior(st State) uint64 {
+	if st.Msgs > 0 && st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {
+		return st.LastSeq - st.FirstSeq + 1 - st.Msgs
+	}
+	return 0
+}
+
+// indexCurrent applies nats-server's staleness check (recoverFullState):
+// index.db's last block is the last block on disk and its last checksum is
+// that block's last record checksum.
+func (s *StreamScan) indexCurrent() bool {
+	x := s.Index
+	if x == nil || !x.ChecksumOK || len(s.Blocks) == 0 {
+		return false
+	}
+	lb := s.Blocks[len(s.Blocks)-1]
+	return lb.Index == x.LastBlock && lb.Stopped < 0 && lb.LastChecksum == x.LastChecksum
+}
+
+// applyIndexDeletes removes what a current index.db says is gone but the
+// blocks still hold: sequences below a block's first and in its delete map.
+func (s *StreamScan) applyIndexDeletes(fsys fs.FS) {
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		ib, ok := s.Index.Block(b.Index)
+		if !ok || b.Msgs == 0 {
+			continue
+		}
+		del := func(seq uint64) bool { return seq < ib.FirstSeq || ib.Deleted.Contains(seq) }
+		need := false
+		for q := b.FirstSeq; q <= b.LastSeq && !need; q++ {
+			if !del(q) {
+				// Only sequences below the index's first or in its dmap matter;
+				// jump to the dmap entries.
+				break
+			}
+			need = b.live(q)
+		}
+		if !need {
+			ib.Deleted.Each(func(q uint64) bool {
+				need = b.live(q)
+				return !need
+			})
+		}
+		if need {
+			s.IndexRemoved += s.remove(fsys, b, del)
+		}
+	}
+}
