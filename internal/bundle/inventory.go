@@ -1,0 +1,221 @@
+package bundle
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// inventory walks b.FS and fills Stores, Logs, Captures and Problems.
+func (b *Bundle) inventory(lim Limits) error {
+	var files []string
+	walked := 0
+	err := fs.WalkDir(b.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "." {
+				return err
+			}
+			b.problem(p, "unreadable: %v", err)
+			return nil
+		}
+		walked++
+		if walked > lim.MaxEntries {
+			return fmt.Errorf("%w: more than %d files and folders (at %q)", ErrLimit, lim.MaxEntries, p)
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			b.problem(p, "symlink not followed")
+		case d.IsDir():
+			ents, err := fs.ReadDir(b.FS, p)
+			if err != nil {
+				return nil // WalkDir reports it
+			}
+			if st, ok := sniffStore(b.FS, p, ents); ok {
+				b.Stores = append(b.Stores, st)
+				return fs.SkipDir // a folder inside a store root is not another one
+			}
+		case d.Type().IsRegular():
+			files = append(files, p)
+		default:
+			b.problem(p, "special file (%v) skipped", d.Type())
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range files {
+		b.sniffFile(p)
+	}
+	b.Problems = append(b.Problems, applyAuditManifests(readFileFS{b.FS}, b.Captures)...)
+	b.name()
+	sort.Slice(b.Stores, func(i, j int) bool { return b.Stores[i].Dir < b.Stores[j].Dir })
+	sort.Slice(b.Logs, func(i, j int) bool { return b.Logs[i].Path < b.Logs[j].Path })
+	sort.Slice(b.Captures, func(i, j int) bool { return b.Captures[i].Path < b.Captures[j].Path })
+	sort.SliceStable(b.Problems, func(i, j int) bool {
+		if b.Problems[i].Path != b.Problems[j].Path {
+			return b.Problems[i].Path < b.Problems[j].Path
+		}
+		return b.Problems[i].Reason < b.Problems[j].Reason
+	})
+	return nil
+}
+
+type readFileFS struct{ fs.FS }
+
+func (r readFileFS) ReadFile(p string) ([]byte, error) { return fs.ReadFile(r.FS, p) }
+
+func (b *Bundle) problem(p, format string, args ...any) {
+	b.Problems = append(b.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
+}
+
+// sniffFile reads a bounded prefix of one file and records it as a log or a
+// capture if it is one.
+func (b *Bundle) sniffFile(p string) {
+	f, err := b.FS.Open(p)
+	if err != nil {
+		b.problem(p, "unreadable: %v", err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		b.problem(p, "unreadable: %v", err)
+		return
+	}
+	if fi.Size() == 0 {
+		return
+	}
+	head := make([]byte, min(fi.Size(), sniffBytes))
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		b.problem(p, "unreadable at offset %d: %v", n, err)
+		return
+	}
+	head = head[:n]
+	whole := int64(n) == fi.Size()
+
+	text, compressed := head, false
+	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+		text, whole = gunzipPrefix(head, whole)
+		compressed = true
+	}
+	if lg, ok := sniffLog(text, whole); ok {
+		lg.Path, lg.Compressed, lg.Rotated = p, compressed, isRotated(path.Base(p))
+		b.Logs = append(b.Logs, lg)
+		return
+	}
+	if compressed || !looksJSON(head) {
+		return
+	}
+	if fi.Size() > maxCaptureBytes {
+		b.problem(p, "JSON file of %d bytes, more than the %d read to classify it: skipped", fi.Size(), maxCaptureBytes)
+		return
+	}
+	data, err := fs.ReadFile(b.FS, p)
+	if err != nil {
+		b.problem(p, "unreadable: %v", err)
+		return
+	}
+	if c, ok := classifyCapture(data); ok {
+		c.Path = p
+		b.Captures = append(b.Captures, c)
+	}
+}
+
+// gunzipPrefix decompresses at most sniffBytes from the gzip data in head
+// (itself maybe a prefix of the file). whole says the output is the whole
+// decompressed content.
+func gunzipPrefix(head []byte, headWhole bool) ([]byte, bool) {
+	zr, err := gzip.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return nil, false
+	}
+	defer zr.Close()
+	out := make([]byte, sniffBytes)
+	n, err := io.ReadFull(zr, out)
+	whole := headWhole && (err == io.EOF || err == io.ErrUnexpectedEOF) && n < sniffBytes
+	return out[:n], whole
+}
+
+// name fills NameCandidates everywhere and the store hints.
+func (b *Bundle) name() {
+	type item struct {
+		cands []string
+		nfull int
+	}
+	stores := make([]item, len(b.Stores))
+	for i := range b.Stores {
+		var c candidates
+		c.fromPath(b.Stores[i].Dir)
+		b.Stores[i].NameCandidates = nonNil(c.list)
+		stores[i] = item{c.list, c.nfull}
+	}
+	logs := make([]item, len(b.Logs))
+	for i := range b.Logs {
+		lg := &b.Logs[i]
+		var c candidates
+		c.full(lg.Name, lg.Pod)
+		c.fromPath(lg.Path)
+		lg.NameCandidates = nonNil(c.list)
+		logs[i] = item{c.list, c.nfull}
+	}
+	caps := make([]item, len(b.Captures))
+	for i := range b.Captures {
+		cp := &b.Captures[i]
+		var c candidates
+		c.full(cp.Servers...)
+		c.fromPath(cp.Path)
+		cp.NameCandidates = nonNil(c.list)
+		caps[i] = item{c.list, c.nfull}
+	}
+	// Each log and capture hints the store(s) sharing a whole name with it at
+	// the best summed rank.
+	best := func(it item) []int {
+		bestScore, out := -1, []int(nil)
+		for si, st := range stores {
+			score := -1
+			for a := 0; a < st.nfull; a++ {
+				for c := 0; c < it.nfull; c++ {
+					if st.cands[a] == it.cands[c] && (score < 0 || a+c < score) {
+						score = a + c
+					}
+				}
+			}
+			switch {
+			case score < 0:
+			case bestScore < 0 || score < bestScore:
+				bestScore, out = score, []int{si}
+			case score == bestScore:
+				out = append(out, si)
+			}
+		}
+		return out
+	}
+	for i, it := range logs {
+		for _, si := range best(it) {
+			b.Stores[si].Logs = append(b.Stores[si].Logs, b.Logs[i].Path)
+		}
+	}
+	for i, it := range caps {
+		for _, si := range best(it) {
+			b.Stores[si].Captures = append(b.Stores[si].Captures, b.Captures[i].Path)
+		}
+	}
+	for i := range b.Stores {
+		sort.Strings(b.Stores[i].Logs)
+		sort.Strings(b.Stores[i].Captures)
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
