@@ -161,7 +161,12 @@ func decodeStream(file string, r io.Reader, limit int64) ([]Capture, error) {
 			dec = json.NewDecoder(rest)
 			continue
 		default:
-			s.fail(binfmt.Errorf(file, at, binfmt.ErrFormat, "line %d: %v", s.lr.lineAt(at), err))
+			var ce *binfmt.CorruptError
+			if errors.As(err, &ce) {
+				s.fail(err) // from the reader below (a zip entry's checksum)
+			} else {
+				s.fail(binfmt.Errorf(file, at, binfmt.ErrFormat, "line %d: %v", s.lr.lineAt(at), err))
+			}
 		}
 		break
 	}

@@ -1,0 +1,275 @@
+package capture
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+)
+
+// Bounds for `nats audit gather` archives. A gather of a large deployment
+// holds a few pages per server and endpoint; these leave ample room while
+// keeping a hostile archive (a zip bomb, a million entries) harmless.
+const (
+	// MaxAuditEntries caps the entries of the zip and of its manifest.
+	MaxAuditEntries = 200_000
+	// MaxAuditEntryBytes caps one decompressed entry (a /jsz page of 1024
+	// accounts' streams fits many times over).
+	MaxAuditEntryBytes int64 = 64 << 20
+	// MaxAuditTotalBytes caps the decompressed bytes read from one archive.
+	MaxAuditTotalBytes int64 = 2 << 30
+)
+
+// AuditManifest is the entry path of an audit archive's index.
+const AuditManifest = "capture/misc/manifest.json"
+
+const auditMetadata = "capture/misc/audit_gather_metadata.json"
+
+// Artifact types of jsm.go audit/archive (tag.go) and the capture kinds they hold.
+var auditKinds = map[string]string{
+	"jetstream_info": KindJsz,
+	"variables":      KindVarz,
+	"health":         KindHealthz,
+	"account_raftz":  KindRaftz,
+}
+
+// Audit is what a `nats audit gather` archive holds of interest here.
+type Audit struct {
+	Metadata *AuditMetadata // nil if the archive has none
+	Servers  []AuditServer  // sorted by cluster, then name
+	// Skipped counts manifest entries of other artifact types (connz,
+	// profiles, per-stream infos…), not read.
+	Skipped int
+	// Problems are entries that could not be read or decoded, each a
+	// *binfmt.CorruptError naming the entry. What decoded is kept.
+	Problems []error
+}
+
+// AuditServer is one server's captures, found by the manifest's tags.
+type AuditServer struct {
+	Cluster  string // "unclustered" for a server outside any cluster
+	Name     string
+	Captures []Capture // in entry-path order (page 0001 before 0002)
+}
+
+// AuditMetadata is capture/misc/audit_gather_metadata.json.
+type AuditMetadata struct {
+	CaptureTime            time.Time `json:"capture_timestamp"`
+	ConnectedServerName    string    `json:"connected_server_name"`
+	ConnectedServerVersion string    `json:"connected_server_version"`
+	ConnectURL             string    `json:"connect_url"`
+	UserName               string    `json:"user_name"`
+	Version                string    `json:"version"`
+}
+
+type auditTag struct {
+	Name  string `json:"Name"`
+	Value string `json:"Value"`
+}
+
+// ReadAuditArchive reads a `nats audit gather` zip (jsm.go audit/archive,
+// SPEC.md) by its manifest: each entry tagged with a server, a cluster and an
+// artifact type of /jsz, /varz, /healthz or /raftz is decoded with Decode and
+// filed under its server. Each entry holds one pretty-printed system-API
+// answer ({"server":…,"data":…}).
+//
+// The error is non-nil only when the archive cannot be read at all (not a
+// zip, no manifest); problems with single entries go to Audit.Problems.
+func ReadAuditArchive(r io.ReaderAt, size int64) (*Audit, error) {
+	const name = "<audit archive>"
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, binfmt.Errorf(name, 0, binfmt.ErrFormat, "not a readable zip: %v", err)
+	}
+	if len(zr.File) > MaxAuditEntries {
+		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d entries, more than %d", len(zr.File), MaxAuditEntries)
+	}
+	files := make(map[string]*zip.File, len(zr.File))
+	for _, f := range zr.File {
+		files[f.Name] = f
+	}
+	a := &Audit{}
+	budget := MaxAuditTotalBytes
+
+	mf := files[AuditManifest]
+	if mf == nil {
+		return nil, binfmt.Errorf(name, 0, binfmt.ErrFormat, "no %s: not an audit archive", AuditManifest)
+	}
+	mb, err := readEntry(mf, &budget)
+	if err != nil {
+		return nil, err
+	}
+	var manifest map[string][]auditTag
+	if err := json.Unmarshal(mb, &manifest); err != nil {
+		return nil, fieldError(AuditManifest, 0, 1, err)
+	}
+	if len(manifest) > MaxAuditEntries {
+		return nil, binfmt.Errorf(AuditManifest, 0, binfmt.ErrTooLarge, "%d manifest entries, more than %d", len(manifest), MaxAuditEntries)
+	}
+
+	if f := files[auditMetadata]; f != nil {
+		if b, err := readEntry(f, &budget); err != nil {
+			a.Problems = append(a.Problems, err)
+		} else {
+			var md AuditMetadata
+			if err := json.Unmarshal(b, &md); err != nil {
+				a.Problems = append(a.Problems, fieldError(auditMetadata, 0, 1, err))
+			}
+			a.Metadata = &md
+		}
+	}
+
+	paths := make([]string, 0, len(manifest))
+	for p := range manifest {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	servers := map[[2]string]*AuditServer{}
+	for _, p := range paths {
+		tags := map[string]string{}
+		for _, t := range manifest[p] {
+			tags[t.Name] = t.Value
+		}
+		kind, ok := auditKinds[tags["artifact_type"]]
+		if !ok || tags["server"] == "" || tags["stream"] != "" {
+			a.Skipped++
+			continue
+		}
+		f := files[p]
+		if f == nil {
+			a.Problems = append(a.Problems, binfmt.Errorf(p, 0, binfmt.ErrTruncated, "listed in the manifest but not in the zip"))
+			continue
+		}
+		if budget <= 0 {
+			a.Problems = append(a.Problems, binfmt.Errorf(p, 0, binfmt.ErrTooLarge, "archive decompresses to more than %d bytes; rest not read", MaxAuditTotalBytes))
+			break
+		}
+		caps, err := decodeEntry(f, kind, &budget)
+		if err != nil {
+			a.Problems = append(a.Problems, err)
+		}
+		key := [2]string{tags["cluster"], tags["server"]}
+		s := servers[key]
+		if s == nil {
+			s = &AuditServer{Cluster: key[0], Name: key[1]}
+			servers[key] = s
+		}
+		for _, c := range caps {
+			if c.Kind != kind && c.Kind != KindUnknown {
+				a.Problems = append(a.Problems, binfmt.Errorf(p, c.Offset, binfmt.ErrFormat, "tagged %s but holds a %s answer", tags["artifact_type"], c.Kind))
+				continue
+			}
+			if c.Server.Name == "" {
+				c.Server.Name = s.Name
+			}
+			if c.Server.Cluster == "" && s.Cluster != "unclustered" {
+				c.Server.Cluster = s.Cluster
+			}
+			s.Captures = append(s.Captures, c)
+		}
+	}
+	for _, s := range servers {
+		a.Servers = append(a.Servers, *s)
+	}
+	sort.Slice(a.Servers, func(i, j int) bool {
+		if a.Servers[i].Cluster != a.Servers[j].Cluster {
+			return a.Servers[i].Cluster < a.Servers[j].Cluster
+		}
+		return a.Servers[i].Name < a.Servers[j].Name
+	})
+	return a, nil
+}
+
+// Captures lists every capture of the archive, server by server.
+func (a *Audit) Captures() []Capture {
+	var out []Capture
+	for _, s := range a.Servers {
+		out = append(out, s.Captures...)
+	}
+	return out
+}
+
+// budgetReader charges what is read against the archive's byte budget.
+type budgetReader struct {
+	r      io.Reader
+	budget *int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	*b.budget -= int64(n)
+	return n, err
+}
+
+func openEntry(f *zip.File, budget *int64) (io.ReadCloser, error) {
+	if f.UncompressedSize64 > uint64(MaxAuditEntryBytes) {
+		return nil, binfmt.Errorf(f.Name, 0, binfmt.ErrTooLarge, "entry of %d bytes, more than %d", f.UncompressedSize64, MaxAuditEntryBytes)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, binfmt.Errorf(f.Name, 0, binfmt.ErrFormat, "%v", err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{&budgetReader{r: rc, budget: budget}, rc}, nil
+}
+
+func readEntry(f *zip.File, budget *int64) ([]byte, error) {
+	rc, err := openEntry(f, budget)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	// The declared size may lie: read at most one byte past the cap.
+	b, err := io.ReadAll(io.LimitReader(rc, MaxAuditEntryBytes+1))
+	if err != nil {
+		return b, zipError(f.Name, int64(len(b)), err)
+	}
+	if int64(len(b)) > MaxAuditEntryBytes {
+		return nil, binfmt.Errorf(f.Name, MaxAuditEntryBytes, binfmt.ErrTooLarge, "entry larger than %d bytes", MaxAuditEntryBytes)
+	}
+	return b, nil
+}
+
+func decodeEntry(f *zip.File, kind string, budget *int64) ([]Capture, error) {
+	rc, err := openEntry(f, budget)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	caps, err := decodeStream(f.Name, &zipErrReader{r: rc, name: f.Name}, MaxAuditEntryBytes)
+	return caps, err
+}
+
+// zipErrReader turns a zip checksum failure into a CorruptError.
+type zipErrReader struct {
+	r    io.Reader
+	name string
+	n    int64
+}
+
+func (z *zipErrReader) Read(p []byte) (int, error) {
+	n, err := z.r.Read(p)
+	z.n += int64(n)
+	if err != nil && err != io.EOF {
+		err = zipError(z.name, z.n, err)
+	}
+	return n, err
+}
+
+func zipError(name string, off int64, err error) error {
+	if errors.Is(err, zip.ErrChecksum) {
+		return binfmt.Errorf(name, off, binfmt.ErrChecksum, "zip entry CRC-32 mismatch")
+	}
+	var ce *binfmt.CorruptError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return binfmt.Errorf(name, off, binfmt.ErrFormat, "%s", fmt.Sprint(err))
+}
