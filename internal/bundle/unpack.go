@@ -198,6 +198,7 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 				"%s: tar stream unreadable at offset %d after %d entries: %v", name, off, i, err)
 			return nil
 		}
+		off = cr.n // the entry's data starts here in the (decompressed) tar stream
 		if err := x.count(name, hdr.Name); err != nil {
 			return err
 		}
@@ -219,7 +220,7 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 					return err
 				}
 				// The bytes written are the entry's true prefix: keep them.
-				x.problem(p, "entry in %s at offset %d incomplete: %d of %d bytes: %v", name, off, n, hdr.Size, err)
+				x.problem(p, "entry in %s with data at offset %d incomplete: %d of %d bytes: %v", name, off, n, hdr.Size, err)
 				return nil
 			}
 		case tar.TypeSymlink:
