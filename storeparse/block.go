@@ -144,9 +144,13 @@ func decompressBlock(file string, r io.ReaderAt, size int64, head []byte) ([]byt
 	if body <= 0 {
 		return nil, binfmt.Errorf(file, hdr, binfmt.ErrTruncated, "compressed block has no body")
 	}
+	// The decoded length is bounded by maxDecompressed and the ratio limit,
+	// not by orig: nats-server's Decompress ignores orig, and v2.12.1 was seen
+	// writing an orig that is not the exact length.
+	limit := min(uint64(maxDecompressed), uint64(size)*maxRatio)
 	out := make([]byte, 0, min(orig, uint64(size)*8)) // grows with what S2 really yields
 	dec := s2.NewReader(io.NewSectionReader(r, hdr, body), s2.ReaderMaxBlockSize(4<<20))
-	lim := io.LimitReader(dec, int64(orig-checksumSize)+1)
+	lim := io.LimitReader(dec, int64(limit)+1)
 	var chunk [readChunk]byte
 	for {
 		m, err := lim.Read(chunk[:])
@@ -158,8 +162,8 @@ func decompressBlock(file string, r io.ReaderAt, size int64, head []byte) ([]byt
 			return nil, binfmt.Errorf(file, hdr, binfmt.ErrFormat, "S2 stream: %v", err)
 		}
 	}
-	if uint64(len(out)) != orig-checksumSize {
-		return nil, binfmt.Errorf(file, hdr, binfmt.ErrFormat, "S2 stream yields %d bytes, header says %d", len(out), orig-checksumSize)
+	if uint64(len(out)) > limit {
+		return nil, binfmt.Errorf(file, hdr, binfmt.ErrTooLarge, "S2 stream yields more than %d bytes", limit)
 	}
 	var tail [checksumSize]byte
 	if _, err := r.ReadAt(tail[:], size-checksumSize); err != nil {
