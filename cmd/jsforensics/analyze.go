@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jsforensics/jsforensics/internal/analysis"
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/xlsx"
+)
+
+func init() { topCommands = append(topCommands, newAnalyzeCmd) }
+
+type analyzeOptions struct {
+	format string
+	output string
+}
+
+func newAnalyzeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o analyzeOptions
+	c := &cobra.Command{
+		Use:   "analyze BUNDLE",
+		Short: "Analyze a support bundle (directory, .zip, .tar.gz) and report what happened",
+		Long: `Analyze reads a support bundle offline and reports servers, raft groups, streams,
+a timeline, and findings with evidence and remedies.
+
+Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(args[0], stdout, stderr)
+		},
+	}
+	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json, markdown, xlsx")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
+	return c
+}
+
+func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
+	var write func(io.Writer, *report.Report) error
+	switch o.format {
+	case "text":
+		write = report.WriteText
+	case "json":
+		write = report.WriteJSON
+	case "markdown", "md":
+		write = report.WriteMarkdown
+	case "xlsx":
+		write = xlsx.Write
+	default:
+		return fmt.Errorf("unknown --format %q (text, json, markdown, xlsx)", o.format)
+	}
+	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version})
+	if err != nil {
+		return err
+	}
+	out := stdout
+	var f *os.File
+	if o.output != "" {
+		f, err = os.Create(o.output)
+		if err != nil {
+			return err
+		}
+		out = f
+	}
+	bw := bufio.NewWriter(out)
+	err = write(bw, rep)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if rep.CountBySeverity()[report.Critical] > 0 {
+		return exitError{code: exitCritical}
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+// Package analysis builds the model of a bundle once (servers, stores,
+// streams, raft groups, log events, captures), runs the registered checks
+// over it, and assembles the report. It is the one place where the parsers
+// (storeparse, raftlog, logscan, capture) and the bundle reader meet.
+package analysis
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// Options tunes a run.
+type Options struct {
+	ToolVersion string
+	Limits      bundle.Limits
+}
+
+// Run opens the bundle at path read-only, analyzes it and returns the report.
+// Problems inside the bundle become findings or notes; an error means the
+// bundle could not be read at all.
+func Run(path string, opts Options) (*report.Report, error) {
+	b, err := bundle.Open(path, opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	m := Load(b)
+	rep := Build(m, Checks)
+	rep.ToolVersion = opts.ToolVersion
+	rep.Bundle = path
+	return rep, nil
+}
+
+// Build runs checks over m and assembles the report.
+func Build(m *Model, checks []Check) *report.Report {
+	rep := &report.Report{Schema: report.Schema, Bundle: m.Bundle}
+	for _, s := range m.Servers {
+		srv := report.Server{Name: s.Name, PeerID: s.PeerID, Cluster: s.Cluster, Version: s.Version, NameSource: s.NameSource}
+		srv.Sources = sortedKeys(s.Sources)
+		rep.Servers = append(rep.Servers, srv)
+	}
+	for _, g := range m.Groups {
+		rg := report.Group{Name: g.Name, Kind: g.Kind, Account: g.Account, Asset: g.Asset, History: g.History}
+		for _, v := range g.Views {
+			rg.Views = append(rg.Views, v.GroupView)
+		}
+		rep.Groups = append(rep.Groups, rg)
+	}
+	for _, st := range m.Streams {
+		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group, AssignedTo: st.AssignedTo}
+		for _, c := range st.Copies {
+			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: c.Server, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
+				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Consumers: c.Consumers})
+		}
+		rep.Streams = append(rep.Streams, rs)
+	}
+	rep.Timeline = m.Timeline
+	findings, notes := runChecks(m, checks)
+	rep.Findings = findings
+	rep.Notes = append(append([]string(nil), m.Notes...), notes...)
+	rep.Normalize()
+	return rep
+}
+
+// Load builds the model from an opened bundle. It never fails: what cannot
+// be read becomes a corruption or a note.
+func Load(b *bundle.Bundle) *Model {
+	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
+	for _, p := range b.Problems {
+		m.Notes = append(m.Notes, "bundle: "+p.String())
+	}
+	l := &loader{b: b, m: m}
+	l.stores()
+	l.finish()
+	return m
+}
+
+// loader carries the state of one Load.
+type loader struct {
+	b *bundle.Bundle
+	m *Model
+}
+
+// addServer returns the server named name, creating it.
+func (l *loader) addServer(name, nameSource string) *Server {
+	if s := l.m.server(name); s != nil {
+		if s.NameSource == "unknown" || s.NameSource == "" {
+			s.NameSource = nameSource
+		}
+		return s
+	}
+	s := &Server{Name: name, NameSource: nameSource, Sources: map[string]bool{}}
+	if nameSource != "unknown" {
+		s.PeerID = peerID(name)
+	}
+	l.m.Servers = append(l.m.Servers, s)
+	return s
+}
+
+// knowName records that a server name exists, so its peer id maps to it.
+func (l *loader) knowName(name string) {
+	if name == "" {
+		return
+	}
+	id := peerID(name)
+	if _, ok := l.m.IDs[id]; !ok {
+		l.m.IDs[id] = name
+	}
+}
+
+func (l *loader) note(format string, args ...any) {
+	l.m.Notes = append(l.m.Notes, fmt.Sprintf(format, args...))
+}
+
+// finish sorts everything into a stable order.
+func (l *loader) finish() {
+	m := l.m
+	for _, s := range m.Servers {
+		if s.NameSource != "unknown" {
+			l.knowName(s.Name)
+		}
+	}
+	sort.SliceStable(m.Servers, func(i, j int) bool { return m.Servers[i].Name < m.Servers[j].Name })
+	sort.SliceStable(m.Streams, func(i, j int) bool {
+		a, b := m.Streams[i], m.Streams[j]
+		if a.Account != b.Account {
+			return a.Account < b.Account
+		}
+		return a.Name < b.Name
+	})
+	for _, st := range m.Streams {
+		sort.SliceStable(st.Copies, func(i, j int) bool { return st.Copies[i].Server < st.Copies[j].Server })
+	}
+	sort.SliceStable(m.Groups, func(i, j int) bool {
+		a, b := m.Groups[i], m.Groups[j]
+		if (a.Kind == "meta") != (b.Kind == "meta") {
+			return a.Kind == "meta"
+		}
+		return a.Name < b.Name
+	})
+	sort.SliceStable(m.Timeline, func(i, j int) bool { return m.Timeline[i].Time.Before(m.Timeline[j].Time) })
+}

@@ -1,0 +1,263 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+var checkOrphanRisk = Check{
+	Code:        "orphan-risk",
+	Severity:    report.Critical,
+	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
+	Run: func(m *Model) []report.Finding {
+		var out []report.Finding
+		for _, st := range m.Streams {
+			for _, c := range st.Copies {
+				srv := m.server(c.Server)
+				if srv == nil || srv.Meta == nil {
+					continue
+				}
+				out = append(out, orphanFindings(m, srv, srv.Meta, st, c, "")...)
+			}
+		}
+		// Where two meta lineages meet, the higher term's state replaces the
+		// other on every server: judge each copy against the winner too.
+		if win := splitWinner(m); win != nil {
+			for _, st := range m.Streams {
+				for _, c := range st.Copies {
+					srv := m.server(c.Server)
+					if srv == nil || srv.Meta == win.Meta {
+						continue
+					}
+					out = append(out, orphanFindings(m, srv, win.Meta, st, c, fmt.Sprintf("meta-split: the meta state of %s (higher term) replaces this server's", win.Name))...)
+				}
+			}
+		}
+		return dedupeFindings(out)
+	},
+}
+
+// orphanFindings judges one stored copy against one meta state.
+func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *StreamCopy, why string) []report.Finding {
+	key := AssetKey{st.Account, st.Name}
+	a := meta.Streams[key]
+	base := report.Finding{
+		Server: srv.Name, Account: st.Account, Stream: st.Name, File: c.Path,
+		Messages: report.Ptr(c.Messages), Bytes: report.Ptr(c.Bytes),
+	}
+	var ev []string
+	if why != "" {
+		ev = append(ev, why)
+	}
+	replicas := max(c.Replicas, st.Replicas)
+	lossNote := ""
+	if replicas <= 1 {
+		lossNote = " It is R1: no other server holds a copy, so what is deleted is lost for good."
+	} else if holders := otherHolders(st, srv.Name); len(holders) > 0 {
+		lossNote = fmt.Sprintf(" Other copies are on %s.", strings.Join(holders, ", "))
+	}
+	switch {
+	case a == nil:
+		f := base
+		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state (%s) holds no assignment for it: the server deletes it as an orphan 30 s after meta recovery (\"Detected orphaned stream\").%s",
+			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, meta.Source, lossNote)
+		f.Evidence = append(ev, fmt.Sprintf("meta state of %s assigns %d streams, none named %s in account %s", srv.Name, len(meta.Streams), st.Name, st.Account))
+		f.Remedy = orphanRemedy(srv, st, c)
+		return []report.Finding{f}
+	case srv.PeerID != "" && len(a.Peers) > 0 && !slices.Contains(a.Peers, srv.PeerID):
+		f := base
+		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state places the stream on other peers (%s): the server removes its copy during meta recovery (\"JetStream removing stream\", a debug line only).%s",
+			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(namesFor(m, a.Peers), ", "), lossNote)
+		f.Evidence = append(ev, fmt.Sprintf("assignment group %s peers %s; this server is %s", a.Group, strings.Join(a.Peers, " "), srv.PeerID))
+		f.Remedy = orphanRemedy(srv, st, c)
+		return []report.Finding{f}
+	}
+	// The stream is assigned here: judge its consumers.
+	var out []report.Finding
+	for _, con := range c.Consumers {
+		if _, ok := a.Consumers[con.Name]; ok {
+			continue
+		}
+		f := report.Finding{Server: srv.Name, Account: st.Account, Stream: st.Name, Consumer: con.Name, File: c.Path + "/obs/" + con.Name,
+			Message:  fmt.Sprintf("%s stores consumer %s > %s > %s but its meta state has no assignment for it: it is deleted as an orphan after meta recovery", srv.Name, st.Account, st.Name, con.Name),
+			Evidence: append(ev, fmt.Sprintf("stream %s is assigned with %d consumers, not %s", st.Name, len(a.Consumers), con.Name)),
+			Remedy:   fmt.Sprintf("note the consumer's ack floor (stream seq %d) and recreate it after recovery with the same config (obs/%s/meta.inf) and a start sequence after it", con.AckFloorStream, con.Name),
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func otherHolders(st *Stream, except string) []string {
+	var out []string
+	for _, c := range st.Copies {
+		if c.Server != except && c.Messages > 0 {
+			out = append(out, c.Server)
+		}
+	}
+	return out
+}
+
+func namesFor(m *Model, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if n, ok := m.IDs[id]; ok {
+			out = append(out, n+"("+id+")")
+		} else {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) string {
+	return fmt.Sprintf("Before %s starts again (or before its meta layer recovers), copy %s out of the store. After recovery, recreate the stream with the config in its meta.inf (nats stream add %s --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics dump blk` reads from the copied blocks. On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk.",
+		srv.Name, c.Path, st.Name)
+}
+
+// splitWinner returns, when servers hold different meta views, the server
+// whose meta state carries the highest term (the one that survives a merge).
+func splitWinner(m *Model) *Server {
+	if len(metaViews(m)) < 2 && len(foundingSplits(m)) == 0 {
+		return nil
+	}
+	var best *Server
+	var bestTerm uint64
+	for _, g := range m.Groups {
+		if g.Kind != "meta" {
+			continue
+		}
+		for _, v := range g.Views {
+			s := m.server(v.Server)
+			if s == nil || s.Meta == nil {
+				continue
+			}
+			if best == nil || v.Term > bestTerm {
+				best, bestTerm = s, v.Term
+			}
+		}
+	}
+	return best
+}
+
+func dedupeFindings(in []report.Finding) []report.Finding {
+	seen := map[string]bool{}
+	var out []report.Finding
+	for _, f := range in {
+		k := f.Server + "\x00" + f.Account + "\x00" + f.Stream + "\x00" + f.Consumer
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// unsafeWindow is how close two removals must be to count as one burst: a
+// group needs a few heartbeats (1 s each) and an election (4-9 s) to settle.
+const unsafeWindow = 30 * time.Second
+
+var checkUnsafeMembershipChange = Check{
+	Code:        "unsafe-membership-change",
+	Severity:    report.Warning,
+	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
+	Run: func(m *Model) []report.Finding {
+		var out []report.Finding
+		for _, g := range m.Groups {
+			removals := removalsOf(g)
+			if len(removals) == 0 {
+				continue
+			}
+			var burst []report.HistoryEvent
+			flush := func() {
+				if len(burst) < 2 && !leavesMinority(g, burst) {
+					burst = nil
+					return
+				}
+				var ev []string
+				for _, e := range burst {
+					ev = append(ev, describeHistory(e))
+				}
+				out = append(out, report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
+					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
+					Remedy:  "remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
+				})
+				burst = nil
+			}
+			for _, e := range removals {
+				if len(burst) > 0 && !within(burst[len(burst)-1], e, unsafeWindow) {
+					flush()
+				}
+				burst = append(burst, e)
+			}
+			flush()
+		}
+		return out
+	},
+}
+
+func removalsOf(g *Group) []report.HistoryEvent {
+	var out []report.HistoryEvent
+	seen := map[string]bool{}
+	for _, e := range g.History {
+		if e.Event != "remove-peer" || seen[e.Peer] {
+			continue
+		}
+		seen[e.Peer] = true
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return historyBefore(out[i], out[j]) })
+	return out
+}
+
+func historyBefore(a, b report.HistoryEvent) bool {
+	if a.Time != nil && b.Time != nil {
+		return a.Time.Before(*b.Time)
+	}
+	return a.Index < b.Index
+}
+
+// within says whether two events are close: by time when both are dated,
+// else by raft index (consecutive entries leave no room to catch up).
+func within(a, b report.HistoryEvent, d time.Duration) bool {
+	if a.Time != nil && b.Time != nil {
+		return b.Time.Sub(*a.Time) <= d
+	}
+	return b.Index > 0 && a.Index > 0 && b.Index-a.Index <= 2
+}
+
+// leavesMinority says whether a removal left fewer peers than a majority of
+// the set before it, judged from the last peer-state before it.
+func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
+	if len(burst) == 0 {
+		return false
+	}
+	var before []string
+	for _, e := range g.History {
+		if historyBefore(burst[0], e) {
+			break
+		}
+		if e.Event == "peer-state" && len(e.Peers) > 0 {
+			before = e.Peers
+		}
+	}
+	if len(before) == 0 {
+		return false
+	}
+	left := len(before) - len(burst)
+	return left < len(before)/2+1
+}
+
+func describeHistory(e report.HistoryEvent) string {
+	t := "undated"
+	if e.Time != nil {
+		t = e.Time.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("%s index %d term %d %s %s (%s, %s)", t, e.Index, e.Term, e.Event, e.Peer, e.Server, e.Source)
+}

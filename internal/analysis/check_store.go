@@ -1,0 +1,66 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+var checkStoreCorrupt = Check{
+	Code:        "store-corrupt",
+	Severity:    report.Critical,
+	Description: "a store file fails its checksum, is truncated, or does not parse",
+	Run: func(m *Model) []report.Finding {
+		var out []report.Finding
+		for _, c := range m.Corruptions {
+			f := report.Finding{
+				Server: c.Server, Account: c.Account, Stream: c.Stream,
+				File: c.File, Seq: c.Seq, Kind: c.Kind, Ranges: c.Lost,
+				Message: c.Message,
+			}
+			if c.HasOffset {
+				f.Offset = report.Ptr(c.Offset)
+			}
+			f.Remedy = storeRemedy(c)
+			if c.Kind == "encrypted" {
+				// Not damage: the tool lacks the key. Still worth a look.
+				f.Severity = report.Warning
+			}
+			out = append(out, f)
+		}
+		return out
+	},
+}
+
+// storeRemedy says what an operator can do about a damaged file.
+func storeRemedy(c Corruption) string {
+	switch c.Kind {
+	case "encrypted":
+		return "the store is encrypted; analyze the data on the server itself or with its jetstream key"
+	case "meta-checksum":
+		return fmt.Sprintf("the server skips this stream at start (\"checksums do not match\"); restore %s from a backup or from a healthy replica, or recreate the stream", c.File)
+	case "index":
+		return "index.db is a cache: the server rebuilds it from the blocks at start; remove it on the server to force a rebuild"
+	}
+	if c.Stream != "" {
+		return fmt.Sprintf("do not restart the server on this copy before saving the file; if the stream is replicated, scale or peer-remove this replica so it catches up from a healthy one (nats stream cluster peer-remove %s %s), otherwise recover what the blocks still hold with `jsforensics dump blk`", c.Stream, c.Server)
+	}
+	return "save the file before restarting the server; inspect it with `jsforensics dump`"
+}
+
+var checkIndexMismatch = Check{
+	Code:        "index-mismatch",
+	Severity:    report.Warning,
+	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
+	Run: func(m *Model) []report.Finding {
+		var out []report.Finding
+		for _, x := range m.IndexMismatches {
+			out = append(out, report.Finding{
+				Server: x.Server, Account: x.Account, Stream: x.Stream, File: x.File,
+				Message: x.Detail,
+				Remedy:  "the server trusts index.db at start and does not re-check the blocks; stop the server and remove " + x.File + " so it rebuilds the state from the blocks",
+			})
+		}
+		return out
+	},
+}

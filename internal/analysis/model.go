@@ -1,0 +1,182 @@
+package analysis
+
+import (
+	"sort"
+	"time"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// Model holds the facts computed once from a bundle; every check reads it and
+// none writes it. The loader (load.go) fills it from the parsers.
+type Model struct {
+	Bundle  string
+	Servers []*Server
+	Streams []*Stream
+	Groups  []*Group
+
+	Corruptions     []Corruption
+	IndexMismatches []IndexMismatch
+
+	// IDs maps every peer id that a server name found anywhere in the bundle
+	// hashes to, to that name.
+	IDs map[string]string
+
+	// Timeline is every dated event, oldest first.
+	Timeline []report.TimelineEvent
+	// MetaLeaderStates are what logs and captures say of the meta leader,
+	// per server, oldest first.
+	MetaLeaderStates []MetaLeaderState
+	// MetaFoundings are meta groups seen founded: a server electing a meta
+	// leader with a peer set, from logs or raft state.
+	MetaFoundings []MetaFounding
+
+	Notes []string
+}
+
+// Server is one server, by whatever sources it was seen.
+type Server struct {
+	Name       string
+	NameSource string // folder, log, capture, store, unknown
+	PeerID     string
+	Cluster    string
+	Version    string
+	Sources    map[string]bool
+	StoreDir   string // jetstream root relative to the bundle, if its store is present
+	// Alive says a log or capture shows the server running (not only named).
+	Alive bool
+	// Meta is what this server's own meta state (snapshot then WAL ops)
+	// assigns; nil when the store holds no usable meta state.
+	Meta *MetaState
+}
+
+// MetaState is the set of assignments one server's meta layer holds.
+type MetaState struct {
+	Source  string // e.g. "snapshot+wal"
+	Streams map[AssetKey]*Assignment
+}
+
+// AssetKey names a stream within its account.
+type AssetKey struct{ Account, Stream string }
+
+// Assignment is one stream assignment with its consumers.
+type Assignment struct {
+	Account, Stream string
+	Group           string
+	Peers           []string
+	Replicas        int
+	Consumers       map[string][]string // consumer name -> its group's peers
+}
+
+// Stream is one stream and every server's copy of it.
+type Stream struct {
+	Account, Name string
+	Replicas      int
+	Group         string
+	Copies        []*StreamCopy
+	AssignedTo    []string
+}
+
+// StreamCopy is what one server holds of a stream, recomputed from blocks.
+type StreamCopy struct {
+	Server                    string
+	Path                      string
+	FirstSeq, LastSeq         uint64
+	Messages, Bytes, Deleted  uint64
+	Consumers                 []report.Consumer
+	Replicas                  int
+	Encrypted                 bool
+}
+
+// Group is a raft group and every view of it.
+type Group struct {
+	Name, Kind     string
+	Account, Asset string
+	Views          []View
+	History        []report.HistoryEvent
+}
+
+// View is one server's view of a group, from one source.
+type View struct {
+	report.GroupView
+	// Leader as this view knows it ("" when none; unknown when !LeaderKnown).
+	LeaderKnown bool
+	// Alive lists peers this view saw recently (raftz last_seen), by id.
+	Alive []string
+	Time  *time.Time
+}
+
+// Corruption is a store file problem found by a parser.
+type Corruption struct {
+	Server, Account, Stream string
+	File                    string // relative to the bundle
+	Offset                  int64
+	HasOffset               bool
+	Seq                     uint64
+	Kind                    string // checksum, truncated-tail, format, encrypted, …
+	Message                 string
+	Lost                    []report.Range
+}
+
+// IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
+type IndexMismatch struct {
+	Server, Account, Stream string
+	File                    string
+	Detail                  string
+}
+
+// MetaLeaderState is one observation of a server's meta leader: Leader is ""
+// when the server says it has none.
+type MetaLeaderState struct {
+	Time     time.Time
+	Server   string
+	Leader   string
+	Source   string
+	Timeline int // index into Model.Timeline, -1 if none
+}
+
+// MetaFounding is a meta group founded by a server: its first meta leader
+// and the peers it knew then.
+type MetaFounding struct {
+	Time   time.Time
+	Server string
+	Leader string
+	Peers  []string
+	Source string
+}
+
+// server returns the server named name, or nil.
+func (m *Model) server(name string) *Server {
+	for _, s := range m.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// serverByID returns the server whose peer id is id, or nil.
+func (m *Model) serverByID(id string) *Server {
+	for _, s := range m.Servers {
+		if s.PeerID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// exists says whether a peer id belongs to a server present in the bundle or
+// seen alive.
+func (m *Model) exists(id string) bool {
+	s := m.serverByID(id)
+	return s != nil && (s.StoreDir != "" || s.Alive)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

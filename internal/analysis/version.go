@@ -1,0 +1,63 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseVersion reads "2.10.22" (or "v2.10.22-beta") into its numbers.
+func parseVersion(v string) (major, minor, patch int, ok bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	if i := strings.IndexAny(v, "-+ "); i >= 0 {
+		v = v[:i]
+	}
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return 0, 0, 0, false
+	}
+	n := make([]int, 3)
+	for i := 0; i < len(parts) && i < 3; i++ {
+		x, err := strconv.Atoi(parts[i])
+		if err != nil {
+			return 0, 0, 0, false
+		}
+		n[i] = x
+	}
+	return n[0], n[1], n[2], true
+}
+
+// versionAtLeast says whether v is at least major.minor; an unknown version
+// is treated as old, so remedies stay on what every version supports.
+func versionAtLeast(v string, major, minor int) bool {
+	ma, mi, _, ok := parseVersion(v)
+	if !ok {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
+
+// minVersion is the oldest server version in the bundle, "" if none is known.
+func minVersion(m *Model) string {
+	best := ""
+	for _, s := range m.Servers {
+		if _, _, _, ok := parseVersion(s.Version); !ok {
+			continue
+		}
+		if best == "" || versionLess(s.Version, best) {
+			best = s.Version
+		}
+	}
+	return best
+}
+
+func versionLess(a, b string) bool {
+	a1, a2, a3, _ := parseVersion(a)
+	b1, b2, b3, _ := parseVersion(b)
+	if a1 != b1 {
+		return a1 < b1
+	}
+	if a2 != b2 {
+		return a2 < b2
+	}
+	return a3 < b3
+}
