@@ -79,13 +79,13 @@ type Stream struct {
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
 type StreamCopy struct {
-	Server                    string
-	Path                      string
-	FirstSeq, LastSeq         uint64
-	Messages, Bytes, Deleted  uint64
-	Consumers                 []report.Consumer
-	Replicas                  int
-	Encrypted                 bool
+	Server                   string
+	Path                     string
+	FirstSeq, LastSeq        uint64
+	Messages, Bytes, Deleted uint64
+	Consumers                []report.Consumer
+	Replicas                 int
+	Encrypted                bool
 }
 
 // Group is a raft group and every view of it.
