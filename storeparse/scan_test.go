@@ -23,8 +23,8 @@ type jszDoc struct {
 	AccountDetails []struct {
 		Name    string `json:"name"`
 		Streams []struct {
-			Name      string `json:"name"`
-			State     struct {
+			Name  string `json:"name"`
+			State struct {
 				Msgs       uint64 `json:"messages"`
 				Bytes      uint64 `json:"bytes"`
 				FirstSeq   uint64 `json:"first_seq"`

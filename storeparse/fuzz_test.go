@@ -1,0 +1,133 @@
+package storeparse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+)
+
+func fixtureFiles(t testing.TB, pattern string) [][]byte {
+	var out [][]byte
+	for _, v := range []string{"v2.10.22", "v2.12.1", "v2.15.2"} {
+		m, _ := filepath.Glob(filepath.Join("testdata/stores", v, "jetstream", "[$]G", "streams", pattern))
+		for _, f := range m {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no fixture matches %s", pattern)
+	}
+	return out
+}
+
+// checkErr fails unless err is nil, io.EOF or a *binfmt.CorruptError.
+func checkErr(t *testing.T, err error) {
+	var ce *binfmt.CorruptError
+	if err != nil && err != io.EOF && !errors.As(err, &ce) {
+		t.Fatalf("error is not a CorruptError: %T %v", err, err)
+	}
+}
+
+func FuzzBlockReader(f *testing.F) {
+	for _, b := range fixtureFiles(f, "*/msgs/*.blk") {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		br, err := NewBlockReader("f.blk", bytes.NewReader(b), int64(len(b)), "ORDERS-1")
+		if err != nil {
+			checkErr(t, err)
+			return
+		}
+		prev := int64(-1)
+		for i := 0; ; i++ {
+			r, err := br.Next()
+			if err == io.EOF {
+				return
+			}
+			checkErr(t, err)
+			if err != nil && r.Len == 0 {
+				if _, err2 := br.Next(); err2 != err {
+					t.Fatalf("framing error not sticky: %v then %v", err, err2)
+				}
+				return
+			}
+			if r.Offset <= prev || r.Offset+int64(r.Len) > br.Size() || r.Len < emptyRecord {
+				t.Fatalf("record %d at %d len %d after %d, block %d", i, r.Offset, r.Len, prev, br.Size())
+			}
+			prev = r.Offset
+		}
+	})
+}
+
+func FuzzParseIndex(f *testing.F) {
+	for _, b := range fixtureFiles(f, "*/msgs/index.db") {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		x, err := ParseIndex("index.db", b, "")
+		checkErr(t, err)
+		if x != nil {
+			for _, blk := range x.Blocks {
+				_ = blk.Deleted.Len()
+				blk.Deleted.Each(func(uint64) bool { return true })
+			}
+		}
+	})
+}
+
+func FuzzSeqSet(f *testing.F) {
+	// Delete maps cut out of real index.db files (the 0x16 0x02 header on).
+	for _, b := range fixtureFiles(f, "*/msgs/index.db") {
+		if i := bytes.Index(b, []byte{0x16, 0x02}); i >= 0 {
+			f.Add(b[i:])
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, n, err := DecodeSeqSet("seqset", 0, b)
+		checkErr(t, err)
+		if err == nil {
+			if n > len(b) || s.Len() != s.size {
+				t.Fatalf("used %d of %d, len %d size %d", n, len(b), s.Len(), s.size)
+			}
+			for _, q := range s.Seqs(100) {
+				if !s.Contains(q) {
+					t.Fatalf("Each yields %d but Contains says no", q)
+				}
+			}
+		}
+	})
+}
+
+func FuzzStreamMeta(f *testing.F) {
+	infs := fixtureFiles(f, "*/meta.inf")
+	sums := fixtureFiles(f, "*/meta.sum")
+	for i := range infs {
+		f.Add(infs[i], sums[i])
+	}
+	f.Fuzz(func(t *testing.T, inf, sum []byte) {
+		_, err := ParseStreamMeta("meta.inf", inf)
+		checkErr(t, err)
+		_, err = ParseConsumerMeta("meta.inf", inf)
+		checkErr(t, err)
+		checkErr(t, CheckMetaSum("meta.sum", sum, inf, "ORDERS"))
+	})
+}
+
+func FuzzConsumerState(f *testing.F) {
+	for _, b := range fixtureFiles(f, "*/obs/*/o.dat") {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := ParseConsumerState("o.dat", b)
+		checkErr(t, err)
+	})
+}
