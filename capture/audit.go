@@ -185,6 +185,26 @@ func ReadAuditArchive(r io.ReaderAt, size int64) (*Audit, error) {
 	return a, nil
 }
 
+// Raftz merges the server's /raftz captures (the archive holds one per
+// account) into one answer. A group seen twice keeps the later page.
+func (s *AuditServer) Raftz() Raftz {
+	out := Raftz{}
+	for _, c := range s.Captures {
+		if c.Raftz == nil {
+			continue
+		}
+		for acc, groups := range *c.Raftz {
+			if out[acc] == nil {
+				out[acc] = map[string]RaftzGroup{}
+			}
+			for n, g := range groups {
+				out[acc][n] = g
+			}
+		}
+	}
+	return out
+}
+
 // Captures lists every capture of the archive, server by server.
 func (a *Audit) Captures() []Capture {
 	var out []Capture
@@ -243,7 +263,7 @@ func decodeEntry(f *zip.File, kind string, budget *int64) ([]Capture, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	caps, err := decodeStream(f.Name, &zipErrReader{r: rc, name: f.Name}, MaxAuditEntryBytes)
+	caps, err := decodeStream(f.Name, kind, &zipErrReader{r: rc, name: f.Name}, MaxAuditEntryBytes)
 	return caps, err
 }
 

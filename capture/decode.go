@@ -81,7 +81,7 @@ type Capture struct {
 // alongside every capture decoded: a file cut off in the middle keeps what
 // came before the cut. At most MaxFileBytes are read.
 func Decode(file string, r io.Reader) ([]Capture, error) {
-	return decodeStream(file, r, MaxFileBytes)
+	return decodeStream(file, kindHint(file), r, MaxFileBytes)
 }
 
 type decodeState struct {
@@ -97,8 +97,10 @@ func (s *decodeState) fail(err error) bool {
 	return len(s.errs) < maxErrors
 }
 
-func decodeStream(file string, r io.Reader, limit int64) ([]Capture, error) {
-	s := &decodeState{file: file, hint: kindHint(file), lr: newLineReader(r, limit)}
+// decodeStream is Decode with the kind an empty answer is taken for (hint)
+// and the byte limit given.
+func decodeStream(file, hint string, r io.Reader, limit int64) ([]Capture, error) {
+	s := &decodeState{file: file, hint: hint, lr: newLineReader(r, limit)}
 	var src io.Reader = s.lr
 	var base int64 // offset of the decoder's input start within the file
 

@@ -283,7 +283,7 @@ func TestBroken(t *testing.T) {
 
 func TestTooLarge(t *testing.T) {
 	jl := readFixture(t, "incident000-request-jetstream.jsonl")
-	caps, err := decodeStream("big.json", bytes.NewReader(jl), int64(len(jl)/2))
+	caps, err := decodeStream("big.json", "", bytes.NewReader(jl), int64(len(jl)/2))
 	if len(caps) == 0 || len(caps) >= 5 {
 		t.Errorf("%d captures", len(caps))
 	}
