@@ -74,6 +74,7 @@ func Load(b *bundle.Bundle) *Model {
 	}
 	l := &loader{b: b, m: m}
 	l.stores()
+	l.raft()
 	l.finish()
 	return m
 }
@@ -95,6 +96,7 @@ func (l *loader) addServer(name, nameSource string) *Server {
 	s := &Server{Name: name, NameSource: nameSource, Sources: map[string]bool{}}
 	if nameSource != "unknown" {
 		s.PeerID = peerID(name)
+		l.knowName(name)
 	}
 	l.m.Servers = append(l.m.Servers, s)
 	return s

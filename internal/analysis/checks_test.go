@@ -1,0 +1,307 @@
+package analysis
+
+import (
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// incidentModel is the first incident's state as facts: five servers, and a
+// meta group whose every view lists the five real ids plus five one-bit
+// corruptions of them (the ids as /raftz reported them in the thread).
+func incidentModel() *Model {
+	m := &Model{IDs: map[string]string{}}
+	names := []string{"nats-0", "nats-1", "nats-2", "nats-3", "nats-4"}
+	for _, n := range names {
+		id := raftlog.PeerID(n)
+		m.IDs[id] = n
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id, StoreDir: n, Version: "2.10.22", Sources: map[string]bool{"store": true}})
+	}
+	peers := []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", `"kCGheKT`, "cnr4t3eg", "cnrtu3eg", "yrzKKR@u", "yrzKKRBt"}
+	g := &Group{Name: "_meta_", Kind: "meta"}
+	for _, n := range names {
+		g.Views = append(g.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, Peers: peers, Source: "peers.idx"}})
+	}
+	m.Groups = []*Group{g}
+	return m
+}
+
+func byCode(fs []report.Finding, code string) []report.Finding {
+	var out []report.Finding
+	for _, f := range fs {
+		if f.Code == code {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestIncidentPeerIDCorrupt(t *testing.T) {
+	m := incidentModel()
+	fs, notes := runChecks(m, Checks)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	got := map[string]string{}
+	for _, f := range byCode(fs, "peer-id-corrupt") {
+		if f.LikelyOrigin == nil {
+			t.Errorf("%s: no likely origin", f.Peer)
+			continue
+		}
+		if f.LikelyOrigin.Bits != 1 {
+			t.Errorf("%s: %d bits from %s", f.Peer, f.LikelyOrigin.Bits, f.LikelyOrigin.Peer)
+		}
+		got[f.Peer] = f.LikelyOrigin.Server
+		if !strings.Contains(f.Remedy, "$JS.API.SERVER.REMOVE") {
+			t.Errorf("%s: remedy lacks the raw request: %s", f.Peer, f.Remedy)
+		}
+	}
+	want := map[string]string{`"kCGheKT`: "nats-3", "cnr4t3eg": "nats-2", "cnrtu3eg": "nats-2", "yrzKKR@u": "nats-1", "yrzKKRBt": "nats-1"}
+	if len(got) != len(want) {
+		t.Fatalf("peer-id-corrupt for %v, want %v", got, want)
+	}
+	for p, s := range want {
+		if got[p] != s {
+			t.Errorf("%s: origin %q, want %q", p, got[p], s)
+		}
+	}
+	if n := len(byCode(fs, "peer-unknown")); n != 0 {
+		t.Errorf("%d peer-unknown findings, want 0", n)
+	}
+}
+
+func TestIncidentQuorumUnreachable(t *testing.T) {
+	fs, _ := runChecks(incidentModel(), Checks)
+	q := byCode(fs, "quorum-unreachable")
+	if len(q) != 1 {
+		t.Fatalf("%d quorum-unreachable findings, want 1: %+v", len(q), q)
+	}
+	f := q[0]
+	if f.ClusterSize != 10 || f.Quorum != 6 || f.Reachable == nil || *f.Reachable != 5 || len(f.Missing) != 5 {
+		t.Errorf("got size %d quorum %d reachable %v missing %v", f.ClusterSize, f.Quorum, f.Reachable, f.Missing)
+	}
+	// 2.10: add one temporary server (11 peers, 6 alive), then remove the five ids.
+	if !strings.Contains(f.Remedy, "Add 1 temporary") || strings.Count(f.Remedy, "$JS.API.SERVER.REMOVE") != 5 {
+		t.Errorf("remedy: %s", f.Remedy)
+	}
+	if f.Severity != report.Critical {
+		t.Errorf("severity %s", f.Severity)
+	}
+}
+
+func TestQuorumRemedyRescueOn215(t *testing.T) {
+	m := incidentModel()
+	for _, s := range m.Servers {
+		s.Version = "2.15.2"
+	}
+	q := byCode(checkQuorumUnreachable.Run(m), "")
+	if len(q) != 1 || !strings.Contains(q[0].Remedy, "$JS.API.META.RESCUE") {
+		t.Fatalf("want a rescue remedy on 2.15: %+v", q)
+	}
+}
+
+func TestPeerRemoveCommandQuotes(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"@uYMtjaW", `nats request '$JS.API.SERVER.REMOVE' '{"peer_id":"@uYMtjaW"}'`},
+		{`"kCGheKT`, `nats request '$JS.API.SERVER.REMOVE' '{"peer_id":"\"kCGheKT"}'`},
+		{"it's", `nats request '$JS.API.SERVER.REMOVE' '{"peer_id":"it'\''s"}'`},
+		{"yrzKKRBt", `nats server cluster peer-remove -f yrzKKRBt   # or: nats request '$JS.API.SERVER.REMOVE' '{"peer_id":"yrzKKRBt"}'`},
+	} {
+		if got := peerRemoveCommand(tc.id); got != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.id, got, tc.want)
+		}
+	}
+	if got := peerRemoveCommand("ab\xffcdefg"); !strings.HasPrefix(got, "#") {
+		t.Errorf("non-UTF-8 id: %s", got)
+	}
+}
+
+func TestPeerUnknownFarID(t *testing.T) {
+	m := incidentModel()
+	m.Groups[0].Views = []View{{GroupView: report.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", raftlog.PeerID("nats-9")}, Source: "peers.idx"}}}
+	fs, _ := runChecks(m, Checks)
+	if n := len(byCode(fs, "peer-unknown")); n != 1 {
+		t.Errorf("%d peer-unknown, want 1", n)
+	}
+	if n := len(byCode(fs, "peer-id-corrupt")); n != 0 {
+		t.Errorf("%d peer-id-corrupt, want 0", n)
+	}
+	if n := len(byCode(fs, "quorum-unreachable")); n != 0 {
+		t.Errorf("5 of 6 reachable must not be unreachable")
+	}
+}
+
+func TestHealthyModelNoFindings(t *testing.T) {
+	m := incidentModel()
+	for i := range m.Groups[0].Views {
+		m.Groups[0].Views[i].ClusterSize = 5
+		m.Groups[0].Views[i].Peers = []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW"}
+	}
+	fs, notes := runChecks(m, Checks)
+	if len(fs) != 0 || len(notes) != 0 {
+		t.Errorf("healthy model gave %+v %v", fs, notes)
+	}
+}
+
+func TestMetaSplitViews(t *testing.T) {
+	m := &Model{IDs: map[string]string{}}
+	var all []string
+	for _, n := range []string{"old-0", "old-1", "old-2", "new-0", "new-1", "new-2"} {
+		m.IDs[raftlog.PeerID(n)] = n
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: raftlog.PeerID(n), Alive: true})
+		all = append(all, raftlog.PeerID(n))
+	}
+	small := []string{raftlog.PeerID("new-0"), raftlog.PeerID("new-1"), raftlog.PeerID("new-2"), raftlog.PeerID("old-1")}
+	g := &Group{Name: "_meta_", Kind: "meta"}
+	for _, s := range m.Servers {
+		v := View{GroupView: report.GroupView{Server: s.Name, ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
+		if strings.HasPrefix(s.Name, "new") {
+			v.ClusterSize, v.Peers = 4, small
+		}
+		g.Views = append(g.Views, v)
+	}
+	m.Groups = []*Group{g}
+	fs := checkMetaSplit.Run(m)
+	if len(fs) != 1 || len(fs[0].Views) != 2 {
+		t.Fatalf("want one split with two views: %+v", fs)
+	}
+	sizes := []int{fs[0].Views[0].ClusterSize, fs[0].Views[1].ClusterSize}
+	sort.Ints(sizes)
+	if sizes[0] != 4 || sizes[1] != 6 {
+		t.Errorf("sizes %v", sizes)
+	}
+}
+
+func TestMetaSplitFoundedApart(t *testing.T) {
+	t0 := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
+	m := &Model{IDs: map[string]string{}}
+	for i, n := range []string{"old-0", "old-1", "old-2"} {
+		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Duration(i) * time.Millisecond), Server: n, Leader: "old-1", Source: "log"})
+	}
+	for i, n := range []string{"new-0", "new-1", "new-2"} {
+		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: n, Leader: "new-2", Source: "log"})
+	}
+	if fs := checkMetaSplit.Run(m); len(fs) != 1 {
+		t.Fatalf("want one founded-apart split: %+v", fs)
+	}
+	// One founding, seen by all: nothing.
+	m.MetaFoundings = m.MetaFoundings[:3]
+	if fs := checkMetaSplit.Run(m); len(fs) != 0 {
+		t.Fatalf("single founding flagged: %+v", fs)
+	}
+}
+
+func TestMetaNoLeaderNeedsPersistence(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := &Model{}
+	// A healthy start: no leader, then a leader 3 s later.
+	m.MetaLeaderStates = []MetaLeaderState{
+		{Time: t0, Server: "a", Leader: "", Source: "log", Timeline: -1},
+		{Time: t0.Add(3 * time.Second), Server: "a", Leader: "b", Source: "log", Timeline: -1},
+		// A short blip at the end of a log is not persistent either.
+		{Time: t0.Add(time.Minute), Server: "b", Leader: "", Source: "log", Timeline: -1},
+		{Time: t0.Add(time.Minute + time.Second), Server: "b", Leader: "", Source: "log", Timeline: -1},
+	}
+	if fs := checkMetaNoLeader.Run(m); len(fs) != 0 {
+		t.Fatalf("flagged a healthy election: %+v", fs)
+	}
+	m.MetaLeaderStates = append(m.MetaLeaderStates, MetaLeaderState{Time: t0.Add(5 * time.Minute), Server: "b", Leader: "", Source: "log", Timeline: 3})
+	fs := checkMetaNoLeader.Run(m)
+	if len(fs) != 1 || len(fs[0].Servers) != 1 || fs[0].Servers[0] != "b" || !fs[0].Since.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("want b stuck since t0+1m: %+v", fs)
+	}
+}
+
+func TestOrphanRisk(t *testing.T) {
+	m := &Model{IDs: map[string]string{}}
+	a := &Server{Name: "a", PeerID: raftlog.PeerID("a"), StoreDir: "a"}
+	b := &Server{Name: "b", PeerID: raftlog.PeerID("b"), StoreDir: "b"}
+	m.Servers = []*Server{a, b}
+	a.Meta = &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{
+		{"$G", "KEEP"}:  {Account: "$G", Stream: "KEEP", Peers: []string{a.PeerID}, Consumers: map[string][]string{"C1": nil}},
+		{"$G", "OTHER"}: {Account: "$G", Stream: "OTHER", Peers: []string{b.PeerID}},
+	}}
+	m.Streams = []*Stream{
+		{Account: "$G", Name: "KEEP", Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/KEEP", Messages: 3, Consumers: []report.Consumer{{Name: "C1"}, {Name: "GONE"}}}}},
+		{Account: "$G", Name: "LOST", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/LOST", Messages: 7, Bytes: 700, Replicas: 1}}},
+		{Account: "$G", Name: "OTHER", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/OTHER", Messages: 1, Replicas: 1}}},
+	}
+	fs := checkOrphanRisk.Run(m)
+	got := map[string]report.Finding{}
+	for _, f := range fs {
+		got[f.Stream+"/"+f.Consumer] = f
+	}
+	if len(fs) != 3 {
+		t.Fatalf("want LOST, OTHER and consumer GONE: %+v", fs)
+	}
+	lost := got["LOST/"]
+	if *lost.Messages != 7 || *lost.Bytes != 700 || !strings.Contains(lost.Message, "R1") {
+		t.Errorf("LOST: %+v", lost)
+	}
+	if _, ok := got["OTHER/"]; !ok {
+		t.Error("non-member copy not flagged")
+	}
+	if _, ok := got["KEEP/GONE"]; !ok {
+		t.Error("orphan consumer not flagged")
+	}
+}
+
+func TestUnsafeMembershipChange(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
+	g := &Group{Name: "S-R5F-x", Kind: "stream", History: []report.HistoryEvent{
+		{Time: at(0), Event: "peer-state", Peers: []string{"a", "b", "c", "d", "e"}, Source: "wal"},
+		{Time: at(time.Second), Event: "remove-peer", Peer: "a", Source: "wal"},
+		{Time: at(2 * time.Second), Event: "remove-peer", Peer: "b", Source: "wal"},
+		{Time: at(time.Hour), Event: "remove-peer", Peer: "c", Source: "wal"},
+	}}
+	fs := checkUnsafeMembershipChange.Run(&Model{Groups: []*Group{g}})
+	if len(fs) != 1 || len(fs[0].Events) != 2 {
+		t.Fatalf("want one burst of two removals: %+v", fs)
+	}
+}
+
+func TestPanickingCheckIsReportedNotRun(t *testing.T) {
+	boom := Check{Code: "boom", Severity: report.Info, Run: func(*Model) []report.Finding { panic("x") }}
+	fs, notes := runChecks(incidentModel(), []Check{boom, checkQuorumUnreachable})
+	if len(fs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "check boom not run") {
+		t.Fatalf("fs %v notes %v", fs, notes)
+	}
+}
+
+// TestREADMEListsEveryCheck keeps README's table of finding codes and the
+// registered checks in step.
+func TestREADMEListsEveryCheck(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	start, end := strings.Index(s, "<!-- findings-table"), strings.Index(s, "<!-- end findings-table -->")
+	if start < 0 || end < start {
+		t.Fatal("README has no findings table markers")
+	}
+	rows := regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\| (critical|warning|info) \\|").FindAllStringSubmatch(s[start:end], -1)
+	inREADME := map[string]string{}
+	for _, r := range rows {
+		inREADME[r[1]] = r[2]
+	}
+	for _, c := range Checks {
+		sev, ok := inREADME[c.Code]
+		if !ok {
+			t.Errorf("check %s is not in README's table", c.Code)
+		} else if sev != string(c.Severity) {
+			t.Errorf("check %s: README says %s, code says %s", c.Code, sev, c.Severity)
+		}
+		delete(inREADME, c.Code)
+	}
+	for code := range inREADME {
+		t.Errorf("README lists %s, which no check raises", code)
+	}
+}

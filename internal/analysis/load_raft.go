@@ -1,0 +1,333 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
+)
+
+// groupKind names a raft group's kind from its folder name.
+func groupKind(name string) string {
+	switch {
+	case name == "_meta_":
+		return "meta"
+	case strings.HasPrefix(name, "S-"):
+		return "stream"
+	case strings.HasPrefix(name, "C-"):
+		return "consumer"
+	}
+	return "other"
+}
+
+// group returns the model's group named name, creating it.
+func (l *loader) group(name string) *Group {
+	for _, g := range l.m.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	g := &Group{Name: name, Kind: groupKind(name)}
+	l.m.Groups = append(l.m.Groups, g)
+	return g
+}
+
+// raft reads every raft group folder of every store: peer state, term and
+// vote, snapshot, and the WAL, into group views and histories, and replays
+// each server's meta state.
+func (l *loader) raft() {
+	for _, st := range l.b.Stores {
+		if st.SysAccount == "" {
+			continue
+		}
+		srv := l.storeServer(st)
+		if srv == nil {
+			continue
+		}
+		for _, g := range st.Groups {
+			l.raftGroup(srv, st, g)
+		}
+	}
+	l.assignments()
+}
+
+// storeServer finds the server a store was attributed to.
+func (l *loader) storeServer(st bundle.Store) *Server {
+	for _, s := range l.m.Servers {
+		if s.StoreDir == st.Dir {
+			return s
+		}
+	}
+	return nil
+}
+
+// walState is what one WAL pass collects.
+type walState struct {
+	metaSnap    []*raftlog.StreamAssignment
+	metaSnapIdx uint64
+	ops         []*raftlog.Op
+	maxCommit   uint64
+	lastIndex   uint64
+}
+
+func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
+	dir := path.Join(st.Dir, st.SysAccount, "_js_", name)
+	g := l.group(name)
+	view := View{GroupView: report.GroupView{Server: srv.Name, Source: "peers.idx"}}
+	havePeers := false
+
+	if b, err := readSmall(l.b.FS, path.Join(dir, "peers.idx"), raftlog.MaxPeersIdxSize); err == nil {
+		ps, err := raftlog.DecodePeerState(path.Join(dir, "peers.idx"), b)
+		if err != nil {
+			l.raftCorrupt(srv, name, err)
+		} else {
+			havePeers = true
+			view.ClusterSize = int(ps.ClusterSize)
+			view.Quorum = ps.Quorum()
+			view.Peers = append([]string(nil), ps.Peers...)
+			sort.Strings(view.Peers)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		l.raftCorrupt(srv, name, err)
+	}
+	if b, err := readSmall(l.b.FS, path.Join(dir, "tav.idx"), 1<<10); err == nil {
+		tv, err := raftlog.DecodeTermVote(path.Join(dir, "tav.idx"), b)
+		if err != nil {
+			l.raftCorrupt(srv, name, err)
+		} else {
+			view.Term, view.VotedFor = tv.Term, tv.Vote
+		}
+	}
+
+	ws := &walState{}
+	l.snapshot(srv, g, dir, ws)
+	l.wal(srv, g, dir, ws)
+	view.Applied = ws.metaSnapIdx
+	view.Commit = ws.maxCommit
+	if havePeers || view.Term > 0 {
+		g.Views = append(g.Views, view)
+	}
+	if g.Kind == "meta" {
+		ms := &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}}
+		for _, a := range raftlog.Replay(ws.metaSnap, ws.ops) {
+			as := &Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{}}
+			for _, c := range a.Consumers {
+				as.Consumers[c.Name] = c.Peers
+			}
+			ms.Streams[AssetKey{a.Account, a.Name}] = as
+		}
+		if ws.metaSnap != nil || len(ws.ops) > 0 || havePeers {
+			srv.Meta = ms
+		}
+	}
+}
+
+// snapshot reads the newest snapshot file of a group.
+func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
+	entries, err := fs.ReadDir(l.b.FS, path.Join(dir, "snapshots"))
+	if err != nil {
+		return
+	}
+	var best string
+	var bt, bi uint64
+	for _, e := range entries {
+		t, i, ok := raftlog.ParseSnapshotName(e.Name())
+		if !ok {
+			continue
+		}
+		if best == "" || t > bt || t == bt && i > bi {
+			best, bt, bi = e.Name(), t, i
+		}
+	}
+	if best == "" {
+		return
+	}
+	file := path.Join(dir, "snapshots", best)
+	b, err := readSmall(l.b.FS, file, 1<<30)
+	if err != nil {
+		l.raftCorrupt(srv, g.Name, err)
+		return
+	}
+	snap, err := raftlog.DecodeSnapshot(file, g.Name, b)
+	if err != nil {
+		l.raftCorrupt(srv, g.Name, err)
+		if snap == nil {
+			return
+		}
+	}
+	ev := report.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.Name, Source: "snapshot"}
+	if snap.PeerState != nil {
+		ev.Peers = sortedCopy(snap.PeerState.Peers)
+	}
+	g.History = append(g.History, ev)
+	ws.metaSnapIdx = snap.Index
+	if g.Kind == "meta" && snap.ChecksumOK {
+		as, err := raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)
+		if err != nil {
+			l.raftCorrupt(srv, g.Name, err)
+			return
+		}
+		ws.metaSnap = as
+	}
+}
+
+// wal walks a group's WAL (a filestore named after the group) and decodes
+// each record as an append entry.
+func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
+	if _, err := fs.Stat(l.b.FS, path.Join(dir, "msgs")); err != nil {
+		return
+	}
+	var lastTerm uint64
+	var lastLeader string
+	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{Name: g.Name, NoLimits: true, SkipConsumers: true,
+		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
+			if r.Tombstone || r.Erased || !r.ChecksumOK {
+				return nil
+			}
+			ae, err := raftlog.DecodeAppendEntry(blk.File, r.Offset, r.Data)
+			if err != nil {
+				l.raftCorrupt(srv, g.Name, err)
+				return nil
+			}
+			idx := ae.Index()
+			ws.lastIndex = max(ws.lastIndex, idx)
+			ws.maxCommit = max(ws.maxCommit, ae.Commit)
+			t := time.Unix(0, r.TS).UTC()
+			tp := &t
+			if r.TS == 0 {
+				tp = nil
+			}
+			if ae.Term != lastTerm || ae.Leader != lastLeader {
+				g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.Name, Source: "wal"})
+				lastTerm, lastLeader = ae.Term, ae.Leader
+			}
+			compacted := idx <= ws.metaSnapIdx
+			for i := range ae.Entries {
+				e := &ae.Entries[i]
+				switch e.Type {
+				case raftlog.EntryPeerState:
+					ps, err := e.PeerState(blk.File)
+					if err == nil {
+						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.Name, Source: "wal"})
+					}
+				case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
+					p, err := e.Peer(blk.File)
+					if err == nil {
+						ev := "add-peer"
+						if e.Type == raftlog.EntryRemovePeer {
+							ev = "remove-peer"
+						}
+						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.Name, Source: "wal"})
+					}
+				case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
+					if g.Kind == "meta" && !compacted {
+						as, err := raftlog.DecodeMetaSnapshot(blk.File, e.DataOffset, e.Data)
+						if err == nil {
+							ws.metaSnap, ws.ops, ws.metaSnapIdx = as, nil, idx
+						}
+					}
+				case raftlog.EntryNormal:
+					if g.Kind != "meta" || compacted {
+						continue
+					}
+					op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
+					if err != nil {
+						l.raftCorrupt(srv, g.Name, err)
+						continue
+					}
+					ws.ops = append(ws.ops, op)
+				}
+			}
+			return nil
+		}})
+	if err != nil {
+		l.raftCorrupt(srv, g.Name, err)
+		return
+	}
+	if scan.Meta != nil && g.Account == "" {
+		md := scan.Meta.Metadata
+		g.Account = md["account"]
+		if c := md["consumer"]; c != "" {
+			g.Asset = md["stream"] + " > " + c
+		} else {
+			g.Asset = md["stream"]
+		}
+	}
+	for _, p := range scan.Problems {
+		c := corruptionFrom(srv.Name, "", "", dir, p)
+		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
+		l.m.Corruptions = append(l.m.Corruptions, c)
+	}
+}
+
+// raftCorrupt records a raft file problem.
+func (l *loader) raftCorrupt(srv *Server, group string, err error) {
+	c := corruptionFrom(srv.Name, "", "", "", err)
+	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
+	l.m.Corruptions = append(l.m.Corruptions, c)
+}
+
+// assignments fills each stream's raft group and assigned servers from the
+// meta state of the server whose meta term is highest.
+func (l *loader) assignments() {
+	var best *Server
+	var bestTerm uint64
+	for _, g := range l.m.Groups {
+		if g.Kind != "meta" {
+			continue
+		}
+		for _, v := range g.Views {
+			s := l.m.server(v.Server)
+			if s != nil && s.Meta != nil && (best == nil || v.Term > bestTerm) {
+				best, bestTerm = s, v.Term
+			}
+		}
+	}
+	if best == nil {
+		return
+	}
+	for k, a := range best.Meta.Streams {
+		st := l.streamEntry(k.Account, k.Stream)
+		st.Group = a.Group
+		if st.Replicas == 0 {
+			st.Replicas = a.Replicas
+		}
+		st.AssignedTo = nil
+		for _, p := range a.Peers {
+			if n, ok := l.m.IDs[p]; ok {
+				st.AssignedTo = append(st.AssignedTo, n)
+			} else if s := l.m.serverByID(p); s != nil {
+				st.AssignedTo = append(st.AssignedTo, s.Name)
+			} else {
+				st.AssignedTo = append(st.AssignedTo, p)
+			}
+		}
+		sort.Strings(st.AssignedTo)
+		if g := l.findGroup(a.Group); g != nil && g.Asset == "" {
+			g.Account, g.Asset = a.Account, a.Stream
+		}
+	}
+}
+
+func (l *loader) findGroup(name string) *Group {
+	for _, g := range l.m.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+func sortedCopy(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	return out
+}
