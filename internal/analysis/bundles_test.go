@@ -1,0 +1,240 @@
+package analysis
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// want is the part of a fixture's want.json these tests read. The generator
+// (testdata/gen) derives it from what the live servers reported.
+type want struct {
+	Scenario      string          `json:"scenario"`
+	ServerVersion string          `json:"server_version"`
+	Servers       []wantServer    `json:"servers"`
+	Expect        json.RawMessage `json:"expect"`
+}
+
+type wantServer struct {
+	Name    string       `json:"name"`
+	PeerID  string       `json:"peer_id"`
+	Cluster string       `json:"cluster"`
+	Meta    *wantGroup   `json:"meta"`
+	Streams []wantStream `json:"streams"`
+}
+
+type wantGroup struct {
+	ClusterSize int      `json:"cluster_size"`
+	Quorum      int      `json:"quorum"`
+	Term        uint64   `json:"term"`
+	Peers       []string `json:"peers"`
+}
+
+type wantStream struct {
+	Account    string `json:"account"`
+	Name       string `json:"name"`
+	FirstSeq   uint64 `json:"first_seq"`
+	LastSeq    uint64 `json:"last_seq"`
+	Messages   uint64 `json:"messages"`
+	Bytes      uint64 `json:"bytes"`
+	NumDeleted uint64 `json:"num_deleted"`
+}
+
+// fixture is one committed bundle: its want file and each form it comes in.
+type fixture struct {
+	name  string
+	want  want
+	forms []string // bundle/, bundle.zip, bundle.tar.gz that exist
+}
+
+const bundlesDir = "../../testdata/bundles"
+
+func fixtures(t *testing.T) []fixture {
+	t.Helper()
+	dirs, err := os.ReadDir(bundlesDir)
+	if err != nil {
+		t.Fatalf("no committed bundles: %v", err)
+	}
+	var out []fixture
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		dir := filepath.Join(bundlesDir, d.Name())
+		b, err := os.ReadFile(filepath.Join(dir, "want.json"))
+		if err != nil {
+			continue
+		}
+		f := fixture{name: d.Name()}
+		if err := json.Unmarshal(b, &f.want); err != nil {
+			t.Fatalf("%s/want.json: %v", d.Name(), err)
+		}
+		for _, form := range []string{"bundle", "bundle.zip", "bundle.tar.gz"} {
+			if _, err := os.Stat(filepath.Join(dir, form)); err == nil {
+				f.forms = append(f.forms, filepath.Join(dir, form))
+			}
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		t.Fatal("no committed bundles with a want.json")
+	}
+	return out
+}
+
+// healthy says whether a fixture was written by an undisturbed cluster.
+func (f fixture) healthy() bool { return len(f.want.Expect) == 0 || string(f.want.Expect) == "null" }
+
+func analyze(t *testing.T, path string) *report.Report {
+	t.Helper()
+	rep, err := Run(path, Options{ToolVersion: "test"})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rep
+}
+
+// TestOfflineFiguresEqualLiveServers: for every fixture, in every form, the
+// per-server per-stream figures recomputed from the blocks equal what each
+// live server reported in /jsz before shutdown.
+func TestOfflineFiguresEqualLiveServers(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		for _, form := range fx.forms {
+			t.Run(fx.name+"/"+filepath.Base(form), func(t *testing.T) {
+				rep := analyze(t, form)
+				got := map[string]report.OnDisk{}
+				for _, st := range rep.Streams {
+					for _, d := range st.OnDisk {
+						got[d.Server+" "+st.Account+" > "+st.Name] = d
+					}
+				}
+				n := 0
+				for _, s := range fx.want.Servers {
+					for _, ws := range s.Streams {
+						key := s.Name + " " + ws.Account + " > " + ws.Name
+						d, ok := got[key]
+						if !ok {
+							t.Errorf("%s: not found offline", key)
+							continue
+						}
+						n++
+						if d.FirstSeq != ws.FirstSeq || d.LastSeq != ws.LastSeq || d.Messages != ws.Messages || d.Bytes != ws.Bytes || d.Deleted != ws.NumDeleted {
+							t.Errorf("%s: offline first %d last %d msgs %d bytes %d deleted %d; live first %d last %d msgs %d bytes %d deleted %d",
+								key, d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted, ws.FirstSeq, ws.LastSeq, ws.Messages, ws.Bytes, ws.NumDeleted)
+						}
+					}
+				}
+				if n == 0 && fx.healthy() {
+					t.Error("no stream compared")
+				}
+			})
+		}
+	}
+}
+
+// TestServersNamedAndIdentified: every server the live cluster had is found
+// under its own name, with its raft peer id.
+func TestServersNamedAndIdentified(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		for _, form := range fx.forms {
+			t.Run(fx.name+"/"+filepath.Base(form), func(t *testing.T) {
+				rep := analyze(t, form)
+				byName := map[string]report.Server{}
+				for _, s := range rep.Servers {
+					byName[s.Name] = s
+				}
+				for _, ws := range fx.want.Servers {
+					s, ok := byName[ws.Name]
+					if !ok {
+						t.Errorf("server %s not found; have %v", ws.Name, names(rep.Servers))
+						continue
+					}
+					if s.PeerID != ws.PeerID {
+						t.Errorf("%s: peer id %s, live %s", ws.Name, s.PeerID, ws.PeerID)
+					}
+					if s.NameSource == "unknown" {
+						t.Errorf("%s: name not established", ws.Name)
+					}
+				}
+			})
+		}
+	}
+}
+
+func names(ss []report.Server) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// TestMetaViewEqualsRaftz: each server's _meta_ view read from its store
+// (size, peers) equals what that server's /raftz said before shutdown.
+func TestMetaViewEqualsRaftz(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		if len(fx.forms) == 0 {
+			continue
+		}
+		t.Run(fx.name, func(t *testing.T) {
+			rep := analyze(t, fx.forms[0])
+			views := map[string]report.GroupView{}
+			for _, g := range rep.Groups {
+				if g.Name != "_meta_" {
+					continue
+				}
+				for _, v := range g.Views {
+					if v.Source == "peers.idx" {
+						views[v.Server] = v
+					}
+				}
+			}
+			for _, ws := range fx.want.Servers {
+				if ws.Meta == nil {
+					continue
+				}
+				v, ok := views[ws.Name]
+				if !ok {
+					t.Errorf("%s: no _meta_ view from its store", ws.Name)
+					continue
+				}
+				wp := append([]string(nil), ws.Meta.Peers...)
+				sort.Strings(wp)
+				gp := append([]string(nil), v.Peers...)
+				sort.Strings(gp)
+				if v.ClusterSize != ws.Meta.ClusterSize || v.Quorum != ws.Meta.Quorum || strings.Join(gp, " ") != strings.Join(wp, " ") {
+					t.Errorf("%s: offline size %d quorum %d peers %v; raftz size %d quorum %d peers %v",
+						ws.Name, v.ClusterSize, v.Quorum, gp, ws.Meta.ClusterSize, ws.Meta.Quorum, wp)
+				}
+				if v.Term < ws.Meta.Term {
+					t.Errorf("%s: offline term %d older than raftz term %d", ws.Name, v.Term, ws.Meta.Term)
+				}
+			}
+		})
+	}
+}
+
+// TestHealthyBundlesNoCriticalFinding: a cluster that was never disturbed
+// yields no critical finding.
+func TestHealthyBundlesNoCriticalFinding(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		if !fx.healthy() {
+			continue
+		}
+		for _, form := range fx.forms {
+			t.Run(fx.name+"/"+filepath.Base(form), func(t *testing.T) {
+				rep := analyze(t, form)
+				for _, f := range rep.Findings {
+					if f.Severity == report.Critical {
+						t.Errorf("critical %s: %s", f.Code, f.Message)
+					}
+				}
+			})
+		}
+	}
+}
