@@ -53,6 +53,7 @@ func (b *Bundle) inventory(lim Limits) error {
 		b.sniffFile(p)
 	}
 	b.Problems = append(b.Problems, applyAuditManifests(readFileFS{b.FS}, b.Captures)...)
+	b.Stores, b.Logs, b.Captures, b.Problems = orEmpty(b.Stores), orEmpty(b.Logs), orEmpty(b.Captures), orEmpty(b.Problems)
 	b.name()
 	sort.Slice(b.Stores, func(i, j int) bool { return b.Stores[i].Dir < b.Stores[j].Dir })
 	sort.Slice(b.Logs, func(i, j int) bool { return b.Logs[i].Path < b.Logs[j].Path })
@@ -213,9 +214,12 @@ func (b *Bundle) name() {
 	}
 }
 
-func nonNil(s []string) []string {
+func nonNil(s []string) []string { return orEmpty(s) }
+
+// orEmpty keeps JSON output stable: [] rather than null.
+func orEmpty[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }

@@ -86,6 +86,25 @@ func core(s string) string {
 	}
 }
 
+// head is the part of a stem before its first layout word past the first
+// piece ("s1-raftz-app" gives "s1"), or "" when there is none.
+func head(st string) string {
+	i := 0
+	for j, piece := range strings.FieldsFunc(st, isSep) {
+		i = strings.Index(st[i:], piece) + i
+		if j > 0 && genericWords[strings.ToLower(piece)] {
+			if h := strings.TrimRight(st[:i], "-_."); !isGeneric(h) {
+				return h
+			}
+			return ""
+		}
+		i += len(piece)
+	}
+	return ""
+}
+
+func isSep(r rune) bool { return r == '-' || r == '_' || r == '.' }
+
 func isGeneric(s string) bool {
 	if s == "" || genericWords[strings.ToLower(s)] {
 		return true
@@ -134,14 +153,14 @@ func (c *candidates) fromPath(p string) {
 		comp := comps[i]
 		st := stem(comp)
 		co := core(st)
-		if isGeneric(co) {
+		if isGeneric(st) || isGeneric(co) {
 			continue
 		}
-		c.full(co, st, comp)
+		c.full(head(st), co, st, comp)
 		cores = append(cores, co)
 	}
 	for _, co := range cores {
-		for _, piece := range strings.FieldsFunc(co, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		for _, piece := range strings.FieldsFunc(co, isSep) {
 			if !isGeneric(piece) {
 				c.add(piece)
 			}

@@ -209,7 +209,7 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			x.mkdir(p)
-		case tar.TypeReg, tar.TypeRegA, tar.TypeGNUSparse:
+		case tar.TypeReg, tar.TypeGNUSparse: // the reader turns the old TypeRegA into these
 			if hdr.Size > x.lim.MaxEntryBytes {
 				return fmt.Errorf("%w: %s: entry %q is %d bytes, more than the %d-byte entry limit",
 					ErrLimit, name, hdr.Name, hdr.Size, x.lim.MaxEntryBytes)
