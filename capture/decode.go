@@ -154,12 +154,15 @@ func decodeStream(file, hint string, r io.Reader, limit int64) ([]Capture, error
 			if startLine != errLine {
 				break
 			}
+			// The decoder's unread bytes start at its InputOffset, before
+			// any whitespace ahead of the failed value.
+			in := base + dec.InputOffset()
 			rest := io.MultiReader(dec.Buffered(), s.lr)
-			skipped, ok := skipLine(rest, errAt-at)
+			skipped, ok := skipLine(rest, errAt-in)
 			if !ok {
 				return s.result()
 			}
-			base = at + skipped
+			base = in + skipped
 			dec = json.NewDecoder(rest)
 			continue
 		default:
