@@ -1,0 +1,421 @@
+package raftlog_test
+
+import (
+	"errors"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/raftlog"
+)
+
+func TestPeerIDKnownNames(t *testing.T) {
+	// From the incidents README and formats.md 5.1 (real clusters' ids).
+	for name, id := range map[string]string{
+		"nats-0": "S1Nunr6R", "nats-1": "yrzKKRBu", "nats-2": "cnrtt3eg", "nats-3": "bkCGheKT", "nats-4": "HuYMtjaW",
+		"n1": "fjFyEjc1", "n2": "44jzkV9D", "n3": "BXScrY9i",
+	} {
+		if got := raftlog.PeerID(name); got != id {
+			t.Errorf("PeerID(%q) = %q, want %q", name, got, id)
+		}
+		if !raftlog.ValidPeerID(id) {
+			t.Errorf("ValidPeerID(%q) = false", id)
+		}
+	}
+}
+
+func TestPeerIDFromServers(t *testing.T) {
+	n := 0
+	for _, sc := range allServers(t) {
+		if sc.peerID != "" {
+			n++
+			if got := raftlog.PeerID(sc.name); got != sc.peerID {
+				t.Errorf("%s: PeerID(%q) = %q, raftz says %q", sc.label, sc.name, got, sc.peerID)
+			}
+		}
+		if name, node := sc.banner["Name"], sc.banner["Node"]; name != "" {
+			if got := raftlog.PeerID(name); got != node {
+				t.Errorf("%s: banner Name %q Node %q, PeerID gives %q", sc.label, name, node, got)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no server reported its id")
+	}
+}
+
+func TestBitFlippedIDs(t *testing.T) {
+	// The extra ids of incident 000 (nats-server 2.10.22, 5 servers).
+	known := []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW"}
+	for _, c := range []struct {
+		id, of string
+		valid  bool // a flip can land inside the alphabet: 't' (0x74) -> '4' (0x34)
+	}{{`"kCGheKT`, "bkCGheKT", false}, {"yrzKKR@u", "yrzKKRBu", false}, {"cnr4t3eg", "cnrtt3eg", true}} {
+		if raftlog.ValidPeerID(c.id) != c.valid {
+			t.Errorf("ValidPeerID(%q) = %v", c.id, !c.valid)
+		}
+		if got, d, _ := raftlog.NearestPeer(c.id, known); got != c.of || d != 1 {
+			t.Errorf("NearestPeer(%q) = %q at %d bits, want %q at 1", c.id, got, d, c.of)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"a", "a", 0}, {"a", "b", 2}, {"abc", "ab", 8}, {"S1Nunr6R", "S1Nunr6R", 0}} {
+		if got := raftlog.BitDistance(c.a, c.b); got != c.d {
+			t.Errorf("BitDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
+		}
+	}
+	for _, bad := range []string{"", "short", "toolong12", "abc-defg", "abcdefg\x00"} {
+		if raftlog.ValidPeerID(bad) {
+			t.Errorf("ValidPeerID(%q) = true", bad)
+		}
+	}
+}
+
+func TestPeersAndTermVote(t *testing.T) {
+	for _, sc := range allServers(t) {
+		for _, g := range groupsOf(t, sc) {
+			ps, err := raftlog.DecodePeerState(g+"/peers.idx", readFS(t, sc.js, path.Join(g, "peers.idx")))
+			if err != nil {
+				t.Errorf("%s %s: %v", sc.label, g, err)
+				continue
+			}
+			if issues := ps.Check(); len(issues) > 0 {
+				t.Errorf("%s %s: peer state issues %+v", sc.label, g, issues)
+			}
+			peers := slices.Sorted(slices.Values(ps.Peers))
+			want, ok := sc.groups[g]
+			if g == "_meta_" && sc.meta != nil {
+				want, ok = *sc.meta, true
+			}
+			if ok {
+				if !slices.Equal(peers, want.Peers) {
+					t.Errorf("%s %s: peers.idx peers %v, server said %v", sc.label, g, peers, want.Peers)
+				}
+				if int(ps.ClusterSize) != want.Size {
+					t.Errorf("%s %s: peers.idx cluster size %d, server said %d", sc.label, g, ps.ClusterSize, want.Size)
+				}
+			} else if g == "_meta_" {
+				t.Errorf("%s: no _meta_ view to compare", sc.label)
+			}
+			tv, err := raftlog.DecodeTermVote(g+"/tav.idx", readFS(t, sc.js, path.Join(g, "tav.idx")))
+			if err != nil {
+				t.Errorf("%s %s: tav: %v", sc.label, g, err)
+				continue
+			}
+			if tv.Vote != "" && !slices.Contains(ps.Peers, tv.Vote) {
+				t.Errorf("%s %s: voted for %q, not a peer %v", sc.label, g, tv.Vote, ps.Peers)
+			}
+			if ok && tv.Term < want.Term {
+				t.Errorf("%s %s: tav term %d below the term %d the server reported", sc.label, g, tv.Term, want.Term)
+			}
+			if b, err := readOpt(sc, path.Join(g, "commit.idx")); err == nil {
+				ci, err := raftlog.DecodeCommitIndex(g+"/commit.idx", g, b)
+				if err != nil || !ci.ChecksumOK || ci.Commit == 0 {
+					t.Errorf("%s %s: commit.idx %+v %v", sc.label, g, ci, err)
+				}
+				if _, err := raftlog.DecodeCommitIndex("commit.idx", "other", b); !errors.Is(err, binfmt.ErrChecksum) {
+					t.Errorf("%s %s: commit.idx with the wrong key: %v, want ErrChecksum", sc.label, g, err)
+				}
+			}
+		}
+	}
+}
+
+// Corruptions of a real peers.idx, each a small function on a copy.
+func TestPeerStateCorrupt(t *testing.T) {
+	sc := allServers(t)[0]
+	orig := readFS(t, sc.js, "_meta_/peers.idx")
+	known, err := raftlog.DecodePeerState("peers.idx", orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		corrupt func([]byte) []byte
+		err     error
+		off     int64
+		issue   string
+	}{
+		{"truncated-id", func(b []byte) []byte { return b[:len(b)-5] }, binfmt.ErrTruncated, 4, ""},
+		{"short-header", func(b []byte) []byte { return b[:7] }, binfmt.ErrTruncated, 0, ""},
+		{"count-huge", func(b []byte) []byte { b[7] = 0x7f; return b }, binfmt.ErrTruncated, 4, ""},
+		{"flip-id-bit", func(b []byte) []byte { b[8] ^= 0x40; return b }, nil, 0, raftlog.IssueInvalidID},
+		{"size-zero", func(b []byte) []byte { copy(b, []byte{0, 0, 0, 0}); return b }, nil, 0, raftlog.IssueSizeZero},
+		{"no-trailer", func(b []byte) []byte { return b[:len(b)-2] }, nil, 0, raftlog.IssueNoTrailer},
+		{"dup-id", func(b []byte) []byte { copy(b[16:24], b[8:16]); return b }, nil, 0, raftlog.IssueDuplicateID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps, err := raftlog.DecodePeerState("peers.idx", c.corrupt(slices.Clone(orig)))
+			if c.err != nil {
+				var ce *binfmt.CorruptError
+				if !errors.Is(err, c.err) || !errors.As(err, &ce) || ce.Offset != c.off {
+					t.Fatalf("err = %v, want %v at offset %d", err, c.err, c.off)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []string
+			for _, is := range ps.Check() {
+				kinds = append(kinds, is.Kind)
+			}
+			if !slices.Contains(kinds, c.issue) {
+				t.Fatalf("issues %v, want %s", kinds, c.issue)
+			}
+			if c.issue == raftlog.IssueInvalidID {
+				fl := ps.Flips(known.Peers, 1)
+				if len(fl) != 1 || fl[0].Of != known.Peers[0] || fl[0].Bits != 1 {
+					t.Fatalf("Flips = %+v, want one flip of %s", fl, known.Peers[0])
+				}
+			}
+		})
+	}
+}
+
+func TestSnapshots(t *testing.T) {
+	nsnap := 0
+	for _, sc := range allServers(t) {
+		for _, g := range groupsOf(t, sc) {
+			file, term, index := snapshotOf(sc.js, g)
+			if file == "" {
+				continue
+			}
+			nsnap++
+			b := readFS(t, sc.js, file)
+			sn, err := raftlog.DecodeSnapshot(file, g, b)
+			if err != nil {
+				t.Errorf("%s: %v", file, err)
+				continue
+			}
+			if !sn.ChecksumOK || sn.Term != term || sn.Index != index || sn.PeerState == nil {
+				t.Errorf("%s %s: snapshot %+v, name says %d.%d", sc.label, file, sn, term, index)
+			}
+			switch {
+			case g == "_meta_":
+				if _, err := raftlog.DecodeMetaSnapshot(file, sn.DataOffset, sn.Data); err != nil {
+					t.Errorf("%s %s: %v", sc.label, file, err)
+				}
+			case strings.HasPrefix(g, "S-"):
+				ss, err := raftlog.DecodeStreamSnapshot(file, sn.DataOffset, sn.Data)
+				if err != nil {
+					t.Errorf("%s %s: %v", sc.label, file, err)
+				} else if ss.DeletedCount() != ss.NumDeleted {
+					t.Errorf("%s %s: %d deletes listed, header says %d", sc.label, file, ss.DeletedCount(), ss.NumDeleted)
+				}
+			case strings.HasPrefix(g, "C-"):
+				cs, err := raftlog.DecodeConsumerSnapshot(file, sn.DataOffset, sn.Data)
+				if err != nil {
+					t.Errorf("%s %s: %v", sc.label, file, err)
+				} else if cs.AckFloor.Stream > cs.Delivered.Stream {
+					t.Errorf("%s %s: ack floor %d above delivered %d", sc.label, file, cs.AckFloor.Stream, cs.Delivered.Stream)
+				}
+			}
+			// Broken copies.
+			for _, pos := range []int{0, 9, 20, len(b) / 2, len(b) - 9} {
+				bad := slices.Clone(b)
+				bad[pos] ^= 0x01
+				_, err := raftlog.DecodeSnapshot(file, g, bad)
+				var ce *binfmt.CorruptError
+				if !errors.Is(err, binfmt.ErrChecksum) || !errors.As(err, &ce) || ce.Offset != int64(len(b)-8) {
+					t.Errorf("%s %s: byte %d flipped: %v, want ErrChecksum at %d", sc.label, file, pos, err, len(b)-8)
+				}
+			}
+			if _, err := raftlog.DecodeSnapshot(file, g+"x", b); !errors.Is(err, binfmt.ErrChecksum) {
+				t.Errorf("%s %s: wrong group key: %v", sc.label, file, err)
+			}
+			if _, err := raftlog.DecodeSnapshot(file, g, b[:27]); !errors.Is(err, binfmt.ErrTruncated) {
+				t.Errorf("%s %s: 27 bytes: %v", sc.label, file, err)
+			}
+		}
+	}
+	if nsnap == 0 {
+		t.Fatal("no snapshot in any fixture")
+	}
+}
+
+func TestParseSnapshotName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"snap.1.10": true, "snap.18446744073709551615.1": true,
+		"snap.01.10": false, "snap.+1.10": false, "snap.1": false, "snap.1.10.tmp": false, "snp.1.10": false, "snap.a.b": false,
+	} {
+		if _, _, got := raftlog.ParseSnapshotName(name); got != ok {
+			t.Errorf("ParseSnapshotName(%q) ok = %v", name, got)
+		}
+	}
+}
+
+// TestWAL: every WAL record is an append entry at index = seq, of known
+// entry types, whose ops decode and belong to the group's kind.
+func TestWAL(t *testing.T) {
+	seen := map[raftlog.OpCode]int{}
+	types := map[raftlog.EntryType]int{}
+	for _, sc := range allServers(t) {
+		for _, g := range groupsOf(t, sc) {
+			recs, _ := readWAL(t, sc.js, g)
+			for _, r := range recs {
+				if r.err != nil {
+					t.Errorf("%s %s seq %d: %v", sc.label, r.file, r.rec.Seq, r.err)
+					continue
+				}
+				if r.ae.Index() != r.rec.Seq {
+					t.Errorf("%s %s: record seq %d holds index %d", sc.label, r.file, r.rec.Seq, r.ae.Index())
+				}
+				if !raftlog.ValidPeerID(r.ae.Leader) || r.ae.Term == 0 || r.ae.Trailing != 0 {
+					t.Errorf("%s %s seq %d: leader %q term %d trailing %d", sc.label, r.file, r.rec.Seq, r.ae.Leader, r.ae.Term, r.ae.Trailing)
+				}
+				if v := sc.cluster; strings.HasPrefix(v, "v2.10") && r.ae.HasLTerm || (strings.HasPrefix(v, "v2.12") || strings.HasPrefix(v, "v2.15")) && !r.ae.HasLTerm {
+					t.Errorf("%s %s seq %d: lterm present %v", sc.label, r.file, r.rec.Seq, r.ae.HasLTerm)
+				}
+				for _, e := range r.ae.Entries {
+					types[e.Type]++
+					switch e.Type {
+					case raftlog.EntryNormal:
+						op, err := raftlog.DecodeOp(r.file, e.DataOffset, e.Data)
+						if err != nil {
+							t.Errorf("%s %s seq %d: %v", sc.label, r.file, r.rec.Seq, err)
+							continue
+						}
+						seen[op.Code]++
+						if g == "_meta_" && !op.Code.IsMeta() || strings.HasPrefix(g, "S-") && !op.Code.IsStream() || strings.HasPrefix(g, "C-") && !op.Code.IsConsumer() {
+							t.Errorf("%s %s seq %d: op %v in group %s", sc.label, r.file, r.rec.Seq, op.Code, g)
+						}
+						if op.Stream != nil && (op.Stream.Config.Name == "" || op.Stream.Group == nil || op.Stream.Account() == "") {
+							t.Errorf("%s %s seq %d: incomplete stream assignment %+v", sc.label, r.file, r.rec.Seq, op.Stream)
+						}
+						if op.Consumer != nil && (op.Consumer.Name == "" || op.Consumer.Stream == "" || op.Consumer.Account() == "") {
+							t.Errorf("%s %s seq %d: incomplete consumer assignment %+v", sc.label, r.file, r.rec.Seq, op.Consumer)
+						}
+					case raftlog.EntryPeerState:
+						ps, err := e.PeerState(r.file)
+						if err != nil || len(ps.Check()) > 0 {
+							t.Errorf("%s %s seq %d: peer state %+v %v", sc.label, r.file, r.rec.Seq, ps, err)
+						}
+					case raftlog.EntryAddPeer, raftlog.EntryRemovePeer, raftlog.EntryLeaderTransfer:
+						if p, err := e.Peer(r.file); err != nil || !raftlog.ValidPeerID(p) {
+							t.Errorf("%s %s seq %d: %v peer %q %v", sc.label, r.file, r.rec.Seq, e.Type, p, err)
+						}
+					case raftlog.EntrySnapshot:
+					default:
+						t.Errorf("%s %s seq %d: entry type %v", sc.label, r.file, r.rec.Seq, e.Type)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("entry types %v, ops %v", types, seen)
+	// The real fixtures' workload writes these; make sure they were read.
+	for _, op := range []raftlog.OpCode{raftlog.OpAssignStream, raftlog.OpAssignConsumer, raftlog.OpRemoveStream, raftlog.OpRemoveConsumer,
+		raftlog.OpUpdateStream, raftlog.OpStreamMsg, raftlog.OpCompressedStreamMsg, raftlog.OpDeleteMsg, raftlog.OpPurgeStream,
+		raftlog.OpUpdateDelivered, raftlog.OpUpdateAcks, raftlog.OpUpdateSkip, raftlog.OpAddPendingRequest, raftlog.OpRemovePendingRequest,
+		raftlog.OpBatchMsg, raftlog.OpBatchCommitMsg} {
+		if seen[op] == 0 {
+			t.Errorf("no %v op in any fixture WAL", op)
+		}
+	}
+	for _, et := range []raftlog.EntryType{raftlog.EntryNormal, raftlog.EntryPeerState, raftlog.EntryLeaderTransfer} {
+		if types[et] == 0 {
+			t.Errorf("no %v entry in any fixture WAL", et)
+		}
+	}
+}
+
+// metaState replays one server's _meta_: newest snapshot, then the WAL ops
+// above its index (a later EntrySnapshot restarts from that snapshot).
+func metaState(t *testing.T, sc *serverCase) ([]raftlog.AssignedStream, int) {
+	t.Helper()
+	var base []*raftlog.StreamAssignment
+	var snapIndex uint64
+	if file, _, _ := snapshotOf(sc.js, "_meta_"); file != "" {
+		sn, err := raftlog.DecodeSnapshot(file, "_meta_", readFS(t, sc.js, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base, err = raftlog.DecodeMetaSnapshot(file, sn.DataOffset, sn.Data); err != nil {
+			t.Fatal(err)
+		}
+		snapIndex = sn.Index
+	}
+	recs, tombs := readWAL(t, sc.js, "_meta_")
+	byIndex := map[uint64]walRecord{}
+	for _, r := range recs {
+		if r.err == nil && r.rec.Seq > snapIndex && !tombs[r.rec.Seq] {
+			byIndex[r.rec.Seq] = r // a later copy of an index replaces an earlier one
+		}
+	}
+	idx := slices.Sorted(func(yield func(uint64) bool) {
+		for k := range byIndex {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	var ops []*raftlog.Op
+	for _, i := range idx {
+		r := byIndex[i]
+		for _, e := range r.ae.Entries {
+			switch e.Type {
+			case raftlog.EntrySnapshot:
+				sas, err := raftlog.DecodeMetaSnapshot(r.file, e.DataOffset, e.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				base, ops = sas, nil
+			case raftlog.EntryNormal:
+				op, err := raftlog.DecodeOp(r.file, e.DataOffset, e.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ops = append(ops, op)
+			}
+		}
+	}
+	return raftlog.Replay(base, ops), len(ops)
+}
+
+func TestMetaReplay(t *testing.T) {
+	for _, sc := range allServers(t) {
+		if len(sc.streams) == 0 {
+			continue
+		}
+		got, nops := metaState(t, sc)
+		var gotW []streamWant
+		for _, s := range got {
+			sw := streamWant{Account: s.Account, Name: s.Name, Group: s.Group}
+			for _, c := range s.Consumers {
+				sw.Consumers = append(sw.Consumers, c.Name)
+			}
+			if s.Group == "" || (s.Replicas > 1 && len(s.Peers) != s.Replicas) {
+				t.Errorf("%s: stream %s group %q peers %v replicas %d", sc.label, s.Name, s.Group, s.Peers, s.Replicas)
+			}
+			gotW = append(gotW, sw)
+		}
+		if !equalStreams(gotW, sc.streams) {
+			t.Errorf("%s: meta replay (%d ops after the snapshot) gives\n%+v\nservers report\n%+v", sc.label, nops, gotW, sc.streams)
+		}
+	}
+}
+
+func equalStreams(a, b []streamWant) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		sort.Strings(x.Consumers)
+		sort.Strings(y.Consumers)
+		if x.Account != y.Account || x.Name != y.Name || x.Group != y.Group || !slices.Equal(x.Consumers, y.Consumers) {
+			return false
+		}
+	}
+	return true
+}
+
+func readOpt(sc *serverCase, name string) ([]byte, error) {
+	return fsReadFile(sc, name)
+}
