@@ -1,0 +1,206 @@
+// Command gen re-creates the real-server bundles committed under
+// testdata/bundles, by running real nats-server binaries on 127.0.0.1.
+//
+//	go run . all              # every scenario
+//	go run . <scenario>...    # some scenarios
+//	go run . list             # scenario names and descriptions
+//	go run . big -out DIR [-size 1GiB] [-version v2.15.2]
+//	go run . recover -dir DIR [-version v2.15.2]
+//
+// See README.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Env is what a scenario gets: a private scratch directory and the root of
+// the committed bundles.
+type Env struct {
+	Scratch string // removed after the run unless -keep
+	Out     string // testdata/bundles
+}
+
+// Scenario is one reproducible bundle (or set of bundles).
+type Scenario struct {
+	Name    string
+	Doc     string
+	Timeout time.Duration
+	Run     func(ctx context.Context, env *Env) error
+}
+
+// scenarios is the ordered list run by `all`. Add new ones here.
+var scenarios []Scenario
+
+func addScenario(s Scenario) { scenarios = append(scenarios, s) }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s gen: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	out := fs.String("out", "", "bundles root (default ../bundles); for `big`: the directory to write")
+	keep := fs.Bool("keep", false, "keep scratch directories")
+	size := fs.String("size", "1GiB", "big: minimum store size")
+	version := fs.String("version", "v2.15.2", "big/recover: nats-server version")
+	dir := fs.String("dir", "", "recover: store directory written by `big`")
+	if len(os.Args) < 2 {
+		usage()
+		return 2
+	}
+	cmd := os.Args[1]
+	if err := fs.Parse(os.Args[2:]); err != nil {
+		return 2
+	}
+	args := fs.Args()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		logf("interrupted: killing servers")
+		killAll()
+		os.Exit(130)
+	}()
+	defer killAll()
+
+	switch cmd {
+	case "list":
+		for _, s := range scenarios {
+			fmt.Printf("%-36s %s\n", s.Name, s.Doc)
+		}
+		return 0
+	case "big":
+		if *out == "" {
+			logf("big: -out DIR is required")
+			return 2
+		}
+		n, err := parseSize(*size)
+		if err != nil {
+			logf("big: %v", err)
+			return 2
+		}
+		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runBig(ctx, *out, n, *version) }))
+	case "recover":
+		if *dir == "" {
+			logf("recover: -dir DIR is required")
+			return 2
+		}
+		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error { return runRecover(ctx, *dir, *version) }))
+	}
+
+	var todo []Scenario
+	if cmd == "all" {
+		todo = scenarios
+	} else {
+		for _, name := range append([]string{cmd}, args...) {
+			found := false
+			for _, s := range scenarios {
+				if s.Name == name {
+					todo, found = append(todo, s), true
+				}
+			}
+			if !found {
+				logf("unknown scenario %q (try `go run . list`)", name)
+				return 2
+			}
+		}
+	}
+	outRoot := *out
+	if outRoot == "" {
+		outRoot = filepath.Join("..", "bundles")
+	}
+	failed := 0
+	for _, s := range todo {
+		scratch, err := os.MkdirTemp("", "jsf-gen-"+s.Name+"-")
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		start := time.Now()
+		logf("=== %s (scratch %s)", s.Name, scratch)
+		timeout := s.Timeout
+		if timeout == 0 {
+			timeout = 10 * time.Minute
+		}
+		err = withDeadline(ctx, timeout, func(ctx context.Context) error { return s.Run(ctx, &Env{Scratch: scratch, Out: outRoot}) })
+		killAll()
+		if err != nil {
+			failed++
+			logf("--- FAIL %s after %v: %v (scratch kept: %s)", s.Name, time.Since(start).Round(time.Second), err, scratch)
+			continue
+		}
+		logf("--- ok %s in %v", s.Name, time.Since(start).Round(time.Second))
+		if !*keep {
+			os.RemoveAll(scratch)
+		}
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// withDeadline runs f with a context that expires after d; if f has not
+// returned 30 s after that, every server is killed and the program exits.
+func withDeadline(ctx context.Context, d time.Duration, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	wd := time.AfterFunc(d+30*time.Second, func() {
+		logf("watchdog: run exceeded %v; killing servers", d)
+		killAll()
+		os.Exit(1)
+	})
+	defer wd.Stop()
+	return f(ctx)
+}
+
+func report(err error) int {
+	if err != nil {
+		logf("error: %v", err)
+		return 1
+	}
+	return 0
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: go run . all | list | <scenario>... [-out DIR] [-keep]")
+	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
+	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2]")
+}
+
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suf string
+		m   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suf) {
+			var f float64
+			if _, err := fmt.Sscanf(strings.TrimSuffix(s, u.suf), "%g", &f); err != nil {
+				return 0, fmt.Errorf("bad size %q", s)
+			}
+			return int64(f * float64(u.m)), nil
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n, nil
+}
