@@ -470,7 +470,7 @@ func (s *Scanner) fill(b []byte, off int64, p *parsed, m *match, ok, badUTF8 boo
 		TimeSource: p.timeSource,
 		Level:      p.level,
 		PID:        p.pid,
-		Pod:        string(p.pod),
+		Pod:        validString(p.pod, badUTF8),
 		Server:     s.opts.Server,
 		Dialect:    p.dialect,
 		Scope:      p.scope.String(),
@@ -481,14 +481,14 @@ func (s *Scanner) fill(b []byte, off int64, p *parsed, m *match, ok, badUTF8 boo
 		ev.Server = s.boots[s.cur-1].Name
 	}
 	if p.scope == scopeRaft {
-		ev.Node = string(p.scopeA)
-		ev.Group = string(p.scopeB)
+		ev.Node = validString(p.scopeA, badUTF8)
+		ev.Group = validString(p.scopeB, badUTF8)
 	}
 	if p.scope == scopeFilestore {
 		if isGroupName(p.scopeA) {
-			ev.Group = string(p.scopeA)
+			ev.Group = validString(p.scopeA, badUTF8)
 		} else {
-			ev.Stream = string(p.scopeA)
+			ev.Stream = validString(p.scopeA, badUTF8)
 		}
 	}
 	if ok {
@@ -523,6 +523,10 @@ func (ev *Event) set(name string, v []byte) {
 	if len(v) > MaxFieldValue {
 		v = v[:MaxFieldValue]
 	}
+	v = bytes.TrimSpace(v)
+	if !utf8.Valid(v) {
+		v = bytes.ToValidUTF8(v, []byte("\uFFFD"))
+	}
 	switch name {
 	case "account":
 		ev.Account = string(v)
@@ -554,7 +558,10 @@ func (ev *Event) setField(name string, v []byte) {
 	if len(v) > MaxFieldValue {
 		v = v[:MaxFieldValue]
 	}
-	ev.Fields[name] = string(bytes.ToValidUTF8(v, []byte("\uFFFD")))
+	if !utf8.Valid(v) {
+		v = bytes.ToValidUTF8(v, []byte("\uFFFD"))
+	}
+	ev.Fields[name] = string(v)
 }
 
 // trackBanner keeps the per-boot banner up to date.
