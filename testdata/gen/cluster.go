@@ -95,6 +95,10 @@ type Server struct {
 
 	Debug bool
 	Trace bool
+	// NoCluster omits the cluster block (standalone server).
+	NoCluster bool
+	// StartTimeout bounds Start's wait for /varz (default 30 s).
+	StartTimeout time.Duration
 	// Routes are the route URLs of this server (default: every other member of its cluster).
 	Routes []string
 	// GatewayName enables a gateway block when non-empty.
@@ -189,11 +193,13 @@ func (s *Server) config() string {
 		b.WriteString("trace: true\n")
 	}
 	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n  max_memory_store: 256MB\n  max_file_store: 8GB\n}\n", s.StoreDir)
-	fmt.Fprintf(&b, "cluster {\n  name: %q\n  listen: \"127.0.0.1:%d\"\n  routes: [\n", s.Cluster, s.ClusterPort)
-	for _, r := range s.Routes {
-		fmt.Fprintf(&b, "    %q\n", r)
+	if !s.NoCluster {
+		fmt.Fprintf(&b, "cluster {\n  name: %q\n  listen: \"127.0.0.1:%d\"\n  routes: [\n", s.Cluster, s.ClusterPort)
+		for _, r := range s.Routes {
+			fmt.Fprintf(&b, "    %q\n", r)
+		}
+		b.WriteString("  ]\n}\n")
 	}
-	b.WriteString("  ]\n}\n")
 	if s.GatewayName != "" {
 		fmt.Fprintf(&b, "gateway {\n  name: %q\n  listen: \"127.0.0.1:%d\"\n", s.GatewayName, s.GatewayPort)
 		if s.GatewayExtra != "" {
@@ -262,7 +268,11 @@ func (s *Server) Start(ctx context.Context) error {
 	}()
 	s.mu.Unlock()
 	logf("started %s (%s) pid %d client %d http %d", s.Name, s.Version, cmd.Process.Pid, s.ClientPort, s.HTTPPort)
-	return waitFor(ctx, 30*time.Second, s.Name+" /varz", func() (bool, error) {
+	timeout := s.StartTimeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	return waitFor(ctx, timeout, s.Name+" /varz", func() (bool, error) {
 		select {
 		case <-done:
 			return false, fmt.Errorf("%s exited during start: %v (see %s)", s.Name, s.err, s.LogFile)
