@@ -74,6 +74,8 @@ func Load(b *bundle.Bundle) *Model {
 	}
 	l := &loader{b: b, m: m}
 	l.stores()
+	l.captures()
+	l.logs()
 	l.raft()
 	l.finish()
 	return m
@@ -143,5 +145,28 @@ func (l *loader) finish() {
 		}
 		return a.Name < b.Name
 	})
-	sort.SliceStable(m.Timeline, func(i, j int) bool { return m.Timeline[i].Time.Before(m.Timeline[j].Time) })
+	l.sortTimeline()
+}
+
+// sortTimeline orders the timeline oldest first (stable, so one file's lines
+// keep their order) and remaps the indexes the model holds into it.
+func (l *loader) sortTimeline() {
+	m := l.m
+	order := make([]int, len(m.Timeline))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
+	newIndex := make([]int, len(order))
+	sorted := make([]report.TimelineEvent, len(order))
+	for n, old := range order {
+		sorted[n] = m.Timeline[old]
+		newIndex[old] = n
+	}
+	m.Timeline = sorted
+	for i := range m.MetaLeaderStates {
+		if t := m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
+			m.MetaLeaderStates[i].Timeline = newIndex[t]
+		}
+	}
 }

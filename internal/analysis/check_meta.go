@@ -37,12 +37,24 @@ func metaViews(m *Model) []*metaSide {
 	}
 	sides := map[string]*metaSide{}
 	var keys []string
-	for _, srv := range sortedKeys(best) {
+	// Views with a peer list first; a view without one (a leaderless /jsz)
+	// joins a side of the same size, or stands for its size alone.
+	servers := sortedKeys(best)
+	sort.SliceStable(servers, func(i, j int) bool { return len(best[servers[i]].Peers) > 0 && len(best[servers[j]].Peers) == 0 })
+	for _, srv := range servers {
 		v := best[srv]
 		if v.ClusterSize == 0 && len(v.Peers) == 0 {
 			continue
 		}
 		k := viewKey(v)
+		if len(v.Peers) == 0 {
+			for _, kk := range keys {
+				if sides[kk].view.ClusterSize == v.ClusterSize {
+					k = kk
+					break
+				}
+			}
+		}
 		s := sides[k]
 		if s == nil {
 			peers := append([]string(nil), v.Peers...)
@@ -73,14 +85,16 @@ func sourceRank(src string) int {
 	switch src {
 	case "raftz":
 		return 0
-	case "jsz":
-		return 1
 	case "peers.idx":
+		return 1
+	case "jsz":
 		return 2
-	case "snapshot":
+	case "varz":
 		return 3
+	case "snapshot":
+		return 4
 	}
-	return 4
+	return 5
 }
 
 // foundingSplits returns pairs of meta groups founded apart: two servers'

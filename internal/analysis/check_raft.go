@@ -136,7 +136,9 @@ var checkQuorumUnreachable = Check{
 		for _, g := range m.Groups {
 			done := map[string]bool{}
 			for _, v := range g.Views {
-				if v.ClusterSize == 0 || done[viewKey(v)] {
+				// A view without its peer list (a leaderless /jsz) cannot
+				// tell which peers exist.
+				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[viewKey(v)] {
 					continue
 				}
 				done[viewKey(v)] = true

@@ -1,0 +1,308 @@
+package analysis
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// noLeaderPeer is the hash of the empty name: /jsz meta_cluster.peer when no
+// leader is known.
+const noLeaderPeer = "fqA4S4SK"
+
+// recentlySeen is how recent a raftz last_seen must be for the peer to count
+// as alive: heartbeats are 1 s apart and a leader steps down after 10 s of
+// silence.
+const recentlySeen = 30 * time.Second
+
+// captures decodes every captured monitoring answer in the bundle.
+func (l *loader) captures() {
+	var all []capture.Capture
+	if l.b.Archive == "zip" && hasKind(l.b.Captures, bundle.KindAuditManifest) {
+		// A `nats audit gather` archive: read by its manifest.
+		if a := l.auditArchive(); a != nil {
+			all = append(all, a.Captures()...)
+		}
+	}
+	if len(all) == 0 {
+		for _, c := range l.b.Captures {
+			if c.Kind == bundle.KindAuditManifest || c.Kind == bundle.KindAuditMetadata {
+				continue
+			}
+			f, err := l.b.FS.Open(c.Path)
+			if err != nil {
+				l.note("capture %s: %v", c.Path, err)
+				continue
+			}
+			caps, err := capture.Decode(c.Path, f)
+			f.Close()
+			if err != nil {
+				l.note("capture %s: %v", c.Path, err)
+			}
+			for i := range caps {
+				if caps[i].Server.Name == "" {
+					caps[i].Server.Name = l.captureName(c, caps[i])
+				}
+			}
+			all = append(all, caps...)
+		}
+	}
+	// Named answers first, so a bare /raftz can be named by its node id.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Server.Name != "" && all[j].Server.Name == "" })
+	for _, c := range all {
+		l.capture(c)
+	}
+}
+
+func hasKind(cs []bundle.Capture, kind string) bool {
+	for _, c := range cs {
+		if c.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loader) auditArchive() *capture.Audit {
+	f, err := os.Open(l.b.Path)
+	if err != nil {
+		l.note("audit archive: %v", err)
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	a, err := capture.ReadAuditArchive(f, fi.Size())
+	if err != nil {
+		l.note("audit archive %s: %v", filepath.Base(l.b.Path), err)
+		return nil
+	}
+	for _, p := range a.Problems {
+		l.note("audit archive: %v", p)
+	}
+	return a
+}
+
+// captureName names the server of an answer that does not name it: by its
+// raft node id among known servers, else by a path candidate whose peer id
+// is that node id.
+func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
+	node := c.Server.Node
+	if node != "" {
+		if s := l.m.serverByID(node); s != nil {
+			return s.Name
+		}
+		for _, cand := range bc.NameCandidates {
+			if peerID(cand) == node {
+				return cand
+			}
+		}
+	}
+	for _, cand := range bc.NameCandidates {
+		if l.m.server(cand) != nil {
+			return cand
+		}
+	}
+	return ""
+}
+
+// capture folds one decoded answer into the model.
+func (l *loader) capture(c capture.Capture) {
+	name := c.Server.Name
+	source := "capture"
+	if name == "" {
+		if c.Server.Node == "" {
+			l.note("capture %s line %d: %s answer names no server; not attributed", c.File, c.Line, c.Kind)
+			return
+		}
+		name = "node-" + c.Server.Node
+		source = "unknown"
+		l.note("capture %s line %d: server with raft node id %s not named by any source; called %s here", c.File, c.Line, c.Server.Node, name)
+	}
+	srv := l.addServer(name, source)
+	srv.Sources[c.Kind] = true
+	srv.Alive = true
+	if c.Server.Cluster != "" && srv.Cluster == "" {
+		srv.Cluster = c.Server.Cluster
+	}
+	if c.Server.Version != "" && srv.Version == "" {
+		srv.Version = c.Server.Version
+	}
+	at := c.Server.Time
+	switch c.Kind {
+	case "jsz":
+		l.captureJsz(srv, c, at)
+	case "raftz":
+		l.captureRaftz(srv, c, at)
+	case "healthz":
+		h := c.Healthz
+		kind := "healthcheck-ok"
+		text := "healthz: " + h.Status
+		if h.Status != "ok" {
+			kind = "healthcheck-failed"
+			text += ": " + h.Error
+			for _, e := range h.Errors {
+				text += "; " + e.Error
+			}
+		}
+		ti := l.event(at, srv.Name, "healthz", kind, "", text, c.File, c.Line)
+		if strings.Contains(text, "meta leader") {
+			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Source: "healthz", Timeline: ti})
+		}
+	case "varz":
+		v := c.Varz
+		if v.Cluster.Name != "" && srv.Cluster == "" {
+			srv.Cluster = v.Cluster.Name
+		}
+		l.event(at, srv.Name, "varz", "server-info", "", fmt.Sprintf("varz: %s version %s cluster %s, started %s", v.ServerName, v.Version, v.Cluster.Name, v.Start.UTC().Format(time.RFC3339)), c.File, c.Line)
+		if v.JetStream.Meta != nil {
+			l.metaCluster(srv, v.JetStream.Meta, at, "varz", c)
+		}
+	}
+}
+
+func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
+	j := c.Jsz
+	if j.Meta != nil {
+		l.metaCluster(srv, j.Meta, at, "jsz", c)
+	}
+	for _, acc := range j.AccountDetails {
+		for _, sd := range acc.Streams {
+			st := l.streamEntry(acc.Name, sd.Name)
+			if sd.Config != nil && st.Replicas == 0 {
+				st.Replicas = sd.Config.Replicas
+			}
+			if sd.RaftGroup != "" && st.Group == "" {
+				st.Group = sd.RaftGroup
+			}
+			if sd.Cluster != nil {
+				if sd.Cluster.RaftGroup != "" && st.Group == "" {
+					st.Group = sd.Cluster.RaftGroup
+				}
+				for _, r := range sd.Cluster.Replicas {
+					if r.Name != "" && r.Peer != "" {
+						l.m.IDs[r.Peer] = r.Name
+					}
+				}
+			}
+		}
+	}
+}
+
+// metaCluster takes a /jsz meta_cluster (or /varz jetstream.meta).
+func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time, source string, c capture.Capture) {
+	mv := capture.MetaFromCluster(mc, srv.Name)
+	for _, p := range mv.Peers {
+		if p.Name != "" && p.ID != "" {
+			l.m.IDs[p.ID] = p.Name
+			if !p.Offline {
+				if s := l.m.server(p.Name); s != nil {
+					s.Alive = true
+				}
+			}
+		}
+	}
+	leader := ""
+	if mv.HasLeader {
+		leader = mv.LeaderName
+		if leader == "" {
+			leader = mv.Leader
+		}
+	}
+	kind, text := "meta-leader", fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
+	if !mv.HasLeader {
+		kind, text = "no-meta-leader", fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, noLeaderPeer, mv.ClusterSize)
+	}
+	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: source, Timeline: ti})
+	if mv.ClusterSize > 0 {
+		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: mv.ClusterSize/2 + 1, Leader: leader, Source: source}, LeaderKnown: true}
+		if mv.Quorum > 0 {
+			v.Quorum = mv.Quorum
+		}
+		// No peer list: a follower's /jsz names only the leader, and a
+		// leaderless one names nobody, so only the size and leader count.
+		l.group("_meta_").Views = append(l.group("_meta_").Views, v)
+	}
+}
+
+func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
+	rz := *c.Raftz
+	for _, acc := range rz.Accounts() {
+		for _, gname := range rz.Groups(acc) {
+			rg := rz[acc][gname]
+			if rg.ID != "" && srv.PeerID != "" && rg.ID != srv.PeerID && srv.NameSource != "unknown" {
+				l.note("capture %s: raftz answer of %s is from node %s, but %s hashes to %s", c.File, srv.Name, rg.ID, srv.Name, srv.PeerID)
+			}
+			g := l.group(gname)
+			if g.Kind != "meta" && g.Account == "" && acc != "$SYS" {
+				g.Account = acc
+			}
+			v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
+				VotedFor: rg.VotedFor, Applied: rg.Applied, Commit: rg.Committed, Leader: rg.Leader, Source: "raftz"}, LeaderKnown: true}
+			if v.Quorum == 0 && v.ClusterSize > 0 {
+				v.Quorum = v.ClusterSize/2 + 1
+			}
+			peers := []string{}
+			if rg.ID != "" {
+				peers = append(peers, rg.ID)
+			}
+			for _, id := range sortedKeys(rg.Peers) {
+				p := rg.Peers[id]
+				peers = append(peers, id)
+				if p.Name != "" {
+					l.m.IDs[id] = p.Name
+				}
+				if d, ok := p.LastSeenDuration(); ok && d < recentlySeen {
+					v.Alive = append(v.Alive, id)
+					if p.Name != "" {
+						s := l.addServer(p.Name, "capture")
+						s.Alive = true
+					}
+				}
+			}
+			sort.Strings(peers)
+			v.Peers = peers
+			if !at.IsZero() {
+				t := at
+				v.Time = &t
+			}
+			g.Views = append(g.Views, v)
+			if g.Kind == "meta" {
+				leader := ""
+				if rg.Leader != "" {
+					leader = rg.Leader
+					if n, ok := l.m.IDs[rg.Leader]; ok {
+						leader = n
+					}
+				}
+				kind, text := "meta-leader", fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
+				if leader == "" {
+					kind = "no-meta-leader"
+					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
+				}
+				ti := l.event(at, srv.Name, "raftz", kind, "_meta_", text, c.File, c.Line)
+				l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: "raftz", Timeline: ti})
+			}
+		}
+	}
+}
+
+// event appends a timeline event and returns its provisional index (events
+// are sorted later; finish remaps the indexes).
+func (l *loader) event(t time.Time, server, source, kind, group, text, file string, line int) int {
+	if t.IsZero() {
+		return -1
+	}
+	l.m.Timeline = append(l.m.Timeline, report.TimelineEvent{Time: t, Server: server, Source: source, Kind: kind, Group: group, Text: text, File: file, Line: line})
+	return len(l.m.Timeline) - 1
+}

@@ -1,0 +1,275 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/logscan"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// logs scans every server log into timeline events and the facts the checks
+// need: meta leader observations, meta foundings, server identity.
+func (l *loader) logs() {
+	for _, lg := range orderLogs(l.b.Logs) {
+		l.log(lg)
+	}
+	l.clockOffsets()
+}
+
+// orderLogs puts each server's rotated files before its current one, so
+// their events come out in order.
+func orderLogs(in []bundle.Log) []bundle.Log {
+	var paths []string
+	by := map[string]bundle.Log{}
+	for _, lg := range in {
+		paths = append(paths, lg.Path)
+		by[lg.Path] = lg
+	}
+	var out []bundle.Log
+	for _, p := range logscan.RotationOrder(paths) {
+		out = append(out, by[p])
+	}
+	return out
+}
+
+// logServerName picks the server a log belongs to before reading it.
+func (l *loader) logServerName(lg bundle.Log) (string, string) {
+	if lg.Name != "" {
+		return lg.Name, "log"
+	}
+	if lg.Node != "" {
+		if s := l.m.serverByID(lg.Node); s != nil {
+			return s.Name, "log"
+		}
+	}
+	for _, c := range lg.NameCandidates {
+		if l.m.server(c) != nil {
+			return c, "folder"
+		}
+	}
+	if lg.Pod != "" {
+		return lg.Pod, "log"
+	}
+	return "", ""
+}
+
+// logFacts is what one log tells beyond its events.
+type logFacts struct {
+	bootstrapping bool // a boot logged "JetStream cluster bootstrapping" and no leader yet
+}
+
+func (l *loader) log(lg bundle.Log) {
+	f, err := l.b.FS.Open(lg.Path)
+	if err != nil {
+		l.note("log %s: %v", lg.Path, err)
+		return
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if lg.Compressed {
+		if r, err = logscan.Decompress(f); err != nil {
+			l.note("log %s: %v", lg.Path, err)
+			return
+		}
+	}
+	name, source := l.logServerName(lg)
+	sc := logscan.NewScanner(r, logscan.Options{File: lg.Path, Server: name})
+	first := len(l.m.Timeline)
+	firstState := len(l.m.MetaLeaderStates)
+	var facts logFacts
+	var self string // this server's name, for "Self is new … leader"
+	self = name
+	for sc.Next() {
+		ev := sc.Event()
+		if self == "" {
+			self = sc.Banner().Name
+		}
+		l.logEvent(ev, self, &facts)
+	}
+	if err := sc.Err(); err != nil {
+		l.note("log %s: %v", lg.Path, err)
+	}
+	st := sc.Stats()
+	if st.Unknown > 0 || st.TooLong > 0 || st.Binary > 0 {
+		l.note("log %s: %d lines, %d classified, %d unknown %v, %d too long, %d binary", lg.Path, st.Lines, st.Classified, st.Unknown, st.UnknownByPrefix, st.TooLong, st.Binary)
+	}
+	bn := sc.Banner()
+	if name == "" {
+		name, source = bn.Name, "log"
+	}
+	if name == "" {
+		n := 1
+		for l.m.server(fmt.Sprintf("unnamed-%d", n)) != nil {
+			n++
+		}
+		name, source = fmt.Sprintf("unnamed-%d", n), "unknown"
+		l.note("log %s: server name not established (no banner, no matching folder); called %s here", lg.Path, name)
+	}
+	// Events scanned before the name was known get it now.
+	for i := first; i < len(l.m.Timeline); i++ {
+		if l.m.Timeline[i].Server == "" {
+			l.m.Timeline[i].Server = name
+		}
+	}
+	for i := firstState; i < len(l.m.MetaLeaderStates); i++ {
+		if l.m.MetaLeaderStates[i].Server == "" {
+			l.m.MetaLeaderStates[i].Server = name
+		}
+	}
+	for i := range l.m.MetaFoundings {
+		if l.m.MetaFoundings[i].Server == "" {
+			l.m.MetaFoundings[i].Server = name
+		}
+	}
+	srv := l.addServer(name, source)
+	srv.Sources["log"] = true
+	if st.Lines > 0 {
+		srv.Alive = true
+	}
+	for _, b := range sc.Boots() {
+		if b.Version != "" {
+			srv.Version = b.Version
+		}
+		if b.Cluster != "" {
+			srv.Cluster = b.Cluster
+		}
+		if b.Name != "" && b.Name != name {
+			l.note("log %s: a boot at line %d names the server %q, not %q (renamed server?)", lg.Path, b.Line, b.Name, name)
+		}
+		if b.Node != "" && b.Name != "" && b.Node != peerID(b.Name) {
+			l.note("log %s line %d: node id %s does not match name %q", lg.Path, b.Line, b.Node, b.Name)
+		}
+	}
+}
+
+// logEvent folds one classified line into the timeline and the facts.
+func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
+	if !ev.HasTime {
+		return
+	}
+	server := ev.Server
+	if server == "" {
+		server = self
+	}
+	te := report.TimelineEvent{Time: ev.Time, Server: server, Source: "log", Kind: ev.Kind, Group: ev.Group,
+		Account: ev.Account, Stream: ev.Stream, Text: ev.Text, File: ev.File, Line: ev.Line}
+	l.m.Timeline = append(l.m.Timeline, te)
+	ti := len(l.m.Timeline) - 1
+
+	leader, isLeaderEvent := "", false
+	switch ev.Kind {
+	case "start":
+		facts.bootstrapping = false
+	case "meta-bootstrap":
+		facts.bootstrapping = true
+	case "meta-leader-self":
+		leader, isLeaderEvent = server, true
+	case "meta-leader":
+		leader, isLeaderEvent = ev.Leader, true
+		if i := strings.IndexByte(leader, '/'); i >= 0 {
+			leader = leader[:i]
+		}
+		if leader == "" {
+			leader = "(remote)"
+		}
+	case "no-meta-leader", "meta-contact-lost":
+		isLeaderEvent = true
+	case "healthcheck-failed":
+		isLeaderEvent = strings.Contains(ev.Text, "meta leader")
+	case "peer-add", "peer-remove":
+		if ev.Group != "" && ev.Peer != "" {
+			t := ev.Time
+			kind := "add-peer"
+			if ev.Kind == "peer-remove" {
+				kind = "remove-peer"
+			}
+			g := l.group(ev.Group)
+			g.History = append(g.History, report.HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: server, Source: "log"})
+		}
+	case "leader-switch", "term", "vote":
+		if ev.Group != "" && ev.Term > 0 {
+			t := ev.Time
+			g := l.group(ev.Group)
+			g.History = append(g.History, report.HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: server, Source: "log"})
+		}
+	}
+	if !isLeaderEvent {
+		return
+	}
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: ev.Time, Server: server, Leader: leader, Source: "log", Timeline: ti})
+	if leader != "" {
+		g := l.group("_meta_")
+		t := ev.Time
+		g.History = append(g.History, report.HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: server, Source: "log"})
+		if facts.bootstrapping {
+			l.m.MetaFoundings = append(l.m.MetaFoundings, MetaFounding{Time: ev.Time, Server: server, Leader: leader, Source: "log"})
+			facts.bootstrapping = false
+		}
+	}
+}
+
+// leaderID is the peer id of a leader named in a log line.
+func leaderID(name string) string {
+	if name == "" || strings.HasPrefix(name, "(") {
+		return ""
+	}
+	return peerID(name)
+}
+
+// clockOffsets estimates each server's clock offset against the first
+// server, from the meta leader elections that several servers log: every
+// server logs the same election within milliseconds.
+func (l *loader) clockOffsets() {
+	type obs struct {
+		t      time.Time
+		leader string
+	}
+	by := map[string][]obs{}
+	for _, s := range l.m.MetaLeaderStates {
+		if s.Source == "log" && s.Leader != "" {
+			by[s.Server] = append(by[s.Server], obs{s.Time, s.Leader})
+		}
+	}
+	servers := sortedKeys(by)
+	if len(servers) < 2 {
+		return
+	}
+	ref := servers[0]
+	var parts []string
+	for _, s := range servers[1:] {
+		var diffs []time.Duration
+		for _, a := range by[ref] {
+			best := time.Duration(-1)
+			var bd time.Duration
+			for _, b := range by[s] {
+				if b.leader != a.leader {
+					continue
+				}
+				d := b.t.Sub(a.t)
+				ad := d
+				if ad < 0 {
+					ad = -ad
+				}
+				if ad <= 5*time.Second && (best < 0 || ad < best) {
+					best, bd = ad, d
+				}
+			}
+			if best >= 0 {
+				diffs = append(diffs, bd)
+			}
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		sort.Slice(diffs, func(i, j int) bool { return diffs[i] < diffs[j] })
+		parts = append(parts, fmt.Sprintf("%s %+.3fs (%d shared elections)", s, diffs[len(diffs)/2].Seconds(), len(diffs)))
+	}
+	if len(parts) > 0 {
+		l.note("clock offsets estimated from meta leader elections logged by several servers, relative to %s: %s; log times are read as UTC unless the line carries a zone", ref, strings.Join(parts, ", "))
+	}
+}
