@@ -50,7 +50,7 @@ type SeqSetNode struct {
 // DeleteBlock is one delete block of a stream snapshot: a run (Kind "run",
 // First and Num), a seqset (Kind "avl", Nodes kept as stored bitmaps so
 // memory stays proportional to the bytes read), or the legacy JSON list
-// (Kind "list", in Nodes as well).
+// (turned into one "run" block per maximal run).
 type DeleteBlock struct {
 	Offset int64        `json:"offset"`
 	Kind   string       `json:"kind"`
@@ -245,16 +245,14 @@ func decodeLegacyStreamSnapshot(file string, base int64, data []byte) (*StreamSn
 		seqs := slices.Clone(js.Deleted)
 		slices.Sort(seqs)
 		seqs = slices.Compact(seqs)
-		blk := DeleteBlock{Offset: base, Kind: "list"}
+		// One run block per maximal run: memory stays within the input.
 		for _, q := range seqs {
-			base := q &^ 2047
-			if n := len(blk.Nodes); n == 0 || blk.Nodes[n-1].Base != base {
-				blk.Nodes = append(blk.Nodes, SeqSetNode{Base: base, Bits: make([]uint64, seqSetBuckets)})
+			if n := len(s.Deleted); n > 0 && s.Deleted[n-1].First+s.Deleted[n-1].Num == q {
+				s.Deleted[n-1].Num++
+			} else {
+				s.Deleted = append(s.Deleted, DeleteBlock{Offset: base, Kind: "run", First: q, Num: 1})
 			}
-			nd := &blk.Nodes[len(blk.Nodes)-1]
-			nd.Bits[(q-base)/64] |= 1 << ((q - base) % 64)
 		}
-		s.Deleted = []DeleteBlock{blk}
 	}
 	return s, nil
 }

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/storeparse"
+	"github.com/spf13/cobra"
+)
+
+// dump peers|tav|commit|snap|wal: print every record raftlog decodes from
+// one file of a raft group folder (<store>/<sys account>/_js_/<group>/).
+// Works on broken files: problems are printed as lines.
+
+type raftDumpOptions struct {
+	json  bool
+	group string
+}
+
+func init() {
+	dumpCommands = append(dumpCommands, newDumpPeersCmd, newDumpTavCmd, newDumpCommitCmd, newDumpSnapCmd, newDumpWALCmd)
+}
+
+func (o *raftDumpOptions) flags(c *cobra.Command) {
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON lines instead of text")
+	c.Flags().StringVar(&o.group, "group", "", "raft group name, the checksum key (default: from the path)")
+}
+
+// groupOf returns --group or the group folder found in the path: the
+// parent of peers.idx/tav.idx/commit.idx (up=1), of snapshots/ (up=2) or
+// of msgs/ (up=2).
+func (o *raftDumpOptions) groupOf(p string, up int) (string, error) {
+	if o.group != "" {
+		return o.group, nil
+	}
+	dir := filepath.Clean(p)
+	for range up {
+		dir = filepath.Dir(dir)
+	}
+	g := filepath.Base(dir)
+	if raftlog.GroupKind(g) == "" {
+		return "", fmt.Errorf("cannot tell the raft group from %q; give --group", p)
+	}
+	return g, nil
+}
+
+func (o *raftDumpOptions) dumpOpts() raftlog.DumpOptions { return raftlog.DumpOptions{JSON: o.json} }
+
+func newDumpPeersCmd(stdout io.Writer) *cobra.Command {
+	var o raftDumpOptions
+	c := &cobra.Command{
+		Use:   "peers FILE",
+		Short: "Print a raft peer state file (peers.idx)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			b, err := readSmall(args[0])
+			if err != nil {
+				return err
+			}
+			return raftlog.DumpPeerState(stdout, args[0], b, o.dumpOpts())
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func newDumpTavCmd(stdout io.Writer) *cobra.Command {
+	var o raftDumpOptions
+	c := &cobra.Command{
+		Use:   "tav FILE",
+		Short: "Print a raft term and vote file (tav.idx)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			b, err := readSmall(args[0])
+			if err != nil {
+				return err
+			}
+			return raftlog.DumpTermVote(stdout, args[0], b, o.dumpOpts())
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func newDumpCommitCmd(stdout io.Writer) *cobra.Command {
+	var o raftDumpOptions
+	c := &cobra.Command{
+		Use:   "commit FILE",
+		Short: "Print a raft commit file (commit.idx, v2.15 _meta_)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			g, err := o.groupOf(args[0], 1)
+			if err != nil {
+				return err
+			}
+			b, err := readSmall(args[0])
+			if err != nil {
+				return err
+			}
+			return raftlog.DumpCommitIndex(stdout, args[0], g, b, o.dumpOpts())
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func newDumpSnapCmd(stdout io.Writer) *cobra.Command {
+	var o raftDumpOptions
+	c := &cobra.Command{
+		Use:   "snap FILE",
+		Short: "Print a raft snapshot (snapshots/snap.<term>.<index>) and its decoded data",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			g, err := o.groupOf(args[0], 2)
+			if err != nil {
+				return err
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			b, err := readAllBounded(args[0], f, fi.Size(), raftlog.MaxSnapshotSize)
+			if err != nil {
+				return err
+			}
+			return raftlog.DumpSnapshot(stdout, args[0], filepath.Base(args[0]), g, b, o.dumpOpts())
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+func readAllBounded(name string, r io.Reader, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, fmt.Errorf("%s: %d bytes is more than the %d accepted", name, size, limit)
+	}
+	return io.ReadAll(io.LimitReader(r, limit))
+}
+
+func newDumpWALCmd(stdout io.Writer) *cobra.Command {
+	var o raftDumpOptions
+	c := &cobra.Command{
+		Use:   "wal FILE",
+		Short: "Print every append entry of a raft WAL block (_js_/<group>/msgs/N.blk)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			g, err := o.groupOf(args[0], 2)
+			if err != nil {
+				return err
+			}
+			num, ok := strings.CutSuffix(filepath.Base(args[0]), ".blk")
+			if !ok {
+				return fmt.Errorf("%q is not a msgs/N.blk file", args[0])
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			return dumpWAL(stdout, args[0], g, g+"-"+num, f, fi.Size(), o.dumpOpts())
+		},
+	}
+	o.flags(c)
+	return c
+}
+
+// dumpWAL frames the block with storeparse and hands each record's payload
+// to raftlog. Tombstones (compaction) and erased records are printed as such.
+func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o raftlog.DumpOptions) error {
+	br, err := storeparse.NewBlockReader(file, r, size, key)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := br.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if werr := printLine(w, o, "error", "! "+err.Error(), err.Error()); werr != nil {
+				return werr
+			}
+			if rec.Len == 0 { // framing error: the reader stops here
+				return nil
+			}
+		}
+		switch {
+		case rec.Tombstone:
+			err = printLine(w, o, "tombstone", fmt.Sprintf("seq=%d tombstone (deleted or compacted)", rec.Seq), map[string]any{"seq": rec.Seq, "offset": rec.Offset})
+		case rec.Erased:
+			err = printLine(w, o, "erased", fmt.Sprintf("seq=%d erased", rec.Seq), map[string]any{"seq": rec.Seq, "offset": rec.Offset})
+		default:
+			off := rec.Offset + 22 + int64(len(rec.Subject))
+			if rec.HasHeaders {
+				off += 4 + int64(len(rec.Header))
+			}
+			if br.Compressed() {
+				off = -1 // offsets inside a decompressed block do not map to the file
+			}
+			err = raftlog.DumpWALRecord(w, file, group, rec.Seq, off, rec.Data, o)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func printLine(w io.Writer, o raftlog.DumpOptions, kind, text string, v any) error {
+	if o.JSON {
+		return writeJSONLine(w, map[string]any{"kind": kind, "value": v})
+	}
+	_, err := fmt.Fprintln(w, text)
+	return err
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

@@ -1,0 +1,185 @@
+package raftlog_test
+
+import (
+	"errors"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/raftlog"
+)
+
+// Fuzz targets, each seeded from the real fixture files. Every error must be
+// a *binfmt.CorruptError with an offset inside the input.
+
+func checkErr(t *testing.T, err error, n int) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var ce *binfmt.CorruptError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v is not a CorruptError", err)
+	}
+	if ce.Offset < 0 || ce.Offset > int64(n) {
+		t.Fatalf("error offset %d outside the %d input bytes: %v", ce.Offset, n, err)
+	}
+}
+
+type seeds struct {
+	peers, tav, commit, entries, snaps, metaSnaps, streamSnaps, consumerSnaps, ops [][]byte
+}
+
+func collectSeeds(f *testing.F) *seeds {
+	s := &seeds{}
+	for _, sc := range loadRealServers(f) {
+		for _, g := range groupsOf(f, sc) {
+			s.peers = append(s.peers, readFS(f, sc.js, path.Join(g, "peers.idx")))
+			s.tav = append(s.tav, readFS(f, sc.js, path.Join(g, "tav.idx")))
+			if b, err := fsReadFile(sc, path.Join(g, "commit.idx")); err == nil {
+				s.commit = append(s.commit, b)
+			}
+			if file, _, _ := snapshotOf(sc.js, g); file != "" {
+				b := readFS(f, sc.js, file)
+				s.snaps = append(s.snaps, b)
+				if sn, err := raftlog.DecodeSnapshot(file, g, b); err == nil {
+					switch {
+					case g == "_meta_":
+						s.metaSnaps = append(s.metaSnaps, sn.Data)
+					case strings.HasPrefix(g, "S-"):
+						s.streamSnaps = append(s.streamSnaps, sn.Data)
+					default:
+						s.consumerSnaps = append(s.consumerSnaps, sn.Data)
+					}
+				}
+			}
+			recs, _ := readWAL(f, sc.js, g)
+			for _, r := range recs {
+				s.entries = append(s.entries, r.rec.Data)
+				if r.ae == nil {
+					continue
+				}
+				for _, e := range r.ae.Entries {
+					if e.Type == raftlog.EntryNormal {
+						s.ops = append(s.ops, e.Data)
+					}
+				}
+			}
+		}
+	}
+	return s
+}
+
+func addAll(f *testing.F, bs [][]byte) {
+	if len(bs) == 0 {
+		f.Fatal("no seed")
+	}
+	for _, b := range bs {
+		f.Add(b)
+	}
+}
+
+func FuzzPeerState(f *testing.F) {
+	addAll(f, collectSeeds(f).peers)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ps, err := raftlog.DecodePeerState("peers.idx", b)
+		checkErr(t, err, len(b))
+		if err == nil {
+			if 8+8*len(ps.Peers) > len(b) {
+				t.Fatalf("%d peers from %d bytes", len(ps.Peers), len(b))
+			}
+			ps.Check()
+		}
+	})
+}
+
+func FuzzTermVote(f *testing.F) {
+	s := collectSeeds(f)
+	addAll(f, s.tav)
+	addAll(f, s.commit)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := raftlog.DecodeTermVote("tav.idx", b)
+		checkErr(t, err, len(b))
+		_, err = raftlog.DecodeCommitIndex("commit.idx", "_meta_", b)
+		checkErr(t, err, len(b))
+	})
+}
+
+func FuzzAppendEntry(f *testing.F) {
+	addAll(f, collectSeeds(f).entries)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ae, err := raftlog.DecodeAppendEntry("1.blk", 0, b)
+		checkErr(t, err, len(b))
+		if ae == nil {
+			return
+		}
+		for _, e := range ae.Entries {
+			if e.DataOffset+int64(len(e.Data)) > int64(len(b)) {
+				t.Fatalf("entry data [%d:+%d] beyond %d bytes", e.DataOffset, len(e.Data), len(b))
+			}
+			switch e.Type {
+			case raftlog.EntryNormal:
+				_, err := raftlog.DecodeOp("1.blk", e.DataOffset, e.Data)
+				checkErr(t, err, len(b))
+			case raftlog.EntryPeerState:
+				_, err := e.PeerState("1.blk")
+				checkErr(t, err, len(b))
+			}
+		}
+	})
+}
+
+func FuzzSnapshot(f *testing.F) {
+	addAll(f, collectSeeds(f).snaps)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sn, err := raftlog.DecodeSnapshot("snap.1.1", "_meta_", b)
+		checkErr(t, err, len(b))
+		if sn != nil && sn.DataOffset+int64(len(sn.Data)) > int64(len(b)) {
+			t.Fatal("data beyond input")
+		}
+	})
+}
+
+func FuzzOp(f *testing.F) {
+	addAll(f, collectSeeds(f).ops)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := raftlog.DecodeOp("1.blk", 0, b)
+		checkErr(t, err, len(b))
+	})
+}
+
+func FuzzMetaSnapshot(f *testing.F) {
+	addAll(f, collectSeeds(f).metaSnaps)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sas, err := raftlog.DecodeMetaSnapshot("snap", 0, b)
+		checkErr(t, err, len(b))
+		if err == nil {
+			raftlog.Replay(sas, nil)
+		}
+	})
+}
+
+func FuzzStreamSnapshot(f *testing.F) {
+	addAll(f, collectSeeds(f).streamSnaps)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ss, err := raftlog.DecodeStreamSnapshot("snap", 0, b)
+		checkErr(t, err, len(b))
+		if ss != nil {
+			ss.DeletedCount()
+			for i := range ss.Deleted {
+				if ss.Deleted[i].Kind != "run" {
+					ss.Deleted[i].Ranges()
+				}
+			}
+		}
+	})
+}
+
+func FuzzConsumerSnapshot(f *testing.F) {
+	addAll(f, collectSeeds(f).consumerSnaps)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := raftlog.DecodeConsumerSnapshot("snap", 0, b)
+		checkErr(t, err, len(b))
+	})
+}
