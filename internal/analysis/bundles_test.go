@@ -238,3 +238,73 @@ func TestHealthyBundlesNoCriticalFinding(t *testing.T) {
 		}
 	}
 }
+
+// expectedFinding is one finding a fixture's want.json expects; every field
+// given must match.
+type expectedFinding struct {
+	Code         string  `json:"code"`
+	Group        string  `json:"group"`
+	Server       string  `json:"server"`
+	Peer         *string `json:"peer"`
+	Account      string  `json:"account"`
+	Stream       string  `json:"stream"`
+	OriginPeer   string  `json:"origin_peer"`
+	OriginServer string  `json:"origin_server"`
+	Bits         int     `json:"bits"`
+	ClusterSize  int     `json:"cluster_size"`
+	Quorum       int     `json:"quorum"`
+	Reachable    *int    `json:"reachable"`
+}
+
+func (e expectedFinding) matches(f report.Finding) bool {
+	if e.Code != f.Code || (e.Group != "" && e.Group != f.Group) || (e.Server != "" && e.Server != f.Server) ||
+		(e.Peer != nil && *e.Peer != f.Peer) || (e.Account != "" && e.Account != f.Account) || (e.Stream != "" && e.Stream != f.Stream) ||
+		(e.ClusterSize != 0 && e.ClusterSize != f.ClusterSize) || (e.Quorum != 0 && e.Quorum != f.Quorum) ||
+		(e.Reachable != nil && (f.Reachable == nil || *e.Reachable != *f.Reachable)) {
+		return false
+	}
+	if e.OriginPeer != "" || e.OriginServer != "" {
+		o := f.LikelyOrigin
+		if o == nil || (e.OriginPeer != "" && o.Peer != e.OriginPeer) || (e.OriginServer != "" && o.Server != e.OriginServer) || (e.Bits != 0 && o.Bits != e.Bits) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestExpectedFindings: where a fixture's want.json lists the findings the
+// real servers' state calls for, each is raised, and no critical finding of
+// another code or beyond the expected count is.
+func TestExpectedFindings(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		var exp struct {
+			Findings []expectedFinding `json:"findings"`
+		}
+		if fx.healthy() || json.Unmarshal(fx.want.Expect, &exp) != nil || len(exp.Findings) == 0 {
+			continue
+		}
+		for _, form := range fx.forms {
+			t.Run(fx.name+"/"+filepath.Base(form), func(t *testing.T) {
+				rep := analyze(t, form)
+				used := make([]bool, len(rep.Findings))
+				for _, e := range exp.Findings {
+					found := false
+					for i, f := range rep.Findings {
+						if !used[i] && e.matches(f) {
+							used[i], found = true, true
+							break
+						}
+					}
+					if !found {
+						t.Errorf("missing finding %+v", e)
+					}
+				}
+				for i, f := range rep.Findings {
+					if !used[i] && f.Severity == report.Critical {
+						t.Errorf("unexpected critical %s (%s %s %s): %s", f.Code, f.Group, f.Server, f.Peer, f.Message)
+					}
+				}
+			})
+		}
+	}
+}

@@ -220,7 +220,7 @@ var checkMetaNoLeader = Check{
 		var refs []int
 		for _, srv := range stuckServers(m) {
 			servers = append(servers, srv.server)
-			if since == nil || srv.since.Before(*since) {
+			if !srv.since.IsZero() && (since == nil || srv.since.Before(*since)) {
 				t := srv.since
 				since = &t
 			}
@@ -278,7 +278,14 @@ func stuckServers(m *Model) []stuckServer {
 		first := states[start]
 		captured := false
 		var st stuckServer
-		st.server, st.since = srv, first.Time
+		st.server = srv
+		// A capture without a time (a bare /raftz) is evidence but no date.
+		for _, s := range states[start:] {
+			if !s.Time.IsZero() {
+				st.since = s.Time
+				break
+			}
+		}
 		for _, s := range states[start:] {
 			if s.Source != "log" {
 				captured = true
@@ -291,8 +298,12 @@ func stuckServers(m *Model) []stuckServer {
 		if !captured && span < noLeaderPersist {
 			continue
 		}
-		st.evidence = append(st.evidence, fmt.Sprintf("%s: no meta leader from %s to %s (%d observations: %s)", srv,
-			first.Time.UTC().Format(time.RFC3339), last.Time.UTC().Format(time.RFC3339), len(states)-start, sourcesOf(states[start:])))
+		if st.since.IsZero() {
+			st.evidence = append(st.evidence, fmt.Sprintf("%s: no meta leader in an undated capture (%s)", srv, sourcesOf(states[start:])))
+		} else {
+			st.evidence = append(st.evidence, fmt.Sprintf("%s: no meta leader from %s to %s (%d observations: %s)", srv,
+				st.since.UTC().Format(time.RFC3339Nano), last.Time.UTC().Format(time.RFC3339Nano), len(states)-start, sourcesOf(states[start:])))
+		}
 		out = append(out, st)
 	}
 	return out

@@ -31,33 +31,43 @@ func (l *loader) captures() {
 			all = append(all, a.Captures()...)
 		}
 	}
+	type pending struct {
+		bc bundle.Capture
+		c  capture.Capture
+	}
+	var unnamed []pending
 	if len(all) == 0 {
-		for _, c := range l.b.Captures {
-			if c.Kind == bundle.KindAuditManifest || c.Kind == bundle.KindAuditMetadata {
+		for _, bc := range l.b.Captures {
+			if bc.Kind == bundle.KindAuditManifest || bc.Kind == bundle.KindAuditMetadata {
 				continue
 			}
-			f, err := l.b.FS.Open(c.Path)
+			f, err := l.b.FS.Open(bc.Path)
 			if err != nil {
-				l.note("capture %s: %v", c.Path, err)
+				l.note("capture %s: %v", bc.Path, err)
 				continue
 			}
-			caps, err := capture.Decode(c.Path, f)
+			caps, err := capture.Decode(bc.Path, f)
 			f.Close()
 			if err != nil {
-				l.note("capture %s: %v", c.Path, err)
+				l.note("capture %s: %v", bc.Path, err)
 			}
-			for i := range caps {
-				if caps[i].Server.Name == "" {
-					caps[i].Server.Name = l.captureName(c, caps[i])
+			for _, c := range caps {
+				if c.Server.Name == "" {
+					unnamed = append(unnamed, pending{bc, c})
+				} else {
+					all = append(all, c)
 				}
 			}
-			all = append(all, caps...)
 		}
 	}
-	// Named answers first, so a bare /raftz can be named by its node id.
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Server.Name != "" && all[j].Server.Name == "" })
+	// Named answers first, so that a bare /raftz can then be named by its
+	// node id among the servers they named.
 	for _, c := range all {
 		l.capture(c)
+	}
+	for _, p := range unnamed {
+		p.c.Server.Name = l.captureName(p.bc, p.c)
+		l.capture(p.c)
 	}
 }
 
