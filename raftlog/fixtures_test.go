@@ -379,11 +379,16 @@ func metaState(t *testing.T, sc *serverCase) ([]raftlog.AssignedStream, int) {
 }
 
 func TestMetaReplay(t *testing.T) {
+	snapOnly, compared := 0, 0
 	for _, sc := range allServers(t) {
 		if len(sc.streams) == 0 {
 			continue
 		}
 		got, nops := metaState(t, sc)
+		compared++
+		if nops == 0 {
+			snapOnly++ // the meta snapshot alone must give the streams
+		}
 		var gotW []streamWant
 		for _, s := range got {
 			sw := streamWant{Account: s.Account, Name: s.Name, Group: s.Group}
@@ -398,6 +403,10 @@ func TestMetaReplay(t *testing.T) {
 		if !equalStreams(gotW, sc.streams) {
 			t.Errorf("%s: meta replay (%d ops after the snapshot) gives\n%+v\nservers report\n%+v", sc.label, nops, gotW, sc.streams)
 		}
+	}
+	t.Logf("%d servers compared, %d of them from the meta snapshot alone", compared, snapOnly)
+	if compared == 0 || snapOnly == 0 {
+		t.Errorf("replay compared on %d servers, snapshot-only on %d: fixtures do not exercise both", compared, snapOnly)
 	}
 }
 
@@ -418,4 +427,71 @@ func equalStreams(a, b []streamWant) bool {
 
 func readOpt(sc *serverCase, name string) ([]byte, error) {
 	return fsReadFile(sc, name)
+}
+
+// TestMetaReplayWholeWAL replays, from an empty state, every meta op still
+// stored in a _meta_ WAL, including records below the snapshot that
+// compaction left in place (tombstoned). Where the WAL still holds the whole
+// assignment history (its first stored index is at most 2 past the
+// bootstrap entries), the result must equal what the servers report. This
+// exercises removes, updates and consumer ops, which snapshot-only state
+// does not.
+func TestMetaReplayWholeWAL(t *testing.T) {
+	n := 0
+	for _, sc := range allServers(t) {
+		recs, _ := readWAL(t, sc.js, "_meta_")
+		byIndex := map[uint64]walRecord{}
+		for _, r := range recs {
+			if r.err == nil {
+				byIndex[r.rec.Seq] = r
+			}
+		}
+		if len(byIndex) == 0 || byIndex[4].ae == nil && byIndex[3].ae == nil && byIndex[2].ae == nil {
+			continue // history not complete
+		}
+		var ops []*raftlog.Op
+		hasRemove := false
+		for _, i := range slices.Sorted(mapKeys(byIndex)) {
+			for _, e := range byIndex[i].ae.Entries {
+				if e.Type != raftlog.EntryNormal {
+					continue
+				}
+				op, err := raftlog.DecodeOp(byIndex[i].file, e.DataOffset, e.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hasRemove = hasRemove || op.Code == raftlog.OpRemoveStream || op.Code == raftlog.OpRemoveConsumer
+				ops = append(ops, op)
+			}
+		}
+		if !hasRemove {
+			continue
+		}
+		n++
+		var got []streamWant
+		for _, s := range raftlog.Replay(nil, ops) {
+			sw := streamWant{Account: s.Account, Name: s.Name, Group: s.Group}
+			for _, c := range s.Consumers {
+				sw.Consumers = append(sw.Consumers, c.Name)
+			}
+			got = append(got, sw)
+		}
+		if !equalStreams(got, sc.streams) {
+			t.Errorf("%s: whole-WAL replay of %d ops gives\n%+v\nservers report\n%+v", sc.label, len(ops), got, sc.streams)
+		}
+	}
+	t.Logf("%d servers with the whole meta history in their WAL", n)
+	if n == 0 {
+		t.Error("no fixture WAL holds a whole meta history with removals")
+	}
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
