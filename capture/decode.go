@@ -157,13 +157,14 @@ func decodeStream(file, hint string, r io.Reader, limit int64) ([]Capture, error
 			// The decoder's unread bytes start at its InputOffset, before
 			// any whitespace ahead of the failed value.
 			in := base + dec.InputOffset()
-			rest := io.MultiReader(dec.Buffered(), s.lr)
+			rest := io.MultiReader(dec.Buffered(), src)
 			skipped, ok := skipLine(rest, errAt-in)
 			if !ok {
 				return s.result()
 			}
 			base = in + skipped
-			dec = json.NewDecoder(rest)
+			src = rest
+			dec = json.NewDecoder(src)
 			continue
 		default:
 			var ce *binfmt.CorruptError
