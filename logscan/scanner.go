@@ -17,6 +17,7 @@ package logscan
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -176,6 +177,24 @@ type Scanner struct {
 	boots []Banner
 	cur   int    // 1 + index in boots of the current boot's banner, 0 if none
 	p     parsed // scratch, reused
+	// per-line counters kept in arrays (no map work per line); Stats
+	// turns them into maps.
+	byDialect [len(dialectNames)]int
+	byLevel   [len(levelNames)]int
+}
+
+var (
+	dialectNames = [...]string{"nats", "kubectl", "docker", "syslog"}
+	levelNames   = [...]string{"INF", "WRN", "ERR", "FTL", "DBG", "TRC"}
+)
+
+func nameIndex(names []string, s string) int {
+	for i, n := range names {
+		if n == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // NewScanner returns a Scanner reading r.
@@ -189,8 +208,6 @@ func NewScanner(r io.Reader, opts Options) *Scanner {
 	}
 	s.stats.UnknownByPrefix = map[string]int{}
 	s.stats.ByKind = map[string]int{}
-	s.stats.ByDialect = map[string]int{}
-	s.stats.ByLevel = map[string]int{}
 	return s
 }
 
@@ -222,8 +239,18 @@ func (s *Scanner) Stats() Stats {
 	st := s.stats
 	st.UnknownByPrefix = cloneMap(s.stats.UnknownByPrefix)
 	st.ByKind = cloneMap(s.stats.ByKind)
-	st.ByDialect = cloneMap(s.stats.ByDialect)
-	st.ByLevel = cloneMap(s.stats.ByLevel)
+	st.ByDialect = map[string]int{}
+	for i, n := range s.byDialect {
+		if n > 0 {
+			st.ByDialect[dialectNames[i]] = n
+		}
+	}
+	st.ByLevel = map[string]int{}
+	for i, n := range s.byLevel {
+		if n > 0 {
+			st.ByLevel[levelNames[i]] = n
+		}
+	}
 	return st
 }
 
@@ -364,13 +391,11 @@ func (s *Scanner) process(b []byte, off int64) bool {
 		binary = true
 		b = bytes.TrimLeft(b, "\x00")
 	}
-	if !binary && hasControl(b) {
+	ctl, badUTF8 := checkBytes(b)
+	if binary || ctl {
 		binary = true
-	}
-	if binary {
 		st.Binary++
 	}
-	badUTF8 := !utf8.Valid(b)
 	if badUTF8 {
 		st.BadUTF8++
 	}
@@ -378,9 +403,11 @@ func (s *Scanner) process(b []byte, off int64) bool {
 	p := &s.p
 	p.reset()
 	parseLine(b, p, s.opts.Location)
-	st.ByDialect[p.dialect]++
-	if p.level != "" {
-		st.ByLevel[p.level]++
+	if i := nameIndex(dialectNames[:], p.dialect); i >= 0 {
+		s.byDialect[i]++
+	}
+	if i := nameIndex(levelNames[:], p.level); i >= 0 {
+		s.byLevel[i]++
 	}
 
 	if p.hasTime {
@@ -440,27 +467,52 @@ func levelIn(level, levels string) bool {
 	return false
 }
 
-// hasControl reports bytes below 0x20 other than tab and ESC (ANSI colours),
-// and DEL.
-func hasControl(b []byte) bool {
-	for _, c := range b {
-		if (c < 0x20 && c != '\t' && c != 0x1b) || c == 0x7f {
-			return true
+// checkBytes reports control bytes (below 0x20 other than tab and ESC, the
+// ANSI colour introducer; and DEL) and invalid UTF-8. Eight bytes at a time
+// are tested for "all printable ASCII" (the usual case), bytes one by one
+// only in the words that are not.
+func checkBytes(b []byte) (ctl, badUTF8 bool) {
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		below := (w - 0x20*lo) & ^w & hi // some byte < 0x20 (exact when no byte >= 0x80)
+		x := w ^ (0x7f * lo)
+		del := (x - lo) & ^x & hi // some byte == 0x7f
+		if w&hi == 0 && below == 0 && del == 0 {
+			continue
+		}
+		if w&hi != 0 {
+			break
+		}
+		for _, c := range b[i : i+8] {
+			if (c < 0x20 && c != '\t' && c != 0x1b) || c == 0x7f {
+				ctl = true
+			}
 		}
 	}
-	return false
+	rest := b[i:]
+	for _, c := range rest {
+		if (c < 0x20 && c != '\t' && c != 0x1b) || c == 0x7f {
+			ctl = true
+			break
+		}
+	}
+	return ctl, !utf8.Valid(rest)
 }
 
-// fill builds the event: the only allocations on a returned line happen here.
+// fill builds the event. Raw is allocated once; Text, the captures and the
+// prefix values are substrings of it when they lie inside it (the usual
+// case), so a classified line costs one string and, if it has named
+// values, one map.
 func (s *Scanner) fill(b []byte, off int64, p *parsed, m *match, ok, badUTF8 bool) {
-	raw := b
-	if len(raw) > MaxRaw {
-		raw = raw[:MaxRaw]
-	}
-	text := p.text
-	if len(text) > MaxText {
-		text = text[:MaxText]
-	}
+	raw := cutUTF8(b, MaxRaw)
+	text := cutUTF8(p.text, MaxText)
+	st := strs{b: raw, bad: badUTF8}
+	st.s = validString(raw, badUTF8)
 	ev := Event{
 		File:       s.opts.File,
 		Line:       s.line,
@@ -470,40 +522,79 @@ func (s *Scanner) fill(b []byte, off int64, p *parsed, m *match, ok, badUTF8 boo
 		TimeSource: p.timeSource,
 		Level:      p.level,
 		PID:        p.pid,
-		Pod:        validString(p.pod, badUTF8),
+		Pod:        st.get(p.pod),
 		Server:     s.opts.Server,
 		Dialect:    p.dialect,
 		Scope:      p.scope.String(),
-		Raw:        validString(raw, badUTF8),
-		Text:       validString(text, badUTF8),
+		Raw:        st.s,
+		Text:       st.get(text),
 	}
 	if ev.Server == "" && s.cur != 0 {
 		ev.Server = s.boots[s.cur-1].Name
 	}
 	if p.scope == scopeRaft {
-		ev.Node = validString(p.scopeA, badUTF8)
-		ev.Group = validString(p.scopeB, badUTF8)
+		ev.Node = st.get(p.scopeA)
+		ev.Group = st.get(p.scopeB)
 	}
 	if p.scope == scopeFilestore {
 		if isGroupName(p.scopeA) {
-			ev.Group = validString(p.scopeA, badUTF8)
+			ev.Group = st.get(p.scopeA)
 		} else {
-			ev.Stream = validString(p.scopeA, badUTF8)
+			ev.Stream = st.get(p.scopeA)
 		}
 	}
 	if ok {
 		ev.Kind = m.entry.Kind
+		if m.n > 0 || p.scope == scopeConn {
+			ev.Fields = make(map[string]string, m.n+2)
+		}
 		if p.scope == scopeConn {
-			ev.setField("conn", p.scopeB)
-			ev.setField("addr", p.scopeA)
+			ev.setField("conn", st.get(p.scopeB))
+			ev.setField("addr", st.get(p.scopeA))
 		}
 		for i := 0; i < m.n; i++ {
-			name := m.entry.names[i]
-			v := m.msg[m.caps[i][0]:m.caps[i][1]]
-			ev.set(name, v)
+			v := cutUTF8(m.msg[m.caps[i][0]:m.caps[i][1]], MaxFieldValue)
+			ev.set(m.entry.names[i], st.get(bytes.TrimSpace(v)))
 		}
 	}
 	s.ev = ev
+}
+
+// cutUTF8 bounds b to n bytes without splitting a UTF-8 sequence.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	b = b[:n]
+	i := len(b) - 1
+	for i > 0 && i > len(b)-utf8.UTFMax && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	if !utf8.FullRune(b[i:]) {
+		b = b[:i]
+	}
+	return b
+}
+
+// strs turns slices of the current line into strings, as substrings of
+// the one Raw string when the slice lies inside it.
+type strs struct {
+	b   []byte
+	s   string
+	bad bool
+}
+
+func (t *strs) get(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	if !t.bad && len(t.b) > 0 {
+		off := cap(t.b) - cap(v)
+		if off >= 0 && off+len(v) <= len(t.b) && &t.b[off] == &v[0] {
+			return t.s[off : off+len(v)]
+		}
+	}
+	return validString(v, t.bad || !utf8.Valid(v))
 }
 
 func validString(b []byte, bad bool) string {
@@ -519,29 +610,22 @@ func isGroupName(b []byte) bool {
 	return string(b) == "_meta_" || (len(b) > 3 && (b[0] == 'S' || b[0] == 'C') && b[1] == '-' && b[2] == 'R')
 }
 
-func (ev *Event) set(name string, v []byte) {
-	if len(v) > MaxFieldValue {
-		v = v[:MaxFieldValue]
-	}
-	v = bytes.TrimSpace(v)
-	if !utf8.Valid(v) {
-		v = bytes.ToValidUTF8(v, []byte("\uFFFD"))
-	}
+func (ev *Event) set(name, v string) {
 	switch name {
 	case "account":
-		ev.Account = string(v)
+		ev.Account = v
 	case "stream":
-		ev.Stream = string(v)
+		ev.Stream = v
 	case "consumer":
-		ev.Consumer = string(v)
+		ev.Consumer = v
 	case "group":
-		ev.Group = string(v)
+		ev.Group = v
 	case "peer":
-		ev.Peer = string(v)
+		ev.Peer = v
 	case "leader":
-		ev.Leader = string(v)
+		ev.Leader = v
 	case "term":
-		if t, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+		if t, err := strconv.ParseUint(v, 10, 64); err == nil {
 			ev.Term = t
 		}
 	case "_":
@@ -551,17 +635,11 @@ func (ev *Event) set(name string, v []byte) {
 	}
 }
 
-func (ev *Event) setField(name string, v []byte) {
+func (ev *Event) setField(name, v string) {
 	if ev.Fields == nil {
-		ev.Fields = make(map[string]string, 2)
+		ev.Fields = make(map[string]string, 4)
 	}
-	if len(v) > MaxFieldValue {
-		v = v[:MaxFieldValue]
-	}
-	if !utf8.Valid(v) {
-		v = bytes.ToValidUTF8(v, []byte("\uFFFD"))
-	}
-	ev.Fields[name] = string(v)
+	ev.Fields[name] = v
 }
 
 // trackBanner keeps the per-boot banner up to date.

@@ -764,3 +764,27 @@ func (m *runtimeMem) read() {
 	runtime.ReadMemStats(&ms)
 	m.total = ms.TotalAlloc
 }
+
+func TestCutUTF8(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"}, {"abcdef", 3, "abc"}, {"aé", 2, "a"}, {"aé", 3, "aé"}, {"a中", 3, "a"}, {"a中b", 4, "a中"}, {"a\xff\xff", 2, "a\xff"},
+	} {
+		if got := string(cutUTF8([]byte(tt.in), tt.n)); got != tt.want {
+			t.Errorf("cutUTF8(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+	// A line cut at MaxRaw in the middle of a rune still yields valid strings.
+	line := "[1] 2026/11/30 01:19:09.622604 [WRN] Filestore [ORDERS] Stream state error decoding avl dmap: " + strings.Repeat("中", 600)
+	s := NewScanner(strings.NewReader(line+"\n"), Options{})
+	if !s.Next() || s.Event().Kind != "index-rebuilt" {
+		t.Fatal("not classified")
+	}
+	ev := s.Event()
+	if !utf8.ValidString(ev.Raw) || len(ev.Raw) > MaxRaw || !utf8.ValidString(ev.Fields["err"]) || len(ev.Fields["err"]) > MaxFieldValue {
+		t.Errorf("bounded strings broken: raw %d field %d", len(ev.Raw), len(ev.Fields["err"]))
+	}
+}
