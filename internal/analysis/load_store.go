@@ -161,7 +161,12 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		}
 		l.m.Corruptions = append(l.m.Corruptions, cr)
 	}
-	if len(scan.Mismatches) > 0 {
+	// index.db may rightly hold fewer messages than the blocks: removals by
+	// limits (max_msgs, max_bytes, max_msgs_per_subject, KV history) write
+	// no tombstone. When the state the server recovers (blocks, tombstones,
+	// the deletes of a current index.db, limits) equals index.db, the two
+	// agree; otherwise the differences found are reported.
+	if len(scan.Mismatches) > 0 && !indexAgrees(scan) {
 		var parts []string
 		for _, mm := range scan.Mismatches {
 			parts = append(parts, fmt.Sprintf("%s %s: index.db %s, blocks %s", mm.Scope, mm.Field, mm.Index, mm.Blocks))
@@ -223,4 +228,13 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 		c.Kind = "unreadable"
 	}
 	return c
+}
+
+// indexAgrees says whether index.db's stream figures equal the recovered state.
+func indexAgrees(scan *storeparse.StreamScan) bool {
+	x, st := scan.Index, scan.State
+	if x == nil {
+		return true
+	}
+	return x.Msgs == st.Msgs && x.Bytes == st.Bytes && x.LastSeq == st.LastSeq && (st.Msgs == 0 || x.FirstSeq == st.FirstSeq)
 }
