@@ -15,6 +15,8 @@ const (
 	KindRaftz         = "raftz"
 	KindHealthz       = "healthz"
 	KindVarz          = "varz"
+	KindJszAccount    = "jsz-account"    // one account's AccountDetail (/jsz?acc=, audit account_jetstream_info)
+	KindStreamInfo    = "stream-info"    // StreamInfo or StreamDetail of one stream (audit stream_info, nats stream info --json)
 	KindAuditManifest = "audit-manifest" // capture/misc/manifest.json of `nats audit gather`
 	KindAuditMetadata = "audit-metadata" // capture/misc/audit_gather_metadata.json
 )
@@ -134,6 +136,10 @@ func classifyObject(obj map[string]json.RawMessage, servers, ids map[string]bool
 		(has(obj, "server_id") && has(obj, "config") && has(obj, "streams")):
 		addString(ids, obj["server_id"])
 		return KindJsz, false
+	case has(obj, "name") && has(obj, "id") && has(obj, "api") && has(obj, "ha_assets"):
+		return KindJszAccount, false
+	case has(obj, "config") && has(obj, "state") && has(obj, "created"):
+		return KindStreamInfo, false
 	case has(obj, "capture_timestamp") && has(obj, "connected_server_name"):
 		return KindAuditMetadata, false
 	case isHealthz(obj):

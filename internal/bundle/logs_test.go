@@ -139,6 +139,8 @@ func TestNameCandidates(t *testing.T) {
 		{"capture/clusters/C1/n1/jetstream_info/0001.json", []string{"n1", "C1"}},
 		{"capture/accounts/$G/servers/C1__n1/account_jetstream_info/0001.json", []string{"C1__n1", "$G", "C1", "n1"}},
 		{"nats-2.log.2026.11.30.01.02.03.123456789.gz", []string{"nats-2", "nats-2.log.2026.11.30.01.02.03.123456789.gz"}},
+		{"captures/nats-0/raftz-acc-_G.json", []string{"nats-0"}},
+		{"monitoring/raftz_group-_meta_.json", nil},
 		{".", nil},
 		{"jetstream", nil},
 	} {

@@ -103,6 +103,19 @@ func head(st string) string {
 	return ""
 }
 
+// startsWithEndpoint: a name such as "raftz-acc-_G" or "jsz?acc=x" names a
+// monitoring query, not a server.
+func startsWithEndpoint(st string) bool {
+	first, _, _ := strings.Cut(strings.ToLower(st), "-")
+	first, _, _ = strings.Cut(first, "_")
+	first, _, _ = strings.Cut(first, "?")
+	switch first {
+	case "jsz", "raftz", "healthz", "varz", "connz", "routez", "gatewayz", "leafz", "accountz", "subsz", "accstatz", "ipqueuesz":
+		return true
+	}
+	return false
+}
+
 func isSep(r rune) bool { return r == '-' || r == '_' || r == '.' }
 
 func isGeneric(s string) bool {
@@ -153,7 +166,7 @@ func (c *candidates) fromPath(p string) {
 		comp := comps[i]
 		st := stem(comp)
 		co := core(st)
-		if isGeneric(st) || isGeneric(co) {
+		if isGeneric(st) || isGeneric(co) || startsWithEndpoint(st) {
 			continue
 		}
 		c.full(head(st), co, st, comp)
