@@ -194,3 +194,20 @@ func TestRealStores(t *testing.T) {
 		}
 	}
 }
+
+// A bundle that is itself a store root takes its name candidates from its
+// own path.
+func TestBundleIsStore(t *testing.T) {
+	dir := realStoresDir + "/v2.12.1/jetstream"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip(err)
+	}
+	b, err := Open(dir, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if len(b.Stores) != 1 || b.Stores[0].Dir != "." || b.Stores[0].NameCandidates[0] != "v2.12.1" {
+		t.Fatalf("stores %+v", b.Stores)
+	}
+}

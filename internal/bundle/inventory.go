@@ -6,7 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -154,6 +156,9 @@ func (b *Bundle) name() {
 	for i := range b.Stores {
 		var c candidates
 		c.fromPath(b.Stores[i].Dir)
+		if b.Stores[i].Dir == "." {
+			c.fromPath(b.outerName())
+		}
 		b.Stores[i].NameCandidates = nonNil(c.list)
 		stores[i] = item{c.list, c.nfull}
 	}
@@ -212,6 +217,18 @@ func (b *Bundle) name() {
 		sort.Strings(b.Stores[i].Logs)
 		sort.Strings(b.Stores[i].Captures)
 	}
+}
+
+// outerName is the tail of the bundle's own path (the last three folders of
+// a directory, the file name of an archive): all that names a bundle that is
+// itself a store root.
+func (b *Bundle) outerName() string {
+	p := filepath.ToSlash(b.Root)
+	if b.tmp != "" {
+		p = filepath.ToSlash(filepath.Base(b.Path))
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	return strings.Join(parts[max(0, len(parts)-3):], "/")
 }
 
 func nonNil(s []string) []string { return orEmpty(s) }
