@@ -7,6 +7,7 @@ package analysis
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
@@ -145,7 +146,50 @@ func (l *loader) finish() {
 		}
 		return a.Name < b.Name
 	})
+	l.dedupeTimeline()
 	l.sortTimeline()
+}
+
+// dedupeTimeline drops events that another file of the same server already
+// gave: the same log copied in two forms (a file and its kubectl capture).
+func (l *loader) dedupeTimeline() {
+	type seen struct {
+		t    time.Time
+		file string
+	}
+	by := map[string][]seen{}
+	keep := make([]bool, len(l.m.Timeline))
+	for i, e := range l.m.Timeline {
+		k := e.Server + "\x00" + e.Kind + "\x00" + e.Text
+		dup := false
+		for _, s := range by[k] {
+			d := e.Time.Sub(s.t)
+			if s.file != e.File && d < time.Second && d > -time.Second {
+				dup = true
+				break
+			}
+		}
+		keep[i] = !dup
+		if !dup {
+			by[k] = append(by[k], seen{e.Time, e.File})
+		}
+	}
+	// Compact, remapping the indexes the model holds.
+	newIndex := make([]int, len(l.m.Timeline))
+	var out []report.TimelineEvent
+	for i, e := range l.m.Timeline {
+		newIndex[i] = -1
+		if keep[i] {
+			newIndex[i] = len(out)
+			out = append(out, e)
+		}
+	}
+	l.m.Timeline = out
+	for i := range l.m.MetaLeaderStates {
+		if t := l.m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
+			l.m.MetaLeaderStates[i].Timeline = newIndex[t]
+		}
+	}
 }
 
 // sortTimeline orders the timeline oldest first (stable, so one file's lines

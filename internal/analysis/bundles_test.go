@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -371,4 +372,63 @@ func restoredFromBackup(fx fixture) bool {
 		Orphans json.RawMessage `json:"orphans_deleted"`
 	}
 	return json.Unmarshal(fx.want.Expect, &exp) == nil && len(exp.Orphans) > 0
+}
+
+// TestLeaderKillTimeline: in the fixture where the meta leader was killed,
+// the timeline shows the kill and then the election on every server, in
+// order, and the killed server learning the new leader after its restart.
+func TestLeaderKillTimeline(t *testing.T) {
+	ran := false
+	for _, fx := range fixtures(t) {
+		var exp struct {
+			Killed      string    `json:"killed"`
+			KilledAt    time.Time `json:"killed_at"`
+			RestartedAt time.Time `json:"restarted_at"`
+			NewLeader   string    `json:"meta_leader_after_kill"`
+		}
+		if json.Unmarshal(fx.want.Expect, &exp) != nil || exp.Killed == "" {
+			continue
+		}
+		ran = true
+		rep := analyze(t, fx.forms[0])
+		for i := 1; i < len(rep.Timeline); i++ {
+			if rep.Timeline[i].Time.Before(rep.Timeline[i-1].Time) {
+				t.Fatalf("timeline out of order at %d", i)
+			}
+		}
+		electedAt := map[string]time.Time{}
+		var unclean time.Time
+		for _, e := range rep.Timeline {
+			if e.Source != "log" {
+				continue
+			}
+			if e.Kind == "unclean-stop" && e.Server == exp.Killed {
+				unclean = e.Time
+			}
+			names := (e.Kind == "meta-leader" && strings.Contains(e.Text, ": "+exp.NewLeader+"/")) ||
+				(e.Kind == "meta-leader-self" && e.Server == exp.NewLeader)
+			if names && e.Time.After(exp.KilledAt) {
+				if _, ok := electedAt[e.Server]; !ok {
+					electedAt[e.Server] = e.Time
+				}
+			}
+		}
+		if unclean.IsZero() || unclean.After(exp.KilledAt) {
+			t.Errorf("%s: no unclean stop of %s at or before the kill at %s (got %s)", fx.name, exp.Killed, exp.KilledAt, unclean)
+		}
+		for _, s := range fx.want.Servers {
+			at, ok := electedAt[s.Name]
+			switch {
+			case !ok:
+				t.Errorf("%s: %s logs no election of %s after the kill", fx.name, s.Name, exp.NewLeader)
+			case s.Name == exp.Killed && at.Before(exp.RestartedAt):
+				t.Errorf("%s: killed %s learns the leader at %s, before its restart at %s", fx.name, s.Name, at, exp.RestartedAt)
+			case s.Name != exp.Killed && !at.Before(exp.RestartedAt):
+				t.Errorf("%s: %s learns the new leader only at %s, after the restart", fx.name, s.Name, at)
+			}
+		}
+	}
+	if !ran {
+		t.Fatal("no fixture with a killed leader")
+	}
 }

@@ -61,6 +61,9 @@ func (l *loader) logServerName(lg bundle.Log) (string, string) {
 // logFacts is what one log tells beyond its events.
 type logFacts struct {
 	bootstrapping bool // a boot logged "JetStream cluster bootstrapping" and no leader yet
+	booted        bool // a boot was seen
+	stopped       bool // the current boot logged a clean stop
+	last          report.TimelineEvent
 }
 
 func (l *loader) log(lg bundle.Log) {
@@ -162,9 +165,20 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	ti := len(l.m.Timeline) - 1
 
 	leader, isLeaderEvent := "", false
+	defer func() { facts.last = te }()
 	switch ev.Kind {
 	case "start":
+		// A boot with no clean stop logged before it: the previous process
+		// was killed or crashed after its last line.
+		if facts.booted && !facts.stopped && !facts.last.Time.IsZero() {
+			l.m.Timeline = append(l.m.Timeline, report.TimelineEvent{Time: facts.last.Time, Server: server, Source: "log", Kind: "unclean-stop",
+				Text: fmt.Sprintf("no clean shutdown logged before the restart at line %d: the process was killed or crashed after this time (last line %d)", ev.Line, facts.last.Line),
+				File: ev.File, Line: facts.last.Line})
+		}
+		facts.booted, facts.stopped = true, false
 		facts.bootstrapping = false
+	case "stop":
+		facts.stopped = true
 	case "meta-bootstrap":
 		facts.bootstrapping = true
 	case "meta-leader-self":
@@ -221,6 +235,11 @@ func leaderID(name string) string {
 	return peerID(name)
 }
 
+// maxElectionSpread is how far apart two servers' lines about one election
+// can be and still be taken for the same election: well under the 4 s minimum
+// election timeout, so a later election is not mistaken for it.
+const maxElectionSpread = 2 * time.Second
+
 // clockOffsets estimates each server's clock offset against the first
 // server, from the meta leader elections that several servers log: every
 // server logs the same election within milliseconds.
@@ -255,7 +274,7 @@ func (l *loader) clockOffsets() {
 				if ad < 0 {
 					ad = -ad
 				}
-				if ad <= 5*time.Second && (best < 0 || ad < best) {
+				if ad <= maxElectionSpread && (best < 0 || ad < best) {
 					best, bd = ad, d
 				}
 			}
