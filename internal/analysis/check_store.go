@@ -22,8 +22,12 @@ var checkStoreCorrupt = Check{
 				f.Offset = report.Ptr(c.Offset)
 			}
 			f.Remedy = storeRemedy(c)
-			if c.Kind == "encrypted" {
+			switch c.Kind {
+			case "encrypted":
 				// Not damage: the tool lacks the key. Still worth a look.
+				f.Severity = report.Warning
+			case "index":
+				// index.db is a cache the server rebuilds from the blocks.
 				f.Severity = report.Warning
 			}
 			out = append(out, f)
@@ -42,8 +46,12 @@ func storeRemedy(c Corruption) string {
 	case "index":
 		return "index.db is a cache: the server rebuilds it from the blocks at start; remove it on the server to force a rebuild"
 	}
-	if c.Stream != "" {
-		return fmt.Sprintf("do not restart the server on this copy before saving the file; if the stream is replicated, scale or peer-remove this replica so it catches up from a healthy one (nats stream cluster peer-remove %s %s), otherwise recover what the blocks still hold with `jsforensics dump blk`", c.Stream, c.Server)
+	save := fmt.Sprintf("Copy %s out before the server starts on it again: at start the server cuts a block at its first bad record and counts the rest as deleted. `jsforensics dump blk FILE --json` reads every record still intact after the damage.", c.File)
+	switch {
+	case c.Stream != "" && c.Replicas > 1:
+		return save + fmt.Sprintf(" The stream is R%d: let this replica be rebuilt from a healthy one (nats stream cluster peer-remove %s %s, then scale back up).", c.Replicas, c.Stream, c.Server)
+	case c.Stream != "":
+		return save + " The stream has no other replica: republish what the dump recovers, or restore from a backup."
 	}
 	return "save the file before restarting the server; inspect it with `jsforensics dump`"
 }

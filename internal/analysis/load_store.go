@@ -156,6 +156,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 
 	for _, p := range scan.Problems {
 		cr := corruptionFrom(srv.Name, account, name, dir, p)
+		cr.Replicas = replicas
 		if cr.Kind == "truncated" || cr.Kind == "torn-tail" {
 			cr.Lost = lostRanges(scan.Lost)
 		}

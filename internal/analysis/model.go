@@ -113,7 +113,8 @@ type Corruption struct {
 	Offset                  int64
 	HasOffset               bool
 	Seq                     uint64
-	Kind                    string // checksum, truncated-tail, format, encrypted, …
+	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
+	Replicas                int    // the stream's replicas when known
 	Message                 string
 	Lost                    []report.Range
 }
