@@ -146,8 +146,59 @@ func (l *loader) finish() {
 		}
 		return a.Name < b.Name
 	})
+	for _, g := range m.Groups {
+		g.History = orderHistory(g.History)
+	}
 	l.dedupeTimeline()
 	l.sortTimeline()
+}
+
+// orderHistory sorts a group's history oldest first and keeps one copy of an
+// entry that several servers' WALs hold (the first server's). Undated events
+// (a snapshot's peer state) take the time of the first dated event at or
+// after their raft index, so they sit where the log puts them.
+func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
+	type keyed struct {
+		e report.HistoryEvent
+		t time.Time
+	}
+	seen := map[string]bool{}
+	var ks []keyed
+	for _, e := range in {
+		if e.Index > 0 {
+			k := fmt.Sprintf("%s|%d|%d|%s|%s|%v", e.Event, e.Term, e.Index, e.Peer, e.Source, e.Peers)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		var t time.Time
+		if e.Time != nil {
+			t = *e.Time
+		}
+		ks = append(ks, keyed{e, t})
+	}
+	for i := range ks {
+		if !ks[i].t.IsZero() || ks[i].e.Index == 0 {
+			continue
+		}
+		for _, o := range ks {
+			if !o.t.IsZero() && o.e.Index >= ks[i].e.Index && (ks[i].t.IsZero() || o.t.Before(ks[i].t)) {
+				ks[i].t = o.t
+			}
+		}
+	}
+	sort.SliceStable(ks, func(i, j int) bool {
+		if !ks[i].t.Equal(ks[j].t) {
+			return ks[i].t.Before(ks[j].t)
+		}
+		return ks[i].e.Index < ks[j].e.Index
+	})
+	out := make([]report.HistoryEvent, len(ks))
+	for i, k := range ks {
+		out[i] = k.e
+	}
+	return out
 }
 
 // dedupeTimeline drops events that another file of the same server already

@@ -172,6 +172,7 @@ var checkQuorumUnreachable = Check{
 					},
 					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
 				})
+				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, implausibleTerms(g)...)
 			}
 		}
 		return out
@@ -289,4 +290,20 @@ func appendUnique(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// maxPlausibleTerm bounds a real raft term: every term is an election, and
+// even one election a millisecond for a century stays below 2^42.
+const maxPlausibleTerm = 1 << 42
+
+// implausibleTerms lists views whose term no run of elections can reach:
+// evidence of the same corruption (flipped high bits) as a mangled peer id.
+func implausibleTerms(g *Group) []string {
+	var out []string
+	for _, v := range g.Views {
+		if v.Term > maxPlausibleTerm {
+			out = appendUnique(out, fmt.Sprintf("term %d (%#x) in %s's %s is implausible for a count of elections: isolated high bits set, as a bit flip leaves them", v.Term, v.Term, v.Server, v.Source))
+		}
+	}
+	return out
 }
