@@ -172,6 +172,8 @@ func TestHostileArchives(t *testing.T) {
 			problem: `hl: hard link to "/etc/passwd"`, absent: []string{"hl"}},
 		{name: "zip symlink", file: "b.zip", data: mkZip(t, []entry{normal, {name: "zl", body: []byte("/etc"), zipMode: fs.ModeSymlink | 0o777}}),
 			problem: "zl: symlink entry", absent: []string{"zl"}},
+		{name: "zip backslashes", file: "b.zip", data: mkZip(t, []entry{{name: `dir\sub\file.txt`, body: []byte("x")}, {name: `..\evil.txt`, body: []byte("x")}}),
+			problem: "escaping the bundle", present: []string{"dir/sub/file.txt"}},
 		{name: "tar fifo", file: "b.tar", data: mkTar(t, []entry{normal, {name: "fifo", typ: tar.TypeFifo}}),
 			problem: "fifo: entry of tar type", absent: []string{"fifo"}},
 		{name: "duplicate", file: "b.tar", data: mkTar(t, []entry{normal, {name: "ok/readme.txt", body: []byte("second")}}),

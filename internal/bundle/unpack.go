@@ -119,7 +119,9 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 		if err := x.count(name, f.Name); err != nil {
 			return err
 		}
-		p, ok := x.target(name, prefix, f.Name)
+		// Windows tools (PowerShell 5 Compress-Archive) write "\" separators,
+		// against the zip specification; read them as "/".
+		p, ok := x.target(name, prefix, strings.ReplaceAll(f.Name, `\`, "/"))
 		if !ok {
 			continue
 		}
