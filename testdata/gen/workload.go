@@ -240,7 +240,7 @@ func consume(ctx context.Context, st jetstream.Stream, cfg jetstream.ConsumerCon
 	}); err != nil {
 		return err
 	}
-	got := 0
+	got, empty := 0, 0
 	for got < n {
 		batch, err := cons.Fetch(n-got, jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
@@ -259,7 +259,10 @@ func consume(ctx context.Context, st jetstream.Stream, cfg jetstream.ConsumerCon
 			return fmt.Errorf("fetch %s: %w", cfg.Durable, err)
 		}
 		if got == before {
-			return fmt.Errorf("fetch %s: no messages after %d of %d", cfg.Durable, got, n)
+			// Right after a restart a fetch can come back empty; give it a few tries.
+			if empty++; empty >= 5 {
+				return fmt.Errorf("fetch %s: no messages after %d of %d", cfg.Durable, got, n)
+			}
 		}
 	}
 	return nil
