@@ -1,6 +1,7 @@
 package raftlog_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,7 +10,8 @@ import (
 
 // want.json of the generator (testdata/gen/want.go), the parts used here.
 type wantDoc struct {
-	Scenario string `json:"scenario"`
+	Scenario string          `json:"scenario"`
+	Expect   json.RawMessage `json:"expect"`
 	Servers  []struct {
 		Name     string `json:"name"`
 		PeerID   string `json:"peer_id"`
@@ -65,7 +67,10 @@ func loadBundleServers(t testing.TB) []*serverCase {
 				continue
 			}
 			sc := &serverCase{label: filepath.Base(dir) + "/" + s.Name, cluster: filepath.Base(dir), name: s.Name,
-				peerID: s.PeerID, js: os.DirFS(jsDirs[0]), groups: map[string]groupWant{}}
+				peerID: s.PeerID, js: os.DirFS(jsDirs[0]), groups: map[string]groupWant{}, expect: w.Expect}
+			for _, o := range w.Servers {
+				sc.clusterIDs = append(sc.clusterIDs, o.PeerID)
+			}
 			for g, gw := range s.Groups {
 				p := append([]string(nil), gw.Peers...)
 				sort.Strings(p)
@@ -85,4 +90,21 @@ func loadBundleServers(t testing.TB) []*serverCase {
 		out = append(out, cs...)
 	}
 	return out
+}
+
+// expectKeys lists the top-level keys of a bundle's "expect" object.
+func expectKeys(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// strict reports whether the server's state should look healthy: real
+// fixtures, and bundles whose scenario is not one that damages the raft or
+// meta state on purpose (phantom peers, orphans).
+func (sc *serverCase) strict() bool {
+	m := expectKeys(sc.expect)
+	_, phantom := m["phantom_peers"]
+	_, orphan := m["streams_b"]
+	return !phantom && !orphan
 }

@@ -53,6 +53,10 @@ type serverCase struct {
 	streams []streamWant
 	// banner maps "Name" and "Node" from the startup banner, when present.
 	banner map[string]string
+	// expect is the bundle's scenario expectation (nil: healthy);
+	// clusterIDs the peer ids of all servers of the bundle.
+	expect     json.RawMessage
+	clusterIDs []string
 }
 
 type raftzDoc map[string]map[string]struct {
