@@ -101,6 +101,9 @@ type Stream struct {
 	Group      string   `json:"group,omitempty"`
 	OnDisk     []OnDisk `json:"on_disk"`
 	AssignedTo []string `json:"assigned_to,omitempty"`
+	// Captured is each server's own view of the stream in captured /jsz,
+	// beside what its blocks hold. Added field.
+	Captured []OnDisk `json:"captured,omitempty"`
 }
 
 // OnDisk is one server's copy of a stream, recomputed from its message blocks.
@@ -111,8 +114,11 @@ type OnDisk struct {
 	Messages uint64 `json:"messages"`
 	Bytes    uint64 `json:"bytes"`
 	Deleted  uint64 `json:"deleted"`
-	// Path is the stream folder relative to the bundle. Added field.
+	// Path is the stream folder, or the capture file, relative to the
+	// bundle. Added field.
 	Path string `json:"path,omitempty"`
+	// Source is where the figures come from: "blocks" or "jsz". Added field.
+	Source string `json:"source,omitempty"`
 	// Consumers found in the stream's obs/ folder. Added field.
 	Consumers []Consumer `json:"consumers,omitempty"`
 }

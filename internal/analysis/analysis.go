@@ -51,10 +51,10 @@ func Build(m *Model, checks []Check) *report.Report {
 		rep.Groups = append(rep.Groups, rg)
 	}
 	for _, st := range m.Streams {
-		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group, AssignedTo: st.AssignedTo}
+		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group, AssignedTo: st.AssignedTo, Captured: st.Captured}
 		for _, c := range st.Copies {
 			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: c.Server, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
-				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Consumers: c.Consumers})
+				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers})
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
@@ -138,6 +138,7 @@ func (l *loader) finish() {
 	})
 	for _, st := range m.Streams {
 		sort.SliceStable(st.Copies, func(i, j int) bool { return st.Copies[i].Server < st.Copies[j].Server })
+		sort.SliceStable(st.Captured, func(i, j int) bool { return st.Captured[i].Server < st.Captured[j].Server })
 	}
 	sort.SliceStable(m.Groups, func(i, j int) bool {
 		a, b := m.Groups[i], m.Groups[j]

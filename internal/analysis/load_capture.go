@@ -194,14 +194,39 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 			if sd.RaftGroup != "" && st.Group == "" {
 				st.Group = sd.RaftGroup
 			}
+			od := report.OnDisk{Server: srv.Name, FirstSeq: sd.State.FirstSeq, LastSeq: sd.State.LastSeq, Messages: sd.State.Messages,
+				Bytes: sd.State.Bytes, Deleted: uint64(max(sd.State.NumDeleted, 0)), Path: c.File, Source: "jsz"}
+			for _, ci := range sd.Consumers {
+				od.Consumers = append(od.Consumers, report.Consumer{Name: ci.Name, AckFloorStream: ci.AckFloor.Stream, DeliveredStream: ci.Delivered.Stream, Pending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
+			}
+			st.Captured = append(st.Captured, od)
 			if sd.Cluster != nil {
 				if sd.Cluster.RaftGroup != "" && st.Group == "" {
 					st.Group = sd.Cluster.RaftGroup
+				}
+				if len(st.AssignedTo) == 0 && sd.Cluster.Leader != "" {
+					st.AssignedTo = append(st.AssignedTo, sd.Cluster.Leader)
+					for _, r := range sd.Cluster.Replicas {
+						if r.Name != "" {
+							st.AssignedTo = appendUnique(st.AssignedTo, r.Name)
+						}
+					}
+					sort.Strings(st.AssignedTo)
 				}
 				for _, r := range sd.Cluster.Replicas {
 					if r.Name != "" && r.Peer != "" {
 						l.m.IDs[r.Peer] = r.Name
 					}
+				}
+			}
+			if st.Group != "" {
+				if g := l.findGroup(st.Group); g != nil && g.Asset == "" {
+					g.Account, g.Asset = acc.Name, sd.Name
+				}
+			}
+			for _, cg := range sd.ConsumerRaftGroups {
+				if g := l.findGroup(cg.RaftGroup); g != nil && g.Asset == "" {
+					g.Account, g.Asset = acc.Name, sd.Name+" > "+cg.Name
 				}
 			}
 		}

@@ -74,6 +74,7 @@ type Stream struct {
 	Replicas      int
 	Group         string
 	Copies        []*StreamCopy
+	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
 }
 
