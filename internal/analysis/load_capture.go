@@ -204,15 +204,19 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 				if sd.Cluster.RaftGroup != "" && st.Group == "" {
 					st.Group = sd.Cluster.RaftGroup
 				}
-				if len(st.AssignedTo) == 0 && sd.Cluster.Leader != "" {
-					st.AssignedTo = append(st.AssignedTo, sd.Cluster.Leader)
-					for _, r := range sd.Cluster.Replicas {
-						if r.Name != "" {
-							st.AssignedTo = appendUnique(st.AssignedTo, r.Name)
-						}
-					}
-					sort.Strings(st.AssignedTo)
+				// A server's /jsz lists the streams it hosts; the leader and
+				// replicas it names are the rest of the group. A meta state
+				// read from a store later replaces this.
+				st.AssignedTo = appendUnique(st.AssignedTo, srv.Name)
+				if sd.Cluster.Leader != "" {
+					st.AssignedTo = appendUnique(st.AssignedTo, sd.Cluster.Leader)
 				}
+				for _, r := range sd.Cluster.Replicas {
+					if r.Name != "" {
+						st.AssignedTo = appendUnique(st.AssignedTo, r.Name)
+					}
+				}
+				sort.Strings(st.AssignedTo)
 				for _, r := range sd.Cluster.Replicas {
 					if r.Name != "" && r.Peer != "" {
 						l.m.IDs[r.Peer] = r.Name
