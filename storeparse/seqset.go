@@ -72,6 +72,9 @@ func DecodeSeqSet(file string, base int64, b []byte) (*SeqSet, int, error) {
 			n.bits[j] = d.U64()
 		}
 		d.U16() // height, not needed
+		if span := uint64(buckets) * bitsPerBucket; d.Err() == nil && n.base > ^uint64(0)-span {
+			return nil, 0, binfmt.Errorf(file, base+seqSetHdr+int64(i*nodeLen), binfmt.ErrFormat, "seqset node base %d overflows", n.base)
+		}
 	}
 	if err := d.Err(); err != nil {
 		return nil, 0, err
@@ -102,16 +105,20 @@ func (s *SeqSet) Contains(seq uint64) bool {
 	if s == nil {
 		return false
 	}
-	i := sort.Search(len(s.nodes), func(i int) bool { return s.nodes[i].base > seq }) - 1
-	if i < 0 {
-		return false
+	// Nodes are sorted by base and all span the same number of sequences;
+	// a corrupt set may hold overlapping nodes, so look at every node whose
+	// span reaches seq.
+	for i := sort.Search(len(s.nodes), func(i int) bool { return s.nodes[i].base > seq }) - 1; i >= 0; i-- {
+		nd := s.nodes[i]
+		off := seq - nd.base
+		if off >= uint64(len(nd.bits))*bitsPerBucket {
+			return false
+		}
+		if nd.bits[off/bitsPerBucket]&(1<<(off%bitsPerBucket)) != 0 {
+			return true
+		}
 	}
-	nd := s.nodes[i]
-	off := seq - nd.base
-	if off >= uint64(len(nd.bits))*bitsPerBucket {
-		return false
-	}
-	return nd.bits[off/bitsPerBucket]&(1<<(off%bitsPerBucket)) != 0
+	return false
 }
 
 // Each calls f for every sequence in ascending order until f returns false.
