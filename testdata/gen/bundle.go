@@ -68,6 +68,15 @@ type Bundle struct {
 	// Extra files (path relative to the tree root -> bytes), e.g. kubectl logs, poll series.
 	Extra  map[string][]byte
 	Expect any
+	// Prebuilt, when set, is committed verbatim as <name>/<PrebuiltName>
+	// (e.g. a `nats audit gather` archive) instead of a tree built from the
+	// servers' stores, logs and captures; want.json still comes from the
+	// generator's own captures, with empty store_dir/log/captures.
+	Prebuilt     []byte
+	PrebuiltName string
+	// PrebuiltCaptures optionally names, per server, the files inside
+	// Prebuilt that hold the equivalent endpoints (want.json "captures").
+	PrebuiltCaptures map[string]map[string]string
 }
 
 // Write builds the tree in a scratch dir and commits it under outRoot/<name>/.
@@ -80,6 +89,21 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 	for _, s := range b.Servers {
 		if s.Running() {
 			return fmt.Errorf("bundle %s: server %s still running", b.Name, s.Name)
+		}
+		if b.Prebuilt != nil {
+			if b.Captures[s.Name] == nil {
+				return fmt.Errorf("bundle %s: no capture for %s", b.Name, s.Name)
+			}
+			ws, err := wantServer(s, b.Captures[s.Name])
+			if err != nil {
+				return err
+			}
+			ws.Captures = map[string]string{}
+			for k, v := range b.PrebuiltCaptures[s.Name] {
+				ws.Captures[k] = v
+			}
+			want.Servers = append(want.Servers, ws)
+			continue
 		}
 		if err := copyTree(s.JSRoot(), filepath.Join(tree, filepath.FromSlash(b.Layout.Store(s.Name)))); err != nil {
 			return err
@@ -119,7 +143,11 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if b.Layout.Kind == "archive" {
+	if b.Prebuilt != nil {
+		if err := os.WriteFile(filepath.Join(out, b.PrebuiltName), b.Prebuilt, 0o644); err != nil {
+			return err
+		}
+	} else if b.Layout.Kind == "archive" {
 		if b.Layout.Zip {
 			if err := writeZip(tree, filepath.Join(out, "bundle.zip")); err != nil {
 				return err
