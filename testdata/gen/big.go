@@ -120,7 +120,7 @@ func runBig(ctx context.Context, out string, size int64, version string) error {
 
 var restoredRE = regexp.MustCompile(`Restored ([0-9,]+) messages for stream '([^']*)' in (\S+)`)
 
-func runRecover(ctx context.Context, dir, version string) error {
+func runRecover(ctx context.Context, dir, version string, keepIndex bool) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func runRecover(ctx context.Context, dir, version string) error {
 			return err
 		}
 		// Only stream stores (<acc>/streams/<name>/msgs/index.db); raft WALs keep theirs.
-		if d.Name() == "index.db" && filepath.Base(filepath.Dir(p)) == "msgs" &&
+		if !keepIndex && d.Name() == "index.db" && filepath.Base(filepath.Dir(p)) == "msgs" &&
 			filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(p)))) == "streams" {
 			removed++
 			return os.Remove(p)

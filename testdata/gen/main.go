@@ -37,10 +37,21 @@ type Scenario struct {
 	Run     func(ctx context.Context, env *Env) error
 }
 
-// scenarios is the ordered list run by `all`. Add new ones here.
-var scenarios []Scenario
-
-func addScenario(s Scenario) { scenarios = append(scenarios, s) }
+// allScenarios is the ordered list run by `all`. Add new ones here.
+func allScenarios() []Scenario {
+	var all []Scenario
+	for _, f := range []func() []Scenario{
+		healthyScenarios,      // scen_healthy.go (phase 1)
+		leaderKillScenarios,   // scen_leaderkill.go
+		phantomScenarios,      // scen_phantom.go (incident 000)
+		orphanScenarios,       // scen_orphan.go
+		superclusterScenarios, // scen_supercluster.go (incident 003)
+		auditScenarios,        // scen_audit.go
+	} {
+		all = append(all, f()...)
+	}
+	return all
+}
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s gen: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
@@ -57,15 +68,25 @@ func run() int {
 	size := fs.String("size", "1GiB", "big: minimum store size")
 	version := fs.String("version", "v2.15.2", "big/recover: nats-server version")
 	dir := fs.String("dir", "", "recover: store directory written by `big`")
+	keepIndex := fs.Bool("keep-index", false, "recover: keep msgs/index.db (baseline: recovery from index.db)")
 	if len(os.Args) < 2 {
 		usage()
 		return 2
 	}
 	cmd := os.Args[1]
-	if err := fs.Parse(os.Args[2:]); err != nil {
-		return 2
+	// Flags may come before, between or after scenario names.
+	var args []string
+	for rest := os.Args[2:]; ; {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		args = append(args, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
-	args := fs.Args()
+	scenarios := allScenarios()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -101,7 +122,7 @@ func run() int {
 			logf("recover: -dir DIR is required")
 			return 2
 		}
-		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error { return runRecover(ctx, *dir, *version) }))
+		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error { return runRecover(ctx, *dir, *version, *keepIndex) }))
 	}
 
 	var todo []Scenario
@@ -181,7 +202,7 @@ func report(err error) int {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: go run . all | list | <scenario>... [-out DIR] [-keep]")
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
-	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2]")
+	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
 }
 
 func parseSize(s string) (int64, error) {

@@ -16,10 +16,12 @@ import (
 
 const natscliVersion = "v0.5.0"
 
-func init() {
-	addScenario(Scenario{Name: "audit-gather-v2.15.2",
-		Doc: "nats audit gather (natscli " + natscliVersion + ") zip of a healthy 3 x v2.15.2 cluster with accounts APP and SYS",
-		Run: auditGather})
+func auditScenarios() []Scenario {
+	return []Scenario{
+		{Name: "audit-gather-v2.15.2",
+			Doc: "nats audit gather (natscli " + natscliVersion + ") zip of a healthy 3 x v2.15.2 cluster with accounts APP and SYS",
+			Run: auditGather},
+	}
 }
 
 // natsCLI returns the natscli binary, installing it into <cache>/bin/natscli-<version>.

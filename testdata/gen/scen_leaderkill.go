@@ -12,10 +12,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func init() {
-	addScenario(Scenario{Name: "v2.15.2-leader-kill-debug",
-		Doc: "3 x v2.15.2 with debug logs; R3 stream; SIGKILL the meta leader, re-election, restart, rejoin; kubectl-style log copies",
-		Run: leaderKillDebug})
+func leaderKillScenarios() []Scenario {
+	return []Scenario{
+		{Name: "v2.15.2-leader-kill-debug",
+			Doc: "3 x v2.15.2 with debug logs; R3 stream; SIGKILL the meta leader, re-election, restart, rejoin; kubectl-style log copies",
+			Run: leaderKillDebug},
+	}
 }
 
 // LeaderKillExpect is what the servers reported at each step.
@@ -160,6 +162,9 @@ func leaderKillDebug(ctx context.Context, env *Env) error {
 	}
 	nc.Close()
 	if err := c.Stop(); err != nil {
+		return err
+	}
+	if err := verifyOnCopy(ctx, env, c, caps); err != nil {
 		return err
 	}
 	layout := LayoutFlat()

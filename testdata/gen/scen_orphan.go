@@ -19,13 +19,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func init() {
+func orphanScenarios() []Scenario {
+	var out []Scenario
 	for _, v := range []string{"v2.10.22", "v2.15.2"} {
-		addScenario(Scenario{Name: "orphan-" + v,
+		out = append(out, Scenario{Name: "orphan-" + v,
 			Doc:     "3 x " + v + ": _meta_ backed up after streams A, streams/consumers B created, old _meta_ put back; expect = what the server deletes",
 			Timeout: 8 * time.Minute,
 			Run:     func(ctx context.Context, env *Env) error { return orphan(ctx, env, v) }})
 	}
+	return out
 }
 
 // OrphanDeleted is one stream that disappeared when the server ran on the bundle's state.

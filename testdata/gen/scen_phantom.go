@@ -18,10 +18,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func init() {
-	addScenario(Scenario{Name: "v2.10.22-incident-phantom-peers",
-		Doc: "incident 000: 5 x v2.10.22, five bit-flipped phantom peers written into every _meta_/peers.idx, size 10, no leader",
-		Run: phantomPeers})
+func phantomScenarios() []Scenario {
+	return []Scenario{
+		{Name: "v2.10.22-incident-phantom-peers",
+			Doc: "incident 000: 5 x v2.10.22, five bit-flipped phantom peers written into every _meta_/peers.idx, size 10, no leader",
+			Run: phantomPeers},
+	}
 }
 
 // bitFlip names one phantom: byte Index of Server's node id with Bit flipped.

@@ -27,11 +27,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func init() {
-	addScenario(Scenario{Name: "v2.15.2-supercluster-split",
-		Doc:     "incident 003: clusters old and new (3 x v2.15.2 each); new founds its own meta group before gateways connect; poll series of the join",
-		Timeout: 8 * time.Minute,
-		Run:     superclusterSplit})
+func superclusterScenarios() []Scenario {
+	return []Scenario{
+		{Name: "v2.15.2-supercluster-split",
+			Doc:     "incident 003: clusters old and new (3 x v2.15.2 each); new founds its own meta group before gateways connect; poll series of the join",
+			Timeout: 8 * time.Minute,
+			Run:     superclusterSplit},
+	}
 }
 
 // MetaView is one server's view of the meta group at one moment.

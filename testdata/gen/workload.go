@@ -244,7 +244,12 @@ func consume(ctx context.Context, st jetstream.Stream, cfg jetstream.ConsumerCon
 	for got < n {
 		batch, err := cons.Fetch(n-got, jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
-			return err
+			// A new replicated consumer may have no leader yet ("no responders").
+			if empty++; empty >= 10 {
+				return fmt.Errorf("fetch %s: %w", cfg.Durable, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+			continue
 		}
 		before := got
 		for m := range batch.Messages() {
@@ -255,14 +260,13 @@ func consume(ctx context.Context, st jetstream.Stream, cfg jetstream.ConsumerCon
 				}
 			}
 		}
-		if err := batch.Error(); err != nil {
-			return fmt.Errorf("fetch %s: %w", cfg.Durable, err)
-		}
 		if got == before {
-			// Right after a restart a fetch can come back empty; give it a few tries.
-			if empty++; empty >= 5 {
-				return fmt.Errorf("fetch %s: no messages after %d of %d", cfg.Durable, got, n)
+			// Right after a restart, or before a new consumer has a leader,
+			// a fetch can come back empty or fail; give it a few tries.
+			if empty++; empty >= 10 {
+				return fmt.Errorf("fetch %s: no messages after %d of %d (last error: %v)", cfg.Durable, got, n, batch.Error())
 			}
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	return nil
