@@ -1,0 +1,198 @@
+package main
+
+// Tests of the generator's own helpers, on bytes real servers wrote
+// (the committed bundles). They need no running server.
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const bundles = "../bundles"
+
+// Every committed want.json names servers whose peer_id the real server
+// reported; nodeID must reproduce it from the name.
+func TestNodeIDMatchesServers(t *testing.T) {
+	wants, _ := filepath.Glob(filepath.Join(bundles, "*", "want.json"))
+	n := 0
+	for _, w := range wants {
+		b, err := os.ReadFile(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Want
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		for _, s := range want.Servers {
+			if s.PeerID == "" {
+				continue
+			}
+			n++
+			if got := nodeID(s.Name); got != s.PeerID {
+				t.Errorf("%s: nodeID(%q) = %q, server said %q", w, s.Name, got, s.PeerID)
+			}
+		}
+	}
+	if n < 9 {
+		t.Fatalf("only %d servers with peer ids found under %s", n, bundles)
+	}
+}
+
+// The five phantom ids are those of shared/incidents/000.
+func TestIncident000Flips(t *testing.T) {
+	want := []string{`"kCGheKT`, "cnr4t3eg", "cnrtu3eg", "yrzKKR@u", "yrzKKRBt"}
+	for i, f := range incident000Flips {
+		b := []byte(nodeID(f.Server))
+		b[f.Index] ^= 1 << f.Bit
+		if string(b) != want[i] {
+			t.Errorf("flip %d of %s = %q, want %q", i, f.Server, b, want[i])
+		}
+	}
+}
+
+func realPeersIdx(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(bundles, "v2.15.2-flat", "bundle", "store-n1", "$SYS", "_js_", "_meta_", "peers.idx"))
+	if err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	return b
+}
+
+func TestAddPeers(t *testing.T) {
+	in := realPeersIdx(t)
+	n := binary.LittleEndian.Uint32(in[4:8])
+	extra := []string{`"kCGheKT`, "yrzKKR@u"}
+	out, err := addPeers(in, extra, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(out[0:4]); got != 10 {
+		t.Errorf("cluster size %d, want 10", got)
+	}
+	if got := binary.LittleEndian.Uint32(out[4:8]); got != n+2 {
+		t.Errorf("count %d, want %d", got, n+2)
+	}
+	if len(out) != len(in)+16 {
+		t.Errorf("len %d, want %d", len(out), len(in)+16)
+	}
+	if !bytes.Equal(out[8:8+8*n], in[8:8+8*n]) {
+		t.Error("original ids changed")
+	}
+	if got := string(out[8+8*n : 8+8*n+16]); got != strings.Join(extra, "") {
+		t.Errorf("appended ids %q", got)
+	}
+	if !bytes.Equal(out[8+8*(n+2):], in[8+8*n:]) {
+		t.Error("domainExt trailer not preserved")
+	}
+	// Truncated copies of the real file must be refused, not misread.
+	for _, cut := range []int{0, 7, 8 + 8*int(n) - 1} {
+		if _, err := addPeers(in[:cut], extra, 10); err == nil {
+			t.Errorf("truncated to %d bytes: no error", cut)
+		}
+	}
+}
+
+func TestKubectlCopies(t *testing.T) {
+	log, err := os.ReadFile(filepath.Join(bundles, "v2.15.2-flat", "bundle", "n1.log"))
+	if err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	lines := splitLines(log)
+	ts := splitLines(kubectlTimestamps(log))
+	pre := splitLines(kubectlPodPrefix(log, "n1"))
+	if len(ts) != len(lines) || len(pre) != len(lines) || len(lines) == 0 {
+		t.Fatalf("line counts: log %d, timestamps %d, prefix %d", len(lines), len(ts), len(pre))
+	}
+	for i, l := range lines {
+		stamp, rest, ok := strings.Cut(ts[i], " ")
+		if !ok || rest != l {
+			t.Fatalf("timestamps line %d: %q", i, ts[i])
+		}
+		got, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if own, ok := logLineTime(l); ok && !got.Equal(own.Add(137*time.Microsecond)) {
+			t.Errorf("line %d: stamp %v, log time %v", i, got, own)
+		}
+		if pre[i] != "[pod/n1/nats] "+l {
+			t.Fatalf("prefix line %d: %q", i, pre[i])
+		}
+	}
+}
+
+func TestArchivesDeterministic(t *testing.T) {
+	tree := filepath.Join(bundles, "v2.15.2-flat", "bundle")
+	if _, err := os.Stat(tree); err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.zip"), filepath.Join(dir, "b.zip")
+	if err := writeZip(tree, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeZip(tree, b); err != nil {
+		t.Fatal(err)
+	}
+	ab, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if !bytes.Equal(ab, bb) {
+		t.Error("two zips of the same tree differ")
+	}
+	zr, err := zip.NewReader(bytes.NewReader(ab), int64(len(ab)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := listTree(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(zr.File) != len(es) {
+		t.Fatalf("zip has %d entries, tree %d", len(zr.File), len(es))
+	}
+	for i, f := range zr.File {
+		name := es[i].rel
+		if es[i].isDir {
+			name += "/"
+		}
+		if f.Name != name {
+			t.Fatalf("entry %d: %q, want %q", i, f.Name, name)
+		}
+	}
+	tg := filepath.Join(dir, "a.tar.gz")
+	if err := writeTarGz(tree, tg); err != nil {
+		t.Fatal(err)
+	}
+	tg2 := filepath.Join(dir, "b.tar.gz")
+	if err := writeTarGz(tree, tg2); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := os.ReadFile(tg)
+	y, _ := os.ReadFile(tg2)
+	if !bytes.Equal(x, y) {
+		t.Error("two tar.gz of the same tree differ")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1GiB": 1 << 30, "512MiB": 512 << 20, "1.5GiB": 3 << 29, "2GB": 2e9, "1000": 1000, "10B": 10} {
+		got, err := parseSize(in)
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "GiB", "x1MB", "lots"} {
+		if _, err := parseSize(bad); err == nil {
+			t.Errorf("parseSize(%q): no error", bad)
+		}
+	}
+}
