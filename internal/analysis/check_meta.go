@@ -173,6 +173,9 @@ var checkMetaSplit = Check{
 				}
 				f.Views = append(f.Views, report.SplitView{Servers: srv, Leader: side[0].Leader, Peers: side[0].Peers, ClusterSize: len(side[0].Peers)})
 			}
+			for _, side := range [][]MetaFounding{a, b} {
+				f.Evidence = append(f.Evidence, vanishedStreams(m, side)...)
+			}
 			f.Remedy = metaSplitRemedy(m, nil)
 			out = append(out, f)
 		}
@@ -315,4 +318,29 @@ func sourcesOf(states []MetaLeaderState) string {
 		out = appendUnique(out, s.Source)
 	}
 	return strings.Join(out, ",")
+}
+
+// vanishedStreams lists streams the founders' logs show them holding that no
+// store in the bundle holds any more: what a merge of meta groups dropped.
+func vanishedStreams(m *Model, side []MetaFounding) []string {
+	onDisk := map[AssetKey]bool{}
+	for _, st := range m.Streams {
+		if len(st.Copies) > 0 {
+			onDisk[AssetKey{st.Account, st.Name}] = true
+		}
+	}
+	last := map[AssetKey]report.TimelineEvent{}
+	for _, f := range side {
+		for k, e := range m.LogStreams[f.Server] {
+			if !onDisk[k] && e.Time.After(last[k].Time) {
+				last[k] = e
+			}
+		}
+	}
+	var out []string
+	for k, e := range last {
+		out = append(out, fmt.Sprintf("stream %s > %s, held on this side (%s: %q, %s line %d), is in no store of the bundle now: dropped when the groups met", k.Account, k.Stream, e.Server, e.Text, e.File, e.Line))
+	}
+	sort.Strings(out)
+	return out
 }

@@ -164,6 +164,18 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	l.m.Timeline = append(l.m.Timeline, te)
 	ti := len(l.m.Timeline) - 1
 
+	switch ev.Kind {
+	case "restored-stream", "restoring-stream", "stream-leader":
+		if ev.Stream != "" {
+			if l.m.LogStreams == nil {
+				l.m.LogStreams = map[string]map[AssetKey]report.TimelineEvent{}
+			}
+			if l.m.LogStreams[server] == nil {
+				l.m.LogStreams[server] = map[AssetKey]report.TimelineEvent{}
+			}
+			l.m.LogStreams[server][AssetKey{ev.Account, ev.Stream}] = te
+		}
+	}
 	leader, isLeaderEvent := "", false
 	defer func() { facts.last = te }()
 	switch ev.Kind {

@@ -31,6 +31,10 @@ type Model struct {
 	// leader with a peer set, from logs or raft state.
 	MetaFoundings []MetaFounding
 
+	// LogStreams are the streams each server's log shows it holding
+	// (restored at boot, leading), with the last such line.
+	LogStreams map[string]map[AssetKey]report.TimelineEvent
+
 	Notes []string
 }
 
