@@ -387,6 +387,10 @@ func (b *BlockReader) PossiblyEncrypted() bool {
 // record found by resync may be, so random bytes are not taken for a record.
 const maxResyncSeqJump = 1 << 24
 
+// maxResyncHash bounds the bytes resync checksums (and copies) while
+// looking for an intact record: a few times the largest block.
+const maxResyncHash = 64 << 20
+
 // resync looks for the first intact record after a framing error at off: a
 // header with sane framing, a sequence just above the last good one, and a
 // matching checksum. It needs the checksum key; without one it finds nothing.
@@ -395,7 +399,10 @@ func (b *BlockReader) resync(off int64) (int64, uint64, bool) {
 	if b.hh == nil {
 		return 0, 0, false
 	}
-	for p := off + 1; p+emptyRecord <= b.size; p++ {
+	// Bound the work: every candidate costs a checksum over its length, and
+	// repetitive garbage can make many candidates pass the cheap checks.
+	budget := int64(maxResyncHash)
+	for p := off + 1; p+emptyRecord <= b.size && budget > 0; p++ {
 		hdr, err := b.fill(p, msgHdrSize)
 		if err != nil || len(hdr) < msgHdrSize {
 			return 0, 0, false
@@ -412,6 +419,7 @@ func (b *BlockReader) resync(off int64) (int64, uint64, bool) {
 		if slen > rl-emptyRecord {
 			continue
 		}
+		budget -= rl
 		rec, err := b.fill(p, int(rl))
 		if err != nil || int64(len(rec)) < rl {
 			continue
