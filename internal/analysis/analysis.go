@@ -60,6 +60,11 @@ func Build(m *Model, checks []Check) *report.Report {
 	}
 	rep.Timeline = m.Timeline
 	findings, notes := runChecks(m, checks)
+	for i := range findings {
+		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
+			findings[i].TimelineRefs = relatedEvents(m.Timeline, findings[i])
+		}
+	}
 	rep.Findings = findings
 	rep.Notes = append(append([]string(nil), m.Notes...), notes...)
 	rep.Normalize()
@@ -265,4 +270,36 @@ func (l *loader) sortTimeline() {
 			m.MetaLeaderStates[i].Timeline = newIndex[t]
 		}
 	}
+}
+
+// metaKinds are the timeline kinds that tell the meta group's story.
+var metaKinds = map[string]bool{
+	"meta-leader": true, "meta-leader-self": true, "no-meta-leader": true, "meta-contact-lost": true,
+	"meta-bootstrap": true, "meta-recover": true, "peer-add": true, "peer-remove": true, "peers-evicted": true,
+	"quorum-rescue": true, "healthcheck-failed": true, "unclean-stop": true, "start": true, "snapshot-corrupt": true,
+}
+
+// relatedEvents picks the timeline events behind a finding: the meta group's
+// elections and membership for meta findings, the stream's own events for
+// stream findings, the server's filestore lines for store damage.
+func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
+	var refs []int
+	for i, e := range tl {
+		match := false
+		switch {
+		case f.Stream != "":
+			match = e.Stream == f.Stream && (f.Account == "" || e.Account == "" || e.Account == f.Account) &&
+				(f.Server == "" || e.Server == f.Server || e.Kind == "stream-leader")
+		case f.Group == "_meta_":
+			match = metaKinds[e.Kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
+		case f.Group != "":
+			match = e.Group == f.Group
+		case f.Server != "":
+			match = e.Server == f.Server && (e.Kind == "filestore-corrupt" || e.Kind == "index-rebuilt" || e.Kind == "block-missing" || e.Kind == "unclean-stop")
+		}
+		if match {
+			refs = append(refs, i)
+		}
+	}
+	return refs
 }
