@@ -171,8 +171,8 @@ func phantomPeers(ctx context.Context, env *Env) error {
 	start := time.Now()
 	for time.Since(start) < 32*time.Second {
 		for _, s := range c.Servers {
-			rz, err := s.raftz(ctx, "")
-			if err != nil {
+			var rz raftzStatus
+			if err := s.GetJSON(ctx, "/raftz?group=_meta_", &rz); err != nil {
 				return err
 			}
 			g, ok := rz["$SYS"]["_meta_"]
