@@ -53,7 +53,7 @@ const maxDecompressed = 8<<20 + RLBadThresh
 const maxRatio = 256
 
 // readChunk is how many bytes the reader asks the io.ReaderAt for at a time.
-const readChunk = 64 << 10
+const readChunk = 1 << 20
 
 // Record is one record of a message block. Subject, Header and Data point
 // into the reader's buffer and are valid until the next call to Next.
@@ -151,7 +151,7 @@ func decompressBlock(file string, r io.ReaderAt, size int64, head []byte) ([]byt
 	out := make([]byte, 0, min(orig, uint64(size)*8)) // grows with what S2 really yields
 	dec := s2.NewReader(io.NewSectionReader(r, hdr, body), s2.ReaderMaxBlockSize(4<<20))
 	lim := io.LimitReader(dec, int64(limit)+1)
-	var chunk [readChunk]byte
+	var chunk [64 << 10]byte
 	for {
 		m, err := lim.Read(chunk[:])
 		out = append(out, chunk[:m]...)

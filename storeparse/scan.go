@@ -1,6 +1,7 @@
 package storeparse
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,11 @@ type BlockScan struct {
 	LastChecksum [8]byte // checksum of the last sane record
 	deleted      rangeSet
 	countEnd     int64 // records at or beyond this offset are not counted
+
+	// rls caches the length of every counted record (index seq-rlBase, 0 =
+	// none) so removals need no second read; dropped when over budget.
+	rls    []uint32
+	rlBase uint64
 }
 
 // Mismatch is a difference between index.db and the blocks.
@@ -129,6 +135,8 @@ type StreamScan struct {
 	LimitRemoved uint64     // messages removed by applying max_msgs/max_bytes
 	Consumers    []ConsumerScan
 	Problems     []error // *binfmt.CorruptError, in file order
+
+	buf []byte // read buffer handed from block to block
 }
 
 // ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
@@ -176,6 +184,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 		}
 		s.noteLost(bs, nextFirst, i == len(idxs)-1)
 		s.Blocks = append(s.Blocks, *bs)
+		s.trimRLCache()
 	}
 	s.assemble()
 	s.applyTombstones(fsys, tombs)
@@ -381,6 +390,8 @@ func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(Blo
 		return bs, nil, nil
 	}
 	bs.Compressed = br.Compressed()
+	br.buf, s.buf = s.buf[:0], nil // reuse one read buffer for every block
+	defer func() { s.buf = br.buf[:0] }()
 
 	// State as rebuildStateFromBufLocked (v2.15.2) builds it.
 	var (
@@ -402,8 +413,10 @@ func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(Blo
 		last = seq
 		bs.LastSeq, bs.LastTS = seq, ts
 	}
+	var r Record // one per block: visit takes its address, so it lives on the heap
 	for {
-		r, err := br.Next()
+		var err error
+		r, err = br.Next()
 		if err == io.EOF {
 			break
 		}
@@ -467,6 +480,7 @@ func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(Blo
 		if !bs.deleted.contains(seq) {
 			bs.Msgs++
 			bs.Bytes += uint64(r.Len)
+			bs.cacheRL(seq, r.Len)
 		}
 		updateLast(seq, r.TS)
 	}
@@ -485,7 +499,8 @@ func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(Blo
 }
 
 // peekFirstSeq returns the sequence of the first sane non-tombstone record
-// of block n, 0 if none.
+// of block n, 0 if none. A plain block is probed header by header; a
+// compressed one goes through a BlockReader.
 func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 	name := blockPath(s.Dir, n)
 	ra, size, closeFn, err := openBlock(fsys, name)
@@ -493,18 +508,36 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 		return 0
 	}
 	defer closeFn()
-	br, err := NewBlockReader(name, ra, size, "")
-	if err != nil {
-		return 0
-	}
-	for i := 0; i < 1<<16; i++ {
-		r, err := br.Next()
-		if err != nil && r.Len == 0 {
+	var hdr [msgHdrSize]byte
+	if _, err := ra.ReadAt(hdr[:len(cmpMagic)], 0); err == nil && string(hdr[:len(cmpMagic)]) == string(cmpMagic) {
+		br, err := NewBlockReader(name, ra, size, "")
+		if err != nil {
 			return 0
 		}
-		if !r.Tombstone && r.Seq != 0 {
-			return r.Seq
+		for i := 0; i < 1<<16; i++ {
+			r, err := br.Next()
+			if err != nil && r.Len == 0 {
+				return 0
+			}
+			if !r.Tombstone && r.Seq != 0 {
+				return r.Seq
+			}
 		}
+		return 0
+	}
+	for off, i := int64(0), 0; off+emptyRecord <= size && i < 1<<16; i++ {
+		if _, err := ra.ReadAt(hdr[:], off); err != nil {
+			return 0
+		}
+		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
+		if rl < emptyRecord || rl > RLBadThresh {
+			return 0
+		}
+		raw := binary.LittleEndian.Uint64(hdr[4:])
+		if seq := raw &^ (ebit | tbit); raw&tbit == 0 && seq != 0 {
+			return seq
+		}
+		off += rl
 	}
 	return 0
 }
@@ -594,9 +627,44 @@ func (s *StreamScan) blockOf(seq uint64) *BlockScan {
 	return nil
 }
 
-// remove drops the given live sequences (already checked with live) of one
-// block, re-reading it for their record lengths.
+// remove drops the live sequences of block b for which del is true.
 func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool) (removed uint64) {
+	s.eachLive(fsys, b, func(seq uint64, rl int) bool {
+		if del(seq) {
+			removed++
+			s.drop(b, seq, rl)
+		}
+		return true
+	})
+	b.fixFirst()
+	return removed
+}
+
+func (s *StreamScan) drop(b *BlockScan, seq uint64, rl int) {
+	b.Msgs--
+	b.Bytes -= uint64(rl)
+	s.State.Msgs--
+	s.State.Bytes -= uint64(rl)
+	b.deleted.add(seq, seq)
+	if i := seq - b.rlBase; b.rls != nil && i < uint64(len(b.rls)) {
+		b.rls[i] = 0
+	}
+}
+
+// eachLive calls f with every live message of b (sequence, record length) in
+// order until f returns false, from the cache or by re-reading the block.
+func (s *StreamScan) eachLive(fsys fs.FS, b *BlockScan, f func(seq uint64, rl int) bool) {
+	if b.Msgs == 0 {
+		return
+	}
+	if b.rls != nil {
+		for i, rl := range b.rls {
+			if seq := b.rlBase + uint64(i); rl != 0 && b.live(seq) && !f(seq, int(rl)) {
+				return
+			}
+		}
+		return
+	}
 	ra, size, closeFn, err := openBlock(fsys, b.File)
 	if err != nil {
 		return
@@ -610,26 +678,59 @@ func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool)
 	for {
 		r, err := br.Next()
 		if err != nil && r.Len == 0 {
-			break
+			return
 		}
 		if b.countEnd >= 0 && r.Offset >= b.countEnd {
-			break
+			return
 		}
-		if r.Tombstone || r.Erased || r.Seq == 0 || r.Seq <= last {
+		if r.Tombstone || r.Seq == 0 {
+			continue
+		}
+		if r.Erased || r.Seq <= last {
+			last = max(last, r.Seq)
 			continue
 		}
 		last = r.Seq
-		if del(r.Seq) && b.live(r.Seq) {
-			removed++
-			b.Msgs--
-			b.Bytes -= uint64(r.Len)
-			s.State.Msgs--
-			s.State.Bytes -= uint64(r.Len)
-			b.deleted.add(r.Seq, r.Seq)
+		if b.live(r.Seq) && !f(r.Seq, r.Len) {
+			return
 		}
 	}
-	b.fixFirst()
-	return removed
+}
+
+// rlCacheMax bounds the record-length cache of a scan (4 bytes per message):
+// 4M entries, 16 MiB. Older blocks lose their cache first.
+const rlCacheMax = 4 << 20
+
+// maxRLGap is the largest sequence gap the cache pads with zeros.
+const maxRLGap = 4096
+
+func (b *BlockScan) cacheRL(seq uint64, rl int) {
+	if b.rls == nil {
+		if b.Msgs != 1 { // the cache was dropped for this block
+			return
+		}
+		b.rlBase, b.rls = seq, make([]uint32, 0, 1024)
+	}
+	i := seq - b.rlBase
+	if i < uint64(len(b.rls)) || i-uint64(len(b.rls)) > maxRLGap || len(b.rls) >= rlCacheMax {
+		b.rls = nil // out of order, a long gap or too big: re-read instead
+		return
+	}
+	for uint64(len(b.rls)) < i {
+		b.rls = append(b.rls, 0)
+	}
+	b.rls = append(b.rls, uint32(rl))
+}
+
+func (s *StreamScan) trimRLCache() {
+	total := 0
+	for i := len(s.Blocks) - 1; i >= 0; i-- {
+		b := &s.Blocks[i]
+		total += len(b.rls)
+		if total > rlCacheMax {
+			b.rls = nil
+		}
+	}
 }
 
 // fixFirst moves the block's first sequence past deleted ones.
@@ -678,40 +779,14 @@ func (s *StreamScan) applyLimits(fsys fs.FS) {
 		if b.Msgs == 0 {
 			continue
 		}
-		// Remove from the front of this block one at a time: the byte limit
-		// depends on each record's length.
-		ra, size, closeFn, err := openBlock(fsys, b.File)
-		if err != nil {
-			continue
-		}
-		br, err := NewBlockReader(b.File, ra, size, "")
-		if err != nil {
-			closeFn()
-			continue
-		}
-		var last uint64
-		for over() {
-			r, err := br.Next()
-			if err != nil && r.Len == 0 {
-				break
+		s.eachLive(fsys, b, func(seq uint64, rl int) bool {
+			if !over() {
+				return false
 			}
-			if b.countEnd >= 0 && r.Offset >= b.countEnd {
-				break
-			}
-			if r.Tombstone || r.Erased || r.Seq == 0 || r.Seq <= last {
-				continue
-			}
-			last = r.Seq
-			if b.live(r.Seq) {
-				b.Msgs--
-				b.Bytes -= uint64(r.Len)
-				s.State.Msgs--
-				s.State.Bytes -= uint64(r.Len)
-				s.LimitRemoved++
-				b.deleted.add(r.Seq, r.Seq)
-			}
-		}
-		closeFn()
+			s.LimitRemoved++
+			s.drop(b, seq, rl)
+			return true
+		})
 		b.fixFirst()
 	}
 }
