@@ -117,7 +117,11 @@ type StreamScan struct {
 	Meta         *StreamMeta
 	MetaSumOK    bool
 	Encrypted    bool // meta.key or any N.key exists
-	PartialPurge bool // __msgs__ or __new_msgs__ present: died during a purge
+	// PartialPurge: __msgs__ or __new_msgs__ is present. A purge moves msgs
+	// aside and removes it in the background, so a copy taken during or just
+	// after a purge (seen in real v2.15.2 WAL folders) or after a crash in
+	// the middle of one has it. Not a problem by itself; not scanned.
+	PartialPurge bool
 	Blocks       []BlockScan
 	// State is the stream state: the blocks with their tombstones applied,
 	// then, when index.db is current (its last block and last checksum match
@@ -164,7 +168,6 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	for _, p := range []string{"__msgs__", "__new_msgs__"} {
 		if _, err := fs.Stat(fsys, path.Join(dir, p)); err == nil {
 			s.PartialPurge = true
-			s.Problems = append(s.Problems, binfmt.Errorf(path.Join(dir, p), 0, binfmt.ErrFormat, "left over from a purge interrupted by a crash"))
 		}
 	}
 
