@@ -425,7 +425,11 @@ func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(Blo
 		}
 		if err != nil {
 			s.problem(err)
-			if counting {
+			// A header length too large for its record leaves the framing
+			// (and the server's count) intact; anything else stops counting
+			// where nats-server would truncate the block.
+			hdrOnly := r.Len > 0 && errors.Is(err, binfmt.ErrFormat)
+			if counting && !hdrOnly {
 				counting = false
 				bs.Stopped = r.Offset
 				if r.Len == 0 { // framing error: r is empty
