@@ -112,11 +112,11 @@ type ConsumerScan struct {
 
 // StreamScan is the result of ScanStream.
 type StreamScan struct {
-	Dir          string
-	Name         string
-	Meta         *StreamMeta
-	MetaSumOK    bool
-	Encrypted    bool // meta.key or any N.key exists
+	Dir       string
+	Name      string
+	Meta      *StreamMeta
+	MetaSumOK bool
+	Encrypted bool // meta.key or any N.key exists
 	// PartialPurge: __msgs__ or __new_msgs__ is present. A purge moves msgs
 	// aside and removes it in the background, so a copy taken during or just
 	// after a purge (seen in real v2.15.2 WAL folders) or after a crash in
