@@ -83,6 +83,7 @@ func Load(b *bundle.Bundle) *Model {
 	l.captures()
 	l.logs()
 	l.raft()
+	l.nameUnnamedStores()
 	l.finish()
 	return m
 }

@@ -156,3 +156,63 @@ func summarize(fs []report.Finding) string {
 	}
 	return "\n  " + strings.Join(s, "\n  ")
 }
+
+// TestNamesFoundByContent renames every folder and file of a real bundle to
+// names that say nothing (as volume claims and support tooling do): the
+// servers are still named, from their log banners and captures, each store
+// tied to its server by its own raft and meta state.
+func TestNamesFoundByContent(t *testing.T) {
+	src := bundlesDir + "/v2.15.2-flat/bundle"
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		// store-n1 -> vol-0, n1.log -> 1.txt, n1-jsz.json -> 2.json, …
+		name := fmt.Sprintf("%d.txt", i)
+		if strings.HasSuffix(e.Name(), ".json") {
+			name = fmt.Sprintf("%d.json", i)
+		}
+		if e.IsDir() {
+			name = fmt.Sprintf("vol-%d", i)
+			copied := copyTree(t, filepath.Join(src, e.Name()))
+			if err := os.Rename(copied, filepath.Join(dst, name)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Run(dst, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := map[string]bool{}
+	for _, st := range rep.Streams {
+		for _, d := range st.OnDisk {
+			stores[d.Server] = true
+		}
+	}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if !stores[n] {
+			t.Errorf("no store attributed to %s; servers %v, notes %v", n, names(rep.Servers), rep.Notes)
+		}
+	}
+	for _, s := range rep.Servers {
+		if s.NameSource == "unknown" {
+			t.Errorf("server %s not named", s.Name)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Severity == report.Critical {
+			t.Errorf("critical %s: %s", f.Code, f.Message)
+		}
+	}
+}

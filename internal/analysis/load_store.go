@@ -17,10 +17,6 @@ import (
 // peerID is the raft node id nats-server derives from a server name.
 func peerID(name string) string { return raftlog.PeerID(name) }
 
-// maxSmallFile bounds the small state files read whole (peers.idx, tav.idx,
-// meta.inf, snapshots are far smaller in any real store).
-const maxSmallFile = 64 << 20
-
 // readSmall reads a small file of the bundle, refusing one over limit.
 func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	fi, err := fs.Stat(fsys, name)
@@ -34,11 +30,14 @@ func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
 }
 
 // storePeerIDs returns every peer id listed in a store's raft groups'
-// peers.idx files: the store's server is among them.
-func (l *loader) storePeerIDs(st bundle.Store) map[string]bool {
-	ids := map[string]bool{}
+// peers.idx files (the store's server is among them), and the ids common to
+// every stream and consumer group the store holds: a server has a group
+// folder only where it is a member, so that intersection is, with a few
+// groups, the server itself.
+func (l *loader) storePeerIDs(st bundle.Store) (all, self map[string]bool) {
+	all = map[string]bool{}
 	if st.SysAccount == "" {
-		return ids
+		return all, nil
 	}
 	for _, g := range st.Groups {
 		p := path.Join(st.Dir, st.SysAccount, "_js_", g, "peers.idx")
@@ -50,37 +49,74 @@ func (l *loader) storePeerIDs(st bundle.Store) map[string]bool {
 		if err != nil {
 			continue
 		}
+		set := map[string]bool{}
 		for _, id := range ps.Peers {
-			ids[id] = true
+			all[id] = true
+			set[id] = true
+		}
+		if g == "_meta_" {
+			continue
+		}
+		if self == nil {
+			self = set
+			continue
+		}
+		for id := range self {
+			if !set[id] {
+				delete(self, id)
+			}
 		}
 	}
-	return ids
+	return all, self
 }
 
-// nameStore establishes which server a store belongs to. A name is
-// confirmed when its peer id appears in the store's own raft peer sets;
-// names come from the logs the bundle pairs with the store (their banners),
-// then from the store's path.
+// nameStore establishes which server a store belongs to, by content. A name
+// is confirmed when its peer id is one the store's raft state allows: in
+// every group the store is a member of when it holds such groups, else in
+// its meta peer set. Candidates: the banners of the logs the bundle pairs
+// with the store, the store's path, then any server name the bundle's logs
+// and captures give (accepted only where the store's groups single it out).
 func (l *loader) nameStore(st bundle.Store) (name, source string) {
-	ids := l.storePeerIDs(st)
-	type cand struct{ name, source string }
+	all, self := l.storePeerIDs(st)
+	type cand struct {
+		name, source string
+		paired       bool // tied to this store by the bundle's layout
+	}
 	var cands []cand
 	for _, lp := range st.Logs {
 		for _, lg := range l.b.Logs {
 			if lg.Path == lp && lg.Name != "" {
-				cands = append(cands, cand{lg.Name, "log"})
+				cands = append(cands, cand{lg.Name, "log", true})
 			}
 		}
 	}
 	for _, c := range st.NameCandidates {
-		cands = append(cands, cand{c, "folder"})
+		cands = append(cands, cand{c, "folder", true})
+	}
+	for _, lg := range l.b.Logs {
+		if lg.Name != "" {
+			cands = append(cands, cand{lg.Name, "log", false})
+		}
+	}
+	for _, c := range l.b.Captures {
+		for _, n := range c.Servers {
+			cands = append(cands, cand{n, "capture", false})
+		}
+	}
+	taken := func(n string) bool { s := l.m.server(n); return s != nil && s.StoreDir != "" }
+	if len(self) > 0 {
+		for _, c := range cands {
+			if self[peerID(c.name)] && !taken(c.name) && (c.paired || len(self) == 1) {
+				return c.name, c.source
+			}
+		}
 	}
 	for _, c := range cands {
-		if ids[peerID(c.name)] {
+		if c.paired && all[peerID(c.name)] && !taken(c.name) {
 			return c.name, c.source
 		}
 	}
-	if len(ids) == 0 && len(cands) > 0 {
+	if len(all) == 0 && len(cands) > 0 && cands[0].paired {
 		// A store without raft state (standalone server) cannot confirm a
 		// name; take the most likely one and say so.
 		l.note("store %s: server name %q taken from its %s; no raft peer set to confirm it", st.Dir, cands[0].name, cands[0].source)
@@ -91,7 +127,13 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 		n++
 	}
 	name = fmt.Sprintf("unnamed-%d", n)
-	l.note("store %s: server name not established (no candidate among %q hashes to a peer id in its raft state); called %s here", st.Dir, st.NameCandidates, name)
+	hint := ""
+	if len(self) == 1 {
+		for id := range self {
+			hint = fmt.Sprintf("; its raft groups single out peer id %s", id)
+		}
+	}
+	l.note("store %s: server name not established (no candidate among %q hashes to a peer id in its raft state%s); called %s here", st.Dir, st.NameCandidates, hint, name)
 	return name, "unknown"
 }
 
