@@ -1,22 +1,33 @@
 package raftlog_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 )
 
+// bundlesDir holds the generator's bundles (testdata/gen).
+const bundlesDir = "../testdata/bundles"
+
 // want.json of the generator (testdata/gen/want.go), the parts used here.
 type wantDoc struct {
-	Scenario string          `json:"scenario"`
-	Expect   json.RawMessage `json:"expect"`
-	Servers  []struct {
+	Scenario      string          `json:"scenario"`
+	ServerVersion string          `json:"server_version"`
+	Expect        json.RawMessage `json:"expect"`
+	Servers       []struct {
 		Name     string `json:"name"`
+		Version  string `json:"version"`
 		PeerID   string `json:"peer_id"`
 		Cluster  string `json:"cluster"`
 		StoreDir string `json:"store_dir"`
+		Log      string `json:"log"`
 		Meta     struct {
 			ClusterSize int      `json:"cluster_size"`
 			Term        uint64   `json:"term"`
@@ -38,24 +49,60 @@ type wantDoc struct {
 	} `json:"servers"`
 }
 
+// bundleFS returns the files of a committed bundle: its bundle/ directory,
+// else its bundle.zip read in memory (want.json's paths are relative to
+// either). ok is false for a bundle with neither.
+func bundleFS(t testing.TB, dir string) (fs.FS, bool) {
+	t.Helper()
+	if fi, err := os.Stat(filepath.Join(dir, "bundle")); err == nil && fi.IsDir() {
+		return os.DirFS(filepath.Join(dir, "bundle")), true
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "bundle.zip"))
+	if err != nil {
+		return nil, false
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	return zr, true
+}
+
+// bundleServer opens the raft folder of one server of a named bundle.
+func bundleServer(t testing.TB, bundle, server string) *serverCase {
+	t.Helper()
+	for _, sc := range allServers(t) {
+		if sc.bundle == bundle && sc.name == server {
+			return sc
+		}
+	}
+	t.Fatalf("no server %s in bundle %s", server, bundle)
+	return nil
+}
+
 // loadBundleServers reads ../testdata/bundles/*/want.json and returns the
-// servers of directory bundles whose store holds a _js_ folder.
+// servers whose store holds a _js_ folder, in directory and zip bundles.
 func loadBundleServers(t testing.TB) []*serverCase {
 	t.Helper()
-	wants, _ := filepath.Glob("../testdata/bundles/*/want.json")
+	wants, _ := filepath.Glob(filepath.Join(bundlesDir, "*", "want.json"))
 	var out []*serverCase
 	for _, wf := range wants {
 		dir := filepath.Dir(wf)
 		var w wantDoc
-		mustJSON(t, wf, &w)
+		b, err := os.ReadFile(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatalf("%s: %v", wf, err)
+		}
+		fsys, ok := bundleFS(t, dir)
+		if !ok {
+			continue
+		}
 		var cs []*serverCase
 		var union []streamWant
 		for _, s := range w.Servers {
-			root := filepath.Join(dir, "bundle", s.StoreDir)
-			if _, err := os.Stat(root); err != nil {
-				root = filepath.Join(dir, s.StoreDir)
-			}
-			jsDirs, _ := filepath.Glob(filepath.Join(root, "*", "_js_"))
 			for _, sw := range s.Streams {
 				st := streamWant{Account: sw.Account, Name: sw.Name, Group: sw.Group}
 				for _, c := range sw.Consumers {
@@ -63,11 +110,23 @@ func loadBundleServers(t testing.TB) []*serverCase {
 				}
 				union = append(union, st)
 			}
+			if s.StoreDir == "" {
+				continue
+			}
+			jsDirs, _ := fs.Glob(fsys, path.Join(s.StoreDir, "*", "_js_"))
 			if len(jsDirs) != 1 {
 				continue
 			}
-			sc := &serverCase{label: filepath.Base(dir) + "/" + s.Name, cluster: filepath.Base(dir), name: s.Name,
-				peerID: s.PeerID, js: os.DirFS(jsDirs[0]), groups: map[string]groupWant{}, expect: w.Expect}
+			js, err := fs.Sub(fsys, jsDirs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ver := s.Version
+			if ver == "" {
+				ver = w.ServerVersion
+			}
+			sc := &serverCase{label: filepath.Base(dir) + "/" + s.Name, bundle: filepath.Base(dir), version: ver, name: s.Name,
+				peerID: s.PeerID, js: js, groups: map[string]groupWant{}, expect: w.Expect, banner: map[string]string{}}
 			for _, o := range w.Servers {
 				sc.clusterIDs = append(sc.clusterIDs, o.PeerID)
 			}
@@ -81,6 +140,13 @@ func loadBundleServers(t testing.TB) []*serverCase {
 				sort.Strings(p)
 				sc.meta = &groupWant{Size: s.Meta.ClusterSize, Term: s.Meta.Term, Peers: p}
 			}
+			if s.Log != "" {
+				lb, err := fs.ReadFile(fsys, s.Log)
+				if err != nil {
+					t.Fatalf("%s: log of %s: %v", dir, s.Name, err)
+				}
+				sc.banner = bannerOf(lb)
+			}
 			cs = append(cs, sc)
 		}
 		union = dedupStreams(union)
@@ -92,6 +158,19 @@ func loadBundleServers(t testing.TB) []*serverCase {
 	return out
 }
 
+// bannerOf maps "Name" and "Node" of the first startup banner of a log.
+func bannerOf(log []byte) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(string(log), "\n") {
+		for _, k := range []string{"Name", "Node"} {
+			if _, v, ok := strings.Cut(line, "[INF]   "+k+":"); ok && out[k] == "" {
+				out[k] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return out
+}
+
 // expectKeys lists the top-level keys of a bundle's "expect" object.
 func expectKeys(raw json.RawMessage) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
@@ -99,9 +178,9 @@ func expectKeys(raw json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-// strict reports whether the server's state should look healthy: real
-// fixtures, and bundles whose scenario is not one that damages the raft or
-// meta state on purpose (phantom peers, orphans).
+// strict reports whether the server's state should look healthy: bundles
+// whose scenario is not one that damages the raft or meta state on purpose
+// (phantom peers, orphans).
 func (sc *serverCase) strict() bool {
 	m := expectKeys(sc.expect)
 	_, phantom := m["phantom_peers"]

@@ -11,7 +11,7 @@ import (
 	"github.com/jsforensics/jsforensics/raftlog"
 )
 
-// Fuzz targets, each seeded from the real fixture files. Every error must be
+// Fuzz targets, each seeded from the raft files of the generator's bundles. Every error must be
 // a *binfmt.CorruptError with an offset inside the input.
 
 func checkErr(t *testing.T, err error, n int) {
@@ -34,7 +34,7 @@ type seeds struct {
 
 func collectSeeds(f *testing.F) *seeds {
 	s := &seeds{}
-	for _, sc := range loadRealServers(f) {
+	for _, sc := range allServers(f) {
 		for _, g := range groupsOf(f, sc) {
 			s.peers = append(s.peers, readFS(f, sc.js, path.Join(g, "peers.idx")))
 			s.tav = append(s.tav, readFS(f, sc.js, path.Join(g, "tav.idx")))

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,25 +45,31 @@ func dumpWALFile(t *testing.T, w io.Writer, file, group string, b []byte, o raft
 	}
 }
 
+// TestDumpGolden dumps raft files of the generator's bundles; each case
+// names a bundle, a server and a file pattern inside its _js_ folder, where
+// {NAME} stands for the raft group of stream NAME (as /jsz reported it).
 func TestDumpGolden(t *testing.T) {
-	const root = "testdata/real"
 	flip := func(b []byte) []byte { b = bytes.Clone(b); b[len(b)/2] ^= 0x10; return b }
 	cases := []struct {
-		name, file, group string
-		corrupt           func([]byte) []byte
+		name, bundle, server, file string
+		corrupt                    func([]byte) []byte
 	}{
-		{"peers", "v2.15.2/n1/_meta_/peers.idx", "_meta_", nil},
-		{"tav", "v2.15.2/n1/_meta_/tav.idx", "_meta_", nil},
-		{"tav-novote", "v2.10.22/n2/_meta_/tav.idx", "_meta_", nil},
-		{"commit", "v2.15.2/n1/_meta_/commit.idx", "_meta_", nil},
-		{"snap-meta", "v2.12.1/n1/_meta_/snapshots/", "_meta_", nil},
-		{"snap-stream", "v2.10.22/n1/S-R3F-L49bFXn7/snapshots/", "", nil},
-		{"snap-stream-purged", "v2.10.22/n1/S-R3F-zNrxmMOu/snapshots/", "", nil},
-		{"snap-consumer", "v2.10.22/n1/C-R3F-*/snapshots/", "", nil},
-		{"snap-flipped", "v2.12.1/n1/_meta_/snapshots/", "_meta_", flip},
-		{"wal-meta", "v2.12.1/n2/_meta_/msgs/*.blk", "_meta_", nil},
-		{"wal-stream", "v2.15.2/n1/S-R3F-*/msgs/*.blk", "", nil},
-		{"wal-consumer", "v2.10.22/n2/C-R3F-*/msgs/*.blk", "", nil},
+		{"peers", "v2.15.2-flat", "n1", "_meta_/peers.idx", nil},
+		{"tav", "v2.15.2-flat", "n1", "_meta_/tav.idx", nil},
+		{"tav-novote", "v2.10.22-per-server", "nats-1", "_meta_/tav.idx", nil},
+		{"commit", "v2.15.2-flat", "n1", "_meta_/commit.idx", nil},
+		{"snap-meta", "v2.12.1-archive", "js-a", "_meta_/snapshots/snap.*", nil},
+		// ORDERS: deletes, a secure erase and a subject purge (v2.10 state).
+		{"snap-stream", "v2.10.22-per-server", "nats-0", "{ORDERS}/snapshots/snap.*", nil},
+		// KV_cfg: puts, a delete and a key purge (v2.15 state).
+		{"snap-stream-kv", "v2.15.2-flat", "n1", "{KV_cfg}/snapshots/snap.*", nil},
+		{"snap-consumer", "v2.10.22-per-server", "nats-0", "C-R3F-*/snapshots/snap.*", nil},
+		{"snap-flipped", "v2.12.1-archive", "js-a", "_meta_/snapshots/snap.*", flip},
+		{"wal-meta", "v2.12.1-archive", "js-a", "_meta_/msgs/*.blk", nil},
+		{"wal-stream", "v2.15.2-flat", "n1", "{KV_cfg}/msgs/*.blk", nil},
+		// ORDERS: deletes, purges and a 10 KB message sent compressed.
+		{"wal-stream-orders", "v2.10.22-per-server", "nats-1", "{ORDERS}/msgs/*.blk", nil},
+		{"wal-consumer", "v2.10.22-per-server", "nats-1", "C-R3F-*/msgs/*.blk", nil},
 	}
 	for _, c := range cases {
 		for _, js := range []bool{false, true} {
@@ -70,22 +78,23 @@ func TestDumpGolden(t *testing.T) {
 				name += ".json"
 			}
 			t.Run(name, func(t *testing.T) {
-				pat := root + "/" + c.file
-				if strings.HasSuffix(c.file, "/") {
-					pat += "snap.*"
+				sc := bundleServer(t, c.bundle, c.server)
+				pat := c.file
+				if name, rest, ok := strings.Cut(strings.TrimPrefix(pat, "{"), "}"); ok && strings.HasPrefix(pat, "{") {
+					i := slices.IndexFunc(sc.streams, func(s streamWant) bool { return s.Name == name })
+					if i < 0 {
+						t.Fatalf("%s: no stream %s", sc.label, name)
+					}
+					pat = sc.streams[i].Group + rest
 				}
-				m, _ := filepath.Glob(pat)
+				m, _ := fs.Glob(sc.js, pat)
 				if len(m) == 0 {
-					t.Fatalf("no file %s", pat)
+					t.Fatalf("%s: no file %s", sc.label, pat)
 				}
 				file := m[0]
-				rel, _ := filepath.Rel(root, file)
-				rel = filepath.ToSlash(rel)
-				group := c.group
-				if group == "" {
-					group = strings.Split(rel, "/")[2]
-				}
-				b, err := os.ReadFile(file)
+				rel := sc.label + "/" + file
+				group := strings.Split(file, "/")[0]
+				b, err := fs.ReadFile(sc.js, file)
 				if err != nil {
 					t.Fatal(err)
 				}

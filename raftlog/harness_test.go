@@ -1,15 +1,14 @@
 package raftlog_test
 
 // The test harness: every test here runs on files real nats-server binaries
-// wrote. Two sources of servers:
+// wrote, the generator's bundles under ../testdata/bundles/<name>/ (made by
+// testdata/gen, with want.json derived from the servers' own captures): the
+// directory bundles read in place, the archive bundles (bundle.zip) read
+// in memory with archive/zip.
 //
-//   - testdata/real/<version>/<server>/: the raft folders (_js_/<group>) of
-//     3-server clusters of v2.10.22, v2.12.1 and v2.15.2, with each server's
-//     /raftz and /jsz captures and startup banner (see testdata/real/README.md);
-//   - ../testdata/bundles/<name>/: the generator's bundles, with want.json.
-//
-// Each becomes a serverCase with what the server itself said (captures),
-// which the decoded files are checked against.
+// Each server with a raft folder ($SYS/_js_) becomes a serverCase with what
+// the server itself said (captures, startup banner), which the decoded files
+// are checked against.
 
 import (
 	"bytes"
@@ -17,9 +16,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -42,8 +39,9 @@ type groupWant struct {
 }
 
 type serverCase struct {
-	label   string // for t.Run
-	cluster string // servers with the same cluster label share a meta layer
+	label   string // <bundle>/<server>, for messages
+	bundle  string // the bundle's name: servers of one bundle share a meta layer
+	version string // the server's version (its /varz), e.g. "2.12.1"
 	name    string
 	peerID  string // what the server reported as its own id
 	js      fs.FS  // the _js_ folder
@@ -57,89 +55,6 @@ type serverCase struct {
 	// clusterIDs the peer ids of all servers of the bundle.
 	expect     json.RawMessage
 	clusterIDs []string
-}
-
-type raftzDoc map[string]map[string]struct {
-	ID    string `json:"id"`
-	Size  int    `json:"size"`
-	Term  uint64 `json:"term"`
-	Peers map[string]struct {
-		Name string `json:"name"`
-	} `json:"peers"`
-}
-
-type jszDoc struct {
-	Accounts []struct {
-		Name    string `json:"name"`
-		Streams []struct {
-			Name      string `json:"name"`
-			RaftGroup string `json:"stream_raft_group"`
-			Consumers []struct {
-				Name string `json:"name"`
-			} `json:"consumer_detail"`
-		} `json:"stream_detail"`
-	} `json:"account_details"`
-}
-
-func loadRealServers(t testing.TB) []*serverCase {
-	t.Helper()
-	var out []*serverCase
-	vers, _ := filepath.Glob("testdata/real/v*")
-	for _, vdir := range vers {
-		ver := filepath.Base(vdir)
-		var cs []*serverCase
-		var union []streamWant
-		srvs, _ := filepath.Glob(filepath.Join(vdir, "*.raftz.json"))
-		for _, rz := range srvs {
-			name := strings.TrimSuffix(filepath.Base(rz), ".raftz.json")
-			sc := &serverCase{label: ver + "/" + name, cluster: ver, name: name,
-				js: os.DirFS(filepath.Join(vdir, name)), groups: map[string]groupWant{}, banner: map[string]string{}}
-			var doc raftzDoc
-			mustJSON(t, rz, &doc)
-			for _, groups := range doc {
-				for g, rg := range groups {
-					gw := groupWant{Size: rg.Size, Term: rg.Term, Peers: []string{rg.ID}}
-					for id := range rg.Peers {
-						gw.Peers = append(gw.Peers, id)
-					}
-					sort.Strings(gw.Peers)
-					sc.groups[g] = gw
-					if g == "_meta_" {
-						sc.peerID = rg.ID
-						m := gw
-						sc.meta = &m
-					}
-				}
-			}
-			var jz jszDoc
-			mustJSON(t, filepath.Join(vdir, name+".jsz.json"), &jz)
-			for _, a := range jz.Accounts {
-				for _, s := range a.Streams {
-					sw := streamWant{Account: a.Name, Name: s.Name, Group: s.RaftGroup}
-					for _, c := range s.Consumers {
-						sw.Consumers = append(sw.Consumers, c.Name)
-					}
-					union = append(union, sw)
-				}
-			}
-			if b, err := os.ReadFile(filepath.Join(vdir, name+".banner.log")); err == nil {
-				for _, line := range strings.Split(string(b), "\n") {
-					for _, k := range []string{"Name", "Node"} {
-						if _, v, ok := strings.Cut(line, "[INF]   "+k+":"); ok {
-							sc.banner[k] = strings.TrimSpace(v)
-						}
-					}
-				}
-			}
-			cs = append(cs, sc)
-		}
-		union = dedupStreams(union)
-		for _, sc := range cs {
-			sc.streams = union
-		}
-		out = append(out, cs...)
-	}
-	return out
 }
 
 func dedupStreams(in []streamWant) []streamWant {
@@ -163,23 +78,11 @@ func dedupStreams(in []streamWant) []streamWant {
 	return out
 }
 
-func mustJSON(t testing.TB, file string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-}
-
-// allServers returns the real fixtures and the generator's bundles.
+// allServers returns the servers of the generator's bundles.
 func allServers(t testing.TB) []*serverCase {
-	out := loadRealServers(t)
-	out = append(out, loadBundleServers(t)...)
+	out := loadBundleServers(t)
 	if len(out) == 0 {
-		t.Skip("no fixtures")
+		t.Fatal("no bundle server under ../testdata/bundles")
 	}
 	return out
 }

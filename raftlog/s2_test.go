@@ -1,30 +1,60 @@
 package raftlog
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
 )
 
 // s2Seeds returns the S2 blocks real servers wrote: the data of every
-// _meta_ snapshot in testdata/real.
+// _meta_ snapshot in the generator's bundles (directory bundles and
+// bundle.zip archives).
 func s2Seeds(t testing.TB) [][]byte {
-	files, _ := filepath.Glob("testdata/real/*/*/_meta_/snapshots/snap.*")
-	var out [][]byte
-	for _, f := range files {
-		b, err := os.ReadFile(f)
+	var snaps [][]byte
+	isMetaSnap := func(p string) bool {
+		return strings.HasSuffix(path.Dir(p), "/_meta_/snapshots") && strings.HasPrefix(path.Base(p), "snap.")
+	}
+	dirs, _ := filepath.Glob("../testdata/bundles/*")
+	for _, dir := range dirs {
+		var fsys fs.FS
+		if fi, err := os.Stat(filepath.Join(dir, "bundle")); err == nil && fi.IsDir() {
+			fsys = os.DirFS(filepath.Join(dir, "bundle"))
+		} else if b, err := os.ReadFile(filepath.Join(dir, "bundle.zip")); err == nil {
+			zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys = zr
+		} else {
+			continue
+		}
+		err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !isMetaSnap(p) {
+				return err
+			}
+			b, err := fs.ReadFile(fsys, p)
+			snaps = append(snaps, b)
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	var out [][]byte
+	for _, b := range snaps {
 		lps := binary.LittleEndian.Uint32(b[16:])
 		out = append(out, b[20+lps:len(b)-8])
 	}
 	if len(out) == 0 {
-		t.Fatal("no meta snapshot in testdata/real")
+		t.Fatal("no meta snapshot in ../testdata/bundles")
 	}
 	return out
 }
@@ -32,7 +62,9 @@ func s2Seeds(t testing.TB) [][]byte {
 // TestS2BlockLenAgrees: the tag walker gives the claimed length on every
 // real block, and the decode equals s2.Decode's.
 func TestS2BlockLenAgrees(t *testing.T) {
-	for _, b := range s2Seeds(t) {
+	seeds := s2Seeds(t)
+	t.Logf("%d real S2 blocks", len(seeds))
+	for _, b := range seeds {
 		want, err := s2.Decode(nil, b)
 		if err != nil {
 			t.Fatal(err)
