@@ -92,6 +92,10 @@ func Load(b *bundle.Bundle) *Model {
 type loader struct {
 	b *bundle.Bundle
 	m *Model
+	// serverIDs maps server ids (NKeys) to names, from named captures.
+	serverIDs map[string]string
+	// Log line counts over all logs.
+	logLines, logClassified, logUnknown int
 }
 
 // addServer returns the server named name, creating it.

@@ -62,6 +62,14 @@ func (l *loader) captures() {
 	}
 	// Named answers first, so that a bare /raftz can then be named by its
 	// node id among the servers they named.
+	// Server ids (the N… NKeys) of named answers name the unnamed ones of
+	// the same process (a bare /jsz carries its server_id).
+	l.serverIDs = map[string]string{}
+	for _, c := range all {
+		if c.Server.ID != "" {
+			l.serverIDs[c.Server.ID] = c.Server.Name
+		}
+	}
 	for _, c := range all {
 		l.capture(c)
 	}
@@ -106,6 +114,9 @@ func (l *loader) auditArchive() *capture.Audit {
 // raft node id among known servers, else by a path candidate whose peer id
 // is that node id.
 func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
+	if n, ok := l.serverIDs[c.Server.ID]; ok && c.Server.ID != "" {
+		return n
+	}
 	node := c.Server.Node
 	if node != "" {
 		if s := l.m.serverByID(node); s != nil {

@@ -18,6 +18,9 @@ func (l *loader) logs() {
 	for _, lg := range orderLogs(l.b.Logs) {
 		l.log(lg)
 	}
+	if l.logLines > 0 {
+		l.note("logs: %d files, %d lines, %d classified into events, %d of no kind the catalogue knows (counted, not in the timeline)", len(l.b.Logs), l.logLines, l.logClassified, l.logUnknown)
+	}
 	l.clockOffsets()
 }
 
@@ -98,8 +101,11 @@ func (l *loader) log(lg bundle.Log) {
 		l.note("log %s: %v", lg.Path, err)
 	}
 	st := sc.Stats()
-	if st.Unknown > 0 || st.TooLong > 0 || st.Binary > 0 {
-		l.note("log %s: %d lines, %d classified, %d unknown %v, %d too long, %d binary", lg.Path, st.Lines, st.Classified, st.Unknown, st.UnknownByPrefix, st.TooLong, st.Binary)
+	l.logLines += st.Lines
+	l.logClassified += st.Classified
+	l.logUnknown += st.Unknown
+	if st.TooLong > 0 || st.Binary > 0 || st.BadUTF8 > 0 {
+		l.note("log %s: %d lines too long, %d binary, %d not UTF-8 (counted, skipped)", lg.Path, st.TooLong, st.Binary, st.BadUTF8)
 	}
 	bn := sc.Banner()
 	if name == "" {

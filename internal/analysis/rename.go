@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
@@ -72,6 +73,14 @@ func (l *loader) nameUnnamedStores() {
 // server of that name seen in logs or captures.
 func (l *loader) renameServer(srv *Server, name string) {
 	old := srv.Name
+	// The note that called it a placeholder no longer holds.
+	var notes []string
+	for _, n := range l.m.Notes {
+		if !strings.HasSuffix(n, "called "+old+" here") {
+			notes = append(notes, n)
+		}
+	}
+	l.m.Notes = notes
 	if other := l.m.server(name); other != nil && other != srv {
 		other.StoreDir = srv.StoreDir
 		other.Meta = srv.Meta
