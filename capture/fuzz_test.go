@@ -11,17 +11,32 @@ import (
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 )
 
-// seeds adds every real capture under testdata (and the committed bundles'
-// captures, when present) to a fuzz corpus.
+// seeds adds every real capture to a fuzz corpus: the incident thread's
+// files under testdata, the JSON files of the directory bundles under
+// ../testdata/bundles, and the answers in the audit-gather archive.
 func seeds(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json*")
-	more, _ := filepath.Glob("testdata/real/*/*.json")
-	files = append(files, more...)
+	for _, pat := range []string{"*", "*/*", "*/*/*"} {
+		more, _ := filepath.Glob("../testdata/bundles/*/bundle/" + pat + ".json")
+		files = append(files, more...)
+	}
+	var inputs [][]byte
 	for _, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
 		}
+		inputs = append(inputs, b)
+	}
+	for name, b := range auditEntries(f, auditZip(f)) {
+		if strings.HasSuffix(name, ".json") {
+			inputs = append(inputs, b)
+		}
+	}
+	if len(inputs) < 100 {
+		f.Fatalf("only %d seed files", len(inputs))
+	}
+	for _, b := range inputs {
 		f.Add(b)
 		// Each line alone too, so that single answers get mutated.
 		for _, l := range bytes.Split(b, []byte("\n")) {
@@ -124,14 +139,7 @@ func FuzzDecodeVarz(f *testing.F) {
 }
 
 func FuzzReadAuditArchive(f *testing.F) {
-	zips, _ := filepath.Glob("testdata/*.zip")
-	for _, p := range zips {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	f.Add(auditZip(f))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := ReadAuditArchive(bytes.NewReader(b), int64(len(b)))
 		if err != nil {

@@ -3,123 +3,252 @@ package capture
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 )
 
-// testdata/real/v2.15.2-scratch holds what a real 3-server v2.15.2 cluster
-// (s1..s3, cluster C1, accounts SYS and APP, stream ORDERS R3 and LOCAL R1,
-// consumer PROC) answered: HTTP /jsz /raftz /healthz /varz per server
-// (sN-*.json) and natscli v0.5.0 `nats server request …` (req-*.jsonl).
-// testdata/audit-gather-v2.15.2.zip is `nats audit gather` of that cluster.
-const scratch = "testdata/real/v2.15.2-scratch"
+// auditBundle is the generator's `nats audit gather` bundle (testdata/gen):
+// bundle.zip is the archive natscli v0.5.0 wrote, verbatim, of a 3-server
+// v2.15.2 cluster (aud-0..2, cluster audit, accounts SYS and APP); its
+// want.json holds the figures the generator read from the same servers.
+const auditBundle = "../testdata/bundles/audit-gather-v2.15.2"
 
-func TestRealScratchFiles(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(scratch, "*"))
-	if len(files) < 20 {
-		t.Fatalf("only %d files", len(files))
+func auditZip(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(auditBundle, "bundle.zip"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := map[string]string{"jsz": KindJsz, "raftz": KindRaftz, "raft": KindRaftz, "healthz": KindHealthz,
-		"health": KindHealthz, "varz": KindVarz, "jetstream": KindJsz}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
+	return b
+}
+
+// auditEntries returns the archive's entries by name.
+func auditEntries(t testing.TB, b []byte) map[string][]byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
 		if err != nil {
 			t.Fatal(err)
 		}
-		caps, err := Decode(filepath.Base(p), bytes.NewReader(b))
+		out[f.Name], err = io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// envelopeKinds maps the archive's artifact folders that hold answers of
+// the endpoints this package reads to their kinds.
+var envelopeKinds = map[string]string{
+	"health": KindHealthz, "variables": KindVarz, "jetstream_info": KindJsz, "account_raftz": KindRaftz,
+}
+
+// wantOf returns the want.json server of that name.
+func wantOf(t testing.TB, w wantBundle, name string) wantServer {
+	t.Helper()
+	i := slices.IndexFunc(w.Servers, func(s wantServer) bool { return s.Name == name })
+	if i < 0 {
+		t.Fatalf("server %q not in want.json", name)
+	}
+	return w.Servers[i]
+}
+
+// checkMetaView compares one capture's meta view with want.json. /jsz and
+// /varz carry the quorum only from v2.15 on; before, it is computed.
+func checkMetaView(t *testing.T, where string, c Capture, ws wantServer) {
+	t.Helper()
+	m, ok := c.Meta()
+	if !ok || ws.Meta == nil {
+		return
+	}
+	size := ws.Meta.ClusterSize
+	if c.Raftz == nil && ws.Meta.JszClusterSize != nil {
+		size = *ws.Meta.JszClusterSize
+	}
+	fromServer := c.Raftz != nil || strings.HasPrefix(ws.Version, "2.15.")
+	if m.ClusterSize != size || m.Quorum != ws.Meta.Quorum || m.HasLeader != (ws.Meta.LeaderID != "") ||
+		m.QuorumFromServer != fromServer {
+		t.Errorf("%s: meta view %+v, want size %d quorum %d (from server %v) leader %q", where, m, size, ws.Meta.Quorum,
+			fromServer, ws.Meta.LeaderID)
+	}
+}
+
+// Every answer in the audit archive (each a natscli request envelope
+// {"server":…,"data":…}, pretty-printed, one per file) decodes to one
+// capture of its endpoint, naming the server that answered; and the same
+// answers as `nats server request` prints them (one compact line per
+// server, the form of incident000-request-jetstream.jsonl) decode to the
+// same captures.
+func TestAuditEnvelopes(t *testing.T) {
+	w := loadWant(t, auditBundle)
+	entries := auditEntries(t, auditZip(t))
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range entries {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	perKind := map[string][]Capture{}
+	empty := 0
+	lines := map[string][]byte{}
+	for _, p := range names {
+		kind, ok := envelopeKinds[path.Base(path.Dir(p))]
+		if !ok {
+			continue
+		}
+		caps, err := Decode(p, bytes.NewReader(entries[p]))
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		n := 1
-		if strings.HasPrefix(filepath.Base(p), "req-") {
-			n = 3
+		if len(caps) != 1 {
+			t.Errorf("%s: %d captures, want 1", p, len(caps))
+			continue
 		}
-		if len(caps) != n {
-			t.Errorf("%s: %d captures, want %d", p, len(caps), n)
+		c := caps[0]
+		var env struct {
+			Data json.RawMessage `json:"data"`
 		}
-		kind := ""
-		for k, v := range want {
-			if strings.Contains(strings.SplitN(strings.TrimPrefix(filepath.Base(p), "req-"), ".", 2)[0], k) {
-				kind = v
+		if err := json.Unmarshal(entries[p], &env); err != nil {
+			t.Fatal(err)
+		}
+		if string(env.Data) == "{}" {
+			// $G's /raftz: no group. By content alone that is no
+			// endpoint's answer; the archive reader knows it from the
+			// manifest (TestAuditArchive).
+			if c.Kind != KindUnknown || c.Info == nil || c.Server.Name == "" {
+				t.Errorf("%s: empty answer taken for %s, server %+v", p, c.Kind, c.Server)
+			}
+			empty++
+			continue
+		}
+		if c.Kind != kind || c.Problem != nil || c.Info == nil {
+			t.Errorf("%s: kind %s (want %s) problem %v envelope %v", p, c.Kind, kind, c.Problem, c.Info != nil)
+			continue
+		}
+		ws := wantOf(t, w, c.Server.Name)
+		if c.Server.Version != ws.Version || c.Server.Cluster != ws.Cluster || !strings.Contains(p, "/"+ws.Name+"/") && !strings.Contains(p, "__"+ws.Name+"/") {
+			t.Errorf("%s: server %+v, want %s %s %s", p, c.Server, ws.Name, ws.Version, ws.Cluster)
+		}
+		// A /raftz answer names the answering node when it lists a group.
+		if c.Raftz != nil && len(c.Raftz.Accounts()) > 0 && (c.Server.Node != ws.PeerID || c.Server.Node != PeerID(c.Server.Name)) {
+			t.Errorf("%s: node %q, want %s = PeerID(%s)", p, c.Server.Node, ws.PeerID, c.Server.Name)
+		}
+		checkMetaView(t, p, c, ws)
+		// One request: the same endpoint (and account) of every server.
+		key := kind + " " + path.Dir(path.Dir(path.Dir(p)))
+		perKind[key] = append(perKind[key], c)
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, entries[p]); err != nil {
+			t.Fatal(err)
+		}
+		lines[key] = append(append(lines[key], compact.Bytes()...), '\n')
+	}
+	n := 0
+	for key, jl := range lines {
+		want := perKind[key]
+		got, err := Decode("request.jsonl", bytes.NewReader(jl))
+		if err != nil {
+			t.Errorf("%s as lines: %v", key, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s as lines: %d captures, want %d", key, len(got), len(want))
+			continue
+		}
+		for i := range got {
+			n++
+			if got[i].Line != i+1 || got[i].Server != want[i].Server || got[i].Kind != want[i].Kind {
+				t.Errorf("%s line %d: %+v, want server %+v", key, i+1, got[i], want[i].Server)
+			}
+			for _, d := range []string{cmp.Diff(want[i].Jsz, got[i].Jsz), cmp.Diff(want[i].Raftz, got[i].Raftz),
+				cmp.Diff(want[i].Healthz, got[i].Healthz), cmp.Diff(want[i].Varz, got[i].Varz)} {
+				if d != "" {
+					t.Errorf("%s line %d differs from the file form: %s", key, i+1, d)
+				}
 			}
 		}
-		for _, c := range caps {
-			if c.Kind != kind || c.Problem != nil {
-				t.Errorf("%s: kind %s (want %s) problem %v", p, c.Kind, kind, c.Problem)
-			}
-			if c.Info != nil && (c.Server.Version != "2.15.2" || c.Server.Cluster != "C1" || !strings.HasPrefix(c.Server.Name, "s")) {
-				t.Errorf("%s: server %+v", p, c.Server)
-			}
-			if c.Raftz != nil && c.Server.Node == "" {
-				t.Errorf("%s: no node id", p)
-			}
-			if c.Raftz != nil && c.Info != nil && c.Server.Node != PeerID(c.Server.Name) {
-				t.Errorf("%s: node %s is not PeerID(%s)", p, c.Server.Node, c.Server.Name)
-			}
-			if m, ok := c.Meta(); ok && (m.ClusterSize != 3 || m.Quorum != 2 || !m.HasLeader || !m.QuorumFromServer) {
-				t.Errorf("%s: meta %+v", p, m)
-			}
-		}
+	}
+	// health, variables, jetstream_info and account_raftz of APP and SYS
+	// of 3 servers; $G's account_raftz is empty on each.
+	if n != 15 || empty != 3 {
+		t.Errorf("%d answers compared in both forms (want 15), %d empty (want 3)", n, empty)
 	}
 }
 
-// Every server's /jsz agrees on the R3 stream, and the meta views agree with
-// each other and with /raftz.
-func TestRealScratchAgreement(t *testing.T) {
-	var leaders = map[string]bool{}
-	for _, s := range []string{"s1", "s2", "s3"} {
-		j, err := DecodeJsz("jsz", readFixture(t, "real/v2.15.2-scratch/"+s+"-jsz.json"))
-		if err != nil {
-			t.Fatal(err)
+// In every bundle, each server's /jsz and /raftz agree on the meta leader
+// (jsz names it, raftz gives its id: the id is the name's hash), and the
+// servers agree with each other as want.json says they did.
+func TestCaptureAgreement(t *testing.T) {
+	dirs, _ := filepath.Glob("../testdata/bundles/*")
+	compared := 0
+	for _, dir := range dirs {
+		read, ok := bundleFiles(t, dir)
+		if !ok {
+			continue
 		}
-		r, err := DecodeRaftz("raftz", readFixture(t, "real/v2.15.2-scratch/"+s+"-raftz.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, acc, ok := r.Meta()
-		if !ok || acc != "SYS" || g.ID != PeerID(s) {
-			t.Errorf("%s: raftz meta in %q id %s", s, acc, g.ID)
-		}
-		jm, rm := MetaFromCluster(j.Meta, s), MetaFromRaftz(g)
-		if jm.Leader != rm.Leader || jm.Leader != PeerID(jm.LeaderName) || len(rm.Peers) != 3 {
-			t.Errorf("%s: jsz leader %s (%s), raftz leader %s, %d peers", s, jm.Leader, jm.LeaderName, rm.Leader, len(rm.Peers))
-		}
-		leaders[jm.Leader] = true
-		var found bool
-		for _, a := range j.AccountDetails {
-			for _, sd := range a.Streams {
-				if sd.Name != "ORDERS" {
-					continue
-				}
-				found = true
-				st := sd.State
-				if a.Name != "APP" || st.Messages != 19 || st.FirstSeq != 1 || st.LastSeq != 20 || st.NumDeleted != 1 ||
-					sd.Config.Replicas != 3 || !strings.HasPrefix(sd.RaftGroup, "S-R3F-") || len(sd.Consumers) != 1 {
-					t.Errorf("%s: ORDERS %+v", s, sd)
-				}
-				c := sd.Consumers[0]
-				if c.Name != "PROC" || c.Delivered.Stream != 6 || c.AckFloor.Stream != 4 || c.NumAckPending != 2 {
-					t.Errorf("%s: PROC %+v", s, c)
-				}
+		w := loadWant(t, dir)
+		got, want := map[string]bool{}, map[string]bool{}
+		for _, ws := range w.Servers {
+			if ws.Meta == nil || ws.Captures["jsz"] == "" || ws.Captures["raftz"] == "" {
+				continue
 			}
+			jb, ok1 := read(ws.Captures["jsz"])
+			rb, ok2 := read(ws.Captures["raftz"])
+			if !ok1 || !ok2 {
+				t.Errorf("%s %s: captures missing", dir, ws.Name)
+				continue
+			}
+			j, err := DecodeJsz("jsz", jb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := DecodeRaftz("raftz", rb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _, ok := r.Meta()
+			if !ok || g.ID != PeerID(ws.Name) {
+				t.Errorf("%s %s: raftz meta id %s", dir, ws.Name, g.ID)
+			}
+			jm, rm := MetaFromCluster(j.Meta, ws.Name), MetaFromRaftz(g)
+			if jm.Leader != rm.Leader || (jm.LeaderName != "" && jm.Leader != PeerID(jm.LeaderName)) {
+				t.Errorf("%s %s: jsz leader %s (%s), raftz leader %s", dir, ws.Name, jm.Leader, jm.LeaderName, rm.Leader)
+			}
+			compared++
+			got[rm.Leader] = true
+			want[ws.Meta.LeaderID] = true
 		}
-		if !found {
-			t.Errorf("%s: no ORDERS", s)
+		if !cmp.Equal(got, want) {
+			t.Errorf("%s: leaders %v, want.json says %v", dir, got, want)
 		}
 	}
-	if len(leaders) != 1 {
-		t.Errorf("leaders %v", leaders)
+	if compared < 20 {
+		t.Errorf("only %d servers compared", compared)
 	}
 }
 
 func TestAuditArchive(t *testing.T) {
-	b := readFixture(t, "audit-gather-v2.15.2.zip")
+	b := auditZip(t)
+	w := loadWant(t, auditBundle)
 	a, err := ReadAuditArchive(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
@@ -127,15 +256,28 @@ func TestAuditArchive(t *testing.T) {
 	if len(a.Problems) != 0 {
 		t.Errorf("problems: %v", a.Problems)
 	}
-	if a.Metadata == nil || a.Metadata.ConnectedServerName != "s1" || a.Metadata.CaptureTime.IsZero() {
+	var meta struct {
+		Connected string `json:"connected_server_name"`
+	}
+	if err := json.Unmarshal(auditEntries(t, b)["capture/misc/audit_gather_metadata.json"], &meta); err != nil {
+		t.Fatal(err)
+	}
+	if a.Metadata == nil || a.Metadata.ConnectedServerName != meta.Connected || a.Metadata.CaptureTime.IsZero() ||
+		a.Metadata.ConnectedServerVersion != w.Servers[0].Version {
 		t.Errorf("metadata %+v", a.Metadata)
 	}
-	if len(a.Servers) != 3 || a.Skipped == 0 {
-		t.Fatalf("%d servers, %d skipped", len(a.Servers), a.Skipped)
+	if len(a.Servers) != len(w.Servers) || a.Skipped == 0 {
+		t.Fatalf("%d servers (want %d), %d skipped", len(a.Servers), len(w.Servers), a.Skipped)
 	}
+	wantNames := []string{}
+	for _, ws := range w.Servers {
+		wantNames = append(wantNames, ws.Name)
+	}
+	sort.Strings(wantNames)
 	for i, s := range a.Servers {
-		if s.Cluster != "C1" || s.Name != []string{"s1", "s2", "s3"}[i] {
-			t.Errorf("server %d: %s/%s", i, s.Cluster, s.Name)
+		ws := wantOf(t, w, s.Name)
+		if s.Cluster != ws.Cluster || s.Name != wantNames[i] {
+			t.Errorf("server %d: %s/%s, want %s/%s", i, s.Cluster, s.Name, ws.Cluster, wantNames[i])
 		}
 		kinds := map[string]int{}
 		for _, c := range s.Captures {
@@ -144,9 +286,20 @@ func TestAuditArchive(t *testing.T) {
 				t.Errorf("%s: capture %s from %+v, problem %v", s.Name, c.File, c.Server, c.Problem)
 			}
 		}
-		if r := s.Raftz(); len(r) != 2 || len(r["APP"]) != 2 || len(r["SYS"]) != 1 {
-			t.Errorf("%s: merged raftz accounts %v", s.Name, r.Accounts())
+		// The merged /raftz holds every group want.json lists, by account.
+		wantGroups := map[string]int{}
+		for _, g := range ws.Groups {
+			wantGroups[g.Account]++
 		}
+		r := s.Raftz()
+		gotGroups := map[string]int{}
+		for _, acc := range r.Accounts() {
+			gotGroups[acc] = len(r[acc])
+		}
+		if !cmp.Equal(gotGroups, wantGroups) || len(wantGroups) != 2 {
+			t.Errorf("%s: merged raftz groups by account %v, want %v", s.Name, gotGroups, wantGroups)
+		}
+		// One /raftz answer per account ($G, APP, SYS).
 		if kinds[KindJsz] != 1 || kinds[KindVarz] != 1 || kinds[KindHealthz] != 1 || kinds[KindRaftz] != 3 || len(kinds) != 4 {
 			t.Errorf("%s: kinds %v", s.Name, kinds)
 		}
@@ -154,7 +307,7 @@ func TestAuditArchive(t *testing.T) {
 	golden(t, "audit-gather-v2.15.2.txt", a.Captures())
 }
 
-// rezip rewrites the fixture archive, letting edit change or drop entries.
+// rezip rewrites the archive, letting edit change or drop entries.
 func rezip(t *testing.T, b []byte, edit func(name string, data []byte) []byte) []byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
@@ -188,8 +341,11 @@ func rezip(t *testing.T, b []byte, edit func(name string, data []byte) []byte) [
 }
 
 func TestAuditArchiveBroken(t *testing.T) {
-	b := readFixture(t, "audit-gather-v2.15.2.zip")
-	jsz := "capture/clusters/C1/s2/jetstream_info/0001.json"
+	b := auditZip(t)
+	jsz := "capture/clusters/audit/aud-1/jetstream_info/0001.json"
+	if _, ok := auditEntries(t, b)[jsz]; !ok {
+		t.Fatalf("no %s in the archive", jsz)
+	}
 	cases := []struct {
 		name     string
 		in       []byte
@@ -252,13 +408,13 @@ func TestAuditArchiveBroken(t *testing.T) {
 			if !errors.As(a.Problems[0], &ce) || ce.File != tc.file || (tc.sentinel != nil && !errors.Is(ce, tc.sentinel)) {
 				t.Errorf("problem %v", a.Problems[0])
 			}
-			// The other servers' captures are all there.
+			// The other captures are all there: 3 servers × 6, less the broken one.
 			n := 0
 			for _, s := range a.Servers {
 				n += len(s.Captures)
 			}
-			if n < 11 {
-				t.Errorf("%d captures kept", n)
+			if n != 17 {
+				t.Errorf("%d captures kept, want 17", n)
 			}
 		})
 	}
