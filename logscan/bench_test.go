@@ -8,17 +8,18 @@ import (
 	"time"
 )
 
-// BenchmarkScan scans real logs (debug on, three versions) repeated to
-// about 32 MiB; the figure is bytes of log per second on one core.
+// BenchmarkScan scans real logs of the bundles (three versions, one with
+// debug on) repeated to about 32 MiB; the figure is bytes of log per second
+// on one core.
 func BenchmarkScan(b *testing.B) {
 	var one []byte
-	for _, n := range []string{"testdata/real/v2.10.22-nats-1.log", "testdata/real/v2.12.1-nats-2.log", "testdata/real/v2.15.2-corrupt-nats-0.log"} {
-		d, err := os.ReadFile(n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		one = append(one, d...)
+	one = append(one, bundleFile(b, "v2.10.22-per-server", "nats-1.log")...)
+	one = append(one, bundleFile(b, "v2.12.1-archive", "support-bundle-20261130/logs/js-b.log")...)
+	d, err := os.ReadFile(dialectBase)
+	if err != nil {
+		b.Fatal(err)
 	}
+	one = append(one, d...)
 	data := bytes.Repeat(one, (32<<20)/len(one)+1)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()

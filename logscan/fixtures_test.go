@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"os"
 	"path"
@@ -103,15 +104,31 @@ func fixtureLogs(t *testing.T) map[string][]byte {
 	return out
 }
 
+// natscliLog is the log `nats audit gather` writes into its archive: the
+// tool's own progress lines, not a server's.
+const natscliLog = "capture/misc/audit_gather_log.log"
+
 // Every log in the generator's fixture bundles: every line is counted, no
-// line that holds a catalogue key phrase goes unclassified, and each file
-// has a banner with a version and a node id.
+// line that holds a catalogue key phrase goes unclassified, and each server
+// log has a banner with a version and a node id (natscli's own log in the
+// audit archive has neither, and nothing in it may classify).
 func TestFixtureBundleLogs(t *testing.T) {
 	logs := fixtureLogs(t)
-	if len(logs) == 0 {
-		t.Skip("no fixture bundles under ../testdata/bundles yet")
+	if len(logs) < 30 {
+		t.Fatalf("only %d logs under ../testdata/bundles", len(logs))
 	}
+	natscli := 0
 	for name, raw := range logs {
+		if strings.HasSuffix(name, "!"+natscliLog) {
+			natscli++
+			s := NewScanner(bytes.NewReader(raw), Options{File: name})
+			for s.Next() {
+			}
+			if st := s.Stats(); st.Classified != 0 || st.Lines < 10 || s.Banner().Version != "" || s.Err() != nil {
+				t.Errorf("%s: natscli's log: %+v, banner %+v, err %v", name, st, s.Banner(), s.Err())
+			}
+			continue
+		}
 		r, err := Decompress(bytes.NewReader(raw))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -141,4 +158,76 @@ func TestFixtureBundleLogs(t *testing.T) {
 		}
 		t.Logf("%s: %d lines, %d classified, %d boots, unknown %v", name, st.Lines, st.Classified, st.Boots, st.UnknownByPrefix)
 	}
+	if natscli != 1 {
+		t.Errorf("%d natscli logs read, want the audit archive's one", natscli)
+	}
+}
+
+// serverLog is a server's log file in a bundle, with what want.json says of
+// that server.
+type serverLog struct {
+	bundle, path      string // path as want.json gives it (inside bundle/ or the archive)
+	server, node, ver string
+	data              []byte
+}
+
+// bundleFile reads a file of a committed bundle by the path want.json gives:
+// under bundle/, else inside bundle.zip.
+func bundleFile(t testing.TB, bundle, p string) []byte {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", "bundles", bundle)
+	if b, err := os.ReadFile(filepath.Join(dir, "bundle", filepath.FromSlash(p))); err == nil {
+		return b
+	}
+	zr, err := zip.OpenReader(filepath.Join(dir, "bundle.zip"))
+	if err != nil {
+		t.Fatalf("%s: no %s: %v", bundle, p, err)
+	}
+	defer zr.Close()
+	f, err := zr.Open(p)
+	if err != nil {
+		t.Fatalf("%s: %v", bundle, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// serverLogs returns every server log the bundles' want.json files name.
+func serverLogs(t testing.TB) []serverLog {
+	t.Helper()
+	wants, _ := filepath.Glob(filepath.Join("..", "testdata", "bundles", "*", "want.json"))
+	var out []serverLog
+	for _, wf := range wants {
+		var w struct {
+			Servers []struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+				PeerID  string `json:"peer_id"`
+				Log     string `json:"log"`
+			} `json:"servers"`
+		}
+		b, err := os.ReadFile(wf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatalf("%s: %v", wf, err)
+		}
+		bundle := filepath.Base(filepath.Dir(wf))
+		for _, s := range w.Servers {
+			if s.Log == "" {
+				continue
+			}
+			out = append(out, serverLog{bundle: bundle, path: s.Log, server: s.Name, node: s.PeerID, ver: s.Version,
+				data: bundleFile(t, bundle, s.Log)})
+		}
+	}
+	if len(out) < 20 {
+		t.Fatalf("only %d server logs in the bundles", len(out))
+	}
+	return out
 }

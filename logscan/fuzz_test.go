@@ -10,15 +10,21 @@ import (
 
 // FuzzScanner feeds arbitrary bytes to the scanner (every dialect parser
 // and the catalogue run on them) and checks its invariants. Seeds are lines
-// and chunks of the real logs and their dialect transforms.
+// and chunks of the server logs of the bundles and their dialect transforms.
 func FuzzScanner(f *testing.F) {
-	names, _ := filepath.Glob("testdata/real/*.log")
+	var logs [][]byte
+	for _, lg := range serverLogs(f) {
+		logs = append(logs, lg.data)
+	}
 	more, _ := filepath.Glob("testdata/dialects/*.log")
-	for _, n := range append(names, more...) {
+	for _, n := range more {
 		b, err := os.ReadFile(n)
 		if err != nil {
 			f.Fatal(err)
 		}
+		logs = append(logs, b)
+	}
+	for _, b := range logs {
 		lines := bytes.SplitAfter(b, []byte("\n"))
 		for i := 0; i < len(lines); i += 7 {
 			f.Add(lines[i])

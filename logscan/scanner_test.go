@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -203,15 +205,15 @@ var dialects = []dialect{
 		})
 	}},
 	{"kubectl-prefix", func(ls []string) string {
-		return eachLine(ls, func(l string) string { return "[pod/nats-0/nats] " + l })
+		return eachLine(ls, func(l string) string { return "[pod/" + dialectPod + "/nats] " + l })
 	}},
 	{"kubectl-both", func(ls []string) string {
 		return eachLine(ls, func(l string) string {
 			_, ts, _, _, ok := natsParts(l)
 			if !ok {
-				return "[pod/nats-0/nats] " + l
+				return "[pod/" + dialectPod + "/nats] " + l
 			}
-			return "[pod/nats-0/nats] " + natsTimeToRFC(ts) + " " + l
+			return "[pod/" + dialectPod + "/nats] " + natsTimeToRFC(ts) + " " + l
 		})
 	}},
 	{"docker", func(ls []string) string {
@@ -264,7 +266,15 @@ var dialects = []dialect{
 	}},
 }
 
-const dialectBase = "testdata/real/v2.15.2-corrupt-nats-0.log"
+// dialectBase is the log every dialect is made from: a v2.15.2 server run
+// with debug: true, SIGKILLed while meta leader and restarted (two boots in
+// one file), from the generator's leader-kill bundle. That bundle also holds
+// the generator's kubectl-style copies of it (TestKubectlCopies).
+const (
+	dialectBundle = "../testdata/bundles/v2.15.2-leader-kill-debug/bundle"
+	dialectBase   = dialectBundle + "/dbg-1.log"
+	dialectPod    = "dbg-1" // the pod name in the kubectl --prefix dialects
+)
 
 func readLines(t testing.TB, name string) []string {
 	b, err := os.ReadFile(name)
@@ -453,39 +463,94 @@ func TestDialects(t *testing.T) {
 	})
 }
 
-// A server's rotated log: backups (gzip-compressed here) then the live file,
-// read in RotationOrder as one stream of events.
-func TestRotated(t *testing.T) {
-	names, err := filepath.Glob("testdata/real/rotated/*")
-	if err != nil || len(names) != 3 {
-		t.Fatalf("rotated fixtures: %v %v", names, err)
+// rotate splits a real server log the way nats-server's size-limited file
+// logger does (logger/log.go fileLogger.Write, v2.10.22 to v2.15.2): after
+// the write that takes the file past limit bytes, the file is renamed to
+// <name>.YYYY.MM.DD.HH.MM.SS.NNNNNNNNN (the rotation time: here the time of
+// that last line) and the new file starts with the logger's own line
+// `[pid] <time> [INF] Rotated log, backup saved as "<backup>"` ended by
+// "\r\n" (logDirect). The backups are then gzip-compressed, as logrotate or
+// a log collector does (nats-server itself leaves them plain). It returns
+// the files in the order they were written: backups (.gz), then the live
+// file, and their contents.
+func rotate(t *testing.T, name string, data []byte, limit int) ([]string, map[string][]byte) {
+	t.Helper()
+	files := map[string][]byte{}
+	var order []string
+	var cur bytes.Buffer
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l == "" {
+			continue
+		}
+		cur.WriteString(l)
+		if cur.Len() <= limit {
+			continue
+		}
+		pid, ts, _, _, ok := natsParts(strings.TrimRight(l, "\r\n"))
+		if !ok {
+			t.Fatalf("rotation after a line without the server's prefix: %q", l)
+		}
+		at, err := time.Parse("2006/01/02 15:04:05.000000", ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bak := fmt.Sprintf("%s.%04d.%02d.%02d.%02d.%02d.%02d.%09d", name,
+			at.Year(), at.Month(), at.Day(), at.Hour(), at.Minute(), at.Second(), at.Nanosecond())
+		var zb bytes.Buffer
+		zw := gzip.NewWriter(&zb)
+		_, _ = zw.Write(cur.Bytes())
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files[bak+".gz"] = zb.Bytes()
+		order = append(order, bak+".gz")
+		cur.Reset()
+		fmt.Fprintf(&cur, "[%s] %s [INF] Rotated log, backup saved as %q\r\n", pid, ts, bak)
 	}
+	files[name] = bytes.Clone(cur.Bytes())
+	return append(order, name), files
+}
+
+// A server's rotated log (a real log rotated by rotate): backups
+// (gzip-compressed) then the live file, read in RotationOrder as one stream
+// of events equal to the unrotated log's plus one log-rotated per backup.
+func TestRotated(t *testing.T) {
+	const name = "dbg-1.log"
+	data, err := os.ReadFile(dialectBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, files := rotate(t, name, data, len(data)*2/5)
+	if len(written) != 3 {
+		t.Fatalf("rotation gave %v", written)
+	}
+	names := slices.Sorted(maps.Keys(files))
 	sort.Sort(sort.Reverse(sort.StringSlice(names))) // RotationOrder must fix this
 	ordered := RotationOrder(names)
-	if !strings.HasSuffix(ordered[2], "/nats-0.log") || !strings.Contains(ordered[0], "01.21.37") || !strings.Contains(ordered[1], "01.24.01") {
-		t.Fatalf("RotationOrder = %v", ordered)
+	if !slices.Equal(ordered, written) {
+		t.Fatalf("RotationOrder = %v, want %v", ordered, written)
 	}
 	var b strings.Builder
 	var last time.Time
-	for _, n := range ordered {
-		f, err := os.Open(n)
+	all := map[string]int{}
+	for i, n := range ordered {
+		r, err := Decompress(bytes.NewReader(files[n]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Decompress(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := NewScanner(r, Options{File: filepath.Base(n), Server: "nats-0"})
+		s := NewScanner(r, Options{File: n, Server: "dbg-1"})
 		kinds := map[string]int{}
 		for s.Next() {
 			ev := s.Event()
 			kinds[ev.Kind]++
+			all[ev.Kind]++
+			if ev.Line == 1 && i > 0 && (ev.Kind != "log-rotated" || ev.Fields["file"] != strings.TrimSuffix(ordered[i-1], ".gz")) {
+				t.Errorf("%s starts with %s %v, want log-rotated naming %s", n, ev.Kind, ev.Fields, ordered[i-1])
+			}
 			if ev.Level == "WRN" || ev.Level == "ERR" || ev.Level == "FTL" || ev.Kind == "start" || ev.Kind == "log-rotated" {
-				fmt.Fprintf(&b, "%s L%d %s %s %s %s\n", filepath.Base(n), ev.Line, ev.Time.Format(time.RFC3339Nano), ev.Level, ev.Kind, ev.Text)
+				fmt.Fprintf(&b, "%s L%d %s %s %s %s\n", n, ev.Line, ev.Time.Format(time.RFC3339Nano), ev.Level, ev.Kind, ev.Text)
 			}
 		}
-		f.Close()
 		if s.Err() != nil {
 			t.Fatal(s.Err())
 		}
@@ -494,7 +559,20 @@ func TestRotated(t *testing.T) {
 			t.Errorf("%s starts at %v, before the previous file's end %v", n, st.FirstTime, last)
 		}
 		last = st.LastTime
-		fmt.Fprintf(&b, "%s: lines=%d classified=%d unknown=%d kinds=%s\n", filepath.Base(n), st.Lines, st.Classified, st.Unknown, fmtMap(kinds))
+		fmt.Fprintf(&b, "%s: lines=%d classified=%d unknown=%d kinds=%s\n", n, st.Lines, st.Classified, st.Unknown, fmtMap(kinds))
+	}
+	whole := NewScanner(bytes.NewReader(data), Options{})
+	for whole.Next() {
+		all[whole.Event().Kind]--
+	}
+	if all["log-rotated"] != 2 {
+		t.Errorf("%d log-rotated events, want 2", all["log-rotated"])
+	}
+	delete(all, "log-rotated")
+	for k, n := range all {
+		if n != 0 {
+			t.Errorf("kind %s: %+d events against the unrotated log", k, n)
+		}
 	}
 	golden(t, "rotated", b.String())
 	if _, _, ok := ParseRotatedName("nats.log"); ok {
@@ -505,35 +583,73 @@ func TestRotated(t *testing.T) {
 	}
 }
 
-// Every real log: counts add up, the banner names the version the file
-// came from, and no line that holds a catalogue key phrase goes unclassified.
-func TestRealLogs(t *testing.T) {
-	names, _ := filepath.Glob("testdata/real/*.log")
-	if len(names) < 6 {
-		t.Fatalf("real logs: %v", names)
-	}
-	for _, n := range names {
-		b, err := os.ReadFile(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkKeyPhrases(t, n, b)
-		s := NewScanner(bytes.NewReader(b), Options{File: n})
+// Every server log of the bundles: counts add up, every event has a time,
+// pid and level, the banner names the server, node and version want.json
+// gives, and no line that holds a catalogue key phrase goes unclassified.
+func TestServerLogs(t *testing.T) {
+	vers := map[string]bool{}
+	for _, lg := range serverLogs(t) {
+		n := lg.bundle + "/" + lg.path
+		checkKeyPhrases(t, n, lg.data)
+		s := NewScanner(bytes.NewReader(lg.data), Options{File: n})
 		for s.Next() {
 			if ev := s.Event(); !ev.HasTime || ev.PID == 0 || ev.Level == "" {
 				t.Errorf("%s:%d: missing time, pid or level", n, ev.Line)
 			}
 		}
 		st := s.Stats()
-		ver := strings.TrimPrefix(strings.SplitN(filepath.Base(n), "-", 2)[0], "v")
 		bn := s.Banner()
-		if bn.Version != ver || bn.Name == "" || len(bn.Node) != 8 || bn.ID == "" || bn.ConfigFile == "" || bn.StoreDir == "" {
-			t.Errorf("%s: banner %+v", n, bn)
+		if bn.Version != lg.ver || bn.Name != lg.server || bn.Node != lg.node || bn.ID == "" || bn.ConfigFile == "" || bn.StoreDir == "" {
+			t.Errorf("%s: banner %+v, want %s %s %s", n, bn, lg.server, lg.node, lg.ver)
 		}
-		if st.Unknown == 0 || st.Classified < 50 || st.Binary != 0 || st.BadUTF8 != 0 || st.TooLong != 0 {
-			t.Errorf("%s: stats %+v", n, st)
+		if st.Unknown == 0 || st.Classified < 50 || st.Binary != 0 || st.BadUTF8 != 0 || st.TooLong != 0 || s.Err() != nil {
+			t.Errorf("%s: stats %+v err %v", n, st, s.Err())
 		}
+		vers[lg.ver] = true
 		t.Logf("%s: %d lines, %d classified, unknown %v", n, st.Lines, st.Classified, st.UnknownByPrefix)
+	}
+	if len(vers) != 3 {
+		t.Errorf("server logs of versions %v, want 2.10.22, 2.12.1 and 2.15.2", vers)
+	}
+}
+
+// The generator's kubectl-style copies of dialectBase (kubectl/<pod>.prefix.log
+// as `kubectl logs --prefix`, kubectl/<pod>.timestamps.log as `--timestamps`)
+// give the same events as the file itself, in their dialects: the prefix
+// copy is byte for byte the kubectl-prefix dialect transform.
+func TestKubectlCopies(t *testing.T) {
+	lines := readLines(t, dialectBase)
+	_, ref := render(t, strings.NewReader(dialects[0].conv(lines)), Options{})
+	for _, c := range []struct{ file, dialect string }{
+		{"kubectl/dbg-1.prefix.log", "kubectl-prefix"},
+		{"kubectl/dbg-1.timestamps.log", "kubectl-ts"},
+	} {
+		b, err := os.ReadFile(dialectBundle + "/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewScanner(bytes.NewReader(b), Options{File: c.file})
+		var kinds []string
+		for s.Next() {
+			ev := s.Event()
+			kinds = append(kinds, ev.Kind)
+			if c.dialect == "kubectl-prefix" && ev.Pod != dialectPod || c.dialect == "kubectl-ts" && ev.TimeSource != "kubectl" {
+				t.Errorf("%s:%d: pod %q time from %q", c.file, ev.Line, ev.Pod, ev.TimeSource)
+			}
+		}
+		if strings.Join(kinds, ",") != strings.Join(ref, ",") || len(kinds) < 100 {
+			t.Errorf("%s: %d events, kinds differ from %s:\n%s", c.file, len(kinds), dialectBase, firstDiff(strings.Join(ref, "\n"), strings.Join(kinds, "\n")))
+		}
+		if st := s.Stats(); st.Lines != len(lines) || s.Err() != nil {
+			t.Errorf("%s: %d lines (want %d), err %v", c.file, st.Lines, len(lines), s.Err())
+		}
+		if c.dialect == "kubectl-prefix" {
+			for _, d := range dialects {
+				if d.name == c.dialect && d.conv(lines) != string(b) {
+					t.Errorf("%s is not the %s transform of %s", c.file, c.dialect, dialectBase)
+				}
+			}
+		}
 	}
 }
 
@@ -586,7 +702,7 @@ func TestTruncatedLines(t *testing.T) {
 // Binary garbage and NUL runs (what a crash leaves in a log file) are
 // counted; the log lines around them still classify.
 func TestBinaryGarbage(t *testing.T) {
-	lines := readLines(t, "testdata/real/v2.10.22-nats-1.log")
+	lines := strings.Split(strings.TrimSuffix(string(bundleFile(t, "v2.10.22-per-server", "nats-1.log")), "\n"), "\n")
 	garbage := make([]byte, 4096)
 	x := uint32(2463534242)
 	for i := range garbage {
@@ -688,12 +804,25 @@ func TestMixedEncodings(t *testing.T) {
 }
 
 func TestClockBackwards(t *testing.T) {
-	lines := readLines(t, "testdata/real/v2.12.1-nats-2.log")
-	// Move a block of 10 lines ahead of the 10 before them.
-	re := append([]string{}, lines[:100]...)
-	re = append(re, lines[110:120]...)
-	re = append(re, lines[100:110]...)
-	re = append(re, lines[120:]...)
+	lines := strings.Split(strings.TrimSuffix(string(bundleFile(t, "v2.12.1-archive", "support-bundle-20261130/logs/js-a.log")), "\n"), "\n")
+	// Move a block of 10 lines ahead of the 10 before them: the clock goes
+	// back once, from line 59's time to line 40's.
+	const at = 40
+	stamp := func(l string) time.Time {
+		_, ts, _, _, ok := natsParts(l)
+		tm, err := time.Parse("2006/01/02 15:04:05.000000", ts)
+		if !ok || err != nil {
+			t.Fatalf("no time in %q", l)
+		}
+		return tm
+	}
+	if d := stamp(lines[at+19]).Sub(stamp(lines[at])); d < 100*time.Millisecond {
+		t.Fatalf("lines %d..%d span only %v", at, at+19, d)
+	}
+	re := append([]string{}, lines[:at]...)
+	re = append(re, lines[at+10:at+20]...)
+	re = append(re, lines[at:at+10]...)
+	re = append(re, lines[at+20:]...)
 	// Lines logged by concurrent goroutines can already be a little out of
 	// order in a real log; count relative to the original.
 	orig := NewScanner(strings.NewReader(strings.Join(lines, "\n")+"\n"), Options{})
