@@ -2,8 +2,10 @@ package capture
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,8 +31,16 @@ func seeds(f *testing.F) {
 		inputs = append(inputs, b)
 	}
 	for name, b := range auditEntries(f, auditZip(f)) {
-		if strings.HasSuffix(name, ".json") {
-			inputs = append(inputs, b)
+		// Only the answers this package reads (not routez, subsz, …), one
+		// compact line each (as `nats server request` prints them): seeded
+		// pretty-printed, they slowed FuzzDecode about 80-fold (26 against
+		// 2000 execs/s here).
+		if _, ok := envelopeKinds[path.Base(path.Dir(name))]; ok {
+			var c bytes.Buffer
+			if err := json.Compact(&c, b); err != nil {
+				f.Fatal(err)
+			}
+			inputs = append(inputs, c.Bytes())
 		}
 	}
 	if len(inputs) < 100 {
