@@ -60,10 +60,14 @@ func LayoutArchive(top string, zipIt, tarIt bool) Layout {
 
 // Bundle collects what goes into one committed bundle.
 type Bundle struct {
-	Name     string
-	Version  string // server version reported in want.json ("2.15.2"); mixed: comma list
-	Layout   Layout
-	Servers  []*Server
+	Name    string
+	Version string // server version reported in want.json ("2.15.2"); mixed: comma list
+	Layout  Layout
+	Servers []*Server
+	// Stopped servers have their store and log copied into the tree (same
+	// Layout) but no captures and no want.json entry: members that were down
+	// when the live servers were captured.
+	Stopped  []*Server
 	Captures map[string]*Capture
 	// Extra files (path relative to the tree root -> bytes), e.g. kubectl logs, poll series.
 	Extra  map[string][]byte
@@ -130,6 +134,19 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 			}
 		}
 		want.Servers = append(want.Servers, ws)
+	}
+	for _, s := range b.Stopped {
+		if s.Running() {
+			return fmt.Errorf("bundle %s: stopped server %s is running", b.Name, s.Name)
+		}
+		if err := copyTree(s.JSRoot(), filepath.Join(tree, filepath.FromSlash(b.Layout.Store(s.Name)))); err != nil {
+			return err
+		}
+		if err := copyFile(s.LogFile, filepath.Join(tree, filepath.FromSlash(b.Layout.Log(s.Name)))); err != nil {
+			return err
+		}
+		want.Stopped = append(want.Stopped, WantStopped{Name: s.Name, PeerID: nodeID(s.Name), Cluster: s.Cluster,
+			StoreDir: b.Layout.Store(s.Name), Log: b.Layout.Log(s.Name)})
 	}
 	for p, data := range b.Extra {
 		if err := writeFileAll(filepath.Join(tree, filepath.FromSlash(p)), data); err != nil {

@@ -47,6 +47,7 @@ func allScenarios() []Scenario {
 		orphanScenarios,       // scen_orphan.go
 		superclusterScenarios, // scen_supercluster.go (incident 003)
 		auditScenarios,        // scen_audit.go
+		membershipScenarios,   // scen_membership.go (incident 002)
 	} {
 		all = append(all, f()...)
 	}

@@ -16,7 +16,19 @@ type Want struct {
 	ServerVersion string       `json:"server_version"`
 	Layout        string       `json:"layout"`
 	Servers       []WantServer `json:"servers"`
-	Expect        any          `json:"expect,omitempty"`
+	// Stopped lists servers whose store and log are in the bundle but which
+	// were down when the others were captured (no captures, no figures).
+	Stopped []WantStopped `json:"stopped_servers,omitempty"`
+	Expect  any           `json:"expect,omitempty"`
+}
+
+// WantStopped is a bundled server that was not running at capture time.
+type WantStopped struct {
+	Name     string `json:"name"`
+	PeerID   string `json:"peer_id"` // getHash(name)
+	Cluster  string `json:"cluster"`
+	StoreDir string `json:"store_dir"`
+	Log      string `json:"log"`
 }
 
 // WantServer is one server as its own captures describe it.
