@@ -31,11 +31,13 @@ type wantDoc struct {
 		Meta     struct {
 			ClusterSize int      `json:"cluster_size"`
 			Term        uint64   `json:"term"`
+			Leader      string   `json:"leader"`
 			Peers       []string `json:"peers"`
 		} `json:"meta"`
 		Groups map[string]struct {
 			ClusterSize int      `json:"cluster_size"`
 			Term        uint64   `json:"term"`
+			State       string   `json:"state"` // raftz: "LEADER", "FOLLOWER", …
 			Peers       []string `json:"peers"`
 		} `json:"groups"`
 		Streams []struct {
@@ -133,12 +135,12 @@ func loadBundleServers(t testing.TB) []*serverCase {
 			for g, gw := range s.Groups {
 				p := append([]string(nil), gw.Peers...)
 				sort.Strings(p)
-				sc.groups[g] = groupWant{Size: gw.ClusterSize, Term: gw.Term, Peers: p}
+				sc.groups[g] = groupWant{Size: gw.ClusterSize, Term: gw.Term, Peers: p, Leader: gw.State == "LEADER"}
 			}
 			if len(s.Meta.Peers) > 0 {
 				p := append([]string(nil), s.Meta.Peers...)
 				sort.Strings(p)
-				sc.meta = &groupWant{Size: s.Meta.ClusterSize, Term: s.Meta.Term, Peers: p}
+				sc.meta = &groupWant{Size: s.Meta.ClusterSize, Term: s.Meta.Term, Peers: p, Leader: s.Meta.Leader == s.Name}
 			}
 			if s.Log != "" {
 				lb, err := fs.ReadFile(fsys, s.Log)
@@ -186,4 +188,21 @@ func (sc *serverCase) strict() bool {
 	_, phantom := m["phantom_peers"]
 	_, orphan := m["streams_b"]
 	return !phantom && !orphan
+}
+
+// removedPeers returns the peer ids the bundle's scenario removed from the
+// cluster (expect.removals[].peer_id, testdata/gen membership scenarios);
+// nil when the scenario changed no membership.
+func (sc *serverCase) removedPeers() []string {
+	var rs []struct {
+		PeerID string `json:"peer_id"`
+	}
+	_ = json.Unmarshal(expectKeys(sc.expect)["removals"], &rs)
+	var out []string
+	for _, r := range rs {
+		if r.PeerID != "" {
+			out = append(out, r.PeerID)
+		}
+	}
+	return out
 }

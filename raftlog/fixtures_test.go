@@ -80,8 +80,30 @@ func TestBitFlippedIDs(t *testing.T) {
 	}
 }
 
+// TestPeersAndTermVote: each group's peers.idx and tav.idx against what the
+// server said live (raftz/jsz): same peers, same cluster size, a vote for a
+// peer, a term no lower than the live one.
+//
+// Bundles whose scenario removed peers (want.json expect.removals) are held
+// to what a real server writes instead, because the server does not persist
+// its live peer set there (nats-server v2.12.1 raft.go):
+//   - the group leader that proposes a removal drops the peer from its
+//     in-memory set at once (ProposeRemovePeer / the proposal loop call
+//     doRemovePeerAsLeader), without writePeerState; when the removal
+//     commits, applyCommit's EntryRemovePeer case writes peers.idx only
+//     "if _, ok := n.peers[peer]; ok", which no longer holds on the leader.
+//     So the leader's peers.idx keeps the pre-removal peers and size
+//     (membership-v2.12.1: n3's _meta_ lists 5, its raftz 3). The test
+//     asserts that exactly: the live peers plus only removed peers, the size
+//     grown by as many, and only on a server that led the group.
+//   - tav.idx holds the vote of the current term; raft clears it only when
+//     the term changes, never on a removal. So a follower can still record a
+//     vote for a removed peer (n5 voted for n4, the stream leader before it
+//     was killed), and then only in the term the server reported live.
 func TestPeersAndTermVote(t *testing.T) {
+	stale, staleVotes := 0, 0
 	for _, sc := range allServers(t) {
+		removed := sc.removedPeers()
 		for _, g := range groupsOf(t, sc) {
 			ps, err := raftlog.DecodePeerState(g+"/peers.idx", readFS(t, sc.js, path.Join(g, "peers.idx")))
 			if err != nil {
@@ -99,14 +121,41 @@ func TestPeersAndTermVote(t *testing.T) {
 			if g == "_meta_" && sc.meta != nil {
 				want, ok = *sc.meta, true
 			}
-			if ok {
+			switch {
+			case ok && len(removed) > 0 && !slices.Equal(peers, want.Peers):
+				// Stale after a removal: see the comment above.
+				stale++
+				var extra []string
+				for _, p := range peers {
+					if !slices.Contains(want.Peers, p) {
+						extra = append(extra, p)
+					}
+				}
+				for _, p := range want.Peers {
+					if !slices.Contains(peers, p) {
+						t.Errorf("%s %s: live peer %s missing from peers.idx %v", sc.label, g, p, peers)
+					}
+				}
+				for _, p := range extra {
+					if !slices.Contains(removed, p) {
+						t.Errorf("%s %s: peers.idx lists %s, neither a live peer %v nor a removed one %v", sc.label, g, p, want.Peers, removed)
+					}
+				}
+				if int(ps.ClusterSize) != want.Size+len(extra) {
+					t.Errorf("%s %s: peers.idx cluster size %d, want the live %d plus %d removed peers still listed", sc.label, g, ps.ClusterSize, want.Size, len(extra))
+				}
+				if !want.Leader {
+					t.Errorf("%s %s: peers.idx %v differs from the live peers %v on a server that did not lead the group", sc.label, g, peers, want.Peers)
+				}
+				t.Logf("%s %s: peers.idx still lists removed %v (size %d, live %d): the leader did not rewrite it", sc.label, g, extra, ps.ClusterSize, want.Size)
+			case ok:
 				if !slices.Equal(peers, want.Peers) {
 					t.Errorf("%s %s: peers.idx peers %v, server said %v", sc.label, g, peers, want.Peers)
 				}
 				if int(ps.ClusterSize) != want.Size {
 					t.Errorf("%s %s: peers.idx cluster size %d, server said %d", sc.label, g, ps.ClusterSize, want.Size)
 				}
-			} else if g == "_meta_" {
+			case g == "_meta_":
 				t.Errorf("%s: no _meta_ view to compare", sc.label)
 			}
 			tv, err := raftlog.DecodeTermVote(g+"/tav.idx", readFS(t, sc.js, path.Join(g, "tav.idx")))
@@ -115,7 +164,15 @@ func TestPeersAndTermVote(t *testing.T) {
 				continue
 			}
 			if tv.Vote != "" && !slices.Contains(ps.Peers, tv.Vote) {
-				t.Errorf("%s %s: voted for %q, not a peer %v", sc.label, g, tv.Vote, ps.Peers)
+				switch {
+				case !slices.Contains(removed, tv.Vote):
+					t.Errorf("%s %s: voted for %q, not a peer %v", sc.label, g, tv.Vote, ps.Peers)
+				case !ok || tv.Term != want.Term:
+					t.Errorf("%s %s: vote for removed peer %q in term %d, but the server's live term is %d: a new term clears the vote", sc.label, g, tv.Vote, tv.Term, want.Term)
+				default:
+					staleVotes++
+					t.Logf("%s %s: tav.idx votes for removed peer %s in live term %d", sc.label, g, tv.Vote, tv.Term)
+				}
 			}
 			if ok && tv.Term < want.Term {
 				t.Errorf("%s %s: tav term %d below the term %d the server reported", sc.label, g, tv.Term, want.Term)
@@ -131,15 +188,25 @@ func TestPeersAndTermVote(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("after removals: %d stale peers.idx, %d votes for a removed peer", stale, staleVotes)
 }
 
-// Corruptions of a real peers.idx, each a small function on a copy.
+// Corruptions of a real peers.idx, each a small function on a copy. The
+// file is a fixed, named one (v2.15.2-flat, n1's _meta_), so a bundle added
+// later cannot change what is tested: flip-id-bit needs the first id's first
+// byte to leave the id alphabet when bit 0x40 flips ('t' -> '4' would not).
 func TestPeerStateCorrupt(t *testing.T) {
-	sc := allServers(t)[0]
+	sc := bundleServer(t, "v2.15.2-flat", "n1")
 	orig := readFS(t, sc.js, "_meta_/peers.idx")
 	known, err := raftlog.DecodePeerState("peers.idx", orig)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(known.Peers) < 2 || len(known.Peers[0]) == 0 {
+		t.Fatalf("%s _meta_/peers.idx: peers %v, want at least 2", sc.label, known.Peers)
+	}
+	if flipped := string(known.Peers[0][0]^0x40) + known.Peers[0][1:]; raftlog.ValidPeerID(flipped) {
+		t.Fatalf("%s _meta_/peers.idx: first id %s flipped at bit 0x40 gives the valid id %s: pick another file", sc.label, known.Peers[0], flipped)
 	}
 	for _, c := range []struct {
 		name    string

@@ -33,9 +33,10 @@ type streamWant struct {
 }
 
 type groupWant struct {
-	Size  int
-	Term  uint64
-	Peers []string // sorted, including self
+	Size   int
+	Term   uint64
+	Peers  []string // sorted, including self
+	Leader bool     // the server said it led the group
 }
 
 type serverCase struct {
