@@ -22,10 +22,13 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 	for _, f := range SortedFindings(r.Findings) {
 		ew.printf("### %s `%s`%s\n\n%s\n\n", strings.ToUpper(string(f.Severity)), f.Code, mdEscape(findingWhere(f)), mdEscape(f.Message))
-		for _, e := range f.Evidence {
+		for _, e := range append(append([]string(nil), f.Evidence...), f.Events...) {
 			ew.printf("- %s\n", mdEscape(e))
 		}
-		if len(f.Evidence) > 0 {
+		if len(f.Ranges) > 0 {
+			ew.printf("- sequence ranges: %s\n", formatRanges(f.Ranges))
+		}
+		if len(f.Evidence)+len(f.Events)+len(f.Ranges) > 0 {
 			ew.printf("\n")
 		}
 		if f.Remedy != "" {

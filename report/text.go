@@ -35,6 +35,12 @@ func WriteText(w io.Writer, r *Report) error {
 		for _, e := range f.Evidence {
 			ew.printf("  - %s\n", e)
 		}
+		for _, e := range f.Events {
+			ew.printf("  - %s\n", e)
+		}
+		if len(f.Ranges) > 0 {
+			ew.printf("  - sequence ranges: %s\n", formatRanges(f.Ranges))
+		}
 		if f.Remedy != "" {
 			ew.printf("  remedy: %s\n", indentLines(f.Remedy, "    "))
 		}
@@ -210,3 +216,16 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// formatRanges renders inclusive sequence ranges compactly.
+func formatRanges(rs []Range) string {
+	var parts []string
+	for _, r := range rs {
+		if r.First == r.Last {
+			parts = append(parts, fmt.Sprint(r.First))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", r.First, r.Last))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

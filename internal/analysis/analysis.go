@@ -80,6 +80,7 @@ func Load(b *bundle.Bundle) *Model {
 	}
 	l := &loader{b: b, m: m}
 	l.stores()
+	l.replicaDigests()
 	l.captures()
 	l.logs()
 	l.raft()

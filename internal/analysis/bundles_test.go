@@ -106,6 +106,9 @@ func analyze(t *testing.T, path string) *report.Report {
 // live server reported in /jsz before shutdown.
 func TestOfflineFiguresEqualLiveServers(t *testing.T) {
 	for _, fx := range fixtures(t) {
+		if encrypted(fx) {
+			continue // without the key there are no figures to recompute (TestExpectedFindings covers it)
+		}
 		for _, form := range fx.forms {
 			t.Run(fx.name+"/"+filepath.Base(form), func(t *testing.T) {
 				rep := analyze(t, form)
@@ -208,8 +211,20 @@ func TestMetaViewEqualsRaftz(t *testing.T) {
 			if restoredFromBackup(fx) {
 				t.Skip("the store's _meta_ was put back from an older copy after the capture")
 			}
+			// After peer-removes, v2.12.1's meta leader keeps serving the new
+			// peer set but leaves its old one in peers.idx (and it reloads
+			// that at start): its disk and its /raftz disagree by the
+			// server's own doing. The other servers are still compared.
+			skip := map[string]bool{}
+			var exp struct {
+				Removals []struct{ Server string } `json:"removals"`
+				Leader   string                    `json:"meta_leader_after"`
+			}
+			if json.Unmarshal(fx.want.Expect, &exp) == nil && len(exp.Removals) > 0 {
+				skip[exp.Leader] = true
+			}
 			for _, ws := range fx.want.Servers {
-				if ws.Meta == nil {
+				if ws.Meta == nil || skip[ws.Name] {
 					continue
 				}
 				v, ok := views[ws.Name]
@@ -263,6 +278,7 @@ type expectedFinding struct {
 	Account      string  `json:"account"`
 	Stream       string  `json:"stream"`
 	Consumer     string  `json:"consumer"`
+	Kind         string  `json:"kind"`
 	OriginPeer   string  `json:"origin_peer"`
 	OriginServer string  `json:"origin_server"`
 	Bits         int     `json:"bits"`
@@ -273,7 +289,7 @@ type expectedFinding struct {
 
 func (e expectedFinding) matches(f report.Finding) bool {
 	if e.Code != f.Code || (e.Group != "" && e.Group != f.Group) || (e.Server != "" && e.Server != f.Server) ||
-		(e.Peer != nil && *e.Peer != f.Peer) || (e.Account != "" && e.Account != f.Account) || (e.Stream != "" && e.Stream != f.Stream) || e.Consumer != f.Consumer ||
+		(e.Peer != nil && *e.Peer != f.Peer) || (e.Account != "" && e.Account != f.Account) || (e.Stream != "" && e.Stream != f.Stream) || e.Consumer != f.Consumer || (e.Kind != "" && e.Kind != f.Kind) ||
 		(e.ClusterSize != 0 && e.ClusterSize != f.ClusterSize) || (e.Quorum != 0 && e.Quorum != f.Quorum) ||
 		(e.Reachable != nil && (f.Reachable == nil || *e.Reachable != *f.Reachable)) {
 		return false
@@ -348,6 +364,14 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		OrphanConsumersDeleted []struct {
 			Server, Account, Stream, Consumer string
 		} `json:"orphan_consumers_deleted"`
+		Encrypted bool `json:"encrypted"`
+		// Replicas found to differ when the stream was read back.
+		ReplicasDiverged bool   `json:"replicas_diverged"`
+		Account          string `json:"account"`
+		Stream           string `json:"stream"`
+		Removals         []struct {
+			Server string `json:"server"`
+		} `json:"removals"`
 		// What each server's /jsz said before two clusters were joined.
 		BeforeJoin map[string]struct {
 			Leader string `json:"jsz_leader"`
@@ -372,6 +396,17 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	}
 	for _, o := range exp.OrphansDeleted {
 		out = append(out, expectedFinding{Code: "orphan-risk", Server: o.Server, Account: o.Account, Stream: o.Stream})
+	}
+	if exp.Encrypted {
+		for _, s := range fx.want.Servers {
+			out = append(out, expectedFinding{Code: "store-corrupt", Server: s.Name, Kind: "encrypted"})
+		}
+	}
+	if exp.ReplicasDiverged {
+		out = append(out, expectedFinding{Code: "replica-divergence", Account: exp.Account, Stream: exp.Stream})
+	}
+	if len(exp.Removals) > 1 {
+		out = append(out, expectedFinding{Code: "unsafe-membership-change"})
 	}
 	leaders := map[string]bool{}
 	for _, v := range exp.BeforeJoin {
@@ -465,4 +500,12 @@ func hasStores(fx fixture) bool {
 		}
 	}
 	return false
+}
+
+// encrypted says whether the fixture's stores are encrypted at rest.
+func encrypted(fx fixture) bool {
+	var exp struct {
+		Encrypted bool `json:"encrypted"`
+	}
+	return json.Unmarshal(fx.want.Expect, &exp) == nil && exp.Encrypted
 }

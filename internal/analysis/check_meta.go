@@ -18,7 +18,10 @@ type metaSide struct {
 
 // metaViews picks, per server, its freshest view of _meta_ (a live capture
 // over the store's files) and groups identical ones.
-func metaViews(m *Model) []*metaSide {
+func metaViews(m *Model) []*metaSide { return dropRemoved(m, metaViewsAll(m)) }
+
+// metaViewsAll is metaViews before removed servers are left out.
+func metaViewsAll(m *Model) []*metaSide {
 	var meta *Group
 	for _, g := range m.Groups {
 		if g.Kind == "meta" {
@@ -77,6 +80,67 @@ func metaViews(m *Model) []*metaSide {
 	for _, k := range keys {
 		out = append(out, sides[k])
 	}
+	return out
+}
+
+// dropRemoved leaves out the views of servers removed from the group: a
+// server that is no peer of the prevailing view, and whose own (older) view
+// holds every prevailing peer, kept the peer set it had when it was removed.
+// That is no split: the group went on without it.
+func dropRemoved(m *Model, sides []*metaSide) []*metaSide {
+	if len(sides) < 2 {
+		return sides
+	}
+	prev := sides[0]
+	for _, s := range sides[1:] {
+		if len(s.servers) > len(prev.servers) || len(s.servers) == len(prev.servers) && s.view.Term > prev.view.Term {
+			prev = s
+		}
+	}
+	if len(prev.ids) == 0 {
+		return sides
+	}
+	out := []*metaSide{prev}
+	for _, s := range sides {
+		if s == prev {
+			continue
+		}
+		member := false
+		for _, srv := range s.servers {
+			if sv := m.server(srv); sv != nil && prev.ids[sv.PeerID] {
+				member = true
+			}
+		}
+		superset := len(s.ids) > 0
+		for id := range prev.ids {
+			if !s.ids[id] {
+				superset = false
+			}
+		}
+		if !member && superset {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// removedServers lists the servers whose meta view dropRemoved leaves out.
+func removedServers(m *Model) []string {
+	var all, kept []*metaSide
+	all = metaViewsAll(m)
+	kept = dropRemoved(m, all)
+	in := map[*metaSide]bool{}
+	for _, s := range kept {
+		in[s] = true
+	}
+	var out []string
+	for _, s := range all {
+		if !in[s] {
+			out = append(out, s.servers...)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

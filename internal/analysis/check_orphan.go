@@ -198,8 +198,98 @@ var checkUnsafeMembershipChange = Check{
 			}
 			flush()
 		}
-		return out
+		return append(out, replacedMajorities(m)...)
 	},
+}
+
+// replacedMajorities compares, stream by stream, the assignments the servers'
+// own meta states hold. Where a server's older state places the stream on a
+// peer set of which the current assignment keeps fewer than a majority, the
+// group was moved onto new, empty peers faster than they could catch up: the
+// new majority can elect a leader that never held the data.
+func replacedMajorities(m *Model) []report.Finding {
+	removed := map[string]bool{}
+	for _, s := range removedServers(m) {
+		removed[s] = true
+	}
+	type holding struct {
+		peers   []string
+		group   string
+		servers []string
+	}
+	byStream := map[AssetKey]map[string]*holding{}
+	for _, srv := range m.Servers {
+		if srv.Meta == nil {
+			continue
+		}
+		for k, a := range srv.Meta.Streams {
+			ps := sortedCopy(a.Peers)
+			key := strings.Join(ps, ",")
+			if byStream[k] == nil {
+				byStream[k] = map[string]*holding{}
+			}
+			h := byStream[k][key]
+			if h == nil {
+				h = &holding{peers: ps, group: a.Group}
+				byStream[k][key] = h
+			}
+			h.servers = append(h.servers, srv.Name)
+		}
+	}
+	var out []report.Finding
+	var keys []AssetKey
+	for k := range byStream {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].Account+keys[i].Stream < keys[j].Account+keys[j].Stream
+	})
+	for _, k := range keys {
+		hs := byStream[k]
+		if len(hs) < 2 {
+			continue
+		}
+		// The current assignment: held by the most servers still in the
+		// meta group.
+		var cur *holding
+		best := -1
+		for _, key := range sortedKeys(hs) {
+			n := 0
+			for _, s := range hs[key].servers {
+				if !removed[s] {
+					n++
+				}
+			}
+			if n > best {
+				cur, best = hs[key], n
+			}
+		}
+		for _, key := range sortedKeys(hs) {
+			prev := hs[key]
+			if prev == cur || len(prev.peers) < 2 {
+				continue
+			}
+			kept := 0
+			for _, p := range prev.peers {
+				if slices.Contains(cur.peers, p) {
+					kept++
+				}
+			}
+			if kept >= len(prev.peers)/2+1 {
+				continue
+			}
+			out = append(out, report.Finding{
+				Group: cur.group, Account: k.Account, Stream: k.Stream,
+				Events: []string{
+					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(prev.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, prev.peers), ", ")),
+					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, cur.peers), ", ")),
+				},
+				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
+				Remedy:  "replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
+			})
+		}
+	}
+	return out
 }
 
 func removalsOf(g *Group) []report.HistoryEvent {

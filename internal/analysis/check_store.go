@@ -12,7 +12,30 @@ var checkStoreCorrupt = Check{
 	Description: "a store file fails its checksum, is truncated, or does not parse",
 	Run: func(m *Model) []report.Finding {
 		var out []report.Finding
+		// An encrypted store makes every file unreadable without its key:
+		// one finding per server says so, not one per file.
+		encrypted := map[string][]string{}
 		for _, c := range m.Corruptions {
+			if c.Kind == "encrypted" {
+				encrypted[c.Server] = append(encrypted[c.Server], c.File)
+			}
+		}
+		for _, srv := range sortedKeys(encrypted) {
+			files := encrypted[srv]
+			shown := files
+			if len(shown) > 5 {
+				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
+			}
+			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
+				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed); without its key the messages, index.db and raft state cannot be read or checked, so its figures here are not recomputed", srv, len(files)),
+				Evidence: shown,
+				Remedy:   storeRemedy(Corruption{Kind: "encrypted"}),
+			})
+		}
+		for _, c := range m.Corruptions {
+			if c.Kind == "encrypted" {
+				continue
+			}
 			f := report.Finding{
 				Server: c.Server, Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: c.Kind, Ranges: c.Lost,
@@ -23,9 +46,6 @@ var checkStoreCorrupt = Check{
 			}
 			f.Remedy = storeRemedy(c)
 			switch c.Kind {
-			case "encrypted":
-				// Not damage: the tool lacks the key. Still worth a look.
-				f.Severity = report.Warning
 			case "index":
 				// index.db is a cache the server rebuilds from the blocks.
 				f.Severity = report.Warning

@@ -28,6 +28,8 @@ var Checks = []Check{
 	checkQuorumUnreachable,
 	checkMetaSplit,
 	checkOrphanRisk,
+	checkReplicaGap,
+	checkReplicaDivergence,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
 }

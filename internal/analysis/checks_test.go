@@ -305,3 +305,78 @@ func TestREADMEListsEveryCheck(t *testing.T) {
 		t.Errorf("README lists %s, which no check raises", code)
 	}
 }
+
+func TestReplicaDivergenceAndGap(t *testing.T) {
+	digests := func(from, to uint64, salt uint64) map[uint64]uint64 {
+		d := map[uint64]uint64{}
+		for s := from; s <= to; s++ {
+			d[s] = s*1000 + salt
+		}
+		return d
+	}
+	a := &StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
+	b := &StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
+	c := &StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
+	// c holds other messages under 3-4 and lacks 7-8.
+	c.Digests[3], c.Digests[4] = 1, 2
+	delete(c.Digests, 7)
+	delete(c.Digests, 8)
+	st := &Stream{Account: "$G", Name: "S", Copies: []*StreamCopy{a, b, c}, AssignedTo: []string{"a", "b", "c"}}
+	m := &Model{Streams: []*Stream{st}}
+
+	div := checkReplicaDivergence.Run(m)
+	if len(div) != 1 || len(div[0].Ranges) != 1 || div[0].Ranges[0] != (report.Range{First: 3, Last: 4}) || div[0].Seq != 3 {
+		t.Fatalf("divergence: %+v", div)
+	}
+	if !strings.Contains(div[0].Evidence[0], "a,b | c") {
+		t.Errorf("sides: %v", div[0].Evidence)
+	}
+	gap := checkReplicaGap.Run(m)
+	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
+		t.Fatalf("gap: %+v", gap)
+	}
+	// A replica that is merely behind (its last seq is lower) has no gap, and
+	// a removed server's copy is not a current replica.
+	c.Digests = digests(1, 6, 0)
+	c.LastSeq = 6
+	if gap := checkReplicaGap.Run(m); len(gap) != 0 {
+		t.Errorf("lagging replica reported as gap: %+v", gap)
+	}
+	st.AssignedTo = []string{"a", "b"}
+	delete(a.Digests, 5)
+	if gap := checkReplicaGap.Run(m); len(gap) != 1 || gap[0].Server != "a" {
+		t.Errorf("gap among current replicas: %+v", gap)
+	}
+}
+
+func TestReplacedMajority(t *testing.T) {
+	ids := map[string]string{}
+	var servers []*Server
+	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		ids[raftlog.PeerID(n)] = n
+		servers = append(servers, &Server{Name: n, PeerID: raftlog.PeerID(n), StoreDir: n})
+	}
+	old := []string{raftlog.PeerID("n2"), raftlog.PeerID("n4"), raftlog.PeerID("n5")}
+	cur := []string{raftlog.PeerID("n1"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
+	for _, s := range servers {
+		peers := cur
+		if s.Name == "n2" || s.Name == "n4" {
+			peers = old
+		}
+		s.Meta = &MetaState{Streams: map[AssetKey]*Assignment{{"APP", "R"}: {Account: "APP", Stream: "R", Group: "S-R3F-x", Peers: peers}}}
+	}
+	m := &Model{Servers: servers, IDs: ids}
+	fs := checkUnsafeMembershipChange.Run(m)
+	if len(fs) != 1 || fs[0].Stream != "R" || len(fs[0].Events) != 2 {
+		t.Fatalf("%+v", fs)
+	}
+	// Replacing one of three keeps a majority: safe.
+	for _, s := range servers {
+		if s.Name == "n2" || s.Name == "n4" {
+			s.Meta.Streams[AssetKey{"APP", "R"}].Peers = []string{raftlog.PeerID("n2"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
+		}
+	}
+	if fs := checkUnsafeMembershipChange.Run(m); len(fs) != 0 {
+		t.Fatalf("one replaced of three flagged: %+v", fs)
+	}
+}

@@ -91,6 +91,9 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
+	// Digests holds, per live sequence, a digest of the message content;
+	// nil unless the stream has several copies to compare.
+	Digests map[uint64]uint64
 }
 
 // Group is a raft group and every view of it.
