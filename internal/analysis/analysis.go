@@ -79,14 +79,25 @@ func Load(b *bundle.Bundle) *Model {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
 	l := &loader{b: b, m: m}
-	l.stores()
-	l.replicaDigests()
-	l.captures()
-	l.logs()
-	l.raft()
-	l.nameUnnamedStores()
-	l.finish()
+	l.guard("reading stores", l.stores)
+	l.guard("comparing replicas", l.replicaDigests)
+	l.guard("reading captures", l.captures)
+	l.guard("reading logs", l.logs)
+	l.guard("reading raft state", l.raft)
+	l.guard("naming stores", l.nameUnnamedStores)
+	l.guard("ordering", l.finish)
 	return m
+}
+
+// guard runs one step of loading; a bug that panics on some input costs
+// that step (said in the notes), not the whole report.
+func (l *loader) guard(what string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			l.note("%s stopped by an internal error, the rest of the analysis went on: %v", what, r)
+		}
+	}()
+	f()
 }
 
 // loader carries the state of one Load.

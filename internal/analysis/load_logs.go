@@ -16,7 +16,7 @@ import (
 // need: meta leader observations, meta foundings, server identity.
 func (l *loader) logs() {
 	for _, lg := range orderLogs(l.b.Logs) {
-		l.log(lg)
+		l.guard("reading log "+lg.Path, func() { l.log(lg) })
 	}
 	if l.logLines > 0 {
 		l.note("logs: %d files, %d lines, %d classified into events, %d of no kind the catalogue knows (counted, not in the timeline)", len(l.b.Logs), l.logLines, l.logClassified, l.logUnknown)

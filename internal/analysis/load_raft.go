@@ -53,7 +53,7 @@ func (l *loader) raft() {
 			continue
 		}
 		for _, g := range st.Groups {
-			l.raftGroup(srv, st, g)
+			l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
 		}
 	}
 	l.assignments()

@@ -150,7 +150,7 @@ func (l *loader) stores() {
 		srv.StoreDir = st.Dir
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
-				l.stream(srv, st, acc.Name, sname)
+				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname) })
 			}
 		}
 	}
