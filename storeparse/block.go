@@ -87,8 +87,11 @@ type BlockReader struct {
 
 	buf    []byte // buf[0] is at block offset bufOff
 	bufOff int64
-	off    int64 // next record offset
-	err    error // sticky framing error (or io.EOF)
+	// inMem: the whole (decompressed or mapped) block is in buf, bufOff 0;
+	// fill slices it and never copies.
+	inMem bool
+	off   int64 // next record offset
+	err   error // sticky framing error (or io.EOF)
 
 	lastGood int64  // end offset of the last record whose framing was sane
 	lastSeq  uint64 // seq of the last sane non-tombstone record
@@ -109,10 +112,23 @@ type BlockReader struct {
 // block is parsed as plain, as nats-server does, since a plain record of
 // length 0x01706d63 also starts with those bytes.
 func NewBlockReader(file string, r io.ReaderAt, size int64, key string) (*BlockReader, error) {
+	return newBlockReader(file, r, nil, size, key)
+}
+
+// newBlockReader is NewBlockReader over r, or over data when data is not nil
+// (a block already in memory, e.g. mapped: records then point into data and
+// nothing is copied).
+func newBlockReader(file string, r io.ReaderAt, data []byte, size int64, key string) (*BlockReader, error) {
 	if size < 0 {
 		return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "negative size %d", size)
 	}
+	if data != nil {
+		r, size = bytes.NewReader(data), int64(len(data))
+	}
 	b := &BlockReader{file: file, src: r, size: size, fileSize: size, key: key}
+	if data != nil {
+		b.buf, b.inMem = data, true
+	}
 	if key != "" {
 		b.hh = binfmt.NewHH64(key)
 	}
@@ -124,6 +140,7 @@ func NewBlockReader(file string, r io.ReaderAt, size int64, key string) (*BlockR
 				b.src = bytes.NewReader(data)
 				b.size = int64(len(data))
 				b.compressed = true
+				b.buf, b.bufOff, b.inMem = data, 0, true
 			}
 		}
 	}
@@ -149,12 +166,17 @@ func decompressBlock(file string, r io.ReaderAt, size int64, head []byte) ([]byt
 	// writing an orig that is not the exact length.
 	limit := min(uint64(maxDecompressed), uint64(size)*maxRatio)
 	out := make([]byte, 0, min(orig, uint64(size)*8)) // grows with what S2 really yields
-	dec := s2.NewReader(io.NewSectionReader(r, hdr, body), s2.ReaderMaxBlockSize(4<<20))
+	// The reader's first buffer is sized by the body (a frame is never
+	// larger), not 1 MiB up front: small sealed blocks are common.
+	dec := s2.NewReader(io.NewSectionReader(r, hdr, body), s2.ReaderMaxBlockSize(4<<20),
+		s2.ReaderAllocBlock(int(min(max(body, 1<<10), 1<<20))))
 	lim := io.LimitReader(dec, int64(limit)+1)
-	var chunk [64 << 10]byte
 	for {
-		m, err := lim.Read(chunk[:])
-		out = append(out, chunk[:m]...)
+		if len(out) == cap(out) {
+			out = append(out, 0)[:len(out)] // grow
+		}
+		m, err := lim.Read(out[len(out):cap(out)])
+		out = out[:len(out)+m]
 		if err == io.EOF {
 			break
 		}
@@ -189,6 +211,12 @@ func (b *BlockReader) GoodEnd() int64 { return b.lastGood }
 // fill makes sure buf holds block bytes [off, off+n) and returns them, or
 // fewer when the block ends first.
 func (b *BlockReader) fill(off int64, n int) ([]byte, error) {
+	if b.inMem {
+		if off < 0 || off >= b.size {
+			return nil, nil
+		}
+		return b.buf[off:min(off+int64(n), b.size)], nil
+	}
 	end := b.bufOff + int64(len(b.buf))
 	if off >= b.bufOff && off+int64(n) <= end {
 		return b.buf[off-b.bufOff : off-b.bufOff+int64(n)], nil
@@ -220,22 +248,34 @@ func (b *BlockReader) fill(off int64, n int) ([]byte, error) {
 // is final and sticky: it wraps binfmt.ErrTruncated for a torn tail (Torn
 // reports true) and binfmt.ErrFormat for corruption followed by more data.
 func (b *BlockReader) Next() (Record, error) {
+	var r Record
+	err := b.next(&r)
+	return r, err
+}
+
+// next is Next writing the record into *r (the whole of it), which spares
+// copying a Record per call in the scan loop.
+func (b *BlockReader) next(r *Record) error {
 	if b.err != nil {
-		return Record{}, b.err
+		*r = Record{}
+		return b.err
 	}
 	off := b.off
 	left := b.size - off
 	if left <= 0 {
 		b.err = io.EOF
-		return Record{}, io.EOF
+		*r = Record{}
+		return io.EOF
 	}
 	hdr, err := b.fill(off, msgHdrSize)
 	if err != nil {
 		b.err = err
-		return Record{}, err
+		*r = Record{}
+		return err
 	}
 	if len(hdr) < msgHdrSize {
-		return Record{}, b.framing(off, fmt.Sprintf("%d bytes left, less than a record header", len(hdr)), true)
+		*r = Record{}
+		return b.framing(off, fmt.Sprintf("%d bytes left, less than a record header", len(hdr)), true)
 	}
 	rawRL := binary.LittleEndian.Uint32(hdr[0:])
 	rawSeq := binary.LittleEndian.Uint64(hdr[4:])
@@ -249,42 +289,48 @@ func (b *BlockReader) Next() (Record, error) {
 	dlen := rl - msgHdrSize
 	switch {
 	case rl > RLBadThresh:
-		return Record{}, b.framing(off, fmt.Sprintf("record length %d over the %d limit", rl, RLBadThresh), false)
+		*r = Record{}
+		return b.framing(off, fmt.Sprintf("record length %d over the %d limit", rl, RLBadThresh), false)
 	case dlen < checksumSize || int64(shlen) > dlen-checksumSize:
-		return Record{}, b.framing(off, fmt.Sprintf("impossible record: rl %d slen %d headers %v", rl, slen, hasHdr), false)
+		*r = Record{}
+		return b.framing(off, fmt.Sprintf("impossible record: rl %d slen %d headers %v", rl, slen, hasHdr), false)
 	case rl > left:
-		return Record{}, b.framing(off, fmt.Sprintf("record of %d bytes overruns the block (%d left)", rl, left), true)
+		*r = Record{}
+		return b.framing(off, fmt.Sprintf("record of %d bytes overruns the block (%d left)", rl, left), true)
 	}
 	rec, err := b.fill(off, int(rl))
 	if err != nil {
 		b.err = err
-		return Record{}, err
+		*r = Record{}
+		return err
 	}
 	if int64(len(rec)) < rl { // the source returned less than its size
-		return Record{}, b.framing(off, fmt.Sprintf("record of %d bytes, only %d readable", rl, len(rec)), true)
+		*r = Record{}
+		return b.framing(off, fmt.Sprintf("record of %d bytes, only %d readable", rl, len(rec)), true)
 	}
-	r := Record{
+	seq, tomb := rawSeq&^(ebit|tbit), rawSeq&tbit != 0
+	body := rec[msgHdrSize : rl-checksumSize]
+	rest := body[slen:]
+	*r = Record{
 		Offset:     off,
 		Len:        int(rl),
-		Seq:        rawSeq &^ (ebit | tbit),
+		Seq:        seq,
 		TS:         int64(binary.LittleEndian.Uint64(rec[12:])),
+		Subject:    body[:slen:slen],
 		HasHeaders: hasHdr,
 		Erased:     rawSeq&ebit != 0,
-		Tombstone:  rawSeq&tbit != 0,
+		Tombstone:  tomb,
 	}
-	body := rec[msgHdrSize : rl-checksumSize]
-	r.Subject = body[:slen:slen]
-	rest := body[slen:]
+	b.advance(off, rl, seq, tomb)
 	if hasHdr {
 		hlen := int64(binary.LittleEndian.Uint32(rest))
 		rest = rest[4:]
 		if hlen > int64(len(rest)) {
 			// The framing holds (rl is sane) so later records are still
 			// reachable; only this record's header length is bad.
-			b.advance(off, rl, r)
 			copy(r.Sum[:], rec[rl-checksumSize:])
 			r.Data = rest
-			return r, &binfmt.CorruptError{File: b.file, Offset: off + msgHdrSize + int64(slen), Seq: r.Seq,
+			return &binfmt.CorruptError{File: b.file, Offset: off + msgHdrSize + int64(slen), Seq: seq,
 				Err: fmt.Errorf("%w: header length %d exceeds the %d bytes of the record body", binfmt.ErrFormat, hlen, len(rest))}
 		}
 		r.Header = rest[:hlen:hlen]
@@ -292,33 +338,37 @@ func (b *BlockReader) Next() (Record, error) {
 	} else {
 		r.Data = rest
 	}
-	copy(r.Sum[:], rec[rl-checksumSize:])
-	b.advance(off, rl, r)
 	if b.hh == nil {
-		return r, nil
+		copy(r.Sum[:], rec[rl-checksumSize:])
+		return nil
 	}
+	// Hashed: seq and ts, the subject, then headers and payload (the
+	// 4-byte header length is not hashed), in place.
 	b.hh.Reset()
 	b.hh.Write(rec[4:20])
 	b.hh.Write(r.Subject)
 	if hasHdr {
 		b.hh.Write(body[slen+4:])
 	} else {
-		b.hh.Write(body[slen:])
+		b.hh.Write(rest)
 	}
-	sum := b.hh.Sum(b.sumBuf[:0])
-	if bytes.Equal(sum, r.Sum[:]) {
+	sum := b.hh.Sum64()
+	copy(r.Sum[:], rec[rl-checksumSize:])
+	if sum == binary.LittleEndian.Uint64(r.Sum[:]) {
 		r.ChecksumOK = true
-		return r, nil
+		return nil
 	}
-	return r, &binfmt.CorruptError{File: b.file, Offset: off, Seq: r.Seq,
-		Err: fmt.Errorf("%w: record checksum %x, computed %x (key %q)", binfmt.ErrChecksum, r.Sum, sum, b.key)}
+	var got [8]byte
+	binary.LittleEndian.PutUint64(got[:], sum)
+	return &binfmt.CorruptError{File: b.file, Offset: off, Seq: seq,
+		Err: fmt.Errorf("%w: record checksum %x, computed %x (key %q)", binfmt.ErrChecksum, r.Sum, got, b.key)}
 }
 
-func (b *BlockReader) advance(off, rl int64, r Record) {
+func (b *BlockReader) advance(off, rl int64, seq uint64, tombstone bool) {
 	b.off = off + rl
 	b.lastGood = b.off
-	if !r.Tombstone {
-		b.lastSeq = r.Seq
+	if !tombstone {
+		b.lastSeq = seq
 	}
 }
 

@@ -3,10 +3,14 @@ package storeparse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 )
@@ -51,9 +55,19 @@ func FuzzBlockReader(f *testing.F) {
 			checkErr(t, err)
 			return
 		}
+		// The in-memory reader (mapped blocks) must see exactly the same.
+		mr, err := newBlockReader("f.blk", nil, b, int64(len(b)), "ORDERS-1")
+		if err != nil {
+			t.Fatal(err)
+		}
 		prev := int64(-1)
 		for i := 0; ; i++ {
 			r, err := br.Next()
+			var mrec Record
+			merr := mr.next(&mrec)
+			if fmt.Sprint(err) != fmt.Sprint(merr) || !sameRecord(r, mrec) {
+				t.Fatalf("record %d: ReadAt reader %+v %v, in-memory reader %+v %v", i, r, err, mrec, merr)
+			}
 			if err == io.EOF {
 				return
 			}
@@ -68,6 +82,50 @@ func FuzzBlockReader(f *testing.F) {
 				t.Fatalf("record %d at %d len %d after %d, block %d", i, r.Offset, r.Len, prev, br.Size())
 			}
 			prev = r.Offset
+		}
+	})
+}
+
+func sameRecord(a, b Record) bool {
+	return a.Offset == b.Offset && a.Len == b.Len && a.Seq == b.Seq && a.TS == b.TS &&
+		bytes.Equal(a.Subject, b.Subject) && bytes.Equal(a.Header, b.Header) && bytes.Equal(a.Data, b.Data) &&
+		a.HasHeaders == b.HasHeaders && a.Erased == b.Erased && a.Tombstone == b.Tombstone &&
+		a.ChecksumOK == b.ChecksumOK && a.Sum == b.Sum
+}
+
+// FuzzScanStreamParallel replaces block 8 of a 5-block stream (the LOGS
+// stream of a bundle, blocks 7 and 8 stored decompressed) and checks that
+// scanning with several workers gives exactly the one-block-at-a-time scan.
+func FuzzScanStreamParallel(f *testing.F) {
+	dir, _ := multiBlockStream(f)
+	base := readAtFS(f, dir).(fstest.MapFS)
+	for _, n := range []string{"6", "7", "8", "9", "10"} {
+		b := base["msgs/"+n+".blk"].Data
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := fstest.MapFS{}
+		for k, v := range base {
+			m[k] = v
+		}
+		m["msgs/8.blk"] = &fstest.MapFile{Data: b, Mode: 0o644}
+		seq, err := ScanStream(m, ".", ScanOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		par, err := ScanStream(m, ".", ScanOptions{Workers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := scanDump(t, seq), scanDump(t, par); a != b {
+			t.Fatalf("parallel scan differs:\n%s", cmp.Diff(a, b))
+		}
+		for _, p := range seq.Problems {
+			var ce *binfmt.CorruptError
+			if !errors.As(p, &ce) {
+				t.Fatalf("problem is not a CorruptError: %T %v", p, p)
+			}
 		}
 	})
 }

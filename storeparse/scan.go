@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,10 @@ type ScanOptions struct {
 	IgnoreIndex bool
 	// SkipConsumers leaves obs/ alone.
 	SkipConsumers bool
+	// Workers is how many blocks are read at once: 0 means GOMAXPROCS (at
+	// most 8), 1 one at a time. The result is the same whatever the number.
+	// With Visit set blocks are always read one at a time, in order.
+	Workers int
 }
 
 // BlockInfo names the block a visited record belongs to.
@@ -140,11 +145,14 @@ type StreamScan struct {
 	Consumers    []ConsumerScan
 	Problems     []error // *binfmt.CorruptError, in file order
 
-	buf []byte // read buffer handed from block to block
+	rlLo    int // Blocks before rlLo have no record-length cache
+	rlTotal int // record lengths cached in Blocks[rlLo:]
 }
 
 // ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
-// meta.sum, every msgs/N.blk one at a time, msgs/index.db and obs/.
+// meta.sum, every msgs/N.blk (several at once, see ScanOptions.Workers, with
+// memory bounded whatever the number and size of blocks), msgs/index.db and
+// obs/.
 // The figures in State come from the blocks alone; index.db is only
 // compared against them. Problems in the data are collected in Problems;
 // the error return is for a folder that cannot be read at all or a Visit
@@ -174,20 +182,9 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	idxs, keys := s.listBlocks(fsys)
 	s.readIndex(fsys)
 
-	var tombs []uint64
-	for i, n := range idxs {
-		bs, bt, err := s.scanBlock(fsys, n, keys[n], opts.Visit)
-		if err != nil {
-			return s, err
-		}
-		tombs = append(tombs, bt...)
-		var nextFirst uint64
-		if i+1 < len(idxs) {
-			nextFirst = s.peekFirstSeq(fsys, idxs[i+1])
-		}
-		s.noteLost(bs, nextFirst, i == len(idxs)-1)
-		s.Blocks = append(s.Blocks, *bs)
-		s.trimRLCache()
+	tombs, err := s.scanBlocks(fsys, idxs, keys, opts)
+	if err != nil {
+		return s, err
 	}
 	s.assemble()
 	s.applyTombstones(fsys, tombs)
@@ -369,140 +366,6 @@ func openBlock(fsys fs.FS, name string) (io.ReaderAt, int64, func(), error) {
 		return nil, 0, nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "block larger than %d bytes and not seekable", maxDecompressed)
 	}
 	return strings.NewReader(string(data)), int64(len(data)), func() {}, nil
-}
-
-// scanBlock reads one block and returns its state and the tombstones in it.
-func (s *StreamScan) scanBlock(fsys fs.FS, n uint32, hasKey bool, visit func(BlockInfo, *Record) error) (*BlockScan, []uint64, error) {
-	name := blockPath(s.Dir, n)
-	bs := &BlockScan{File: name, Index: n, Stopped: -1, countEnd: -1}
-	ra, size, closeFn, err := openBlock(fsys, name)
-	if err != nil {
-		s.problem(asCorrupt(name, err))
-		return bs, nil, nil
-	}
-	defer closeFn()
-	bs.Size = size
-	if hasKey {
-		bs.Encrypted = true
-		s.problem(binfmt.Errorf(name, 0, binfmt.ErrEncrypted, "msgs/%d.key present; block is encrypted and no key was given", n))
-		return bs, nil, nil
-	}
-	br, err := NewBlockReader(name, ra, size, fmt.Sprintf("%s-%d", s.Name, n))
-	if err != nil {
-		s.problem(err)
-		return bs, nil, nil
-	}
-	bs.Compressed = br.Compressed()
-	br.buf, s.buf = s.buf[:0], nil // reuse one read buffer for every block
-	defer func() { s.buf = br.buf[:0] }()
-
-	// State as rebuildStateFromBufLocked (v2.15.2) builds it.
-	var (
-		tombs         []uint64
-		maxTomb       uint64
-		maxTombTS     int64
-		last          uint64
-		firstNeedsSet = true
-		counting      = true
-		info          = BlockInfo{File: name, Index: n}
-	)
-	updateLast := func(seq uint64, ts int64) {
-		if seq <= last {
-			return
-		}
-		if last > 0 && seq != last+1 && bs.Msgs != 0 {
-			bs.deleted.add(last+1, seq-1) // compaction gap
-		}
-		last = seq
-		bs.LastSeq, bs.LastTS = seq, ts
-	}
-	var r Record // one per block: visit takes its address, so it lives on the heap
-	for {
-		var err error
-		r, err = br.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			s.problem(err)
-			// A header length too large for its record leaves the framing
-			// (and the server's count) intact; anything else stops counting
-			// where nats-server would truncate the block.
-			hdrOnly := r.Len > 0 && errors.Is(err, binfmt.ErrFormat)
-			if counting && !hdrOnly {
-				counting = false
-				bs.Stopped = r.Offset
-				if r.Len == 0 { // framing error: r is empty
-					bs.Stopped = br.GoodEnd()
-				}
-				bs.countEnd = bs.Stopped
-			}
-			if r.Len == 0 {
-				bs.Torn = br.Torn()
-				break
-			}
-		}
-		bs.Records++
-		if !r.ChecksumOK {
-			bs.BadChecksums++
-		}
-		if visit != nil {
-			if verr := visit(info, &r); verr != nil {
-				return bs, nil, verr
-			}
-		}
-		if !counting {
-			continue
-		}
-		copy(bs.LastChecksum[:], r.Sum[:])
-		seq := r.Seq
-		switch {
-		case r.Tombstone:
-			bs.Tombstones++
-			tombs = append(tombs, seq)
-			if maxTomb == 0 || seq > maxTomb {
-				maxTomb, maxTombTS = seq, r.TS
-			}
-			continue
-		case seq == 0 || r.Erased || seq < bs.FirstSeq:
-			if r.Erased {
-				bs.Erased++
-			}
-			if seq >= bs.FirstSeq {
-				updateLast(seq, r.TS)
-				if bs.Msgs == 0 {
-					bs.FirstSeq, bs.FirstTS = seq+1, 0
-				} else if seq != 0 {
-					bs.deleted.add(seq, seq)
-				}
-			}
-			continue
-		}
-		if firstNeedsSet && seq >= bs.FirstSeq {
-			bs.FirstSeq, bs.FirstTS, firstNeedsSet = seq, r.TS, false
-		}
-		if seq <= last {
-			continue
-		}
-		if !bs.deleted.contains(seq) {
-			bs.Msgs++
-			bs.Bytes += uint64(r.Len)
-			bs.cacheRL(seq, r.Len)
-		}
-		updateLast(seq, r.TS)
-	}
-	bs.GoodEnd = br.GoodEnd()
-	if bs.Msgs == 0 {
-		if bs.FirstSeq > 0 {
-			bs.LastSeq = bs.FirstSeq - 1
-		} else if maxTomb > 0 {
-			bs.FirstSeq, bs.FirstTS = maxTomb+1, 0
-			if bs.LastSeq == 0 {
-				bs.LastSeq, bs.LastTS = maxTomb, maxTombTS
-			}
-		}
-	}
-	return bs, tombs, nil
 }
 
 // peekFirstSeq returns the sequence of the first sane non-tombstone record
@@ -711,12 +574,15 @@ const rlCacheMax = 4 << 20
 // maxRLGap is the largest sequence gap the cache pads with zeros.
 const maxRLGap = 4096
 
-func (b *BlockScan) cacheRL(seq uint64, rl int) {
+// left is the number of block bytes from this record on: the first call
+// sizes the cache for records of this length up to the end of the block.
+func (b *BlockScan) cacheRL(seq uint64, rl int, left int64) {
 	if b.rls == nil {
 		if b.Msgs != 1 { // the cache was dropped for this block
 			return
 		}
-		b.rlBase, b.rls = seq, make([]uint32, 0, 1024)
+		n := min(left/int64(max(rl, emptyRecord))+64, rlCacheMax)
+		b.rlBase, b.rls = seq, make([]uint32, 0, n)
 	}
 	i := seq - b.rlBase
 	if i < uint64(len(b.rls)) || i-uint64(len(b.rls)) > maxRLGap || len(b.rls) >= rlCacheMax {
@@ -729,14 +595,16 @@ func (b *BlockScan) cacheRL(seq uint64, rl int) {
 	b.rls = append(b.rls, uint32(rl))
 }
 
+// trimRLCache keeps the caches of the newest blocks, at most rlCacheMax
+// entries in all, after a block was appended: the longest run of blocks
+// from the last whose caches fit keeps them.
 func (s *StreamScan) trimRLCache() {
-	total := 0
-	for i := len(s.Blocks) - 1; i >= 0; i-- {
-		b := &s.Blocks[i]
-		total += len(b.rls)
-		if total > rlCacheMax {
-			b.rls = nil
-		}
+	s.rlTotal += len(s.Blocks[len(s.Blocks)-1].rls)
+	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
+		b := &s.Blocks[s.rlLo]
+		s.rlTotal -= len(b.rls)
+		b.rls = nil
+		s.rlLo++
 	}
 }
 
@@ -753,19 +621,37 @@ func (b *BlockScan) fixFirst() {
 // applyTombstones removes every tombstoned sequence still live, as
 // newFileStoreWithCreatedAndMode does with fs.tombs.
 func (s *StreamScan) applyTombstones(fsys fs.FS, tombs []uint64) {
-	byBlock := map[*BlockScan]map[uint64]bool{}
+	byBlock := map[*BlockScan][]uint64{}
 	for _, t := range tombs {
 		if b := s.blockOf(t); b != nil {
-			if byBlock[b] == nil {
-				byBlock[b] = map[uint64]bool{}
-			}
-			byBlock[b][t] = true
+			byBlock[b] = append(byBlock[b], t)
 		}
 	}
 	for i := range s.Blocks {
-		if m := byBlock[&s.Blocks[i]]; m != nil {
-			s.remove(fsys, &s.Blocks[i], func(seq uint64) bool { return m[seq] })
+		b := &s.Blocks[i]
+		ts := byBlock[b]
+		if ts == nil {
+			continue
 		}
+		if b.rls == nil {
+			m := make(map[uint64]bool, len(ts))
+			for _, t := range ts {
+				m[t] = true
+			}
+			s.remove(fsys, b, func(seq uint64) bool { return m[seq] })
+			continue
+		}
+		// From the cache: the live, cached sequences eachLive would visit,
+		// in the same (ascending) order.
+		if b.Msgs > 0 {
+			slices.Sort(ts)
+			for _, t := range ts {
+				if j := t - b.rlBase; t >= b.rlBase && j < uint64(len(b.rls)) && b.rls[j] != 0 && b.live(t) {
+					s.drop(b, t, int(b.rls[j]))
+				}
+			}
+		}
+		b.fixFirst()
 	}
 }
 
@@ -967,6 +853,9 @@ func (rs *rangeSet) add(first, last uint64) {
 }
 
 func (rs rangeSet) contains(seq uint64) bool {
+	if n := len(rs); n == 0 || seq > rs[n-1].Last {
+		return false // the usual case while reading a block in order
+	}
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
 	return i < len(rs) && rs[i].First <= seq
 }

@@ -172,6 +172,14 @@ func TestBundles(t *testing.T) {
 					t.Errorf("%s/%s/%s: %v", e.Name(), srv.Name, st.Name, err)
 					continue
 				}
+				if exists(fsys, path.Join(dir, "meta.key")) {
+					// Encrypted at rest: nothing to count without the key,
+					// and the scan must say why.
+					if !sc.Encrypted || findProblem(sc, path.Join(dir, "meta.inf"), binfmt.ErrEncrypted) == nil {
+						t.Errorf("%s/%s/%s: meta.key present but encrypted %v, problems %v", e.Name(), srv.Name, st.Name, sc.Encrypted, sc.Problems)
+					}
+					continue
+				}
 				got := figures(sc.State)
 				w := State{Msgs: st.Messages, Bytes: st.Bytes, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq, NumDeleted: st.NumDeleted}
 				if got != w {
@@ -204,7 +212,7 @@ type recInfo struct {
 	seq uint64
 }
 
-func records(t *testing.T, file, key string) []recInfo {
+func records(t testing.TB, file, key string) []recInfo {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -448,6 +456,12 @@ func TestBundleRaftWALs(t *testing.T) {
 				}})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if exists(fsys, path.Join(g, "meta.key")) {
+					if !sc.Encrypted || findProblem(sc, path.Join(g, "meta.inf"), binfmt.ErrEncrypted) == nil {
+						t.Errorf("%s %s: meta.key present but encrypted %v, problems %v", w, g, sc.Encrypted, sc.Problems)
+					}
+					continue
 				}
 				if len(sc.Problems) != 0 || !sc.MetaSumOK || sc.Name != path.Base(g) {
 					t.Errorf("%s %s: problems %v meta.sum ok %v name %q", w, g, sc.Problems, sc.MetaSumOK, sc.Name)

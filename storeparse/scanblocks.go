@@ -1,0 +1,459 @@
+package storeparse
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sync"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+)
+
+// Parallel block scanning.
+//
+// ScanStream reads the blocks of a stream with up to ScanOptions.Workers
+// goroutines (the caller's included) and merges the per-block results in
+// block order, so every figure, problem and tombstone is what a
+// one-block-at-a-time scan gives. Memory stays bounded whatever the store
+// size:
+//
+//   - at most 4 × workers blocks are between "started" and "merged"; a
+//     finished block waiting for its turn holds only its BlockScan
+//     (record-length cache, delete ranges), problems and tombstones;
+//   - the block bytes being read (a mapped plain block, a decompressed
+//     block, the read buffer of a block that is not mapped) are charged to a
+//     shared budget of scanMemBudget bytes before they are touched, and
+//     released when the block is done (unmapped, buffer dropped); a block
+//     larger than the whole budget waits until it can run alone;
+//   - a worker keeps a read buffer of at most maxKeptBuf between blocks.
+//
+// Plain blocks that are regular files (*os.File, as os.DirFS and os.Root
+// give) are mapped read-only on Linux, so their bytes are hashed where the
+// page cache holds them instead of being copied first. A mapped block that
+// shrinks while being read (SIGBUS) is read again with ReadAt. With Visit
+// set the scan is sequential and does not map, so the record slices Visit
+// gets never point into a mapping.
+
+const (
+	maxScanWorkers = 8
+	scanMemBudget  = 64 << 20
+	maxKeptBuf     = 4 << 20
+	// maxMapSize: larger block files are streamed with ReadAt.
+	maxMapSize = maxDecompressed
+)
+
+// blockResult is what scanning one block yields.
+type blockResult struct {
+	bs       *BlockScan
+	tombs    []uint64
+	problems []error
+	err      error // from Visit
+	panicked any   // a panic in a worker, raised again by ScanStream
+}
+
+func (r *blockResult) problem(err error) {
+	if err != nil {
+		r.problems = append(r.problems, err)
+	}
+}
+
+// blockScanner scans blocks one at a time; each worker has its own.
+type blockScanner struct {
+	dir, name string
+	visit     func(BlockInfo, *Record) error
+	mapOK     bool
+	budget    *memBudget         // nil: no other scanner runs
+	buf       []byte             // ReadAt buffer kept from block to block
+	afterOpen func(*blockSource) // test hook: runs once a block is open
+	faults    int                // mapped blocks read again after a fault
+}
+
+// scanBlocks scans the blocks idxs of s, merges them into s (Blocks,
+// Problems, Lost) in order and returns the tombstones in block order.
+func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool, opts ScanOptions) ([]uint64, error) {
+	var tombs []uint64
+	merge := func(i int, res *blockResult) {
+		s.Problems = append(s.Problems, res.problems...)
+		tombs = append(tombs, res.tombs...)
+		var nextFirst uint64
+		if res.bs.Stopped >= 0 && i+1 < len(idxs) {
+			nextFirst = s.peekFirstSeq(fsys, idxs[i+1])
+		}
+		s.noteLost(res.bs, nextFirst, i == len(idxs)-1)
+		s.Blocks = append(s.Blocks, *res.bs)
+		s.trimRLCache()
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, maxScanWorkers, len(idxs))
+	if opts.Visit != nil || workers <= 1 {
+		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, mapOK: opts.Visit == nil}
+		for i, n := range idxs {
+			res := sc.scan(fsys, n, keys[n])
+			if res.err != nil {
+				s.Problems = append(s.Problems, res.problems...)
+				return tombs, res.err
+			}
+			merge(i, &res)
+		}
+		return tombs, nil
+	}
+
+	// The caller and workers-1 goroutines take blocks in order; whoever
+	// finishes the oldest block not yet merged merges it and every finished
+	// one after it. A block is started only while fewer than window blocks
+	// are started and not merged, so they are consecutive and block i has
+	// ring slot i%window to itself.
+	window := 4 * workers
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		ring     = make([]blockResult, window)
+		done     = make([]bool, window)
+		next     int // next block to start
+		merged   int // blocks merged
+		panicked any
+		budget   = newMemBudget(scanMemBudget)
+	)
+	work := func() {
+		sc := &blockScanner{dir: s.Dir, name: s.Name, mapOK: true, budget: budget}
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			for next < len(idxs) && next-merged >= window {
+				cond.Wait()
+			}
+			if next >= len(idxs) {
+				return
+			}
+			i := next
+			next++
+			mu.Unlock()
+			res := sc.scanCatch(fsys, idxs[i], keys[idxs[i]])
+			mu.Lock()
+			ring[i%window], done[i%window] = res, true
+			for k := merged % window; done[k]; k = merged % window {
+				res := ring[k]
+				ring[k], done[k] = blockResult{}, false
+				if res.panicked != nil && panicked == nil {
+					panicked = res.panicked
+				}
+				if panicked == nil {
+					func() {
+						defer func() {
+							if p := recover(); p != nil {
+								panicked = p
+							}
+						}()
+						merge(merged, &res)
+					}()
+				}
+				merged++
+			}
+			cond.Broadcast()
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	return tombs, nil
+}
+
+// scanCatch is scan with a panic handed back in the result.
+func (sc *blockScanner) scanCatch(fsys fs.FS, n uint32, hasKey bool) (res blockResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = blockResult{panicked: p}
+		}
+	}()
+	return sc.scan(fsys, n, hasKey)
+}
+
+// blockSource is an opened block: in memory (data, mapped or read whole)
+// or an io.ReaderAt.
+type blockSource struct {
+	ra     io.ReaderAt
+	data   []byte
+	size   int64
+	mapped bool
+	close  func()
+}
+
+// openSource opens block name. A regular file is mapped when mapOK and the
+// system allows it; an fs.File without ReadAt is read whole, bounded.
+func openSource(fsys fs.FS, name string, mapOK bool) (blockSource, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return blockSource{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return blockSource{}, err
+	}
+	size := fi.Size()
+	if of, ok := f.(*os.File); ok && mapOK && fi.Mode().IsRegular() && size <= maxMapSize {
+		if data, unmap, ok := mapFile(of, size); ok {
+			f.Close() // the mapping stays valid
+			return blockSource{data: data, size: size, mapped: true, close: unmap}, nil
+		}
+	}
+	if ra, ok := f.(io.ReaderAt); ok {
+		return blockSource{ra: ra, size: size, close: func() { f.Close() }}, nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDecompressed+1))
+	if err != nil {
+		return blockSource{}, err
+	}
+	if int64(len(data)) > maxDecompressed {
+		return blockSource{}, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "block larger than %d bytes and not seekable", maxDecompressed)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return blockSource{data: data, size: int64(len(data)), close: func() {}}, nil
+}
+
+// weight is what reading src costs in memory, for the budget.
+func (src *blockSource) weight() int64 {
+	w := min(src.size, maxDecompressed)
+	if src.data == nil {
+		w = max(w, readChunk)
+	}
+	var head [4]byte
+	if src.size > int64(len(cmpMagic)) {
+		if src.data != nil {
+			copy(head[:], src.data)
+		} else {
+			_, _ = src.ra.ReadAt(head[:], 0)
+		}
+		if string(head[:len(cmpMagic)]) == string(cmpMagic) {
+			w += min(maxDecompressed, src.size*maxRatio)
+		}
+	}
+	return w
+}
+
+// scan reads block n and returns its state and the tombstones in it.
+func (sc *blockScanner) scan(fsys fs.FS, n uint32, hasKey bool) blockResult {
+	res, faulted := sc.scanOnce(fsys, n, hasKey, sc.mapOK)
+	if faulted {
+		// The file shrank under the mapping: read what is there now.
+		sc.faults++
+		res, _ = sc.scanOnce(fsys, n, hasKey, false)
+	}
+	return res
+}
+
+// scanOnce is scan, mapping the block when mapOK. faulted reports that the
+// mapping could not be read (the file shrank); res is then incomplete.
+func (sc *blockScanner) scanOnce(fsys fs.FS, n uint32, hasKey, mapOK bool) (res blockResult, faulted bool) {
+	name := blockPath(sc.dir, n)
+	res = blockResult{bs: &BlockScan{File: name, Index: n, Stopped: -1, countEnd: -1}}
+	src, err := openSource(fsys, name, mapOK && !hasKey)
+	if err != nil {
+		res.problem(asCorrupt(name, err))
+		return res, false
+	}
+	defer src.close()
+	if src.mapped {
+		// Reading a mapping past the end of a file that shrank faults
+		// (SIGBUS): make that a panic here and read the block again.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(interface{ Addr() uintptr }); !ok {
+					panic(p)
+				}
+				faulted = true
+			}
+		}()
+	}
+	if sc.afterOpen != nil {
+		sc.afterOpen(&src)
+	}
+	res.bs.Size = src.size
+	if hasKey {
+		res.bs.Encrypted = true
+		res.problem(binfmt.Errorf(name, 0, binfmt.ErrEncrypted, "msgs/%d.key present; block is encrypted and no key was given", n))
+		return res, false
+	}
+	if sc.budget != nil {
+		w := src.weight()
+		sc.budget.acquire(w)
+		defer sc.budget.release(w)
+	}
+	sc.records(name, n, &src, &res)
+	return res, false
+}
+
+// records reads the records of an opened block into res, building the block
+// state as rebuildStateFromBufLocked (v2.15.2) does.
+func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *blockResult) {
+	bs := res.bs
+	br, err := newBlockReader(name, src.ra, src.data, src.size, fmt.Sprintf("%s-%d", sc.name, n))
+	if err != nil {
+		res.problem(err)
+		return
+	}
+	bs.Compressed = br.Compressed()
+	if !br.inMem {
+		br.buf, sc.buf = sc.buf[:0], nil // reuse one read buffer for every block
+		defer func() {
+			if cap(br.buf) <= maxKeptBuf {
+				sc.buf = br.buf[:0]
+			}
+		}()
+	}
+
+	var (
+		maxTomb       uint64
+		maxTombTS     int64
+		last          uint64
+		firstNeedsSet = true
+		counting      = true
+		info          = BlockInfo{File: name, Index: n}
+	)
+	updateLast := func(seq uint64, ts int64) {
+		if seq <= last {
+			return
+		}
+		if last > 0 && seq != last+1 && bs.Msgs != 0 {
+			bs.deleted.add(last+1, seq-1) // compaction gap
+		}
+		last = seq
+		bs.LastSeq, bs.LastTS = seq, ts
+	}
+	var r Record // one per block: visit takes its address, so it lives on the heap
+	for {
+		err := br.next(&r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			res.problem(err)
+			// A header length too large for its record leaves the framing
+			// (and the server's count) intact; anything else stops counting
+			// where nats-server would truncate the block.
+			hdrOnly := r.Len > 0 && errors.Is(err, binfmt.ErrFormat)
+			if counting && !hdrOnly {
+				counting = false
+				bs.Stopped = r.Offset
+				if r.Len == 0 { // framing error: r is empty
+					bs.Stopped = br.GoodEnd()
+				}
+				bs.countEnd = bs.Stopped
+			}
+			if r.Len == 0 {
+				bs.Torn = br.Torn()
+				break
+			}
+		}
+		bs.Records++
+		if !r.ChecksumOK {
+			bs.BadChecksums++
+		}
+		if sc.visit != nil {
+			if verr := sc.visit(info, &r); verr != nil {
+				res.err = verr
+				return
+			}
+		}
+		if !counting {
+			continue
+		}
+		copy(bs.LastChecksum[:], r.Sum[:])
+		seq := r.Seq
+		switch {
+		case r.Tombstone:
+			bs.Tombstones++
+			res.tombs = append(res.tombs, seq)
+			if maxTomb == 0 || seq > maxTomb {
+				maxTomb, maxTombTS = seq, r.TS
+			}
+			continue
+		case seq == 0 || r.Erased || seq < bs.FirstSeq:
+			if r.Erased {
+				bs.Erased++
+			}
+			if seq >= bs.FirstSeq {
+				updateLast(seq, r.TS)
+				if bs.Msgs == 0 {
+					bs.FirstSeq, bs.FirstTS = seq+1, 0
+				} else if seq != 0 {
+					bs.deleted.add(seq, seq)
+				}
+			}
+			continue
+		}
+		if firstNeedsSet && seq >= bs.FirstSeq {
+			bs.FirstSeq, bs.FirstTS, firstNeedsSet = seq, r.TS, false
+		}
+		if seq <= last {
+			continue
+		}
+		if !bs.deleted.contains(seq) {
+			bs.Msgs++
+			bs.Bytes += uint64(r.Len)
+			bs.cacheRL(seq, r.Len, br.size-r.Offset)
+		}
+		updateLast(seq, r.TS)
+	}
+	bs.GoodEnd = br.GoodEnd()
+	if bs.Msgs == 0 {
+		if bs.FirstSeq > 0 {
+			bs.LastSeq = bs.FirstSeq - 1
+		} else if maxTomb > 0 {
+			bs.FirstSeq, bs.FirstTS = maxTomb+1, 0
+			if bs.LastSeq == 0 {
+				bs.LastSeq, bs.LastTS = maxTomb, maxTombTS
+			}
+		}
+	}
+}
+
+// memBudget is a counting semaphore over bytes. A request larger than the
+// whole budget is cut to it, so it runs when nothing else holds any.
+type memBudget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	total int64
+	used  int64
+}
+
+func newMemBudget(total int64) *memBudget {
+	m := &memBudget{total: total}
+	m.cond = sync.NewCond(&m.mu)
+	return m
+}
+
+func (m *memBudget) acquire(n int64) {
+	n = min(n, m.total)
+	m.mu.Lock()
+	for m.used+n > m.total {
+		m.cond.Wait()
+	}
+	m.used += n
+	m.mu.Unlock()
+}
+
+func (m *memBudget) release(n int64) {
+	n = min(n, m.total)
+	m.mu.Lock()
+	m.used -= n
+	m.mu.Unlock()
+	m.cond.Broadcast()
+}
