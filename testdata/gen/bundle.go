@@ -67,8 +67,16 @@ type Bundle struct {
 	// Stopped servers have their store and log copied into the tree (same
 	// Layout) but no captures and no want.json entry: members that were down
 	// when the live servers were captured.
-	Stopped  []*Server
-	Captures map[string]*Capture
+	Stopped []*Server
+	// Standalone servers (no cluster block, no raft) are bundled like
+	// Servers (store, log, captures) but listed in want.json
+	// standalone_servers, apart from the cluster's members.
+	Standalone []*Server
+	Captures   map[string]*Capture
+	// StoreRoots optionally replaces a server's JetStream root as the source
+	// of its bundled store (server name -> directory), e.g. a copy taken
+	// while the server was still running.
+	StoreRoots map[string]string
 	// Extra files (path relative to the tree root -> bytes), e.g. kubectl logs, poll series.
 	Extra  map[string][]byte
 	Expect any
@@ -90,7 +98,11 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 		return err
 	}
 	want := Want{Scenario: b.Name, ServerVersion: b.Version, Layout: b.Layout.Kind, Expect: b.Expect}
-	for _, s := range b.Servers {
+	standalone := map[*Server]bool{}
+	for _, s := range b.Standalone {
+		standalone[s] = true
+	}
+	for _, s := range append(append([]*Server{}, b.Servers...), b.Standalone...) {
 		if s.Running() {
 			return fmt.Errorf("bundle %s: server %s still running", b.Name, s.Name)
 		}
@@ -109,7 +121,7 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 			want.Servers = append(want.Servers, ws)
 			continue
 		}
-		if err := copyTree(s.JSRoot(), filepath.Join(tree, filepath.FromSlash(b.Layout.Store(s.Name)))); err != nil {
+		if err := copyTree(b.storeRoot(s), filepath.Join(tree, filepath.FromSlash(b.Layout.Store(s.Name)))); err != nil {
 			return err
 		}
 		if err := copyFile(s.LogFile, filepath.Join(tree, filepath.FromSlash(b.Layout.Log(s.Name)))); err != nil {
@@ -133,13 +145,17 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 				return err
 			}
 		}
+		if standalone[s] {
+			want.Standalone = append(want.Standalone, ws)
+			continue
+		}
 		want.Servers = append(want.Servers, ws)
 	}
 	for _, s := range b.Stopped {
 		if s.Running() {
 			return fmt.Errorf("bundle %s: stopped server %s is running", b.Name, s.Name)
 		}
-		if err := copyTree(s.JSRoot(), filepath.Join(tree, filepath.FromSlash(b.Layout.Store(s.Name)))); err != nil {
+		if err := copyTree(b.storeRoot(s), filepath.Join(tree, filepath.FromSlash(b.Layout.Store(s.Name)))); err != nil {
 			return err
 		}
 		if err := copyFile(s.LogFile, filepath.Join(tree, filepath.FromSlash(b.Layout.Log(s.Name)))); err != nil {
@@ -191,6 +207,13 @@ func (b *Bundle) Write(scratch, outRoot string) error {
 		return fmt.Errorf("bundle %s is %d bytes, over the 2 MB budget", b.Name, size)
 	}
 	return nil
+}
+
+func (b *Bundle) storeRoot(s *Server) string {
+	if r := b.StoreRoots[s.Name]; r != "" {
+		return r
+	}
+	return s.JSRoot()
 }
 
 func writeFileAll(p string, data []byte) error {

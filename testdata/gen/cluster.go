@@ -108,6 +108,8 @@ type Server struct {
 	GatewayExtra string
 	// Extra is appended verbatim to the config (accounts, limits, ...).
 	Extra string
+	// JetStreamExtra is appended inside the jetstream block (e.g. "key: ..., cipher: chacha").
+	JetStreamExtra string
 	// User/Password used by the generator's own client connections (empty: none).
 	User, Password string
 
@@ -192,7 +194,11 @@ func (s *Server) config() string {
 	if s.Trace {
 		b.WriteString("trace: true\n")
 	}
-	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n  max_memory_store: 256MB\n  max_file_store: 8GB\n}\n", s.StoreDir)
+	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n  max_memory_store: 256MB\n  max_file_store: 8GB\n", s.StoreDir)
+	if s.JetStreamExtra != "" {
+		b.WriteString("  " + s.JetStreamExtra + "\n")
+	}
+	b.WriteString("}\n")
 	if !s.NoCluster {
 		fmt.Fprintf(&b, "cluster {\n  name: %q\n  listen: \"127.0.0.1:%d\"\n  routes: [\n", s.Cluster, s.ClusterPort)
 		for _, r := range s.Routes {

@@ -196,3 +196,115 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// plainSnapshot must recognise every raft snapshot the encrypting servers
+// wrote (they are not encrypted), refuse every other file of those stores
+// (encrypted blocks, key files, ...) and refuse a snapshot whose header was
+// broken.
+func TestPlainSnapshotEncryptedBundle(t *testing.T) {
+	root := filepath.Join(bundles, "encrypted-v2.15.2")
+	wb, err := os.ReadFile(filepath.Join(root, "want.json"))
+	if err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	var want struct {
+		Expect EncryptedExpect `json:"expect"`
+	}
+	if err := json.Unmarshal(wb, &want); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, p := range want.Expect.PlaintextSnapshots {
+		listed[p] = true
+	}
+	var snaps, others int
+	tree := filepath.Join(root, "bundle")
+	err = filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !strings.Contains(filepath.ToSlash(p), "/data/jetstream/") {
+			return err
+		}
+		rel, _ := filepath.Rel(tree, p)
+		rel = filepath.ToSlash(rel)
+		isSnap := filepath.Base(filepath.Dir(p)) == "snapshots"
+		if got := plainSnapshot(p); got != isSnap {
+			t.Errorf("%s: plainSnapshot = %v", rel, got)
+		}
+		if isSnap {
+			snaps++
+			if !listed[rel] {
+				t.Errorf("%s: not in expect.plaintext_snapshots", rel)
+			}
+			b, _ := os.ReadFile(p)
+			b[8] ^= 0xff // index no longer matches the name
+			bad := filepath.Join(t.TempDir(), "snapshots", filepath.Base(p))
+			if err := writeFileAll(bad, b); err != nil {
+				t.Fatal(err)
+			}
+			if plainSnapshot(bad) {
+				t.Errorf("%s with a broken index: still plain", rel)
+			}
+		} else {
+			others++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snaps == 0 || snaps != len(listed) || others == 0 {
+		t.Fatalf("%d snapshots (want.json lists %d), %d other files", snaps, len(listed), others)
+	}
+}
+
+// The natscli outputs bundled by lifecycle-v2.12.1 are what want.json says:
+// one {server, data} JSON object per line, one line per cluster server.
+func TestLifecycleNatscliFiles(t *testing.T) {
+	root := filepath.Join(bundles, "lifecycle-v2.12.1")
+	wb, err := os.ReadFile(filepath.Join(root, "want.json"))
+	if err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	var want struct {
+		Servers []WantServer    `json:"servers"`
+		Expect  LifecycleExpect `json:"expect"`
+	}
+	if err := json.Unmarshal(wb, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Expect.Natscli) != 4 {
+		t.Fatalf("%d natscli commands in want.json", len(want.Expect.Natscli))
+	}
+	for _, c := range want.Expect.Natscli {
+		b, err := os.ReadFile(filepath.Join(root, "bundle", filepath.FromSlash(c.File)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := splitLines(b)
+		if len(lines) != c.Lines || c.Lines != 3 {
+			t.Errorf("%s: %d lines, want.json says %d", c.File, len(lines), c.Lines)
+		}
+		seen := map[string]bool{}
+		for i, l := range lines {
+			var r struct {
+				Server struct {
+					Name    string `json:"name"`
+					Cluster string `json:"cluster"`
+				} `json:"server"`
+				Data json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(l), &r); err != nil || len(r.Data) == 0 {
+				t.Errorf("%s line %d: %v", c.File, i+1, err)
+				continue
+			}
+			if r.Server.Cluster != "life" {
+				t.Errorf("%s line %d: cluster %q", c.File, i+1, r.Server.Cluster)
+			}
+			seen[r.Server.Name] = true
+		}
+		for _, s := range want.Servers {
+			if s.Cluster == "life" && !seen[s.Name] {
+				t.Errorf("%s: no line from %s", c.File, s.Name)
+			}
+		}
+	}
+}

@@ -48,6 +48,8 @@ func allScenarios() []Scenario {
 		superclusterScenarios, // scen_supercluster.go (incident 003)
 		auditScenarios,        // scen_audit.go
 		membershipScenarios,   // scen_membership.go (incident 002)
+		encryptedScenarios,    // scen_encrypted.go
+		lifecycleScenarios,    // scen_lifecycle.go
 	} {
 		all = append(all, f()...)
 	}

@@ -147,7 +147,8 @@ func captureServer(ctx context.Context, s *Server) (*Capture, error) {
 	if err := get("jsz", jszCapturePath, true); err != nil {
 		return nil, err
 	}
-	if err := get("raftz", "/raftz", true); err != nil {
+	// A standalone server has no raft groups: its /raftz answers 404.
+	if err := get("raftz", "/raftz", !s.NoCluster); err != nil {
 		return nil, err
 	}
 	if err := get("healthz", "/healthz", true); err != nil {

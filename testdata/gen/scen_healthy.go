@@ -89,6 +89,13 @@ func quietCapture(ctx context.Context, cs ...*Cluster) (map[string]*Capture, err
 // stream and consumer state that was captured before the stop: proof that
 // the captures describe what is on disk.
 func verifyOnCopy(ctx context.Context, env *Env, c *Cluster, caps map[string]*Capture) error {
+	return verifyStoresOnCopy(ctx, env, c, nil, caps)
+}
+
+// verifyStoresOnCopy is verifyOnCopy on other copies of the members'
+// JetStream roots (roots: server name -> directory; nil = their own stores),
+// e.g. copies taken while the servers were running.
+func verifyStoresOnCopy(ctx context.Context, env *Env, c *Cluster, roots map[string]string, caps map[string]*Capture) error {
 	var names []string
 	for _, s := range c.Servers {
 		names = append(names, s.Name)
@@ -100,8 +107,12 @@ func verifyOnCopy(ctx context.Context, env *Env, c *Cluster, caps map[string]*Ca
 	defer r.Kill()
 	for i, s := range r.Servers {
 		src := c.Servers[i]
-		s.Debug, s.Extra, s.User, s.Password = src.Debug, src.Extra, src.User, src.Password
-		if err := copyTree(src.JSRoot(), s.JSRoot()); err != nil {
+		s.Debug, s.Extra, s.JetStreamExtra, s.User, s.Password = src.Debug, src.Extra, src.JetStreamExtra, src.User, src.Password
+		root := src.JSRoot()
+		if roots != nil {
+			root = roots[src.Name]
+		}
+		if err := copyTree(root, s.JSRoot()); err != nil {
 			return err
 		}
 	}

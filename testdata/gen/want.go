@@ -19,6 +19,10 @@ type Want struct {
 	// Stopped lists servers whose store and log are in the bundle but which
 	// were down when the others were captured (no captures, no figures).
 	Stopped []WantStopped `json:"stopped_servers,omitempty"`
+	// Standalone lists servers outside any cluster (no raft groups, no
+	// _meta_: meta and groups are empty, peer_id is getHash(name)) whose
+	// store, log and captures are in the bundle, same fields as Servers.
+	Standalone []WantServer `json:"standalone_servers,omitempty"`
 	Expect  any           `json:"expect,omitempty"`
 }
 
