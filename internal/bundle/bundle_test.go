@@ -36,6 +36,10 @@ type wantFile struct {
 	// (testdata/gen membership-v2.12.1): their stores and logs are in the
 	// bundle, but they answered no monitoring endpoint, so no captures.
 	StoppedServers []wantServer `json:"stopped_servers"`
+	// StandaloneServers run without a cluster beside the cluster
+	// (testdata/gen lifecycle-v2.12.1): their stores and logs are in the
+	// bundle like any server's.
+	StandaloneServers []wantServer `json:"standalone_servers"`
 }
 
 type wantServer struct {
@@ -227,7 +231,7 @@ func checkAgainstWant(t *testing.T, lay string, b *Bundle, w wantFile) {
 			t.Errorf("%s: store %s of stopped server %s hints captures %v", lay, st.Dir, s.Name, st.Captures)
 		}
 	}
-	all := append(append([]wantServer{}, w.Servers...), w.StoppedServers...)
+	all := append(append(append([]wantServer{}, w.Servers...), w.StoppedServers...), w.StandaloneServers...)
 	for _, s := range all {
 		if s.StoreDir != "" {
 			wantStores[s.StoreDir] = true
