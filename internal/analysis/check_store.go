@@ -27,7 +27,7 @@ var checkStoreCorrupt = Check{
 				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
 			}
 			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
-				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed); without its key the messages, index.db and raft state cannot be read or checked, so its figures here are not recomputed", srv, len(files)),
+				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed): without its key its message blocks, index.db, meta.inf and raft WALs cannot be read or checked, so its stream figures are not recomputed here (its raft snapshots, peers.idx and tav.idx are not encrypted and are read)", srv, len(files)),
 				Evidence: shown,
 				Remedy:   storeRemedy(Corruption{Kind: "encrypted"}),
 			})
@@ -83,11 +83,16 @@ var checkIndexMismatch = Check{
 	Run: func(m *Model) []report.Finding {
 		var out []report.Finding
 		for _, x := range m.IndexMismatches {
-			out = append(out, report.Finding{
+			f := report.Finding{
 				Server: x.Server, Account: x.Account, Stream: x.Stream, File: x.File,
 				Message: x.Detail,
-				Remedy:  "the server trusts index.db at start and does not re-check the blocks; stop the server and remove " + x.File + " so it rebuilds the state from the blocks",
-			})
+				Remedy:  "index.db claims what the blocks do not hold, and the server trusts a current index.db at start without re-reading the blocks: stop the server and remove " + x.File + " so it rebuilds the state from the blocks",
+			}
+			if x.Outdated {
+				f.Severity, f.Kind = report.Info, "outdated"
+				f.Remedy = "nothing to do: the server rebuilds index.db from the blocks at start"
+			}
+			out = append(out, f)
 		}
 		return out
 	},

@@ -217,10 +217,19 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		for _, mm := range scan.Mismatches {
 			parts = append(parts, fmt.Sprintf("%s %s: index.db %s, blocks %s", mm.Scope, mm.Field, mm.Index, mm.Blocks))
 		}
-		l.m.IndexMismatches = append(l.m.IndexMismatches, IndexMismatch{
+		im := IndexMismatch{
 			Server: srv.Name, Account: account, Stream: name, File: path.Join(dir, "msgs", "index.db"),
 			Detail: fmt.Sprintf("index.db disagrees with the message blocks: %s", strings.Join(parts, "; ")),
-		})
+		}
+		if scan.Index != nil && scan.Index.LastSeq < scan.State.LastSeq {
+			// The blocks go on past index.db: a crash, or a store copied
+			// while running. The server sees its last block's checksum
+			// differ and rebuilds ("Stream state outdated").
+			im.Outdated = true
+			im.Detail = fmt.Sprintf("index.db is older than the blocks (written at seq %d, blocks go on to %d): the server rebuilds it at start; expected after a crash or for a store copied while running. %s",
+				scan.Index.LastSeq, scan.State.LastSeq, strings.Join(parts, "; "))
+		}
+		l.m.IndexMismatches = append(l.m.IndexMismatches, im)
 	}
 }
 

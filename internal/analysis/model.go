@@ -132,6 +132,9 @@ type IndexMismatch struct {
 	Server, Account, Stream string
 	File                    string
 	Detail                  string
+	// Outdated: index.db stops before the blocks do, which the server
+	// notices and repairs itself.
+	Outdated bool
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""
