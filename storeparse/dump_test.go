@@ -32,10 +32,15 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
+// TestDumpGolden dumps files of the v2.15.2-flat bundle: from n1 ORDERS
+// (deletes, a secure erase, a subject purge, headers, a 10 KB message;
+// consumer PROC) and KV_cfg, from n3 LOGS (an S2-compressed block; index.db
+// alone knowing the max_bytes removals).
 func TestDumpGolden(t *testing.T) {
-	const root = "testdata/stores/v2.15.2/jetstream/$G/streams/"
-	read := func(p string) []byte {
-		b, err := os.ReadFile(root + p)
+	n1 := filepath.Join(store(t, "v2.15.2-flat", "n1").Root, "$G", "streams")
+	n3 := filepath.Join(store(t, "v2.15.2-flat", "n3").Root, "$G", "streams")
+	read := func(root, p string) []byte {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,33 +52,35 @@ func TestDumpGolden(t *testing.T) {
 			ext = ".jsonl"
 		}
 		o := DumpOptions{JSON: js}
-		for _, blk := range []string{"ORDERS/msgs/1.blk", "KV_cfg-1/msgs/1.blk"} {
+		for _, blk := range []struct{ root, p string }{{n1, "ORDERS/msgs/1.blk"}, {n1, "KV_cfg/msgs/1.blk"}, {n3, "LOGS/msgs/6.blk"}} {
 			var buf bytes.Buffer
-			key, ok := BlockKey(root + blk)
+			key, ok := BlockKey(filepath.Join(blk.root, blk.p))
 			if !ok {
-				t.Fatalf("no key from %s", blk)
+				t.Fatalf("no key from %s", blk.p)
 			}
-			b := read(blk)
-			if err := DumpBlock(&buf, blk, bytes.NewReader(b), int64(len(b)), key, o); err != nil {
+			b := read(blk.root, blk.p)
+			if err := DumpBlock(&buf, blk.p, bytes.NewReader(b), int64(len(b)), key, o); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, strings.NewReplacer("/", "_").Replace(blk)+ext, buf.Bytes())
+			golden(t, strings.NewReplacer("/", "_").Replace(blk.p)+ext, buf.Bytes())
+		}
+		for _, idx := range []struct{ root, stream string }{{n1, "ORDERS"}, {n3, "LOGS"}} {
+			var buf bytes.Buffer
+			if err := DumpIndex(&buf, "index.db", read(idx.root, idx.stream+"/msgs/index.db"), idx.stream, o); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, idx.stream+"_index.db"+ext, buf.Bytes())
 		}
 		var buf bytes.Buffer
-		if err := DumpIndex(&buf, "index.db", read("ORDERS/msgs/index.db"), "ORDERS", o); err != nil {
+		if err := DumpMeta(&buf, "meta.inf", read(n1, "ORDERS/meta.inf"), read(n1, "ORDERS/meta.sum"), "ORDERS", o); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "ORDERS_index.db"+ext, buf.Bytes())
-		buf.Reset()
-		if err := DumpMeta(&buf, "meta.inf", read("ORDERS/meta.inf"), read("ORDERS/meta.sum"), "ORDERS", o); err != nil {
-			t.Fatal(err)
-		}
-		if err := DumpMeta(&buf, "meta.inf", read("ORDERS/obs/PROC/meta.inf"), read("ORDERS/obs/PROC/meta.sum"), "ORDERS/PROC", o); err != nil {
+		if err := DumpMeta(&buf, "meta.inf", read(n1, "ORDERS/obs/PROC/meta.inf"), read(n1, "ORDERS/obs/PROC/meta.sum"), "ORDERS/PROC", o); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "ORDERS_meta"+ext, buf.Bytes())
 		buf.Reset()
-		if err := DumpConsumerState(&buf, "o.dat", read("ORDERS/obs/PROC/o.dat"), o); err != nil {
+		if err := DumpConsumerState(&buf, "o.dat", read(n1, "ORDERS/obs/PROC/o.dat"), o); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "ORDERS_PROC_o.dat"+ext, buf.Bytes())

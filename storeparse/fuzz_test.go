@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 	"testing/fstest"
 
@@ -15,16 +15,31 @@ import (
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 )
 
+// seedBundles are the bundles whose stream files seed the fuzz targets:
+// the healthy workload written by each nats-server version (index.db v1,
+// v3, v4; S2 and plain blocks; deletes, erase, purges, headers, KV) and the
+// lifecycle bundle (atomic batch, whole purge, standalone server).
+var seedBundles = []string{"v2.10.22-per-server", "v2.12.1-archive", "v2.15.2-flat", "lifecycle-v2.12.1"}
+
+// fixtureFiles reads the files matching pattern (relative to a stream
+// folder, fs.Glob syntax) in every stream of the seed bundles.
 func fixtureFiles(t testing.TB, pattern string) [][]byte {
+	t.Helper()
 	var out [][]byte
-	for _, v := range []string{"v2.10.22", "v2.12.1", "v2.15.2"} {
-		m, _ := filepath.Glob(filepath.Join("testdata/stores", v, "jetstream", "[$]G", "streams", pattern))
-		for _, f := range m {
-			b, err := os.ReadFile(f)
+	for _, name := range seedBundles {
+		for _, bs := range storesOf(t, name) {
+			fsys := os.DirFS(bs.Root)
+			m, err := fs.Glob(fsys, "*/streams/*/"+pattern)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, b)
+			for _, f := range m {
+				b, err := fs.ReadFile(fsys, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, b)
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -45,7 +60,7 @@ func FuzzBlockReader(f *testing.F) {
 	// Real blocks and their first 4 KiB (a cut block is a torn tail).
 	// Note: go1.26.8's engine may show "execs: N (0/sec)" for long stretches
 	// with this target; the worker is running, it reports in large batches.
-	for _, b := range fixtureFiles(f, "*/msgs/*.blk") {
+	for _, b := range fixtureFiles(f, "msgs/*.blk") {
 		f.Add(b)
 		f.Add(b[:min(len(b), 4096)])
 	}
@@ -131,7 +146,7 @@ func FuzzScanStreamParallel(f *testing.F) {
 }
 
 func FuzzParseIndex(f *testing.F) {
-	for _, b := range fixtureFiles(f, "*/msgs/index.db") {
+	for _, b := range fixtureFiles(f, "msgs/index.db") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -148,7 +163,7 @@ func FuzzParseIndex(f *testing.F) {
 
 func FuzzSeqSet(f *testing.F) {
 	// Delete maps cut out of real index.db files (the 0x16 0x02 header on).
-	for _, b := range fixtureFiles(f, "*/msgs/index.db") {
+	for _, b := range fixtureFiles(f, "msgs/index.db") {
 		if i := bytes.Index(b, []byte{0x16, 0x02}); i >= 0 {
 			f.Add(b[i:])
 		}
@@ -170,10 +185,17 @@ func FuzzSeqSet(f *testing.F) {
 }
 
 func FuzzStreamMeta(f *testing.F) {
-	infs := fixtureFiles(f, "*/meta.inf")
-	sums := fixtureFiles(f, "*/meta.sum")
-	for i := range infs {
-		f.Add(infs[i], sums[i])
+	// Stream and consumer meta.inf with their meta.sum (same folder: both
+	// globs list folders in the same order).
+	for _, dir := range []string{"", "obs/*/"} {
+		infs := fixtureFiles(f, dir+"meta.inf")
+		sums := fixtureFiles(f, dir+"meta.sum")
+		if len(infs) != len(sums) {
+			f.Fatalf("%d meta.inf, %d meta.sum", len(infs), len(sums))
+		}
+		for i := range infs {
+			f.Add(infs[i], sums[i])
+		}
 	}
 	f.Fuzz(func(t *testing.T, inf, sum []byte) {
 		_, err := ParseStreamMeta("meta.inf", inf)
@@ -185,7 +207,7 @@ func FuzzStreamMeta(f *testing.F) {
 }
 
 func FuzzConsumerState(f *testing.F) {
-	for _, b := range fixtureFiles(f, "*/obs/*/o.dat") {
+	for _, b := range fixtureFiles(f, "obs/*/o.dat") {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -156,70 +156,57 @@ func checkSameScans(t *testing.T, root, dir string) *StreamScan {
 	return ref
 }
 
-// bundleStreams lists the stream folders of the committed bundles as
-// (store root, stream dir) pairs.
-func bundleStreams(t *testing.T) [][2]string {
-	t.Helper()
-	var out [][2]string
-	err := filepath.WalkDir("../testdata/bundles", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() || d.Name() != "msgs" || filepath.Base(filepath.Dir(filepath.Dir(p))) != "streams" {
-			return nil
-		}
-		if !strings.Contains(filepath.ToSlash(p), "/bundle/") {
-			return nil
-		}
-		stream := filepath.Dir(p)
-		root := filepath.Dir(filepath.Dir(filepath.Dir(stream))) // above <account>/streams/<name>
-		rel, _ := filepath.Rel(root, stream)
-		out = append(out, [2]string{root, filepath.ToSlash(rel)})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestParallelScanSameAsSequential(t *testing.T) {
-	streams := bundleStreams(t)
-	if len(streams) == 0 {
-		t.Skip("no stream folders in testdata/bundles")
-	}
-	multi := 0
-	for _, s := range streams {
-		ref := checkSameScans(t, s[0], s[1])
-		if len(ref.Blocks) > 1 {
-			multi++
-		}
-	}
-	for _, v := range storeVersions(t) {
-		for _, st := range []string{"ORDERS", "KV_cfg-1", "PLAIN"} {
-			checkSameScans(t, filepath.Join("testdata/stores", v, "jetstream"), "$G/streams/"+st)
+	n, multi := 0, 0
+	for _, bs := range allStores(t) {
+		for _, dir := range streamDirs(t, bs.Root) {
+			ref := checkSameScans(t, bs.Root, dir)
+			n++
+			if len(ref.Blocks) > 1 {
+				multi++
+			}
 		}
 	}
 	if multi == 0 {
 		t.Fatal("no multi-block stream among the bundles: the parallel path was not exercised")
 	}
-	t.Logf("%d bundle streams (%d with several blocks) and the fixture stores compared", len(streams), multi)
+	t.Logf("%d bundle streams (%d with several blocks) compared", n, multi)
 }
 
-// multiBlockStream copies the 5-block LOGS stream of the v2.15.2-flat bundle
-// (blocks 6-9 S2-compressed, 10 plain) and stores blocks 7 and 8 decompressed,
-// as a plain block nats-server reads the same: three plain blocks, two of
-// them in the middle. It returns the copy's folder and the records of block 8.
+// logsStores are the servers holding the LOGS stream of the three healthy
+// bundles, one per nats-server version: 5 blocks (6-9 S2-compressed, 10
+// plain), max_bytes having removed the oldest messages of block 6 (written
+// in index.db only) and the blocks before it.
+func logsStores(t testing.TB) []bundleStore {
+	t.Helper()
+	var out []bundleStore
+	for _, b := range []string{"v2.10.22-per-server", "v2.12.1-archive", "v2.15.2-flat"} {
+		for _, s := range storesOf(t, b) {
+			if _, ok := findWant(s, "$G", "LOGS"); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) != 3 {
+		t.Fatalf("%d LOGS streams in the healthy bundles, want 3", len(out))
+	}
+	return out
+}
+
+// multiBlockStream is logsCopy of the LOGS stream of the v2.15.2-flat bundle.
 func multiBlockStream(t testing.TB) (string, []recInfo) {
 	t.Helper()
-	src := filepath.Join("../testdata/bundles/v2.15.2-flat/bundle/store-n3/$G/streams/LOGS")
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("fixture bundle missing: %v", err)
-	}
-	dst := filepath.Join(t.TempDir(), "LOGS")
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
+	return logsCopy(t, store(t, "v2.15.2-flat", "n3"))
+}
+
+// logsCopy copies the LOGS stream of bs (blocks 6-9 S2-compressed, 10
+// plain) and stores blocks 7 and 8 decompressed, as a plain block
+// nats-server reads the same: three plain blocks, two of them in the
+// middle. It returns the copy's folder and the records of block 8.
+func logsCopy(t testing.TB, bs bundleStore) (string, []recInfo) {
+	t.Helper()
+	src := filepath.Join(bs.Root, "$G", "streams", "LOGS")
+	dst := copyDir(t, src)
 	for _, n := range []int{7, 8} {
 		f := filepath.Join(dst, "msgs", fmt.Sprintf("%d.blk", n))
 		b, err := os.ReadFile(f)
@@ -228,7 +215,7 @@ func multiBlockStream(t testing.TB) (string, []recInfo) {
 		}
 		br, err := NewBlockReader(f, strings.NewReader(string(b)), int64(len(b)), "")
 		if err != nil || !br.Compressed() {
-			t.Fatalf("block %d of the fixture is not compressed (%v)", n, err)
+			t.Fatalf("%s: block %d of the fixture is not compressed (%v)", bs, n, err)
 		}
 		plain := make([]byte, br.Size())
 		if _, err := br.src.ReadAt(plain, 0); err != nil {
@@ -247,8 +234,8 @@ func multiBlockStream(t testing.TB) (string, []recInfo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.State != orig.State || len(cp.Problems) != 0 || len(cp.Blocks) != 5 {
-		t.Fatalf("decompressed copy: state %+v problems %v, original %+v", cp.State, cp.Problems, orig.State)
+	if cp.State != orig.State || len(cp.Problems) != 0 || len(cp.Blocks) != 5 || cp.IndexRemoved != orig.IndexRemoved {
+		t.Fatalf("%s: decompressed copy: state %+v problems %v, original %+v", bs, cp.State, cp.Problems, orig.State)
 	}
 	return dst, records(t, filepath.Join(dst, "msgs", "8.blk"), "LOGS-8")
 }
@@ -309,15 +296,14 @@ func TestParallelScanCorruptMiddle(t *testing.T) {
 			t.Errorf("no encryption problem: %v", ref.Problems)
 		}
 	})
-	// Corruption in the first of the two plain blocks of the fixture stores.
-	for _, v := range storeVersions(t) {
-		t.Run(v+"/PLAIN block 1", func(t *testing.T) {
-			base := filepath.Join("testdata/stores", v, "jetstream", "$G", "streams", "PLAIN", "msgs")
-			r1 := records(t, filepath.Join(base, "1.blk"), "PLAIN-1")
-			m := r1[len(r1)/2]
-			dir, d := copyStream(t, v, "PLAIN")
-			modify(t, filepath.Join(dir, "msgs/1.blk"), func(b []byte) []byte { b[m.off+2] ^= 0x01; return b })
-			if ref := checkSameScans(t, dir, d); len(ref.Lost) == 0 {
+	// Corruption in the first of the plain blocks of each version's LOGS.
+	for _, bs := range logsStores(t) {
+		t.Run(bs.Version+"/LOGS block 7", func(t *testing.T) {
+			dir, _ := logsCopy(t, bs)
+			r7 := records(t, filepath.Join(dir, "msgs", "7.blk"), "LOGS-7")
+			m := r7[len(r7)/2]
+			modify(t, filepath.Join(dir, "msgs/7.blk"), func(b []byte) []byte { b[m.off+2] ^= 0x01; return b })
+			if ref := checkSameScans(t, dir, "."); len(ref.Lost) == 0 {
 				t.Errorf("no lost range: %v", ref.Problems)
 			}
 		})
@@ -382,7 +368,8 @@ func TestMemBudget(t *testing.T) {
 
 // Keep the helpers honest: the stream-only FS really hides ReadAt.
 func TestStreamOnlyFS(t *testing.T) {
-	f, err := streamOnlyFS{os.DirFS("testdata/stores/v2.15.2/jetstream")}.Open("$G/streams/PLAIN/msgs/1.blk")
+	root := os.DirFS(store(t, "v2.15.2-flat", "n3").Root)
+	f, err := streamOnlyFS{root}.Open("$G/streams/LOGS/msgs/10.blk")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,12 +378,12 @@ func TestStreamOnlyFS(t *testing.T) {
 		t.Fatal("ReadAt visible")
 	}
 	names := []string{}
-	ents, _ := fs.ReadDir(streamOnlyFS{os.DirFS("testdata/stores/v2.15.2/jetstream")}, "$G/streams/PLAIN/msgs")
+	ents, _ := fs.ReadDir(streamOnlyFS{root}, "$G/streams/LOGS/msgs")
 	for _, e := range ents {
 		names = append(names, path.Base(e.Name()))
 	}
 	sort.Strings(names)
-	if strings.Join(names, ",") != "1.blk,2.blk,index.db" {
+	if strings.Join(names, ",") != "10.blk,6.blk,7.blk,8.blk,9.blk,index.db" {
 		t.Fatalf("ReadDir through the wrapper: %v", names)
 	}
 }
