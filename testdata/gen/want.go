@@ -23,7 +23,7 @@ type Want struct {
 	// _meta_: meta and groups are empty, peer_id is getHash(name)) whose
 	// store, log and captures are in the bundle, same fields as Servers.
 	Standalone []WantServer `json:"standalone_servers,omitempty"`
-	Expect  any           `json:"expect,omitempty"`
+	Expect     any          `json:"expect,omitempty"`
 }
 
 // WantStopped is a bundled server that was not running at capture time.
