@@ -107,7 +107,7 @@ func WriteText(w io.Writer, r *Report) error {
 			if g.Asset != "" {
 				asset = g.Account + " > " + g.Asset
 			}
-			for i, v := range g.Views {
+			for i, v := range tableViews(g.Views) {
 				name, as := g.Name, asset
 				if i > 0 {
 					name, as = "", ""
@@ -228,4 +228,26 @@ func formatRanges(rs []Range) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// tableViews keeps, for the text table, the views that list peers, and a
+// peerless one (a /jsz or /varz summary) only for a server that has no
+// other; the JSON keeps them all.
+func tableViews(vs []GroupView) []GroupView {
+	withPeers := map[string]bool{}
+	for _, v := range vs {
+		if len(v.Peers) > 0 {
+			withPeers[v.Server] = true
+		}
+	}
+	var out []GroupView
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if len(v.Peers) == 0 && (withPeers[v.Server] || seen[v.Server]) {
+			continue
+		}
+		seen[v.Server] = true
+		out = append(out, v)
+	}
+	return out
 }
