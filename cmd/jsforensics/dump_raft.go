@@ -54,129 +54,61 @@ func (o *raftDumpOptions) dumpOpts() raftlog.DumpOptions { return raftlog.DumpOp
 
 func newDumpPeersCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	c := &cobra.Command{
-		Use:   "peers FILE",
-		Short: "Print a raft peer state file (peers.idx)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			b, err := readSmall(args[0])
-			if err != nil {
-				return err
-			}
-			return raftlog.DumpPeerState(stdout, args[0], b, o.dumpOpts())
-		},
-	}
-	o.flags(c)
-	return c
+	return fileDump("peers", "Print a raft peer state file (peers.idx)", o.flags,
+		func(file string, b []byte) error { return raftlog.DumpPeerState(stdout, file, b, o.dumpOpts()) })
 }
 
 func newDumpTavCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	c := &cobra.Command{
-		Use:   "tav FILE",
-		Short: "Print a raft term and vote file (tav.idx)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			b, err := readSmall(args[0])
-			if err != nil {
-				return err
-			}
-			return raftlog.DumpTermVote(stdout, args[0], b, o.dumpOpts())
-		},
-	}
-	o.flags(c)
-	return c
+	return fileDump("tav", "Print a raft term and vote file (tav.idx)", o.flags,
+		func(file string, b []byte) error { return raftlog.DumpTermVote(stdout, file, b, o.dumpOpts()) })
 }
 
 func newDumpCommitCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	c := &cobra.Command{
-		Use:   "commit FILE",
-		Short: "Print a raft commit file (commit.idx, v2.15 _meta_)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			g, err := o.groupOf(args[0], 1)
+	return fileDump("commit", "Print a raft commit file (commit.idx, v2.15 _meta_)", o.flags,
+		func(file string, b []byte) error {
+			g, err := o.groupOf(file, 1)
 			if err != nil {
 				return err
 			}
-			b, err := readSmall(args[0])
-			if err != nil {
-				return err
-			}
-			return raftlog.DumpCommitIndex(stdout, args[0], g, b, o.dumpOpts())
-		},
-	}
-	o.flags(c)
-	return c
+			return raftlog.DumpCommitIndex(stdout, file, g, b, o.dumpOpts())
+		})
 }
 
 func newDumpSnapCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	c := &cobra.Command{
-		Use:   "snap FILE",
-		Short: "Print a raft snapshot (snapshots/snap.<term>.<index>) and its decoded data",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			g, err := o.groupOf(args[0], 2)
+	return sizedDump("snap", "Print a raft snapshot (snapshots/snap.<term>.<index>) and its decoded data", o.flags,
+		func(file string, r *os.File, size int64) error {
+			g, err := o.groupOf(file, 2)
 			if err != nil {
 				return err
 			}
-			f, err := os.Open(args[0])
+			if size > raftlog.MaxSnapshotSize {
+				return fmt.Errorf("%s: %d bytes is more than the %d accepted", file, size, raftlog.MaxSnapshotSize)
+			}
+			b, err := io.ReadAll(io.LimitReader(r, raftlog.MaxSnapshotSize))
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			fi, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			b, err := readAllBounded(args[0], f, fi.Size(), raftlog.MaxSnapshotSize)
-			if err != nil {
-				return err
-			}
-			return raftlog.DumpSnapshot(stdout, args[0], filepath.Base(args[0]), g, b, o.dumpOpts())
-		},
-	}
-	o.flags(c)
-	return c
-}
-
-func readAllBounded(name string, r io.Reader, size, limit int64) ([]byte, error) {
-	if size > limit {
-		return nil, fmt.Errorf("%s: %d bytes is more than the %d accepted", name, size, limit)
-	}
-	return io.ReadAll(io.LimitReader(r, limit))
+			return raftlog.DumpSnapshot(stdout, file, filepath.Base(file), g, b, o.dumpOpts())
+		})
 }
 
 func newDumpWALCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	c := &cobra.Command{
-		Use:   "wal FILE",
-		Short: "Print every append entry of a raft WAL block (_js_/<group>/msgs/N.blk)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			g, err := o.groupOf(args[0], 2)
+	return sizedDump("wal", "Print every append entry of a raft WAL block (_js_/<group>/msgs/N.blk)", o.flags,
+		func(file string, r *os.File, size int64) error {
+			g, err := o.groupOf(file, 2)
 			if err != nil {
 				return err
 			}
-			num, ok := strings.CutSuffix(filepath.Base(args[0]), ".blk")
+			num, ok := strings.CutSuffix(filepath.Base(file), ".blk")
 			if !ok {
-				return fmt.Errorf("%q is not a msgs/N.blk file", args[0])
+				return fmt.Errorf("%q is not a msgs/N.blk file", file)
 			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			fi, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			return dumpWAL(stdout, args[0], g, g+"-"+num, f, fi.Size(), o.dumpOpts())
-		},
-	}
-	o.flags(c)
-	return c
+			return dumpWAL(stdout, file, g, g+"-"+num, r, size, o.dumpOpts())
+		})
 }
 
 // dumpWAL frames the block with storeparse and hands each record's payload

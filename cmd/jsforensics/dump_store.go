@@ -30,33 +30,19 @@ func (o *storeDumpOptions) flags(c *cobra.Command, keyHelp string) {
 
 func newDumpBlkCmd(stdout io.Writer) *cobra.Command {
 	var o storeDumpOptions
-	c := &cobra.Command{
-		Use:   "blk FILE",
-		Short: "Print every record of a message block (msgs/N.blk)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+	return sizedDump("blk", "Print every record of a message block (msgs/N.blk)",
+		func(c *cobra.Command) { o.flags(c, `checksum key "<stream or group>-<N>" (default: from the path)`) },
+		func(file string, r *os.File, size int64) error {
 			key := o.key
 			if key == "" {
-				k, ok := storeparse.BlockKey(args[0])
+				k, ok := storeparse.BlockKey(file)
 				if !ok {
-					return fmt.Errorf("cannot derive the checksum key from %q; give --key <stream>-<N>", args[0])
+					return fmt.Errorf("cannot derive the checksum key from %q; give --key <stream>-<N>", file)
 				}
 				key = k
 			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			fi, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			return storeparse.DumpBlock(stdout, args[0], f, fi.Size(), key, storeparse.DumpOptions{JSON: o.json})
-		},
-	}
-	o.flags(c, `checksum key "<stream or group>-<N>" (default: from the path)`)
-	return c
+			return storeparse.DumpBlock(stdout, file, r, size, key, o.dumpOpts())
+		})
 }
 
 // nameFromPath finds the stream (or group) folder name above a file in
@@ -73,74 +59,42 @@ func nameFromPath(p string, depth int) string {
 	return parts[len(parts)-1-depth]
 }
 
-func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
+func (o *storeDumpOptions) dumpOpts() storeparse.DumpOptions { return storeparse.DumpOptions{JSON: o.json} }
+
+// keyOr is --key, or the name found depth folders above the file.
+func (o *storeDumpOptions) keyOr(file string, depth int) string {
+	if o.key != "" {
+		return o.key
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 64<<20))
+	return nameFromPath(file, depth)
 }
 
 func newDumpIndexCmd(stdout io.Writer) *cobra.Command {
 	var o storeDumpOptions
-	c := &cobra.Command{
-		Use:   "index FILE",
-		Short: "Print a stream state file (msgs/index.db)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			data, err := readSmall(args[0])
-			if err != nil {
-				return err
-			}
-			key := o.key
-			if key == "" {
-				key = nameFromPath(args[0], 2)
-			}
-			return storeparse.DumpIndex(stdout, args[0], data, key, storeparse.DumpOptions{JSON: o.json})
-		},
-	}
-	o.flags(c, "checksum key: the stream name (default: from the path)")
-	return c
+	return fileDump("index", "Print a stream state file (msgs/index.db)",
+		func(c *cobra.Command) { o.flags(c, "checksum key: the stream name (default: from the path)") },
+		func(file string, data []byte) error {
+			return storeparse.DumpIndex(stdout, file, data, o.keyOr(file, 2), o.dumpOpts())
+		})
 }
 
 func newDumpMetaCmd(stdout io.Writer) *cobra.Command {
 	var o storeDumpOptions
-	c := &cobra.Command{
-		Use:   "meta FILE",
-		Short: "Print a stream or consumer meta.inf and check meta.sum beside it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			data, err := readSmall(args[0])
-			if err != nil {
-				return err
-			}
-			sum, _ := readSmall(filepath.Join(filepath.Dir(args[0]), "meta.sum"))
-			key := o.key
-			if key == "" {
-				key = nameFromPath(args[0], 1)
-			}
-			return storeparse.DumpMeta(stdout, args[0], data, sum, key, storeparse.DumpOptions{JSON: o.json})
+	return fileDump("meta", "Print a stream or consumer meta.inf and check meta.sum beside it",
+		func(c *cobra.Command) {
+			o.flags(c, `meta.sum key: stream name, or "<stream>/<consumer>" (default: from the path)`)
 		},
-	}
-	o.flags(c, `meta.sum key: stream name, or "<stream>/<consumer>" (default: from the path)`)
-	return c
+		func(file string, data []byte) error {
+			sum, _ := readSmall(filepath.Join(filepath.Dir(file), "meta.sum"))
+			return storeparse.DumpMeta(stdout, file, data, sum, o.keyOr(file, 1), o.dumpOpts())
+		})
 }
 
 func newDumpOdatCmd(stdout io.Writer) *cobra.Command {
 	var o storeDumpOptions
-	c := &cobra.Command{
-		Use:   "odat FILE",
-		Short: "Print a consumer state file (obs/<consumer>/o.dat)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			data, err := readSmall(args[0])
-			if err != nil {
-				return err
-			}
-			return storeparse.DumpConsumerState(stdout, args[0], data, storeparse.DumpOptions{JSON: o.json})
-		},
-	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON lines instead of text")
-	return c
+	return fileDump("odat", "Print a consumer state file (obs/<consumer>/o.dat)",
+		func(c *cobra.Command) { c.Flags().BoolVar(&o.json, "json", false, "print JSON lines instead of text") },
+		func(file string, data []byte) error {
+			return storeparse.DumpConsumerState(stdout, file, data, o.dumpOpts())
+		})
 }
