@@ -59,7 +59,9 @@ func nameFromPath(p string, depth int) string {
 	return parts[len(parts)-1-depth]
 }
 
-func (o *storeDumpOptions) dumpOpts() storeparse.DumpOptions { return storeparse.DumpOptions{JSON: o.json} }
+func (o *storeDumpOptions) dumpOpts() storeparse.DumpOptions {
+	return storeparse.DumpOptions{JSON: o.json}
+}
 
 // keyOr is --key, or the name found depth folders above the file.
 func (o *storeDumpOptions) keyOr(file string, depth int) string {
