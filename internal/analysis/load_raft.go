@@ -207,6 +207,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 			}
 			if ae.Term != lastTerm || ae.Leader != lastLeader {
 				g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.Name, Source: "wal"})
+				l.walEvent(tp, srv.Name, "leader", g.Name, fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", g.Name, l.idName(ae.Leader), ae.Term, idx), blk.File)
 				lastTerm, lastLeader = ae.Term, ae.Leader
 			}
 			compacted := idx <= ws.metaSnapIdx
@@ -217,6 +218,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 					ps, err := e.PeerState(blk.File)
 					if err == nil {
 						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.Name, Source: "wal"})
+						l.walEvent(tp, srv.Name, "peer-state", g.Name, fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", g.Name, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " ")), blk.File)
 					}
 				case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
 					p, err := e.Peer(blk.File)
@@ -226,6 +228,8 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 							ev = "remove-peer"
 						}
 						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.Name, Source: "wal"})
+						kind := map[string]string{"add-peer": "peer-add", "remove-peer": "peer-remove"}[ev]
+						l.walEvent(tp, srv.Name, kind, g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), blk.File)
 					}
 				case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
 					if g.Kind == "meta" && !compacted {
@@ -333,4 +337,20 @@ func sortedCopy(in []string) []string {
 	out := append([]string(nil), in...)
 	sort.Strings(out)
 	return out
+}
+
+// walEvent puts a dated raft change from a WAL record on the timeline.
+func (l *loader) walEvent(t *time.Time, server, kind, group, text, file string) {
+	if t == nil {
+		return
+	}
+	l.event(*t, server, "wal", kind, group, text, file, 0)
+}
+
+// idName renders a peer id with its server name when known.
+func (l *loader) idName(id string) string {
+	if n, ok := l.m.IDs[id]; ok {
+		return id + " (" + n + ")"
+	}
+	return id
 }
