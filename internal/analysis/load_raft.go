@@ -266,9 +266,6 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 		}
 	}
 	for _, p := range scan.Problems {
-		if l.emptyPurgeLeftover(p) {
-			continue
-		}
 		c := corruptionFrom(srv.Name, "", "", dir, p)
 		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
 		l.m.Corruptions = append(l.m.Corruptions, c)

@@ -196,10 +196,10 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
 
+	if scan.PartialPurge {
+		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
+	}
 	for _, p := range scan.Problems {
-		if l.emptyPurgeLeftover(p) {
-			continue
-		}
 		cr := corruptionFrom(srv.Name, account, name, dir, p)
 		cr.Replicas = replicas
 		if cr.Kind == "truncated" || cr.Kind == "torn-tail" {
@@ -292,21 +292,4 @@ func indexAgrees(scan *storeparse.StreamScan) bool {
 		return true
 	}
 	return x.Msgs == st.Msgs && x.Bytes == st.Bytes && x.LastSeq == st.LastSeq && (st.Msgs == 0 || x.FirstSeq == st.FirstSeq)
-}
-
-// emptyPurgeLeftover says whether a problem is an empty __msgs__ or
-// __new_msgs__ folder: a purge moves the old blocks there and removes them
-// out of band, so an empty one left at shutdown is harmless. A non-empty one
-// is reported (a purge interrupted by a crash).
-func (l *loader) emptyPurgeLeftover(err error) bool {
-	var ce *binfmt.CorruptError
-	if !errors.As(err, &ce) {
-		return false
-	}
-	base := path.Base(ce.File)
-	if base != "__msgs__" && base != "__new_msgs__" {
-		return false
-	}
-	entries, rerr := fs.ReadDir(l.b.FS, ce.File)
-	return rerr == nil && len(entries) == 0
 }
