@@ -277,6 +277,21 @@ func cloneMap(m map[string]int) map[string]int {
 // readLine returns the next line without its line ending, or ok=false if
 // there was nothing to process (end of input, or a line that was too long).
 // The slice is valid until the next call.
+// joinLong ends a line that may have been read in pieces: it adds the last
+// piece to what was gathered, or counts the line as too long (then ok is
+// false and nothing is kept).
+func (s *Scanner) joinLong(frag []byte, tooLong bool) (line []byte, ok bool) {
+	if tooLong || len(s.long)+len(frag) > s.max+2 && len(s.long) > 0 {
+		s.countTooLong()
+		return nil, false
+	}
+	if len(s.long) == 0 {
+		return frag, true
+	}
+	s.long = append(s.long, frag...)
+	return s.long, true
+}
+
 func (s *Scanner) readLine() (line []byte, off int64, ok bool) {
 	off = s.off
 	s.long = s.long[:0]
@@ -286,17 +301,9 @@ func (s *Scanner) readLine() (line []byte, off int64, ok bool) {
 		s.off += int64(len(frag))
 		switch {
 		case err == nil:
-			if tooLong {
-				s.countTooLong()
+			frag, ok := s.joinLong(frag, tooLong)
+			if !ok {
 				return nil, off, false
-			}
-			if len(s.long) > 0 {
-				if len(s.long)+len(frag) > s.max+2 {
-					s.countTooLong()
-					return nil, off, false
-				}
-				s.long = append(s.long, frag...)
-				frag = s.long
 			}
 			return s.finishLine(frag, off, false)
 		case errors.Is(err, bufio.ErrBufferFull):
@@ -316,17 +323,9 @@ func (s *Scanner) readLine() (line []byte, off int64, ok bool) {
 			if err != io.EOF {
 				s.err = s.readErr(err)
 			}
-			if tooLong {
-				s.countTooLong()
+			frag, ok := s.joinLong(frag, tooLong)
+			if !ok {
 				return nil, off, false
-			}
-			if len(s.long) > 0 {
-				if len(s.long)+len(frag) > s.max+2 {
-					s.countTooLong()
-					return nil, off, false
-				}
-				s.long = append(s.long, frag...)
-				frag = s.long
 			}
 			if len(frag) == 0 {
 				return nil, off, false
