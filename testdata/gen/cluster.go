@@ -645,3 +645,21 @@ func killAll() {
 		unregister(s)
 	}
 }
+
+// sysAndAppAccounts configures a system account SYS (user sys/sys, for
+// natscli's server requests and peer-removes) and an account APP with
+// JetStream (user app/app) that the workloads use.
+const sysAndAppAccounts = `accounts {
+  SYS: { users: [ {user: sys, password: sys} ] }
+  APP: { jetstream: enabled, users: [ {user: app, password: app} ] }
+}
+system_account: SYS`
+
+// UseSysAndAppAccounts gives every server of c the SYS and APP accounts and
+// makes the generator's clients connect as app.
+func (c *Cluster) UseSysAndAppAccounts() {
+	for _, s := range c.Servers {
+		s.Extra = sysAndAppAccounts
+		s.User, s.Password = "app", "app"
+	}
+}

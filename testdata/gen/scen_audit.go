@@ -47,14 +47,7 @@ func auditGather(ctx context.Context, env *Env) error {
 		return err
 	}
 	defer c.Kill()
-	for _, s := range c.Servers {
-		s.Extra = `accounts {
-  SYS: { users: [ {user: sys, password: sys} ] }
-  APP: { jetstream: enabled, users: [ {user: app, password: app} ] }
-}
-system_account: SYS`
-		s.User, s.Password = "app", "app"
-	}
+	c.UseSysAndAppAccounts()
 	if err := c.Start(ctx); err != nil {
 		return err
 	}

@@ -66,20 +66,8 @@ func encrypted(ctx context.Context, env *Env) error {
 	for _, s := range c.Servers {
 		s.JetStreamExtra = fmt.Sprintf("key: %q\n  cipher: chacha", encKey)
 	}
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	if err := HealthyWorkload(ctx, c); err != nil {
-		return err
-	}
-	caps, err := quietCapture(ctx, c)
+	caps, err := runHealthy(ctx, env, c)
 	if err != nil {
-		return err
-	}
-	if err := c.Stop(); err != nil {
-		return err
-	}
-	if err := verifyOnCopy(ctx, env, c, caps); err != nil {
 		return err
 	}
 	layout := LayoutPerServer()

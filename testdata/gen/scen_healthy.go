@@ -37,24 +37,35 @@ func healthy(ctx context.Context, env *Env, name, version, cluster string, names
 		return err
 	}
 	defer c.Kill()
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	if err := HealthyWorkload(ctx, c); err != nil {
-		return err
-	}
-	caps, err := quietCapture(ctx, c)
+	caps, err := runHealthy(ctx, env, c)
 	if err != nil {
-		return err
-	}
-	if err := c.Stop(); err != nil {
-		return err
-	}
-	if err := verifyOnCopy(ctx, env, c, caps); err != nil {
 		return err
 	}
 	b := &Bundle{Name: name, Version: strings.TrimPrefix(version, "v"), Layout: layout, Servers: c.Servers, Captures: caps}
 	return b.Write(env.Scratch, env.Out)
+}
+
+// runHealthy starts c, runs HealthyWorkload, captures every server once the
+// cluster is quiet, stops it gracefully and checks that a copy of the stores
+// restarts into the captured state.
+func runHealthy(ctx context.Context, env *Env, c *Cluster) (map[string]*Capture, error) {
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	if err := HealthyWorkload(ctx, c); err != nil {
+		return nil, err
+	}
+	caps, err := quietCapture(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Stop(); err != nil {
+		return nil, err
+	}
+	if err := verifyOnCopy(ctx, env, c, caps); err != nil {
+		return nil, err
+	}
+	return caps, nil
 }
 
 // quietCapture waits for convergence, captures, and checks that the cluster

@@ -204,14 +204,7 @@ func lifecycle(ctx context.Context, env *Env) error {
 		return err
 	}
 	defer c.Kill()
-	for _, s := range c.Servers {
-		s.Extra = `accounts {
-  SYS: { users: [ {user: sys, password: sys} ] }
-  APP: { jetstream: enabled, users: [ {user: app, password: app} ] }
-}
-system_account: SYS`
-		s.User, s.Password = "app", "app"
-	}
+	c.UseSysAndAppAccounts()
 	sc, err := NewCluster(ctx, env.Scratch, "v2.12.1", "", []string{"solo"})
 	if err != nil {
 		return err

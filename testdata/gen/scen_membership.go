@@ -288,14 +288,7 @@ func membershipAttempt(ctx context.Context, env *Env, dir string) (*membRun, err
 		return nil, err
 	}
 	defer c.Kill()
-	for _, s := range c.Servers {
-		s.Extra = `accounts {
-  SYS: { users: [ {user: sys, password: sys} ] }
-  APP: { jetstream: enabled, users: [ {user: app, password: app} ] }
-}
-system_account: SYS`
-		s.User, s.Password = "app", "app"
-	}
+	c.UseSysAndAppAccounts()
 	if err := c.Start(ctx); err != nil {
 		return nil, err
 	}
