@@ -85,6 +85,7 @@ func Load(b *bundle.Bundle) *Model {
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)
 	l.guard("naming stores", l.nameUnnamedStores)
+	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("ordering", l.finish)
 	return m
 }
@@ -106,6 +107,8 @@ type loader struct {
 	m *Model
 	// serverIDs maps server ids (NKeys) to names, from named captures.
 	serverIDs map[string]string
+	// nodeNameIndex maps raft node ids to server names (nodeNames).
+	nodeNameIndex map[string]string
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
 }
