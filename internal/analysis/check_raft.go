@@ -133,6 +133,7 @@ var checkQuorumUnreachable = Check{
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist",
 	Run: func(m *Model) []report.Finding {
 		var out []report.Finding
+		former, departed := formerIDs(m), departedPeers(m)
 		for _, g := range m.Groups {
 			done := map[string]bool{}
 			for _, v := range g.Views {
@@ -146,13 +147,13 @@ var checkQuorumUnreachable = Check{
 				var missing []string
 				reachable := 0
 				for _, p := range v.Peers {
-					if m.exists(p) {
+					if m.exists(p) && !departed[p] {
 						reachable++
 					} else {
 						missing = append(missing, p)
 					}
 				}
-				if reachable >= quorum {
+				if reachable >= quorum || onlyFormer(missing, former) { // server-renamed's
 					continue
 				}
 				var holders []string
@@ -181,8 +182,9 @@ var checkQuorumUnreachable = Check{
 
 func existing(m *Model, peers []string) []string {
 	var out []string
+	departed := departedPeers(m)
 	for _, p := range peers {
-		if m.exists(p) {
+		if m.exists(p) && !departed[p] {
 			out = append(out, p+"="+m.serverByID(p).Name)
 		}
 	}

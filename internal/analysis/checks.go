@@ -32,6 +32,8 @@ var Checks = []Check{
 	checkReplicaDivergence,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
+	checkServerRenamed,
+	checkPeerOffline,
 }
 
 // runChecks runs every check; a check that panics is reported as not run and

@@ -1,0 +1,242 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// formerIDs maps the peer id of every name a server of the bundle ran under
+// before, and that no server runs under now, to that rename. Such an id
+// is one server's old identity, never a server of its own.
+func formerIDs(m *Model) map[string]Rename {
+	out := map[string]Rename{}
+	for _, r := range m.Renames {
+		id := peerID(r.Old)
+		if m.server(r.Old) != nil || m.serverByID(id) != nil {
+			continue // a server runs under that name (again)
+		}
+		if _, ok := out[id]; !ok {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+// memberPeers is a view's peer set without the renamed server's own new id:
+// /raftz adds the answering node to its peers, but a renamed server is no
+// member of a group that knows it by its old id.
+func memberPeers(m *Model, v View, former map[string]Rename) []string {
+	renamedSelf := false
+	for _, r := range former {
+		if r.New == v.Server {
+			renamedSelf = true
+		}
+	}
+	if !renamedSelf {
+		return v.Peers
+	}
+	self := ""
+	if s := m.server(v.Server); s != nil {
+		self = s.PeerID
+	}
+	var out []string
+	for _, p := range v.Peers {
+		if p != self {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// renameCost is what one group lost to renamed peers.
+type renameCost struct {
+	group           *Group
+	size, quorum    int
+	peers, live     []string
+	leader, leader0 bool // a view names a leader; a view says there is none
+}
+
+func renameCosts(m *Model, id string, former map[string]Rename) []renameCost {
+	var out []renameCost
+	for _, g := range m.Groups {
+		c := renameCost{group: g}
+		for _, v := range g.Views {
+			peers := memberPeers(m, v, former)
+			if !containsString(peers, id) {
+				continue
+			}
+			if v.ClusterSize > c.size {
+				c.size = v.ClusterSize
+			}
+			for _, p := range peers {
+				c.peers = appendUnique(c.peers, p)
+			}
+			if v.LeaderKnown {
+				c.leader = c.leader || v.Leader != ""
+				c.leader0 = c.leader0 || v.Leader == ""
+			}
+		}
+		if c.size == 0 {
+			continue
+		}
+		c.quorum = c.size/2 + 1
+		for _, p := range c.peers {
+			if _, gone := former[p]; !gone && m.exists(p) {
+				c.live = append(c.live, p)
+			}
+		}
+		sort.Strings(c.peers)
+		out = append(out, c)
+	}
+	return out
+}
+
+// onlyFormer says whether every id of a non-empty list is a renamed
+// server's old id.
+func onlyFormer(ids []string, former map[string]Rename) bool {
+	for _, id := range ids {
+		if _, ok := former[id]; !ok {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// removedByRename lists the streams a renamed server's log shows it deleting
+// after its first boot under the new name (DBG `JetStream removing stream`),
+// each with the size it restored just before, as evidence lines.
+func removedByRename(m *Model, r Rename) (lines []string, streams []string) {
+	restored := map[AssetKey]report.TimelineEvent{}
+	for _, e := range m.Timeline {
+		if e.Server != r.New || e.File != r.File || e.Line < r.Line {
+			continue
+		}
+		k := AssetKey{e.Account, e.Stream}
+		switch e.Kind {
+		case "restored-stream":
+			restored[k] = e
+		case "stream-removed":
+			s := e.Account + " > " + e.Stream
+			if containsString(streams, s) {
+				continue
+			}
+			streams = append(streams, s)
+			line := fmt.Sprintf("%s deleted its copy of %s at %s (%s line %d: %q)", r.New, s,
+				e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.File, e.Line, strings.TrimSpace(e.Text))
+			if b, ok := restored[k]; ok {
+				line += fmt.Sprintf(", right after restoring it (line %d: %q)", b.Line, strings.TrimSpace(b.Text))
+			}
+			lines = append(lines, line+": it is no member of the stream's group, which lists its old id")
+		}
+	}
+	return lines, streams
+}
+
+var checkServerRenamed = Check{
+	Code:        "server-renamed",
+	Severity:    report.Critical,
+	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
+	Run: func(m *Model) []report.Finding {
+		former := formerIDs(m)
+		var out []report.Finding
+		for _, id := range sortedKeys(former) {
+			r := former[id]
+			costs := renameCosts(m, id, former)
+			if len(costs) == 0 {
+				continue // no group remembers the old identity
+			}
+			srv := m.server(r.New)
+			f := report.Finding{Server: r.New, Peer: id,
+				Evidence: []string{fmt.Sprintf("%s: booted as %q (last at line %d) and as %q from line %d on, same store and log: one server; %s is getHash(%q), its id now is %s",
+					r.File, r.Old, r.OldLine, r.New, r.Line, id, r.Old, srv.PeerID)}}
+			var lost []string
+			for _, c := range costs {
+				what := c.group.Name
+				if c.group.Asset != "" {
+					what += " (" + c.group.Account + " > " + c.group.Asset + ")"
+				}
+				state := "a leader is named"
+				if !c.leader {
+					state = "no leader"
+				}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: cluster_size %d, quorum %d, peers %s; %d of them a live server answers to; %s",
+					what, c.size, c.quorum, strings.Join(c.peers, " "), len(c.live), state))
+				if len(c.live) < c.quorum {
+					lost = append(lost, c.group.Name)
+				}
+				if c.group.Kind == "meta" {
+					f.Group, f.ClusterSize, f.Quorum, f.Reachable = c.group.Name, c.size, c.quorum, report.Ptr(len(c.live))
+					for _, p := range c.peers {
+						if _, gone := former[p]; gone {
+							f.Missing = append(f.Missing, p)
+						}
+					}
+				}
+			}
+			if f.Group == "" {
+				f.Group = costs[0].group.Name
+			}
+			removed, streams := removedByRename(m, r)
+			f.Evidence = append(f.Evidence, removed...)
+			f.Message = fmt.Sprintf("server %s is %s renamed (%s -> %s): %d raft group(s) still list its old id %s, which no server answers to",
+				r.New, r.Old, r.Old, r.New, len(costs), id)
+			if len(lost) > 0 {
+				f.Message += fmt.Sprintf("; %d of them (%s) cannot reach quorum", len(lost), strings.Join(lost, ", "))
+			}
+			if len(streams) > 0 {
+				f.Message += fmt.Sprintf("; at its first start as %s it deleted its copies of %s", r.New, strings.Join(streams, ", "))
+			}
+			f.Remedy = renameRemedy(m, former)
+			out = append(out, f)
+		}
+		return out
+	},
+}
+
+// renameRemedy is the way out that the rename fixture proved on real
+// servers (testdata/bundles/rename-v2.15.2, want.json expect.remedies).
+func renameRemedy(m *Model, former map[string]Rename) string {
+	var olds, news []string
+	for _, id := range sortedKeys(former) {
+		olds, news = append(olds, former[id].Old), append(news, former[id].New)
+	}
+	var deleted []string
+	for _, id := range sortedKeys(former) {
+		_, s := removedByRename(m, former[id])
+		for _, x := range s {
+			deleted = appendUnique(deleted, x+" on "+former[id].New)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("What this destroys first: a renamed server deletes, at its first start, every stream copy whose group lists only its old id")
+	if len(deleted) > 0 {
+		fmt.Fprintf(&b, " (here: %s)", strings.Join(deleted, "; "))
+	}
+	b.WriteString(". The messages are then only in the stream groups' raft WALs ($SYS/_js_/S-*/msgs/) of each store, and every way out below keeps the streams empty. Save them before anything else: stop the servers and copy every store directory aside (the whole JetStream root); do not restart them under the new names again.\n")
+	v := minVersion(m)
+	fmt.Fprintf(&b, "Then bring the meta group back (proved on nats-server 2.15.2; this bundle: %s), either way:\n", dashIfEmpty(v))
+	fmt.Fprintf(&b, "a) keep the new names: start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes; the meta group elects a leader with %d peers. Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
+		strings.Join(olds, ", "), 2*len(olds))
+	for _, id := range sortedKeys(former) {
+		fmt.Fprintf(&b, "  stop %s, then: %s\n", former[id].Old, peerRemoveCommand(id))
+	}
+	fmt.Fprintf(&b, "   The group ends at its own size, led by one of %s; R1 streams whose only peer was an old id are gone from the meta state.\n", strings.Join(news, ", "))
+	fmt.Fprintf(&b, "b) or revert server_name to %s on the same stores: a meta leader returns at once, but the deleted streams come back empty and R3 ones without a leader.\n", strings.Join(olds, ", "))
+	b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
+	if v != "" && !versionAtLeast(v, 2, 15) {
+		b.WriteString(" (Before 2.15 there is no META.RESCUE; way a) needs no version-specific API.)")
+	}
+	return b.String()
+}

@@ -1,0 +1,252 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// membershipExpectations derives, from what the live servers reported,
+// the findings of a rename or scale-down fixture: one server-renamed per
+// renamed server (its old id, the meta group's size and how many of its
+// peers a live server answers to), one peer-offline per departed server,
+// and quorum-unreachable for every group the survivors report with less
+// than a quorum of survivors among its peers.
+func membershipExpectations(fx fixture, renamed, oldIDs map[string]string, departed []string) []expectedFinding {
+	var out []expectedFinding
+	live := map[string]bool{}
+	for _, ws := range fx.want.Servers {
+		live[ws.PeerID] = true
+	}
+	members := func(peers []string, self string) int {
+		n := 0
+		for _, p := range peers {
+			if live[p] && p != self {
+				n++
+			}
+		}
+		return n
+	}
+	for old, now := range renamed {
+		for _, ws := range fx.want.Servers {
+			if ws.Name != now || ws.Meta == nil {
+				continue
+			}
+			peer, reachable := oldIDs[old], members(ws.Meta.Peers, ws.PeerID)
+			out = append(out, expectedFinding{Code: "server-renamed", Server: now, Peer: &peer, Group: "_meta_",
+				ClusterSize: ws.Meta.ClusterSize, Quorum: ws.Meta.Quorum, Reachable: &reachable})
+		}
+	}
+	if len(departed) == 0 {
+		return out
+	}
+	for _, d := range departed {
+		peer := raftlog.PeerID(d)
+		e := expectedFinding{Code: "peer-offline", Server: d, Peer: &peer}
+		if len(fx.want.Servers) > 0 && fx.want.Servers[0].Meta != nil {
+			reachable := members(fx.want.Servers[0].Meta.Peers, "")
+			e.Group, e.ClusterSize, e.Reachable = "_meta_", fx.want.Servers[0].Meta.ClusterSize, &reachable
+		}
+		out = append(out, e)
+	}
+	stalled := map[string]wantGroup{}
+	for _, ws := range fx.want.Servers {
+		for name, g := range ws.Groups {
+			if members(g.Peers, "") < g.ClusterSize/2+1 {
+				stalled[name] = g
+			}
+		}
+	}
+	names := make([]string, 0, len(stalled))
+	for n := range stalled {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		g := stalled[n]
+		reachable := members(g.Peers, "")
+		out = append(out, expectedFinding{Code: "quorum-unreachable", Group: n, ClusterSize: g.ClusterSize, Quorum: g.ClusterSize/2 + 1, Reachable: &reachable})
+	}
+	return out
+}
+
+// renamedModel: three servers that ran as nats-0..2 and run as js-0..2 on
+// the same stores (their logs' boots say so); every group still lists the
+// old ids, and js-0's log shows it deleting a stream after its first boot
+// under the new name.
+func renamedModel() *Model {
+	m := &Model{IDs: map[string]string{}}
+	olds, news := []string{"nats-0", "nats-1", "nats-2"}, []string{"js-0", "js-1", "js-2"}
+	var oldIDs []string
+	for i := range olds {
+		m.IDs[raftlog.PeerID(olds[i])], m.IDs[raftlog.PeerID(news[i])] = olds[i], news[i]
+		oldIDs = append(oldIDs, raftlog.PeerID(olds[i]))
+		m.Servers = append(m.Servers, &Server{Name: news[i], PeerID: raftlog.PeerID(news[i]), StoreDir: news[i], Alive: true,
+			Version: "2.15.2", Sources: map[string]bool{"store": true, "log": true, "raftz": true}})
+		m.Renames = append(m.Renames, Rename{Old: olds[i], New: news[i], File: news[i] + ".log", Line: 100, OldLine: 1})
+	}
+	meta := &Group{Name: "_meta_", Kind: "meta"}
+	stream := &Group{Name: "S-R3F-x", Kind: "stream", Account: "APP", Asset: "ORDERS"}
+	for _, n := range news {
+		meta.Views = append(meta.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 3, Quorum: 2, Source: "raftz",
+			Peers: append([]string{raftlog.PeerID(n)}, oldIDs...)}, LeaderKnown: true})
+		stream.Views = append(stream.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 3, Quorum: 2, Source: "peers.idx", Peers: oldIDs}})
+	}
+	m.Groups = []*Group{meta, stream}
+	m.Timeline = []report.TimelineEvent{
+		{Server: "js-0", File: "js-0.log", Line: 120, Kind: "restored-stream", Account: "APP", Stream: "ORDERS", Text: "Restored 20 messages for stream 'APP > ORDERS' in 0s"},
+		{Server: "js-0", File: "js-0.log", Line: 130, Kind: "stream-removed", Account: "APP", Stream: "ORDERS", Text: "JetStream removing stream 'APP > ORDERS' from this server"},
+		// Before the rename: not the rename's doing.
+		{Server: "js-0", File: "js-0.log", Line: 50, Kind: "stream-removed", Account: "APP", Stream: "OLD", Text: "JetStream removing stream 'APP > OLD' from this server"},
+	}
+	return m
+}
+
+func TestServerRenamedOneFindingPerServer(t *testing.T) {
+	m := renamedModel()
+	fs, notes := runChecks(m, Checks)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	got := byCode(fs, "server-renamed")
+	if len(got) != 3 {
+		t.Fatalf("%d server-renamed findings, want 3: %+v", len(got), got)
+	}
+	for _, f := range got {
+		if f.Peer != raftlog.PeerID("nats-"+f.Server[len("js-"):]) {
+			t.Errorf("%s: peer %s is not its old id", f.Server, f.Peer)
+		}
+		if f.Group != "_meta_" || f.ClusterSize != 3 || f.Quorum != 2 || f.Reachable == nil || *f.Reachable != 0 || len(f.Missing) != 3 {
+			t.Errorf("%s: cost %s %d/%d reachable %v missing %v", f.Server, f.Group, f.ClusterSize, f.Quorum, f.Reachable, f.Missing)
+		}
+		if f.Remedy == "" || !strings.Contains(f.Remedy, "What this destroys first") || !strings.Contains(f.Remedy, "not a voting member") {
+			t.Errorf("%s: remedy does not start with what it destroys or misses the refused rescue: %s", f.Server, f.Remedy)
+		}
+	}
+	// Only js-0's log deleted a stream after the rename, and only ORDERS.
+	for _, f := range got {
+		deleted := strings.Contains(f.Message, "deleted its copies of APP > ORDERS")
+		if deleted != (f.Server == "js-0") || strings.Contains(f.Message, "OLD") {
+			t.Errorf("%s: %s", f.Server, f.Message)
+		}
+	}
+	// One problem, one finding: the old ids are neither unknown peers nor a
+	// separate quorum loss, and the renamed servers' own ids split nothing.
+	for _, code := range []string{"peer-unknown", "peer-id-corrupt", "quorum-unreachable", "meta-split", "peer-offline"} {
+		if n := len(byCode(fs, code)); n > 0 {
+			t.Errorf("%d %s findings beside server-renamed: %+v", n, code, byCode(fs, code))
+		}
+	}
+}
+
+func TestServerRenamedNotWhenOldNameRunsAgain(t *testing.T) {
+	m := renamedModel()
+	// nats-1 runs under its old name again (reverted): its id is no former id.
+	m.Servers = append(m.Servers, &Server{Name: "nats-1", PeerID: raftlog.PeerID("nats-1"), Alive: true, Sources: map[string]bool{"raftz": true}})
+	fs, _ := runChecks(m, Checks)
+	for _, f := range byCode(fs, "server-renamed") {
+		if f.Server == "js-1" {
+			t.Errorf("js-1 reported renamed though nats-1 runs: %s", f.Message)
+		}
+	}
+	if len(byCode(fs, "server-renamed")) != 2 {
+		t.Errorf("want 2 server-renamed findings, got %d", len(byCode(fs, "server-renamed")))
+	}
+}
+
+// scaledModel: five servers n1..n5, n4 and n5 departed (stores and logs in
+// the bundle, no captures, not heard from); the meta group keeps all five,
+// stream A sits on n1, n2, n4 and stream B on n3, n4, n5.
+func scaledModel() *Model {
+	m := &Model{IDs: map[string]string{}}
+	id := map[string]string{}
+	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		id[n] = raftlog.PeerID(n)
+		m.IDs[id[n]] = n
+		src := map[string]bool{"store": true, "log": true}
+		if n <= "n3" {
+			src["raftz"] = true
+		}
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id[n], StoreDir: n, Alive: true, Version: "2.12.1", Sources: src})
+	}
+	view := func(srv string, size int, peers, alive []string) View {
+		var ps, as []string
+		for _, p := range peers {
+			ps = append(ps, id[p])
+		}
+		for _, p := range alive {
+			as = append(as, id[p])
+		}
+		return View{GroupView: report.GroupView{Server: srv, ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
+	}
+	all := []string{"n1", "n2", "n3", "n4", "n5"}
+	meta := &Group{Name: "_meta_", Kind: "meta"}
+	for _, s := range []string{"n1", "n2", "n3"} {
+		meta.Views = append(meta.Views, view(s, 5, all, []string{"n1", "n2", "n3"}))
+	}
+	a := &Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []View{view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"})}}
+	b := &Group{Name: "S-B", Kind: "stream", Account: "APP", Asset: "B", Views: []View{view("n3", 3, []string{"n3", "n4", "n5"}, nil)}}
+	m.Groups = []*Group{meta, a, b}
+	return m
+}
+
+func TestPeerOfflineSurvivableFailures(t *testing.T) {
+	m := scaledModel()
+	fs, notes := runChecks(m, Checks)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	off := byCode(fs, "peer-offline")
+	if len(off) != 2 || off[0].Server != "n4" || off[1].Server != "n5" {
+		t.Fatalf("peer-offline: %+v", off)
+	}
+	n4 := off[0]
+	if n4.Group != "_meta_" || n4.ClusterSize != 5 || n4.Reachable == nil || *n4.Reachable != 3 {
+		t.Errorf("n4 meta cost: %s %d reachable %v", n4.Group, n4.ClusterSize, n4.Reachable)
+	}
+	want := map[string]bool{"_meta_: cluster_size 5, quorum 3, 3 live": false, "S-A (APP > A): cluster_size 3, quorum 2, 2 live": false, "S-B (APP > B): cluster_size 3, quorum 2, 1 live": false}
+	for _, e := range n4.Evidence {
+		for w := range want {
+			if strings.Contains(e, w) {
+				want[w] = true
+			}
+		}
+	}
+	for w, ok := range want {
+		if !ok {
+			t.Errorf("n4 evidence lacks %q: %v", w, n4.Evidence)
+		}
+	}
+	// The remedy says what removal destroys before the commands, and lists
+	// n4 before n5, one at a time.
+	r := n4.Remedy
+	if i, j, k := strings.Index(r, "destroys"), strings.Index(r, raftlog.PeerID("n4")), strings.Index(r, raftlog.PeerID("n5")); i < 0 || j < i || k < j {
+		t.Errorf("remedy order: %s", r)
+	}
+	// Only B kept less than a quorum of live peers: one quorum-unreachable,
+	// and nothing calls the departed ids unknown or corrupt.
+	qu := byCode(fs, "quorum-unreachable")
+	if len(qu) != 1 || qu[0].Group != "S-B" || qu[0].Reachable == nil || *qu[0].Reachable != 1 {
+		t.Errorf("quorum-unreachable: %+v", qu)
+	}
+	for _, code := range []string{"peer-unknown", "peer-id-corrupt", "server-renamed"} {
+		if n := len(byCode(fs, code)); n > 0 {
+			t.Errorf("%d %s findings for departed servers", n, code)
+		}
+	}
+}
+
+func TestPeerOfflineNotWhenHeard(t *testing.T) {
+	m := scaledModel()
+	// n4 answered the captures: it is running, whatever the views say.
+	m.server("n4").Sources["raftz"] = true
+	fs, _ := runChecks(m, Checks)
+	for _, f := range byCode(fs, "peer-offline") {
+		if f.Server == "n4" {
+			t.Errorf("n4 is live but reported offline")
+		}
+	}
+}
