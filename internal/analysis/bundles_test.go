@@ -225,8 +225,9 @@ func TestMetaViewEqualsRaftz(t *testing.T) {
 			if json.Unmarshal(fx.want.Expect, &exp) == nil && len(exp.Removals) > 0 {
 				skip[exp.Leader] = true
 			}
-			// /raftz adds the answering node to its peers; a renamed server
-			// is no member of the group that knows it by its old id.
+			// /raftz adds the answering node to its peers; on 2.15 a renamed
+			// server is no member of the group that knows it by its old id
+			// (the group is then one peer over its size).
 			notMember := map[string]bool{}
 			for _, n := range exp.Renamed {
 				notMember[n] = true
@@ -242,7 +243,7 @@ func TestMetaViewEqualsRaftz(t *testing.T) {
 				}
 				var wp []string
 				for _, p := range ws.Meta.Peers {
-					if !notMember[ws.Name] || p != ws.PeerID {
+					if !notMember[ws.Name] || p != ws.PeerID || len(ws.Meta.Peers) <= ws.Meta.ClusterSize {
 						wp = append(wp, p)
 					}
 				}

@@ -142,10 +142,7 @@ var checkPeerOffline = Check{
 			f := report.Finding{Server: name, Peer: id, Servers: []string{name}}
 			var stalled []string
 			for _, gm := range ms {
-				what := gm.group.Name
-				if gm.group.Asset != "" {
-					what += " (" + gm.group.Account + " > " + gm.group.Asset + ")"
-				}
+				what := groupLabel(gm.group)
 				spare := gm.live - gm.quorum
 				line := fmt.Sprintf("%s: cluster_size %d, quorum %d, %d live peer(s) of %s: ", what, gm.size, gm.quorum, gm.live, strings.Join(gm.peers, " "))
 				if spare < 0 {

@@ -25,10 +25,15 @@ func formerIDs(m *Model) map[string]Rename {
 	return out
 }
 
-// memberPeers is a view's peer set without the renamed server's own new id:
-// /raftz adds the answering node to its peers, but a renamed server is no
-// member of a group that knows it by its old id.
+// memberPeers is a view's peer set without the renamed server's own new id
+// when that id is one too many: /raftz adds the answering node to its
+// peers, but on 2.15 a renamed server is no member of a group that knows it
+// by its old id (2.12 adds the new id to the meta group, which then counts
+// both).
 func memberPeers(m *Model, v View, former map[string]Rename) []string {
+	if len(v.Peers) <= v.ClusterSize {
+		return v.Peers
+	}
 	renamedSelf := false
 	for _, r := range former {
 		if r.New == v.Server {
@@ -92,6 +97,14 @@ func renameCosts(m *Model, id string, former map[string]Rename) []renameCost {
 		out = append(out, c)
 	}
 	return out
+}
+
+// groupLabel names a group with its asset when known: "S-R3F-x (APP > ORDERS)".
+func groupLabel(g *Group) string {
+	if g.Asset == "" {
+		return g.Name
+	}
+	return g.Name + " (" + g.Account + " > " + g.Asset + ")"
 }
 
 // onlyFormer says whether every id of a non-empty list is a renamed
@@ -163,10 +176,7 @@ var checkServerRenamed = Check{
 					r.File, r.Old, r.OldLine, r.New, r.Line, id, r.Old, srv.PeerID)}}
 			var lost []string
 			for _, c := range costs {
-				what := c.group.Name
-				if c.group.Asset != "" {
-					what += " (" + c.group.Account + " > " + c.group.Asset + ")"
-				}
+				what := groupLabel(c.group)
 				state := "a leader is named"
 				if !c.leader {
 					state = "no leader"
@@ -205,18 +215,21 @@ var checkServerRenamed = Check{
 	},
 }
 
-// renameRemedy is the way out that the rename fixture proved on real
-// servers (testdata/bundles/rename-v2.15.2, want.json expect.remedies).
+// renameRemedy is the way out that the rename fixtures proved on real
+// servers (testdata/bundles/rename-v2.15.2 and rename-v2.12.1, want.json
+// expect.remedies), by version.
 func renameRemedy(m *Model, former map[string]Rename) string {
-	var olds, news []string
+	var renames []Rename
 	for _, id := range sortedKeys(former) {
-		olds, news = append(olds, former[id].Old), append(news, former[id].New)
+		renames = append(renames, former[id])
 	}
-	var deleted []string
-	for _, id := range sortedKeys(former) {
-		_, s := removedByRename(m, former[id])
+	sort.Slice(renames, func(i, j int) bool { return renames[i].Old < renames[j].Old })
+	var olds, news, deleted []string
+	for _, r := range renames {
+		olds, news = append(olds, r.Old), append(news, r.New)
+		_, s := removedByRename(m, r)
 		for _, x := range s {
-			deleted = appendUnique(deleted, x+" on "+former[id].New)
+			deleted = appendUnique(deleted, x+" on "+r.New)
 		}
 	}
 	var b strings.Builder
@@ -224,19 +237,21 @@ func renameRemedy(m *Model, former map[string]Rename) string {
 	if len(deleted) > 0 {
 		fmt.Fprintf(&b, " (here: %s)", strings.Join(deleted, "; "))
 	}
-	b.WriteString(". The messages are then only in the stream groups' raft WALs ($SYS/_js_/S-*/msgs/) of each store, and every way out below keeps the streams empty. Save them before anything else: stop the servers and copy every store directory aside (the whole JetStream root); do not restart them under the new names again.\n")
+	b.WriteString(". Their messages are then only in the stream groups' raft WALs (<system account>/_js_/S-*/msgs/) of each store, and no way out below brings them back into the streams. Save them before anything else: stop the servers and copy every store directory aside (the whole JetStream root).\n")
 	v := minVersion(m)
-	fmt.Fprintf(&b, "Then bring the meta group back (proved on nats-server 2.15.2; this bundle: %s), either way:\n", dashIfEmpty(v))
-	fmt.Fprintf(&b, "a) keep the new names: start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes; the meta group elects a leader with %d peers. Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
-		strings.Join(olds, ", "), 2*len(olds))
-	for _, id := range sortedKeys(former) {
-		fmt.Fprintf(&b, "  stop %s, then: %s\n", former[id].Old, peerRemoveCommand(id))
+	new215 := versionAtLeast(v, 2, 15)
+	fmt.Fprintf(&b, "Then bring the meta group back (this bundle: %s):\n", dashIfEmpty(v))
+	fmt.Fprintf(&b, "a) keep the new names (proved on 2.12.1 and 2.15.2): start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader (%d peers, quorum %d). Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
+		strings.Join(olds, ", "), 2*len(olds), len(olds)+1)
+	for _, r := range renames {
+		fmt.Fprintf(&b, "  stop %s, then: %s\n", r.Old, peerRemoveCommand(peerID(r.Old)))
 	}
-	fmt.Fprintf(&b, "   The group ends at its own size, led by one of %s; R1 streams whose only peer was an old id are gone from the meta state.\n", strings.Join(news, ", "))
-	fmt.Fprintf(&b, "b) or revert server_name to %s on the same stores: a meta leader returns at once, but the deleted streams come back empty and R3 ones without a leader.\n", strings.Join(olds, ", "))
-	b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
-	if v != "" && !versionAtLeast(v, 2, 15) {
-		b.WriteString(" (Before 2.15 there is no META.RESCUE; way a) needs no version-specific API.)")
+	fmt.Fprintf(&b, "   The group ends at its own size (%d), led by one of %s; streams come back empty, R3 ones without a leader, and R1 streams whose only peer was an old id may be gone from the meta state.\n", len(olds), strings.Join(news, ", "))
+	if new215 {
+		fmt.Fprintf(&b, "b) or revert server_name to %s on the same stores (proved on 2.15.2): a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader.\n", strings.Join(olds, ", "))
+		b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
+	} else {
+		fmt.Fprintf(&b, "Not: reverting server_name to %s: on 2.12.1 the renamed servers had already added their new ids to the meta group (size %d), so the reverted servers are %d of %d and elect no leader. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "), 2*len(olds), len(olds), 2*len(olds))
 	}
 	return b.String()
 }

@@ -35,7 +35,13 @@ func membershipExpectations(fx fixture, renamed, oldIDs map[string]string, depar
 			if ws.Name != now || ws.Meta == nil {
 				continue
 			}
-			peer, reachable := oldIDs[old], members(ws.Meta.Peers, ws.PeerID)
+			// /raftz lists the answering node too; it is a member only
+			// if the group is not one peer short without it.
+			self := ""
+			if len(ws.Meta.Peers) > ws.Meta.ClusterSize {
+				self = ws.PeerID
+			}
+			peer, reachable := oldIDs[old], members(ws.Meta.Peers, self)
 			out = append(out, expectedFinding{Code: "server-renamed", Server: now, Peer: &peer, Group: "_meta_",
 				ClusterSize: ws.Meta.ClusterSize, Quorum: ws.Meta.Quorum, Reachable: &reachable})
 		}
@@ -107,10 +113,7 @@ func renamedModel() *Model {
 
 func TestServerRenamedOneFindingPerServer(t *testing.T) {
 	m := renamedModel()
-	fs, notes := runChecks(m, Checks)
-	if len(notes) > 0 {
-		t.Fatalf("notes: %v", notes)
-	}
+	fs := runAllChecks(t, m)
 	got := byCode(fs, "server-renamed")
 	if len(got) != 3 {
 		t.Fatalf("%d server-renamed findings, want 3: %+v", len(got), got)
@@ -142,11 +145,38 @@ func TestServerRenamedOneFindingPerServer(t *testing.T) {
 	}
 }
 
+// The remedy is the one the fixture of the bundle's version proved:
+// reverting names works on 2.15.2, not on 2.12.1; the old-names-beside way
+// works on both, with the peer-removes in the old names' order.
+func TestServerRenamedRemedyByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version     string
+		revert, not string
+	}{{"2.15.2", "b) or revert server_name", "not a voting member"}, {"2.12.1", "", "Not: reverting server_name"}} {
+		m := renamedModel()
+		for _, s := range m.Servers {
+			s.Version = tc.version
+		}
+		fs := byCode(runAllChecks(t, m), "server-renamed")
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", tc.version)
+		}
+		r := fs[0].Remedy
+		if (tc.revert != "") != strings.Contains(r, "b) or revert server_name") || !strings.Contains(r, tc.not) {
+			t.Errorf("%s: remedy %s", tc.version, r)
+		}
+		i0, i1, i2 := strings.Index(r, "stop nats-0"), strings.Index(r, "stop nats-1"), strings.Index(r, "stop nats-2")
+		if !strings.HasPrefix(r, "What this destroys first") || i0 < 0 || i1 < i0 || i2 < i1 {
+			t.Errorf("%s: order in remedy: %s", tc.version, r)
+		}
+	}
+}
+
 func TestServerRenamedNotWhenOldNameRunsAgain(t *testing.T) {
 	m := renamedModel()
 	// nats-1 runs under its old name again (reverted): its id is no former id.
 	m.Servers = append(m.Servers, &Server{Name: "nats-1", PeerID: raftlog.PeerID("nats-1"), Alive: true, Sources: map[string]bool{"raftz": true}})
-	fs, _ := runChecks(m, Checks)
+	fs := runAllChecks(t, m)
 	for _, f := range byCode(fs, "server-renamed") {
 		if f.Server == "js-1" {
 			t.Errorf("js-1 reported renamed though nats-1 runs: %s", f.Message)
@@ -195,10 +225,7 @@ func scaledModel() *Model {
 
 func TestPeerOfflineSurvivableFailures(t *testing.T) {
 	m := scaledModel()
-	fs, notes := runChecks(m, Checks)
-	if len(notes) > 0 {
-		t.Fatalf("notes: %v", notes)
-	}
+	fs := runAllChecks(t, m)
 	off := byCode(fs, "peer-offline")
 	if len(off) != 2 || off[0].Server != "n4" || off[1].Server != "n5" {
 		t.Fatalf("peer-offline: %+v", off)
@@ -243,10 +270,20 @@ func TestPeerOfflineNotWhenHeard(t *testing.T) {
 	m := scaledModel()
 	// n4 answered the captures: it is running, whatever the views say.
 	m.server("n4").Sources["raftz"] = true
-	fs, _ := runChecks(m, Checks)
+	fs := runAllChecks(t, m)
 	for _, f := range byCode(fs, "peer-offline") {
 		if f.Server == "n4" {
 			t.Errorf("n4 is live but reported offline")
 		}
 	}
+}
+
+// runAllChecks runs every registered check on m; none may fail to run.
+func runAllChecks(t *testing.T, m *Model) []report.Finding {
+	t.Helper()
+	fs, notes := runChecks(m, Checks)
+	if len(notes) > 0 {
+		t.Fatalf("notes: %v", notes)
+	}
+	return fs
 }

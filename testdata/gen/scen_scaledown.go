@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -99,7 +98,7 @@ func scaledown(ctx context.Context, env *Env) error {
 		if err := waitAnyMetaLeader(ctx, c, 60*time.Second); err != nil {
 			return err
 		}
-		if err := createAndFillAs(ctx, c, sc.name, 3, 10); err != nil {
+		if err := createAndFill(ctx, c, sc.name, 3, 10); err != nil {
 			return err
 		}
 		for _, i := range sc.down {
@@ -176,14 +175,9 @@ func scaledown(ctx context.Context, env *Env) error {
 	}
 	for _, s := range live {
 		x.MetaAfter[s.Name] = metaView(ctx, s)
-		var h struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-		}
-		if err := jsonUnmarshal(caps[s.Name].Files["healthz"], &h); err != nil {
+		if x.Health[s.Name], err = healthStatus(caps[s.Name]); err != nil {
 			return err
 		}
-		x.Health[s.Name] = strings.TrimSpace(h.Status + " " + h.Error)
 	}
 	if err := c.Stop(); err != nil {
 		return err
@@ -212,28 +206,6 @@ func scaledown(ctx context.Context, env *Env) error {
 	b := &Bundle{Name: "scaledown-v2.12.1", Version: "2.12.1", Layout: LayoutPerServer(), Servers: live,
 		Stopped: departed, Captures: caps, Expect: x}
 	return b.Write(env.Scratch, env.Out)
-}
-
-// createAndFillAs is createAndFill for servers whose clients log in (the
-// APP account).
-func createAndFillAs(ctx context.Context, c *Cluster, name string, replicas, n int) error {
-	nc, js, err := connect(c.Running()...)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	if err := retry(ctx, "create "+name, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"}, Replicas: replicas})
-		return err
-	}); err != nil {
-		return err
-	}
-	for i := 0; i < n; i++ {
-		if _, err := publish(ctx, js, strings.ToLower(name)+".x", payload(name, i, 48), nil); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // publishEach publishes one message to every scenario stream, once (no
@@ -292,7 +264,7 @@ func scaledownRemedy(ctx context.Context, env *Env, live []*Server, departed []s
 		r.SizeSteps = append(r.SizeSteps, fmt.Sprintf("%d/%d leader=%s", v.RaftzSize, v.RaftzQuorum, v.JSZLeader))
 	}
 	step()
-	nc, err := nats.Connect(sysURL(c.Servers[0]), nats.Timeout(5*time.Second))
+	nc, err := sysConn(c.Servers[0])
 	if err != nil {
 		r.Error = err.Error()
 		return r
