@@ -3,7 +3,11 @@
 // report/xlsx). It imports no parser: the analysis fills these types.
 package report
 
-import "time"
+import (
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+)
 
 // Schema names the contract version; bump it only when a field is renamed or dropped.
 const Schema = "jsforensics.report/v1"
@@ -146,11 +150,9 @@ type TimelineEvent struct {
 	Line    int       `json:"line,omitempty"`
 }
 
-// Range is an inclusive sequence range.
-type Range struct {
-	First uint64 `json:"first"`
-	Last  uint64 `json:"last"`
-}
+// Range is an inclusive sequence range: the parsers' SeqRange, so a range
+// found in a store reaches the report without a conversion.
+type Range = natsfmt.SeqRange
 
 // Origin is the known id a corrupt peer id most likely came from.
 type Origin struct {

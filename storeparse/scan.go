@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // ScanOptions tunes ScanStream.
@@ -57,17 +58,8 @@ type State struct {
 	NumDeleted uint64 `json:"num_deleted"`
 }
 
-// SeqRange is an inclusive range of sequences.
-type SeqRange struct {
-	First, Last uint64
-}
-
-func (r SeqRange) String() string {
-	if r.First == r.Last {
-		return strconv.FormatUint(r.First, 10)
-	}
-	return fmt.Sprintf("%d-%d", r.First, r.Last)
-}
+// SeqRange is an inclusive range of sequences (the project's one range type).
+type SeqRange = natsfmt.SeqRange
 
 // BlockScan is what one block holds, recomputed from its records as
 // nats-server's rebuildStateFromBufLocked does.
@@ -245,14 +237,14 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 	data, err := readFileFS(fsys, inf, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrTruncated, "meta.inf missing"))
+			s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrTruncated, "meta.inf missing"), natsfmt.StructMetaInf))
 		}
 		return
 	}
 	if s.Encrypted {
-		s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"), natsfmt.StructMetaInf))
 		return
 	}
 	m, err := ParseStreamMeta(inf, data)
@@ -267,7 +259,7 @@ func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
 	}
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
-		s.problem(binfmt.Errorf(sum, 0, binfmt.ErrTruncated, "meta.sum missing or unreadable: %v", err))
+		s.problem(binfmt.Stamp(binfmt.Errorf(sum, 0, binfmt.ErrTruncated, "meta.sum missing or unreadable: %v", err), natsfmt.StructMetaSum))
 		return
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
@@ -323,12 +315,12 @@ func (s *StreamScan) readIndex(fsys fs.FS) {
 	data, err := readFileFS(fsys, p, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(p, err))
+			s.problem(binfmt.Stamp(asCorrupt(p, err), natsfmt.StructIndexDB))
 		}
 		return
 	}
 	if s.Encrypted && exists(fsys, path.Join(s.Dir, "meta.key")) {
-		s.problem(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"), natsfmt.StructIndexDB))
 		return
 	}
 	x, err := ParseIndex(p, data, s.Name)
@@ -435,7 +427,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	var e error
 	switch {
 	case to >= from && to != 0:
-		r := SeqRange{from, to}
+		r := SeqRange{First: from, Last: to}
 		s.Lost = append(s.Lost, r)
 		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
 			Err: fmt.Errorf("%w: block stops at offset %d, sequences %s lost", binfmt.ErrTruncated, bs.Stopped, r)}
@@ -794,12 +786,12 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 		cdir := path.Join(odir, e.Name())
 		inf := path.Join(cdir, "meta.inf")
 		if exists(fsys, path.Join(cdir, "meta.key")) {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"))
+			s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"), natsfmt.StructMetaInf))
 			s.Consumers = append(s.Consumers, c)
 			continue
 		}
 		if data, err := readFileFS(fsys, inf, smallFileLimit); err != nil {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
 			m, err := ParseConsumerMeta(inf, data)
 			s.problem(err)
@@ -812,7 +804,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			s.problem(err)
 			c.State = st
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(od, err))
+			s.problem(binfmt.Stamp(asCorrupt(od, err), natsfmt.StructConsumerState))
 		}
 		s.Consumers = append(s.Consumers, c)
 	}
@@ -830,7 +822,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	n := len(r)
 	switch {
 	case n == 0 || r[n-1].Last+1 < first: // the usual case: in order, apart
-		*rs = append(r, SeqRange{first, last})
+		*rs = append(r, SeqRange{First: first, Last: last})
 		return
 	case r[n-1].First <= first: // touches the last range
 		r[n-1].Last = max(r[n-1].Last, last)
@@ -840,7 +832,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	i := sort.Search(n, func(i int) bool { return r[i].First >= first })
 	r = append(r, SeqRange{})
 	copy(r[i+1:], r[i:])
-	r[i] = SeqRange{first, last}
+	r[i] = SeqRange{First: first, Last: last}
 	out := r[:0]
 	for _, x := range r {
 		if k := len(out); k > 0 && out[k-1].Last+1 >= x.First {

@@ -282,7 +282,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 			t.Fatalf("want checksum error at %d seq %d, got %v", tail.off, tail.seq, sc.Problems)
 		}
 		ib, _ := sc.Index.Block(10)
-		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{tail.seq, ib.LastSeq}) {
+		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{First: tail.seq, Last: ib.LastSeq}) {
 			t.Errorf("lost %v, want %d-%d", sc.Lost, tail.seq, ib.LastSeq)
 		}
 	})
@@ -305,7 +305,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 		}
 		// index.db knows block 8's last sequence: the loss is named exactly.
 		ib, _ := sc.Index.Block(8)
-		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{mid.seq, ib.LastSeq}) {
+		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{First: mid.seq, Last: ib.LastSeq}) {
 			t.Errorf("lost %v, want %d-%d", sc.Lost, mid.seq, ib.LastSeq)
 		}
 	})
@@ -319,7 +319,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 			t.Fatalf("want a torn tail at %d, got %v", tail.off, sc.Problems)
 		}
 		ib, _ := sc.Index.Block(10)
-		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{tail.seq, ib.LastSeq}) {
+		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{First: tail.seq, Last: ib.LastSeq}) {
 			t.Errorf("lost %v, want %d-%d", sc.Lost, tail.seq, ib.LastSeq)
 		}
 		if len(sc.Mismatches) == 0 {

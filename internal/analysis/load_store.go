@@ -203,7 +203,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		cr := corruptionFrom(srv.Name, account, name, dir, p)
 		cr.Replicas = replicas
 		if cr.Kind == "truncated" || cr.Kind == "torn-tail" {
-			cr.Lost = lostRanges(scan.Lost)
+			cr.Lost = scan.Lost
 		}
 		l.m.Corruptions = append(l.m.Corruptions, cr)
 	}
@@ -242,14 +242,6 @@ func (l *loader) streamEntry(account, name string) *Stream {
 	s := &Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
 	return s
-}
-
-func lostRanges(in []storeparse.SeqRange) []report.Range {
-	var out []report.Range
-	for _, r := range in {
-		out = append(out, report.Range{First: r.First, Last: r.Last})
-	}
-	return out
 }
 
 // corruptionFrom turns a parser error into a corruption fact.
