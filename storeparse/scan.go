@@ -1,7 +1,6 @@
 package storeparse
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -391,15 +390,14 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 		if _, err := ra.ReadAt(hdr[:], off); err != nil {
 			return 0
 		}
-		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
-		if rl < emptyRecord || rl > RLBadThresh {
+		h := natsfmt.ParseRecordHeader(hdr[:])
+		if h.FrameError() != "" {
 			return 0
 		}
-		raw := binary.LittleEndian.Uint64(hdr[4:])
-		if seq := raw &^ (ebit | tbit); raw&tbit == 0 && seq != 0 {
-			return seq
+		if !h.Tombstone && h.Seq != 0 {
+			return h.Seq
 		}
-		off += rl
+		off += h.Len
 	}
 	return 0
 }
