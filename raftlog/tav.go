@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // tav.idx layout (raft.go writeTermVote, readTermVote):
@@ -13,7 +14,7 @@ import (
 //	+-------------+------------------------------+
 const (
 	termLen     = 8
-	termVoteLen = termLen + PeerIDLen
+	termVoteLen = termLen + natsfmt.PeerIDLen
 	// MaxTavSize bounds a tav.idx read whole; a real one is 8 or 16 bytes.
 	MaxTavSize = 4 << 10
 )
@@ -57,10 +58,10 @@ func DecodeTermVote(file string, b []byte) (*TermVote, error) {
 	tv.Term, tv.HasTerm = d.U64(), true
 	switch {
 	case d.Len() == 0:
-	case d.Len() < PeerIDLen:
-		d.Fail(binfmt.ErrTruncated, "vote needs %d bytes, has %d", PeerIDLen, d.Len())
+	case d.Len() < natsfmt.PeerIDLen:
+		d.Fail(binfmt.ErrTruncated, "vote needs %d bytes, has %d", natsfmt.PeerIDLen, d.Len())
 	default:
-		tv.Vote = string(d.Bytes(PeerIDLen))
+		tv.Vote = string(d.Bytes(natsfmt.PeerIDLen))
 		tv.Trailing = d.Len()
 	}
 	return tv, d.Err()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -275,7 +276,7 @@ func replacedMajorities(m *Model) []report.Finding {
 					kept++
 				}
 			}
-			if kept >= len(prev.peers)/2+1 {
+			if kept >= natsfmt.Quorum(len(prev.peers)) {
 				continue
 			}
 			out = append(out, report.Finding{
@@ -341,7 +342,7 @@ func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
 		return false
 	}
 	left := len(before) - len(burst)
-	return left < len(before)/2+1
+	return left < natsfmt.Quorum(len(before))
 }
 
 func describeHistory(e report.HistoryEvent) string {

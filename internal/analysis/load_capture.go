@@ -10,12 +10,9 @@ import (
 
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// noLeaderPeer is the hash of the empty name: /jsz meta_cluster.peer when no
-// leader is known.
-const noLeaderPeer = "fqA4S4SK"
 
 // recentlySeen is how recent a raftz last_seen must be for the peer to count
 // as alive: heartbeats are 1 s apart and a leader steps down after 10 s of
@@ -270,12 +267,12 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 	}
 	kind, text := "meta-leader", fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
 	if !mv.HasLeader {
-		kind, text = "no-meta-leader", fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, noLeaderPeer, mv.ClusterSize)
+		kind, text = "no-meta-leader", fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
 	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
 	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: source, Timeline: ti})
 	if mv.ClusterSize > 0 {
-		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: mv.ClusterSize/2 + 1, Leader: leader, Source: source}, LeaderKnown: true}
+		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
 		}
@@ -300,7 +297,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
 				VotedFor: rg.VotedFor, Applied: rg.Applied, Commit: rg.Committed, Leader: rg.Leader, Source: "raftz"}, LeaderKnown: true}
 			if v.Quorum == 0 && v.ClusterSize > 0 {
-				v.Quorum = v.ClusterSize/2 + 1
+				v.Quorum = natsfmt.Quorum(v.ClusterSize)
 			}
 			peers := []string{}
 			if rg.ID != "" {

@@ -9,13 +9,14 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // peerID is the raft node id nats-server derives from a server name.
-func peerID(name string) string { return raftlog.PeerID(name) }
+func peerID(name string) string { return natsfmt.PeerID(name) }
 
 // readSmall reads a small file of the bundle, refusing one over limit.
 func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {

@@ -47,8 +47,12 @@ func TestPeerIDFromWant(t *testing.T) {
 }
 
 func TestPeerIDRules(t *testing.T) {
-	// From a real 2.10.22 cluster (incident 000): names and the ids raftz gave.
-	for name, id := range map[string]string{"nats-0": "S1Nunr6R", "nats-1": "yrzKKRBu", "nats-2": "cnrtt3eg"} {
+	// Pairs from formats.md 5.1 (verified against real servers) and the
+	// incident-000 thread (a real 2.10.22 cluster's raftz).
+	for name, id := range map[string]string{
+		"n1": "fjFyEjc1", "n2": "44jzkV9D", "n3": "BXScrY9i",
+		"nats-0": "S1Nunr6R", "nats-1": "yrzKKRBu", "nats-2": "cnrtt3eg", "nats-3": "bkCGheKT", "nats-4": "HuYMtjaW",
+	} {
 		if PeerID(name) != id {
 			t.Errorf("PeerID(%q) = %q, want %q", name, PeerID(name), id)
 		}
