@@ -89,6 +89,11 @@ func (ae *AppendEntry) Index() uint64 { return ae.PIndex + 1 }
 // b[0] (the WAL record's payload), used in errors. On a malformed entry list
 // it returns what it decoded before the fault together with the error.
 func DecodeAppendEntry(file string, base int64, b []byte) (*AppendEntry, error) {
+	v, err := decodeAppendEntry(file, base, b)
+	return v, binfmt.Stamp(err, natsfmt.StructAppendEntry)
+}
+
+func decodeAppendEntry(file string, base int64, b []byte) (*AppendEntry, error) {
 	d := binfmt.NewDecbuf(file, base, b)
 	if d.Len() < appendEntryBaseLen {
 		d.Fail(binfmt.ErrTruncated, "append entry needs %d bytes, has %d", appendEntryBaseLen, d.Len())

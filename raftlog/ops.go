@@ -186,6 +186,11 @@ const MaxAssignmentJSON = 64 << 20
 // file offset base. Unknown ops are returned with their body in Raw and no
 // error.
 func DecodeOp(file string, base int64, b []byte) (*Op, error) {
+	v, err := decodeOp(file, base, b)
+	return v, binfmt.Stamp(err, natsfmt.StructEntryOp)
+}
+
+func decodeOp(file string, base int64, b []byte) (*Op, error) {
 	if len(b) == 0 {
 		return nil, binfmt.Errorf(file, base, binfmt.ErrTruncated, "empty entry has no op byte")
 	}
@@ -353,6 +358,11 @@ func decodeBatch(file string, off int64, b []byte, commit bool) (*BatchInfo, *St
 // no streams and gives an empty, non-nil slice. base is the file offset of
 // data[0].
 func DecodeMetaSnapshot(file string, base int64, data []byte) ([]*StreamAssignment, error) {
+	v, err := decodeMetaSnapshot(file, base, data)
+	return v, binfmt.Stamp(err, natsfmt.StructSnapshotData)
+}
+
+func decodeMetaSnapshot(file string, base int64, data []byte) ([]*StreamAssignment, error) {
 	if len(data) == 0 {
 		return []*StreamAssignment{}, nil
 	}

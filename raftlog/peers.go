@@ -61,7 +61,8 @@ func ReadPeerState(file string, r io.ReaderAt, size int64) (*PeerState, error) {
 // DecodePeerState decodes peers.idx bytes. It fails, as the server does, if
 // fewer than numPeers ids fit in the bytes present.
 func DecodePeerState(file string, b []byte) (*PeerState, error) {
-	return decodePeerState(file, 0, b)
+	ps, err := decodePeerState(file, 0, b)
+	return ps, binfmt.Stamp(err, natsfmt.StructPeersIdx)
 }
 
 func decodePeerState(file string, base int64, b []byte) (*PeerState, error) {

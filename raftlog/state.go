@@ -114,6 +114,11 @@ func (s *StreamSnapshot) IsDeleted(seq uint64) bool {
 // DecodeStreamSnapshot decodes stream snapshot data; base is the file
 // offset of data[0].
 func DecodeStreamSnapshot(file string, base int64, data []byte) (*StreamSnapshot, error) {
+	v, err := decodeStreamSnapshot(file, base, data)
+	return v, binfmt.Stamp(err, natsfmt.StructSnapshotData)
+}
+
+func decodeStreamSnapshot(file string, base int64, data []byte) (*StreamSnapshot, error) {
 	if len(data) < 2 || data[0] != streamStateMagic || (data[1] != streamStateV1 && data[1] != streamStateV2) {
 		return decodeLegacyStreamSnapshot(file, base, data)
 	}
@@ -209,7 +214,8 @@ type (
 // DecodeConsumerSnapshot decodes consumer state bytes (a consumer group's
 // snapshot data, or o.dat); base is the file offset of data[0].
 func DecodeConsumerSnapshot(file string, base int64, data []byte) (*ConsumerSnapshot, error) {
-	return natsfmt.DecodeConsumerState(file, base, data)
+	s, err := natsfmt.DecodeConsumerState(file, base, data)
+	return s, binfmt.Stamp(err, natsfmt.StructSnapshotData)
 }
 
 // MarshalJSON prints a delete block with its count and ranges.

@@ -46,6 +46,11 @@ func ReadTermVote(file string, r io.ReaderAt, size int64) (*TermVote, error) {
 // returned with an ErrTruncated error as well. A vote of 1..7 bytes is also
 // ErrTruncated; the term is still returned.
 func DecodeTermVote(file string, b []byte) (*TermVote, error) {
+	v, err := decodeTermVote(file, b)
+	return v, binfmt.Stamp(err, natsfmt.StructTermVote)
+}
+
+func decodeTermVote(file string, b []byte) (*TermVote, error) {
 	tv := &TermVote{}
 	if len(b) == 0 {
 		return tv, nil

@@ -440,7 +440,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
 			Err: fmt.Errorf("%w: block stops at offset %d after seq %d; lost sequences unknown", binfmt.ErrTruncated, bs.Stopped, bs.LastSeq)}
 	}
-	s.problem(e)
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
 }
 
 // assemble combines the blocks as recoverMsgs does.

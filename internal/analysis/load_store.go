@@ -255,26 +255,9 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 		}
 		c.Offset, c.HasOffset, c.Seq = ce.Offset, true, ce.Seq
 	}
-	switch {
-	case errors.Is(err, binfmt.ErrEncrypted):
-		c.Kind = "encrypted"
-	case errors.Is(err, binfmt.ErrChecksum):
-		c.Kind = "checksum"
-		if strings.HasSuffix(c.File, "meta.sum") || strings.HasSuffix(c.File, "meta.inf") {
-			c.Kind = "meta-checksum"
-		} else if strings.HasSuffix(c.File, "index.db") {
-			c.Kind = "index"
-		}
-	case errors.Is(err, binfmt.ErrTruncated):
-		c.Kind = "truncated"
-	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):
-		c.Kind = "format"
-		if strings.HasSuffix(c.File, "index.db") {
-			c.Kind = "index"
-		}
-	default:
-		c.Kind = "unreadable"
-	}
+	// The kind comes from the sentinel and the structure the parser's
+	// framing reader stamped, not from the file's name.
+	c.Kind = string(natsfmt.KindOf(err))
 	return c
 }
 
