@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -16,7 +17,7 @@ var checkStoreCorrupt = Check{
 		// one finding per server says so, not one per file.
 		encrypted := map[string][]string{}
 		for _, c := range m.Corruptions {
-			if c.Kind == "encrypted" {
+			if c.Kind == natsfmt.CorruptEncrypted {
 				encrypted[c.Server] = append(encrypted[c.Server], c.File)
 			}
 		}
@@ -29,16 +30,16 @@ var checkStoreCorrupt = Check{
 			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed): without its key its message blocks, index.db, meta.inf and raft WALs cannot be read or checked, so its stream figures are not recomputed here (its raft snapshots, peers.idx and tav.idx are not encrypted and are read)", srv, len(files)),
 				Evidence: shown,
-				Remedy:   storeRemedy(Corruption{Kind: "encrypted"}),
+				Remedy:   storeRemedy(Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
 		}
 		for _, c := range m.Corruptions {
-			if c.Kind == "encrypted" {
+			if c.Kind == natsfmt.CorruptEncrypted {
 				continue
 			}
 			f := report.Finding{
 				Server: c.Server, Account: c.Account, Stream: c.Stream,
-				File: c.File, Seq: c.Seq, Kind: c.Kind, Ranges: c.Lost,
+				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message,
 			}
 			if c.HasOffset {
@@ -46,7 +47,7 @@ var checkStoreCorrupt = Check{
 			}
 			f.Remedy = storeRemedy(c)
 			switch c.Kind {
-			case "index":
+			case natsfmt.CorruptIndex:
 				// index.db is a cache the server rebuilds from the blocks.
 				f.Severity = report.Warning
 			}
@@ -59,11 +60,11 @@ var checkStoreCorrupt = Check{
 // storeRemedy says what an operator can do about a damaged file.
 func storeRemedy(c Corruption) string {
 	switch c.Kind {
-	case "encrypted":
+	case natsfmt.CorruptEncrypted:
 		return "the store is encrypted; analyze the data on the server itself or with its jetstream key"
-	case "meta-checksum":
+	case natsfmt.CorruptMetaChecksum:
 		return fmt.Sprintf("the server skips this stream at start (\"checksums do not match\"); restore %s from a backup or from a healthy replica, or recreate the stream", c.File)
-	case "index":
+	case natsfmt.CorruptIndex:
 		return "index.db is a cache: the server rebuilds it from the blocks at start; remove it on the server to force a rebuild"
 	}
 	save := fmt.Sprintf("Copy %s out before the server starts on it again: at start the server cuts a block at its first bad record and counts the rest as deleted. `jsforensics dump blk FILE --json` reads every record still intact after the damage.", c.File)

@@ -163,10 +163,10 @@ func (l *loader) capture(c capture.Capture) {
 		l.captureRaftz(srv, c, at)
 	case "healthz":
 		h := c.Healthz
-		kind := "healthcheck-ok"
+		kind := string(natsfmt.EventHealthcheckOK)
 		text := "healthz: " + h.Status
 		if h.Status != "ok" {
-			kind = "healthcheck-failed"
+			kind = string(natsfmt.EventHealthcheckFailed)
 			text += ": " + h.Error
 			for _, e := range h.Errors {
 				text += "; " + e.Error
@@ -265,9 +265,9 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 			leader = mv.Leader
 		}
 	}
-	kind, text := "meta-leader", fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
+	kind, text := string(natsfmt.EventMetaLeader), fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
 	if !mv.HasLeader {
-		kind, text = "no-meta-leader", fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
+		kind, text = string(natsfmt.EventNoMetaLeader), fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
 	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
 	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: source, Timeline: ti})
@@ -332,9 +332,9 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 						leader = n
 					}
 				}
-				kind, text := "meta-leader", fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
+				kind, text := string(natsfmt.EventMetaLeader), fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
 				if leader == "" {
-					kind = "no-meta-leader"
+					kind = string(natsfmt.EventNoMetaLeader)
 					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
 				}
 				ti := l.event(at, srv.Name, "raftz", kind, "_meta_", text, c.File, c.Line)

@@ -203,7 +203,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	for _, p := range scan.Problems {
 		cr := corruptionFrom(srv.Name, account, name, dir, p)
 		cr.Replicas = replicas
-		if cr.Kind == "truncated" || cr.Kind == "torn-tail" {
+		if cr.Kind == natsfmt.CorruptTruncated {
 			cr.Lost = scan.Lost
 		}
 		l.m.Corruptions = append(l.m.Corruptions, cr)
@@ -257,7 +257,7 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 	}
 	// The kind comes from the sentinel and the structure the parser's
 	// framing reader stamped, not from the file's name.
-	c.Kind = string(natsfmt.KindOf(err))
+	c.Kind = natsfmt.KindOf(err)
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -121,8 +122,8 @@ type Corruption struct {
 	Offset                  int64
 	HasOffset               bool
 	Seq                     uint64
-	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
-	Replicas                int    // the stream's replicas when known
+	Kind                    natsfmt.CorruptionKind // natsfmt.KindOf the parser error: its sentinel and structure
+	Replicas                int                    // the stream's replicas when known
 	Message                 string
 	Lost                    []report.Range
 }
