@@ -171,10 +171,10 @@ type StreamScan struct {
 	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
 	RebuildLost     []SeqRange
 	RebuildLostMsgs uint64
-	LostUnknown  bool       // some block lost records whose sequences cannot be known
-	LimitRemoved uint64     // messages removed by applying max_msgs/max_bytes
-	Consumers    []ConsumerScan
-	Problems     []error // *binfmt.CorruptError, in file order
+	LostUnknown     bool   // some block lost records whose sequences cannot be known
+	LimitRemoved    uint64 // messages removed by applying max_msgs/max_bytes
+	Consumers       []ConsumerScan
+	Problems        []error // *binfmt.CorruptError, in file order
 
 	rlLo    int // Blocks before rlLo have no record-length cache
 	rlTotal int // record lengths cached in Blocks[rlLo:]
