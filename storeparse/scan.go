@@ -278,7 +278,7 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.problem(asCorrupt(inf, err))
 		} else {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrTruncated, "meta.inf missing"))
+			s.problem(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)})
 		}
 		return
 	}
@@ -298,7 +298,7 @@ func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
 	}
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
-		s.problem(binfmt.Errorf(sum, 0, binfmt.ErrTruncated, "meta.sum missing or unreadable: %v", err))
+		s.problem(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)})
 		return
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
@@ -964,6 +964,10 @@ func interior(st State) uint64 {
 	}
 	return 0
 }
+
+// IndexCurrent reports whether nats-server trusts index.db at its next start
+// instead of rebuilding from the blocks (see indexCurrent).
+func (s *StreamScan) IndexCurrent() bool { return s.indexCurrent() }
 
 // indexCurrent applies nats-server's staleness check (recoverFullState):
 // index.db's last block is the last block on disk and its last checksum is

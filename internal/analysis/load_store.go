@@ -199,11 +199,12 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	if scan.PartialPurge {
 		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
 	}
+	blockDamage := false
 	for _, p := range scan.Problems {
 		cr := corruptionFrom(srv.Name, account, name, dir, p)
 		cr.Replicas = replicas
-		if cr.Kind == "truncated" || cr.Kind == "torn-tail" {
-			cr.Lost = lostRanges(scan.Lost)
+		if blockCost(scan, &cr) {
+			blockDamage = true
 		}
 		l.m.Corruptions = append(l.m.Corruptions, cr)
 	}
@@ -229,8 +230,60 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 			im.Detail = fmt.Sprintf("index.db is older than the blocks (written at seq %d, blocks go on to %d): the server rebuilds it at start; expected after a crash or for a store copied while running. %s",
 				scan.Index.LastSeq, scan.State.LastSeq, strings.Join(parts, "; "))
 		}
+		im.Damaged = blockDamage
 		l.m.IndexMismatches = append(l.m.IndexMismatches, im)
 	}
+}
+
+// blockCost fills in what a damaged message block costs the copy: the
+// sequences lost or unreadable, and, as evidence, what the server does with
+// it on its next start. It reports whether c is such a damage.
+func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
+	var bs *storeparse.BlockScan
+	for i := range scan.Blocks {
+		if scan.Blocks[i].File == c.File {
+			bs = &scan.Blocks[i]
+		}
+	}
+	if bs == nil || bs.Encrypted {
+		return false
+	}
+	if scan.Index != nil {
+		c.IndexDB = path.Join(scan.Dir, "msgs", "index.db")
+	}
+	switch c.Kind {
+	case "checksum":
+		var bad *storeparse.BadRecord
+		for i := range bs.Bad {
+			if bs.Bad[i].Offset == c.Offset {
+				bad = &bs.Bad[i]
+			}
+		}
+		if bad == nil {
+			return true
+		}
+		c.Lost = []report.Range{{First: bad.Seq, Last: bad.Seq}}
+		if scan.IndexCurrent() {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq %d, whose read fails its checksum (%q)", bad.Seq, "no message found"))
+		} else {
+			c.Evidence = append(c.Evidence, "next start: index.db is missing or stale, so the server rebuilds this block from its records")
+		}
+		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {
+			r := bs.RebuildLost[0]
+			c.Evidence = append(c.Evidence, fmt.Sprintf("on a rebuild (index.db removed or stale) the server truncates %s at offset %d, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences %d-%d go, the bad record and %d intact messages after it",
+				c.File, bad.Offset, r.First, r.Last, bs.RebuildLostMsgs))
+		}
+	case "truncated", "unparsable":
+		if bs.Torn {
+			c.Kind = "torn-tail"
+		}
+		for _, r := range scan.Lost {
+			if r.First == c.Seq {
+				c.Lost = append(c.Lost, report.Range{First: r.First, Last: r.Last})
+			}
+		}
+	}
+	return true
 }
 
 func (l *loader) streamEntry(account, name string) *Stream {
@@ -242,14 +295,6 @@ func (l *loader) streamEntry(account, name string) *Stream {
 	s := &Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
 	return s
-}
-
-func lostRanges(in []storeparse.SeqRange) []report.Range {
-	var out []report.Range
-	for _, r := range in {
-		out = append(out, report.Range{First: r.First, Last: r.Last})
-	}
-	return out
 }
 
 // corruptionFrom turns a parser error into a corruption fact.
@@ -272,10 +317,12 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 		} else if strings.HasSuffix(c.File, "index.db") {
 			c.Kind = "index"
 		}
+	case errors.Is(err, fs.ErrNotExist):
+		c.Kind = "missing"
 	case errors.Is(err, binfmt.ErrTruncated):
 		c.Kind = "truncated"
 	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):
-		c.Kind = "format"
+		c.Kind = "unparsable"
 		if strings.HasSuffix(c.File, "index.db") {
 			c.Kind = "index"
 		}

@@ -124,7 +124,13 @@ type Corruption struct {
 	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
 	Replicas                int    // the stream's replicas when known
 	Message                 string
-	Lost                    []report.Range
+	Lost                    []report.Range // every sequence this damage costs the copy
+	// Evidence says what the server does with the damage on its next
+	// start; beside the figures, not part of them.
+	Evidence []string
+	// IndexDB is the copy's index.db when it is the only record of what
+	// the damaged file held (a remedy must not remove it).
+	IndexDB string
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
@@ -135,6 +141,9 @@ type IndexMismatch struct {
 	// Outdated: index.db stops before the blocks do, which the server
 	// notices and repairs itself.
 	Outdated bool
+	// Damaged: blocks of this copy are damaged (store-corrupt); index.db
+	// then records what they held and must be kept.
+	Damaged bool
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""

@@ -1,0 +1,154 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// findingsOn returns the findings with code on file.
+func findingsOn(rep *report.Report, code, file string) []report.Finding {
+	var out []report.Finding
+	for _, f := range rep.Findings {
+		if f.Code == code && f.File == file {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func onDisk(t *testing.T, rep *report.Report, stream, server string) report.OnDisk {
+	t.Helper()
+	for _, st := range rep.Streams {
+		for _, d := range st.OnDisk {
+			if st.Name == stream && d.Server == server {
+				return d
+			}
+		}
+	}
+	t.Fatalf("no copy of %s on %s", stream, server)
+	return report.OnDisk{}
+}
+
+// warnedBefore checks that remedy says what it would destroy and how to
+// save it before the destructive step.
+func warnedBefore(t *testing.T, remedy, destructive string, warnings ...string) {
+	t.Helper()
+	at := strings.Index(remedy, destructive)
+	if at < 0 {
+		t.Errorf("remedy lacks %q: %s", destructive, remedy)
+		return
+	}
+	for _, w := range warnings {
+		if i := strings.Index(remedy, w); i < 0 || i > at {
+			t.Errorf("remedy does not say %q before %q: %s", w, destructive, remedy)
+		}
+	}
+}
+
+// TestPayloadBitFlipIsOneRecord flips a payload bit of seq 2 (offset 58)
+// in the middle of EVENTS' one block (40 records, index.db current): one
+// finding naming the file, offset and sequence; the copy's figures are what
+// the block holds (all but seq 2); no index-mismatch, since index.db agrees;
+// and the server's behaviour on a rebuild is evidence, not the figures.
+func TestPayloadBitFlipIsOneRecord(t *testing.T) {
+	healthy, err := Run(corruptBundle, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := onDisk(t, healthy, "EVENTS", "n1")
+	dir := copyTree(t, corruptBundle)
+	rewrite(t, filepath.Join(dir, filepath.FromSlash(eventsBlock)), flipBit(58+22+15+5, 3))
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingsOn(rep, "store-corrupt", eventsBlock)
+	if len(got) != 1 {
+		t.Fatalf("one damage, %d findings: %s", len(got), summarize(got))
+	}
+	f := got[0]
+	if f.Kind != "checksum" || f.Seq != 2 || f.Offset == nil || *f.Offset != 58 || len(f.Ranges) != 1 || f.Ranges[0] != (report.Range{First: 2, Last: 2}) {
+		t.Errorf("finding %s", summarize(got))
+	}
+	if mm := findingsOn(rep, "index-mismatch", eventsDir+"/msgs/index.db"); len(mm) != 0 {
+		t.Errorf("index.db agrees with the blocks, yet %s", summarize(mm))
+	}
+	after := onDisk(t, rep, "EVENTS", "n1")
+	if after.LastSeq != before.LastSeq || after.FirstSeq != before.FirstSeq || after.Messages != before.Messages-1 || after.Deleted != before.Deleted {
+		t.Errorf("copy %+v, want the healthy %+v less seq 2", after, before)
+	}
+	ev := strings.Join(f.Evidence, "\n")
+	if !strings.Contains(ev, "serves every message but seq 2") || !strings.Contains(ev, "truncates "+eventsBlock+" at offset 58") || !strings.Contains(ev, "sequences 2-40 go, the bad record and 38 intact messages") {
+		t.Errorf("evidence does not say what the server does next: %s", ev)
+	}
+	if strings.Contains(f.Remedy, "remove index.db") || strings.Contains(f.Remedy, "remove "+eventsDir) {
+		t.Errorf("remedy advises removing an index.db that agrees with the blocks: %s", f.Remedy)
+	}
+	warnedBefore(t, f.Remedy, "republish", "Keep "+eventsDir+"/msgs/index.db", "copy "+eventsBlock, "dump blk FILE --json")
+}
+
+// TestFramingLossIsOneFinding: a record length bit flip loses the framing
+// at offset 116; the error and the sequences it costs are one finding.
+func TestFramingLossIsOneFinding(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	rewrite(t, filepath.Join(dir, filepath.FromSlash(eventsBlock)), flipBit(116+2, 4))
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingsOn(rep, "store-corrupt", eventsBlock)
+	if len(got) != 1 || got[0].Kind != "unparsable" || *got[0].Offset != 116 || len(got[0].Ranges) != 1 || got[0].Ranges[0] != (report.Range{First: 3, Last: 40}) {
+		t.Fatalf("want one unparsable finding at 116 costing 3-40: %s", summarize(got))
+	}
+	for _, mm := range findingsOn(rep, "index-mismatch", eventsDir+"/msgs/index.db") {
+		if strings.Contains(mm.Remedy, "remove "+eventsDir) && !strings.Contains(mm.Remedy, "do not remove") {
+			t.Errorf("index.db is the record of what the damaged block held, yet: %s", mm.Remedy)
+		}
+	}
+}
+
+// TestEmptiedBlockFinding empties EVENTS' block (0 bytes): a finding on the
+// block naming the sequences index.db says it held, and no remedy that
+// removes index.db, which would make the loss final.
+func TestEmptiedBlockFinding(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	rewrite(t, filepath.Join(dir, filepath.FromSlash(eventsBlock)), truncateAt(0))
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingsOn(rep, "store-corrupt", eventsBlock)
+	if len(got) != 1 || got[0].Kind != "truncated" || len(got[0].Ranges) != 1 || got[0].Ranges[0].Last != 40 || !strings.Contains(got[0].Message, "index.db says it held") {
+		t.Fatalf("want one finding on the emptied block naming what it held: %s", summarize(rep.Findings))
+	}
+	for _, f := range rep.Findings {
+		if strings.Contains(f.Remedy, "remove "+eventsDir+"/msgs/index.db") {
+			t.Errorf("%s advises removing index.db, the only record of the lost block: %s", f.Code, f.Remedy)
+		}
+	}
+}
+
+// TestMissingMetaRemedy removes EVENTS' meta.inf: the remedy is about the
+// meta files, not the block remedy.
+func TestMissingMetaRemedy(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	inf := eventsDir + "/meta.inf"
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(inf))); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingsOn(rep, "store-corrupt", inf)
+	if len(got) != 1 || got[0].Kind != "missing" {
+		t.Fatalf("want one missing meta.inf: %s", summarize(rep.Findings))
+	}
+	if r := got[0].Remedy; strings.Contains(r, "bad record") || !strings.Contains(r, "meta.inf is missing") || !strings.Contains(r, "do not delete or recreate the stream") {
+		t.Errorf("remedy does not fit a missing meta.inf: %s", r)
+	}
+}
