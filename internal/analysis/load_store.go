@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
@@ -339,4 +343,161 @@ func indexAgrees(scan *storeparse.StreamScan) bool {
 		return true
 	}
 	return x.Msgs == st.Msgs && x.Bytes == st.Bytes && x.LastSeq == st.LastSeq && (st.Msgs == 0 || x.FirstSeq == st.FirstSeq)
+}
+
+// metaRef is a stream config to hold a meta.inf against.
+type metaRef struct {
+	source string
+	fields map[string]json.RawMessage
+}
+
+// blameMetaFiles tells, for each stream copy whose meta.inf and meta.sum
+// disagree, which file changed: meta.inf is held against the stream config
+// in that server's meta state (snapshot and WAL) and in the other replicas'
+// meta.inf files that verify. A field that differs names meta.inf (and the
+// flipped bit when it is one); none differing names meta.sum.
+func (l *loader) blameMetaFiles() {
+	for i := range l.m.Corruptions {
+		c := &l.m.Corruptions[i]
+		if c.Kind != "meta-checksum" || path.Base(c.File) != "meta.sum" || strings.Contains(c.File, "/obs/") {
+			continue
+		}
+		dir := path.Dir(c.File)
+		inf, err := readSmall(l.b.FS, path.Join(dir, "meta.inf"), 1<<20)
+		if err != nil {
+			continue
+		}
+		sum, err := readSmall(l.b.FS, c.File, 1<<10)
+		if err != nil {
+			continue
+		}
+		var infFields map[string]json.RawMessage
+		if json.Unmarshal(inf, &infFields) != nil {
+			continue
+		}
+		refs := l.metaRefs(c, dir)
+		if len(refs) == 0 {
+			continue
+		}
+		l.blame(c, inf, sum, infFields, refs)
+	}
+}
+
+// metaRefs gathers the configs to compare the copy in dir with.
+func (l *loader) metaRefs(c *Corruption, dir string) []metaRef {
+	var refs []metaRef
+	add := func(source string, raw []byte) {
+		var f map[string]json.RawMessage
+		if json.Unmarshal(raw, &f) == nil && len(f) > 0 {
+			refs = append(refs, metaRef{source, f})
+		}
+	}
+	if srv := l.m.server(c.Server); srv != nil && srv.Meta != nil {
+		if a := srv.Meta.Streams[AssetKey{c.Account, c.Stream}]; a != nil && len(a.Config) > 0 {
+			add(fmt.Sprintf("the stream config in %s's meta state (%s)", srv.Name, srv.Meta.Source), a.Config)
+		}
+	}
+	for _, st := range l.m.Streams {
+		if st.Account != c.Account || st.Name != c.Stream {
+			continue
+		}
+		for _, cp := range st.Copies {
+			if cp.Path == dir {
+				continue
+			}
+			inf, err := readSmall(l.b.FS, path.Join(cp.Path, "meta.inf"), 1<<20)
+			if err != nil {
+				continue
+			}
+			sum, err := readSmall(l.b.FS, path.Join(cp.Path, "meta.sum"), 1<<10)
+			if err != nil || storeparse.CheckMetaSum("meta.sum", sum, inf, c.Stream) != nil {
+				continue
+			}
+			add(fmt.Sprintf("%s's meta.inf (%s/meta.inf, its meta.sum verifies)", cp.Server, cp.Path), inf)
+		}
+	}
+	return refs
+}
+
+// blame names the changed file in c from the comparison with refs.
+func (l *loader) blame(c *Corruption, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
+	differ := map[string][]string{} // field -> sources it differs from
+	for _, r := range refs {
+		for k, rv := range r.fields {
+			iv, ok := infFields[k]
+			if !ok || k == "Created" || k == "metadata" {
+				continue
+			}
+			if !jsonEqual(iv, rv) {
+				differ[k] = append(differ[k], r.source)
+				if off, bit, ok := oneBit(iv, rv); ok {
+					at := valueOffset(inf, k) + off
+					c.File, c.Offset, c.HasOffset = path.Join(path.Dir(c.File), "meta.inf"), int64(at), true
+					c.Message = fmt.Sprintf("%s changed, not meta.sum: field %q is %s where %s holds %s; byte %d of meta.inf differs by one bit (bit %d, %q for %q), so meta.sum no longer matches",
+						c.File, k, iv, r.source, rv, at, bit, inf[at], rv[off])
+					return
+				}
+			}
+		}
+	}
+	if len(differ) > 0 {
+		var parts []string
+		for _, k := range sortedKeys(differ) {
+			parts = append(parts, fmt.Sprintf("%q (against %s)", k, strings.Join(differ[k], "; ")))
+		}
+		c.File = path.Join(path.Dir(c.File), "meta.inf")
+		c.Message = fmt.Sprintf("%s changed, not meta.sum: it differs in %s", c.File, strings.Join(parts, ", "))
+		return
+	}
+	// meta.inf says what the config says: meta.sum is what changed.
+	want := fmt.Sprintf("%x", binfmt.HH64(c.Stream, inf))
+	got := strings.TrimSpace(string(sum))
+	c.Message = fmt.Sprintf("%s changed, not meta.inf: meta.inf agrees with %s, and hashes to %s where meta.sum holds %s", c.File, refs[0].source, want, got)
+	if off, bit, ok := oneBit([]byte(got), []byte(want)); ok {
+		c.Offset, c.HasOffset = int64(off), true
+		c.Message += fmt.Sprintf(" (byte %d differs by one bit, bit %d)", off, bit)
+	}
+}
+
+// jsonEqual compares two JSON values by meaning.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+// oneBit reports where a and b, of equal length, differ by exactly one bit.
+func oneBit(a, b []byte) (off, bit int, ok bool) {
+	if len(a) != len(b) {
+		return 0, 0, false
+	}
+	off = -1
+	for i := range a {
+		if d := a[i] ^ b[i]; d != 0 {
+			if off >= 0 || d&(d-1) != 0 {
+				return 0, 0, false
+			}
+			off, bit = i, bits.TrailingZeros8(d)
+		}
+	}
+	return off, bit, off >= 0
+}
+
+// valueOffset is where the value of top-level field k starts in a JSON
+// object as nats-server writes it ("k": value, no other spacing).
+func valueOffset(doc []byte, k string) int {
+	key := []byte(strconv.Quote(k) + ":")
+	i := bytes.Index(doc, key)
+	if i < 0 {
+		return 0
+	}
+	i += len(key)
+	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n') {
+		i++
+	}
+	return i
 }

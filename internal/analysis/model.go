@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -70,6 +71,9 @@ type Assignment struct {
 	Peers           []string
 	Replicas        int
 	Consumers       map[string][]string // consumer name -> its group's peers
+	// Config is the stream config as the assignment holds it (JSON), to
+	// tell which of meta.inf and meta.sum changed when they disagree.
+	Config json.RawMessage
 }
 
 // Stream is one stream and every server's copy of it.

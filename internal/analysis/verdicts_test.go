@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,5 +151,59 @@ func TestMissingMetaRemedy(t *testing.T) {
 	}
 	if r := got[0].Remedy; strings.Contains(r, "bad record") || !strings.Contains(r, "meta.inf is missing") || !strings.Contains(r, "do not delete or recreate the stream") {
 		t.Errorf("remedy does not fit a missing meta.inf: %s", r)
+	}
+}
+
+// TestMetaFileBlamed breaks ORDERS (R3) on n1: one bit of a letter of a
+// string field of meta.inf (the fixtures' streams carry no description, so
+// "discard":"old" becomes "nld"), meta.sum untouched; then one bit of
+// meta.sum. meta.inf is held against the stream config in n1's meta state
+// and the other replicas' meta.inf: the finding names the file that
+// changed, the field and the bit.
+func TestMetaFileBlamed(t *testing.T) {
+	dir := "store-n1/$G/streams/ORDERS"
+	for _, tc := range []struct {
+		name, file string
+		corrupt    func([]byte) []byte
+		want       []string
+		offset     func([]byte) int64
+	}{
+		{name: "meta.inf", file: dir + "/meta.inf",
+			corrupt: func(b []byte) []byte { b[bytes.Index(b, []byte(`"old"`))+1] ^= 1; return b },
+			want:    []string{`field "discard"`, "bit 0", "meta state"},
+			offset:  func(b []byte) int64 { return int64(bytes.Index(b, []byte(`"old"`)) + 1) }},
+		{name: "meta.sum", file: dir + "/meta.sum",
+			corrupt: flipBit(3, 1),
+			want:    []string{"changed, not meta.inf", "byte 3 differs by one bit, bit 1"},
+			offset:  func([]byte) int64 { return 3 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bundle := copyTree(t, corruptBundle)
+			p := filepath.Join(bundle, filepath.FromSlash(tc.file))
+			orig, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rewrite(t, p, tc.corrupt)
+			rep, err := Run(bundle, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := findingsOn(rep, "store-corrupt", tc.file)
+			if len(got) != 1 {
+				t.Fatalf("want one finding on %s: %s", tc.file, summarize(rep.Findings))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got[0].Message, w) {
+					t.Errorf("message lacks %q: %s", w, got[0].Message)
+				}
+			}
+			if want := tc.offset(orig); got[0].Offset == nil || *got[0].Offset != want {
+				t.Errorf("offset %v, want %d", got[0].Offset, want)
+			}
+			if strings.Contains(got[0].Remedy, "recreate the stream") && !strings.Contains(got[0].Remedy, "do not delete or recreate") {
+				t.Errorf("remedy would remove the intact blocks: %s", got[0].Remedy)
+			}
+		})
 	}
 }
