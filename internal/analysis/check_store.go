@@ -92,7 +92,7 @@ func storeRemedy(c Corruption) string {
 	}
 	switch c.Kind {
 	case "checksum":
-		fmt.Fprintf(&b, "Only the bad record is unreadable (%s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
+		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
 	default:
 		lost := "what it held after the damage"
 		if len(c.Lost) > 0 {
@@ -103,7 +103,7 @@ func storeRemedy(c Corruption) string {
 	fmt.Fprintf(&b, " First save it: copy %s (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact.", c.File)
 	switch {
 	case c.Stream != "" && c.Replicas > 1:
-		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt: `nats stream cluster peer-remove %s %s` deletes this replica's copy (saved above), then scale back up.", c.Replicas, c.Stream, c.Server)
+		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, c.Server)
 	case c.Stream != "":
 		b.WriteString(" The stream has no other replica: republish what the dump recovers, or restore from a backup.")
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -206,4 +207,47 @@ func TestMetaFileBlamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDestructiveRemediesWarnFirst: every remedy that removes, rebuilds,
+// truncates or peer-removes says what it destroys and how to save it before
+// the destructive step. On real state: a bad record in ORDERS (R3) on n1,
+// index.db from an older state than EVENTS' cut block, and the group
+// remedies on the model of the same bundle.
+func TestDestructiveRemediesWarnFirst(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	orders := "store-n1/$G/streams/ORDERS/msgs/1.blk"
+	rewrite(t, filepath.Join(dir, filepath.FromSlash(orders)), func(b []byte) []byte { b[40] ^= 0x10; return b })
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findingsOn(rep, "store-corrupt", orders)
+	if len(got) != 1 {
+		t.Fatalf("want one finding on %s: %s", orders, summarize(rep.Findings))
+	}
+	warnedBefore(t, got[0].Remedy, "nats stream cluster peer-remove ORDERS n1", "copy "+orders, "dump blk FILE --json", "deletes this replica's copy")
+
+	dir = copyTree(t, corruptBundle)
+	rewrite(t, filepath.Join(dir, filepath.FromSlash(eventsBlock)), truncateAt(174+95))
+	rep, err = Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range findingsOn(rep, "index-mismatch", eventsDir+"/msgs/index.db") {
+		if strings.Contains(f.Remedy, "remove "+eventsDir+"/msgs/index.db") {
+			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+eventsDir+"/msgs/index.db")
+		}
+	}
+
+	b, err := bundle.Open(corruptBundle, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m := Load(b)
+	g := &Group{Name: "S-R3F-x", Kind: "stream"}
+	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}), "remove the missing peers", "deletes the removed peer's copy", "copy every server's folder")
+	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}), "scale the asset to R1 and back", "copy every server's folder")
+	warnedBefore(t, metaSplitRemedy(m, nil), "move (do not delete)", "discards its assignments", "copy those stream folders out")
 }
