@@ -496,7 +496,9 @@ func (s *StreamScan) noteEmpty(bs *BlockScan) {
 		return
 	}
 	ib, ok := s.Index.Block(bs.Index)
-	if !ok {
+	if !ok || ib.Msgs() == 0 && bs.Index == s.Index.LastBlock && s.Index.LastChecksum == [8]byte{} {
+		// Not listed, or the last block opened and never written to (no
+		// last record checksum): an empty file is what the server left.
 		return
 	}
 	e := &binfmt.CorruptError{File: bs.File, Offset: 0, Seq: ib.FirstSeq}
