@@ -186,6 +186,9 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted,
 	}
+	for _, r := range scan.Unreadable {
+		c.Unreadable = append(c.Unreadable, report.Range{First: r.First, Last: r.Last})
+	}
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
 		if cs.State != nil {

@@ -95,6 +95,8 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
+	// Unreadable: records on disk that fail their checksum, not counted.
+	Unreadable []report.Range
 	// Digests holds, per live sequence, a digest of the message content;
 	// nil unless the stream has several copies to compare.
 	Digests map[uint64]uint64

@@ -80,7 +80,8 @@ func TestPayloadBitFlipIsOneRecord(t *testing.T) {
 		t.Errorf("index.db agrees with the blocks, yet %s", summarize(mm))
 	}
 	after := onDisk(t, rep, "EVENTS", "n1")
-	if after.LastSeq != before.LastSeq || after.FirstSeq != before.FirstSeq || after.Messages != before.Messages-1 || after.Deleted != before.Deleted {
+	if after.LastSeq != before.LastSeq || after.FirstSeq != before.FirstSeq || after.Messages != before.Messages-1 || after.Deleted != before.Deleted ||
+		len(after.Unreadable) != 1 || after.Unreadable[0] != (report.Range{First: 2, Last: 2}) {
 		t.Errorf("copy %+v, want the healthy %+v less seq 2", after, before)
 	}
 	ev := strings.Join(f.Evidence, "\n")
