@@ -94,7 +94,7 @@ func storeRemedy(c Corruption) string {
 	case "checksum":
 		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
 	default:
-		lost := "what it held after the damage"
+		lost := "what the block held from the damage on"
 		if len(c.Lost) > 0 {
 			lost = "sequences " + rangesText(c.Lost)
 		}
