@@ -53,3 +53,43 @@ func TestSetOverridesAndRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyAndSkip: --only runs just the named checks, --skip leaves them
+// out (the incident's critical findings go with them), an unknown code is a
+// tool error.
+func TestOnlyAndSkip(t *testing.T) {
+	b := bundles + "/incident-000-captures/bundle"
+	codes := func(args ...string) (map[string]bool, int) {
+		var out, errb bytes.Buffer
+		rc := run(append(append([]string{"analyze", "--format", "json"}, args...), b), &out, &errb)
+		var rep struct {
+			Checks   []struct{ Code string } `json:"checks"`
+			Findings []struct{ Code string } `json:"findings"`
+		}
+		got := map[string]bool{}
+		if rc == 1 {
+			return got, rc
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Checks {
+			got["check:"+c.Code] = true
+		}
+		for _, f := range rep.Findings {
+			got[f.Code] = true
+		}
+		return got, rc
+	}
+	got, rc := codes("--only", "peer-id-corrupt")
+	if rc != 3 || !got["peer-id-corrupt"] || got["quorum-unreachable"] || len(got) != 2 {
+		t.Errorf("--only peer-id-corrupt: rc %d, %v", rc, got)
+	}
+	got, _ = codes("--skip", "peer-id-corrupt,quorum-unreachable")
+	if got["peer-id-corrupt"] || got["quorum-unreachable"] || got["check:peer-id-corrupt"] || !got["meta-no-leader"] {
+		t.Errorf("--skip: %v", got)
+	}
+	if _, rc := codes("--only", "no-such-check"); rc != 1 {
+		t.Errorf("unknown code: rc %d, want 1", rc)
+	}
+}

@@ -6,6 +6,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -19,6 +20,30 @@ type Options struct {
 	Limits      bundle.Limits
 	// Settings override checks' thresholds, by "code.key" (see Check.Settings).
 	Settings map[string]float64
+	// Only, when set, runs just these checks; Skip leaves these out. Codes
+	// are validated against the registered checks.
+	Only, Skip []string
+}
+
+// SelectChecks returns the registered checks that only and skip leave,
+// in registration order; an unknown code is an error.
+func SelectChecks(only, skip []string) ([]Check, error) {
+	known := map[string]bool{}
+	for _, c := range Checks {
+		known[c.Code] = true
+	}
+	for _, code := range append(append([]string(nil), only...), skip...) {
+		if !known[code] {
+			return nil, fmt.Errorf("no check %q (jsforensics checks lists them)", code)
+		}
+	}
+	var out []Check
+	for _, c := range Checks {
+		if (len(only) == 0 || slices.Contains(only, c.Code)) && !slices.Contains(skip, c.Code) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // CheckSettings validates settings against the registered checks.
@@ -38,13 +63,17 @@ func Run(path string, opts Options) (*report.Report, error) {
 	if err := CheckSettings(opts.Settings); err != nil {
 		return nil, err
 	}
+	checks, err := SelectChecks(opts.Only, opts.Skip)
+	if err != nil {
+		return nil, err
+	}
 	b, err := bundle.Open(path, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
 	m := Load(b)
-	rep := Build(m, Checks, opts.Settings)
+	rep := Build(m, checks, opts.Settings)
 	rep.ToolVersion = opts.ToolVersion
 	rep.Bundle = path
 	return rep, nil
