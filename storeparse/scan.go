@@ -203,6 +203,12 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	}
 	if s.Meta != nil {
 		s.checkMetaSum(fsys, path.Join(dir, "meta.inf"), path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
+			// meta.inf fails its checksum and names another stream than
+			// its folder (which nats-server names for the stream): the
+			// name may be what changed, and it keys every block checksum.
+			s.Name = base
+		}
 	}
 	for _, p := range []string{"__msgs__", "__new_msgs__"} {
 		if _, err := fs.Stat(fsys, path.Join(dir, p)); err == nil {

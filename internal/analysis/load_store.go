@@ -172,12 +172,11 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.Name, account, folder, dir, err))
 		return
 	}
-	name := folder
+	// meta.inf's name, or the folder's when meta.inf is unreadable or its
+	// changed bytes name another stream (ScanStream's choice).
+	name := scan.Name
 	replicas := 0
 	if scan.Meta != nil {
-		if scan.Meta.Name != "" {
-			name = scan.Meta.Name
-		}
 		replicas = scan.Meta.NumReplicas
 	}
 	c := &StreamCopy{
@@ -378,16 +377,19 @@ func (l *loader) blameMetaFiles() {
 		if json.Unmarshal(inf, &infFields) != nil {
 			continue
 		}
-		refs := l.metaRefs(c, dir)
+		// The folder is named for the stream (meta.inf's own name may be
+		// the field that changed).
+		stream := path.Base(dir)
+		refs := l.metaRefs(c, dir, stream)
 		if len(refs) == 0 {
 			continue
 		}
-		l.blame(c, inf, sum, infFields, refs)
+		l.blame(c, stream, inf, sum, infFields, refs)
 	}
 }
 
 // metaRefs gathers the configs to compare the copy in dir with.
-func (l *loader) metaRefs(c *Corruption, dir string) []metaRef {
+func (l *loader) metaRefs(c *Corruption, dir, stream string) []metaRef {
 	var refs []metaRef
 	add := func(source string, raw []byte) {
 		var f map[string]json.RawMessage
@@ -396,12 +398,12 @@ func (l *loader) metaRefs(c *Corruption, dir string) []metaRef {
 		}
 	}
 	if srv := l.m.server(c.Server); srv != nil && srv.Meta != nil {
-		if a := srv.Meta.Streams[AssetKey{c.Account, c.Stream}]; a != nil && len(a.Config) > 0 {
+		if a := srv.Meta.Streams[AssetKey{c.Account, stream}]; a != nil && len(a.Config) > 0 {
 			add(fmt.Sprintf("the stream config in %s's meta state (%s)", srv.Name, srv.Meta.Source), a.Config)
 		}
 	}
 	for _, st := range l.m.Streams {
-		if st.Account != c.Account || st.Name != c.Stream {
+		if st.Account != c.Account || st.Name != stream {
 			continue
 		}
 		for _, cp := range st.Copies {
@@ -413,7 +415,7 @@ func (l *loader) metaRefs(c *Corruption, dir string) []metaRef {
 				continue
 			}
 			sum, err := readSmall(l.b.FS, path.Join(cp.Path, "meta.sum"), 1<<10)
-			if err != nil || storeparse.CheckMetaSum("meta.sum", sum, inf, c.Stream) != nil {
+			if err != nil || storeparse.CheckMetaSum("meta.sum", sum, inf, stream) != nil {
 				continue
 			}
 			add(fmt.Sprintf("%s's meta.inf (%s/meta.inf, its meta.sum verifies)", cp.Server, cp.Path), inf)
@@ -423,7 +425,7 @@ func (l *loader) metaRefs(c *Corruption, dir string) []metaRef {
 }
 
 // blame names the changed file in c from the comparison with refs.
-func (l *loader) blame(c *Corruption, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
+func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
 	differ := map[string][]string{} // field -> sources it differs from
 	for _, r := range refs {
 		for k, rv := range r.fields {
@@ -453,7 +455,7 @@ func (l *loader) blame(c *Corruption, inf, sum []byte, infFields map[string]json
 		return
 	}
 	// meta.inf says what the config says: meta.sum is what changed.
-	want := fmt.Sprintf("%x", binfmt.HH64(c.Stream, inf))
+	want := fmt.Sprintf("%x", binfmt.HH64(stream, inf))
 	got := strings.TrimSpace(string(sum))
 	c.Message = fmt.Sprintf("%s changed, not meta.inf: meta.inf agrees with %s, and hashes to %s where meta.sum holds %s", c.File, refs[0].source, want, got)
 	if off, bit, ok := oneBit([]byte(got), []byte(want)); ok {

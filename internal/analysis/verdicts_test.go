@@ -174,6 +174,10 @@ func TestMetaFileBlamed(t *testing.T) {
 			corrupt: func(b []byte) []byte { b[bytes.Index(b, []byte(`"old"`))+1] ^= 1; return b },
 			want:    []string{`field "discard"`, "bit 0", "meta state"},
 			offset:  func(b []byte) int64 { return int64(bytes.Index(b, []byte(`"old"`)) + 1) }},
+		{name: "meta.inf name", file: dir + "/meta.inf",
+			corrupt: func(b []byte) []byte { b[bytes.Index(b, []byte(`"ORDERS"`))+3] ^= 4; return b },
+			want:    []string{`field "name"`, "bit 2", "meta state"},
+			offset:  func(b []byte) int64 { return int64(bytes.Index(b, []byte(`"ORDERS"`)) + 3) }},
 		{name: "meta.sum", file: dir + "/meta.sum",
 			corrupt: flipBit(3, 1),
 			want:    []string{"changed, not meta.inf", "byte 3 differs by one bit, bit 1"},
@@ -205,6 +209,17 @@ func TestMetaFileBlamed(t *testing.T) {
 			}
 			if strings.Contains(got[0].Remedy, "recreate the stream") && !strings.Contains(got[0].Remedy, "do not delete or recreate") {
 				t.Errorf("remedy would remove the intact blocks: %s", got[0].Remedy)
+			}
+			for _, st := range rep.Streams {
+				if strings.HasPrefix(st.Name, "OR") && st.Name != "ORDERS" {
+					t.Errorf("the changed name made a stream of its own: %s", st.Name)
+				}
+			}
+			// The blocks are intact: no other damage is reported.
+			for _, f := range rep.Findings {
+				if f.Code == "store-corrupt" && f.File != tc.file && strings.Contains(f.File, "ORDERS") {
+					t.Errorf("intact file reported: %s", summarize([]report.Finding{f}))
+				}
 			}
 		})
 	}
