@@ -157,8 +157,9 @@ type StreamScan struct {
 	// the blocks, the check nats-server makes), the deletes only index.db
 	// knows (limit removals write no tombstone), then max_msgs/max_bytes.
 	State State
-	// BlocksOnly is the state from the blocks and their tombstones alone,
-	// what nats-server rebuilds when index.db is missing or stale.
+	// BlocksOnly is the state from the blocks and their tombstones alone:
+	// what nats-server rebuilds when index.db is missing or stale, less
+	// RebuildLost when a record fails its checksum.
 	BlocksOnly   State
 	IndexRemoved uint64       // messages the blocks hold that a current index.db marks deleted
 	Index        *StreamIndex // nil when index.db is missing or unreadable
