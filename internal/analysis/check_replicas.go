@@ -17,7 +17,9 @@ var checkReplicaDivergence = Check{
 	Code:        "replica-divergence",
 	Severity:    report.Critical,
 	Description: "replicas hold different content under the same sequence",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noReplicas,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
 			copies := withDigests(st)
@@ -85,7 +87,9 @@ var checkReplicaGap = Check{
 	Code:        "replica-gap",
 	Severity:    report.Critical,
 	Description: "a replica lacks sequences that another replica of the same stream holds and no deletion explains",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noReplicas,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
 			var copies []*StreamCopy
@@ -126,7 +130,7 @@ var checkReplicaGap = Check{
 					Servers: sortedKeys(holders),
 					Message: fmt.Sprintf("%s's replica of %s > %s lacks %d sequence(s) (%s) that %s hold(s), inside its own first..last range, with no deletion recorded",
 						c.Server, st.Account, st.Name, len(lacks), rangesText(ranges), strings.Join(sortedKeys(holders), ", ")),
-					Remedy: fmt.Sprintf("read the missing messages from the other replicas (jsforensics dump blk on their blocks) before any of them is removed; then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, st.Name, c.Server),
+					Remedy: fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks) before any of them is removed; then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, c.Server, c.Server, st.Name, c.Server),
 				})
 			}
 		}
@@ -192,4 +196,14 @@ func dedupe(in []uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// noReplicas skips the replica checks where no stream has two copies.
+func noReplicas(p *Pass) string {
+	for _, st := range p.Model.Streams {
+		if len(st.Copies) > 1 {
+			return ""
+		}
+	}
+	return "no stream has copies on two servers in the bundle"
 }

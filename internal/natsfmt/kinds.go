@@ -2,6 +2,7 @@ package natsfmt
 
 import (
 	"errors"
+	"io/fs"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 )
@@ -32,8 +33,10 @@ type CorruptionKind string
 // Corruption kinds.
 const (
 	CorruptChecksum     CorruptionKind = "checksum"      // a record or file fails its checksum
-	CorruptTruncated    CorruptionKind = "truncated"     // the data ends early (torn tail)
-	CorruptFormat       CorruptionKind = "format"        // impossible length, magic, version
+	CorruptTruncated    CorruptionKind = "truncated"     // the data ends early
+	CorruptTornTail     CorruptionKind = "torn-tail"     // a block's last record cut short (the analysis tells it from the block scan)
+	CorruptUnparsable   CorruptionKind = "unparsable"    // impossible length, magic, version
+	CorruptMissing      CorruptionKind = "missing"       // a file the store needs is not there
 	CorruptEncrypted    CorruptionKind = "encrypted"     // sealed at rest, no key
 	CorruptMetaChecksum CorruptionKind = "meta-checksum" // meta.inf does not match meta.sum
 	CorruptIndex        CorruptionKind = "index"         // index.db is damaged (a cache the server rebuilds)
@@ -56,13 +59,15 @@ func KindOf(err error) CorruptionKind {
 			return CorruptIndex
 		}
 		return CorruptChecksum
+	case errors.Is(err, fs.ErrNotExist):
+		return CorruptMissing
 	case errors.Is(err, binfmt.ErrTruncated):
 		return CorruptTruncated
 	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):
 		if s == StructIndexDB {
 			return CorruptIndex
 		}
-		return CorruptFormat
+		return CorruptUnparsable
 	}
 	return CorruptUnreadable
 }

@@ -3,6 +3,7 @@ package natsfmt
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
@@ -24,14 +25,15 @@ func TestKindOf(t *testing.T) {
 		{stamped(StructIndexDB, binfmt.ErrTruncated), CorruptTruncated},
 		{stamped(StructMetaSum, binfmt.ErrChecksum), CorruptMetaChecksum},
 		{stamped(StructMetaInf, binfmt.ErrChecksum), CorruptMetaChecksum},
-		{stamped(StructMetaInf, binfmt.ErrFormat), CorruptFormat},
+		{stamped(StructMetaInf, binfmt.ErrFormat), CorruptUnparsable},
 		{stamped(StructBlockRecord, binfmt.ErrChecksum), CorruptChecksum},
 		{stamped(StructBlockRecord, binfmt.ErrTruncated), CorruptTruncated},
 		{stamped(StructIndexDB, binfmt.ErrEncrypted), CorruptEncrypted},
 		// Unstamped: a file named index.db is not taken for one.
-		{binfmt.Errorf("msgs/index.db", 0, binfmt.ErrFormat, "x"), CorruptFormat},
+		{binfmt.Errorf("msgs/index.db", 0, binfmt.ErrFormat, "x"), CorruptUnparsable},
 		{fmt.Errorf("wrapped: %w", stamped(StructMetaSum, binfmt.ErrChecksum)), CorruptMetaChecksum},
 		{errors.New("permission denied"), CorruptUnreadable},
+		{binfmt.Stamp(&binfmt.CorruptError{File: "x", Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, fs.ErrNotExist)}, StructMetaInf), CorruptMissing},
 	} {
 		if got := KindOf(c.err); got != c.want {
 			t.Errorf("KindOf(%v, %q) = %s, want %s", c.err, binfmt.StructureOf(c.err), got, c.want)
