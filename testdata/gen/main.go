@@ -6,6 +6,7 @@
 //	go run . list             # scenario names and descriptions
 //	go run . big -out DIR [-size 1GiB] [-version v2.15.2]
 //	go run . recover -dir DIR [-version v2.15.2]
+//	go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug]
 //
 // See README.md.
 package main
@@ -72,6 +73,8 @@ func run() int {
 	version := fs.String("version", "v2.15.2", "big/recover: nats-server version")
 	dir := fs.String("dir", "", "recover: store directory written by `big`")
 	keepIndex := fs.Bool("keep-index", false, "recover: keep msgs/index.db (baseline: recovery from index.db)")
+	rounds := fs.Int("rounds", 4, "biglog: churn rounds (leader kills) before the log is repeated")
+	debug := fs.Bool("debug", false, "biglog: servers log at debug level")
 	if len(os.Args) < 2 {
 		usage()
 		return 2
@@ -120,6 +123,19 @@ func run() int {
 			return 2
 		}
 		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runBig(ctx, *out, n, *version) }))
+	case "biglog":
+		if *out == "" {
+			logf("biglog: -out DIR is required")
+			return 2
+		}
+		n, err := parseSize(*size)
+		if err != nil {
+			logf("biglog: %v", err)
+			return 2
+		}
+		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error {
+			return runBigLog(ctx, *out, n, *version, *rounds, *debug)
+		}))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
@@ -206,6 +222,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: go run . all | list | <scenario>... [-out DIR] [-keep]")
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
+	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }
 
 func parseSize(s string) (int64, error) {
