@@ -64,6 +64,81 @@ func (l *loader) logServerName(lg bundle.Log) (string, string) {
 	return "", ""
 }
 
+// scannedEvent is one event with the name of the server that logged it, as
+// known when it was read (name, else the banner's so far), for "Self is new
+// … leader".
+type scannedEvent struct {
+	ev   logscan.Event
+	self string
+}
+
+// scanBatch is how many events cross from the scanning goroutine at once.
+const scanBatch = 512
+
+// scanAhead runs sc in its own goroutine, so reading and classifying lines
+// (most of the work) overlaps with folding events into the model on a
+// second core. The sequence yields batches in the order read; the scanner's
+// Err, Stats and Banner may be read once it is done. A panic in the scanner
+// is raised again in the caller, where loader.guard catches it.
+func scanAhead(sc *logscan.Scanner, name string) func(yield func([]scannedEvent) bool) {
+	return func(yield func([]scannedEvent) bool) {
+		full := make(chan []scannedEvent, 4)
+		free := make(chan []scannedEvent, 6)
+		stop := make(chan struct{})
+		var crash any
+		go func() {
+			defer close(full)
+			defer func() { crash = recover() }()
+			self := name
+			batch := make([]scannedEvent, 0, scanBatch)
+			for sc.Next() {
+				if self == "" {
+					self = sc.Banner().Name
+				}
+				batch = append(batch, scannedEvent{sc.Event(), self})
+				if len(batch) < scanBatch {
+					continue
+				}
+				select {
+				case full <- batch:
+				case <-stop:
+					return
+				}
+				select {
+				case batch = <-free:
+					batch = batch[:0]
+				default:
+					batch = make([]scannedEvent, 0, scanBatch)
+				}
+			}
+			if len(batch) > 0 {
+				select {
+				case full <- batch:
+				case <-stop:
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			for range full { // wait for the scanner to be done with sc
+			}
+			if crash != nil {
+				panic(crash)
+			}
+		}()
+		for batch := range full {
+			if !yield(batch) {
+				return
+			}
+			clear(batch)
+			select {
+			case free <- batch:
+			default:
+			}
+		}
+	}
+}
+
 // logFacts is what one log tells beyond its events.
 type logFacts struct {
 	bootstrapping bool // a boot logged "JetStream cluster bootstrapping" and no leader yet
@@ -92,14 +167,10 @@ func (l *loader) log(lg bundle.Log) {
 	first := len(l.m.Timeline)
 	firstState := len(l.m.MetaLeaderStates)
 	var facts logFacts
-	var self string // this server's name, for "Self is new … leader"
-	self = name
-	for sc.Next() {
-		ev := sc.Event()
-		if self == "" {
-			self = sc.Banner().Name
+	for batch := range scanAhead(sc, name) {
+		for _, se := range batch {
+			l.logEvent(se.ev, se.self, &facts)
 		}
-		l.logEvent(ev, self, &facts)
 	}
 	if err := sc.Err(); err != nil {
 		l.note("log %s: %v", lg.Path, err)

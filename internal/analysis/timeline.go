@@ -191,9 +191,16 @@ func (t *timelineSink) add(e report.TimelineEvent, level string) {
 	}
 	k := keyOf(&e)
 	if r := t.open[k]; r != nil {
-		r.Count++
-		until := e.Time
-		r.Until = &until
+		if e.Time.Sub(r.Time) < maxRunSpan {
+			r.Count++
+			until := e.Time
+			r.Until = &until
+			return
+		}
+		// A long quiet boot: its noise is shown hour by hour.
+		t.place(oneOrRun(*r))
+		*r = e
+		r.Count = 1
 		return
 	}
 	r := e
@@ -201,6 +208,10 @@ func (t *timelineSink) add(e report.TimelineEvent, level string) {
 	t.open[k] = &r
 	t.openOrder = append(t.openOrder, k)
 }
+
+// maxRunSpan is the longest time one run covers, so a server that runs for
+// weeks without a restart still shows when its routine noise came and went.
+const maxRunSpan = time.Hour
 
 // closeRuns places the runs open in the current boot, by their first event.
 func (t *timelineSink) closeRuns() {

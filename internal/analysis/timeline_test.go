@@ -252,20 +252,60 @@ func TestClockOffsetFromSharedElections(t *testing.T) {
 	}
 	before := offset(analyzeWith(t, dir, TimelineOptions{}), "dbg-2")
 	moved := copyTree(t, dir)
-	stamp := regexp.MustCompile(`(?m)^(\[[0-9]+\] )([0-9]{4}/[0-9]{2}/[0-9]{2} [0-9:.]{15})`)
-	const layout = "2006/01/02 15:04:05.000000"
-	rewrite(t, filepath.Join(moved, "dbg-2.log"), func(b []byte) []byte {
-		return stamp.ReplaceAllFunc(b, func(m []byte) []byte {
-			sub := stamp.FindSubmatch(m)
-			at, err := time.Parse(layout, string(sub[2]))
-			if err != nil {
-				t.Fatalf("%s: %v", sub[2], err)
-			}
-			return append(append([]byte(nil), sub[1]...), at.Add(1500*time.Millisecond).Format(layout)...)
-		})
-	})
+	moveLogTimes(t, filepath.Join(moved, "dbg-2.log"), 0, 1500*time.Millisecond)
 	after := offset(analyzeWith(t, moved, TimelineOptions{}), "dbg-2")
 	if d := after - before - 1.5; d > 0.005 || d < -0.005 {
 		t.Errorf("offset of dbg-2 %+.3fs, after moving its log by 1.5 s %+.3fs", before, after)
+	}
+}
+
+// moveLogTimes moves the nats-server timestamps of the lines of a log
+// after its first `from` lines by d.
+func moveLogTimes(t *testing.T, path string, from int, d time.Duration) {
+	t.Helper()
+	stamp := regexp.MustCompile(`^(\[[0-9]+\] )([0-9]{4}/[0-9]{2}/[0-9]{2} [0-9:.]{15})`)
+	const layout = "2006/01/02 15:04:05.000000"
+	rewrite(t, path, func(b []byte) []byte {
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		for i := from; i < len(lines); i++ {
+			lines[i] = stamp.ReplaceAllFunc(lines[i], func(m []byte) []byte {
+				sub := stamp.FindSubmatch(m)
+				at, err := time.Parse(layout, string(sub[2]))
+				if err != nil {
+					t.Fatalf("%s: %v", sub[2], err)
+				}
+				return append(append([]byte(nil), sub[1]...), at.Add(d).Format(layout)...)
+			})
+		}
+		return bytes.Join(lines, nil)
+	})
+}
+
+// TestRunsSpanAnHourAtMost: a boot that goes on for hours shows its
+// routine events hour by hour: the second half of one log moved on by
+// three hours splits its runs, none spanning more than maxRunSpan, and
+// they still stand for every event.
+func TestRunsSpanAnHourAtMost(t *testing.T) {
+	dir, _ := leaderKillBundle(t)
+	moved := copyTree(t, dir)
+	p := filepath.Join(moved, "dbg-0.log")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moveLogTimes(t, p, bytes.Count(b, []byte("\n"))/2, 3*time.Hour)
+	base := analyzeWith(t, moved, TimelineOptions{Full: true})
+	split := analyzeWith(t, moved, TimelineOptions{})
+	unsplit := analyzeWith(t, dir, TimelineOptions{})
+	if got, want := events(split.Timeline), len(base.Timeline); got != want {
+		t.Errorf("runs stand for %d events, the full timeline holds %d", got, want)
+	}
+	for _, e := range split.Timeline {
+		if e.Until != nil && e.Until.Sub(e.Time) >= maxRunSpan {
+			t.Errorf("run over %s: %+v", e.Until.Sub(e.Time), e)
+		}
+	}
+	if len(split.Timeline) <= len(unsplit.Timeline) {
+		t.Errorf("%d entries with three hours inside a boot, %d without: no run was split", len(split.Timeline), len(unsplit.Timeline))
 	}
 }
