@@ -69,7 +69,7 @@ func run() int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	out := fs.String("out", "", "bundles root (default ../bundles); for `big`: the directory to write")
 	keep := fs.Bool("keep", false, "keep scratch directories")
-	size := fs.String("size", "1GiB", "big: minimum store size")
+	size := fs.String("size", "1GiB", "big: minimum store size; biglog: minimum log size")
 	version := fs.String("version", "v2.15.2", "big/recover: nats-server version")
 	dir := fs.String("dir", "", "recover: store directory written by `big`")
 	keepIndex := fs.Bool("keep-index", false, "recover: keep msgs/index.db (baseline: recovery from index.db)")
@@ -112,30 +112,22 @@ func run() int {
 			fmt.Printf("%-36s %s\n", s.Name, s.Doc)
 		}
 		return 0
-	case "big":
+	case "big", "biglog":
 		if *out == "" {
-			logf("big: -out DIR is required")
+			logf("%s: -out DIR is required", cmd)
 			return 2
 		}
 		n, err := parseSize(*size)
 		if err != nil {
-			logf("big: %v", err)
+			logf("%s: %v", cmd, err)
 			return 2
+		}
+		if cmd == "biglog" {
+			return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error {
+				return runBigLog(ctx, *out, n, *version, *rounds, *debug)
+			}))
 		}
 		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runBig(ctx, *out, n, *version) }))
-	case "biglog":
-		if *out == "" {
-			logf("biglog: -out DIR is required")
-			return 2
-		}
-		n, err := parseSize(*size)
-		if err != nil {
-			logf("biglog: %v", err)
-			return 2
-		}
-		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error {
-			return runBigLog(ctx, *out, n, *version, *rounds, *debug)
-		}))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
