@@ -4,6 +4,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -153,7 +154,9 @@ type Consumer struct {
 	Redelivered     int    `json:"redelivered"`
 }
 
-// TimelineEvent is one dated event from a log, raft state or a capture.
+// TimelineEvent is one dated event from a log, raft state or a capture, or
+// a run of routine log events: Count events of one kind, server and asset
+// from Time to Until, shown by the first one's text, file and line.
 type TimelineEvent struct {
 	Time    time.Time `json:"time"`
 	Server  string    `json:"server,omitempty"`
@@ -165,6 +168,20 @@ type TimelineEvent struct {
 	Text    string    `json:"text"`
 	File    string    `json:"file,omitempty"`
 	Line    int       `json:"line,omitempty"`
+	// Count is the number of events of a run (2 or more); absent for one
+	// event. Added field.
+	Count int `json:"count,omitempty"`
+	// Until is the time of a run's last event. Added field.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// Summary is the event's text, led for a run by how many events it stands
+// for and until when: "(x120 until 2026-11-30T01:29:04.112Z) text".
+func (e TimelineEvent) Summary() string {
+	if e.Count < 2 || e.Until == nil {
+		return e.Text
+	}
+	return fmt.Sprintf("(x%d until %s) %s", e.Count, e.Until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
 
 // Range is an inclusive sequence range: the parsers' SeqRange, so a range
