@@ -80,7 +80,7 @@ func Load(b *bundle.Bundle) *Model {
 	}
 	l := &loader{b: b, m: m}
 	l.guard("reading stores", l.stores)
-	l.guard("comparing replicas", l.replicaDigests)
+	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // Model holds the facts computed once from a bundle; every check reads it and
@@ -80,6 +81,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// Comparison is how the copies compare message by message; nil with
+	// fewer than two readable copies.
+	Comparison *ReplicaComparison
 }
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
@@ -91,9 +95,10 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
-	// Digests holds, per live sequence, a digest of the message content;
-	// nil unless the stream has several copies to compare.
-	Digests map[uint64]uint64
+	// Windows and Live are what the replica comparison reads of this copy
+	// (load_replicas.go); nil for an encrypted copy.
+	Windows []storeparse.WindowDigest
+	Live    *storeparse.Live
 }
 
 // Group is a raft group and every view of it.
