@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,12 +69,8 @@ func runReplicas(ctx context.Context, out string, msgs int64, version string) er
 				return err
 			}
 		}
-		select {
-		case <-js.PublishAsyncComplete():
-		case <-time.After(120 * time.Second):
-			return fmt.Errorf("async publish stalled before message %d", n)
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := awaitPublished(ctx, js, 120*time.Second, n-1); err != nil {
+			return err
 		}
 		if n%500000 < 4000 {
 			logf("published %d messages in %v", n-1, time.Since(start).Round(time.Second))
@@ -195,22 +190,16 @@ func rewriteRecord(b []byte, near uint64, key string) (uint64, bool) {
 }
 
 // linkTree copies the tree src to dst as hard links.
-func linkTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		return os.Link(p, target)
-	})
+func linkTree(src, dst string) error { return mirrorTree(src, dst, os.Link) }
+
+// awaitPublished waits for every pending async publish to be acknowledged.
+func awaitPublished(ctx context.Context, js jetstream.JetStream, timeout time.Duration, sent int64) error {
+	select {
+	case <-js.PublishAsyncComplete():
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("async publish stalled at %d messages", sent)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
