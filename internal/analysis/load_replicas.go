@@ -76,26 +76,32 @@ func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan) {
 	c.Windows, c.Live = scan.Windows(), scan.Live()
 }
 
-// compareReplicas compares every stream held by more than one server.
+// compareReplicas compares every stream held by more than one server, then
+// drops what it read of the copies: the comparison is all the checks need.
 func (l *loader) compareReplicas() {
 	for _, st := range l.m.Streams {
-		var copies []*StreamCopy
+		l.compareStream(st)
 		for _, c := range st.Copies {
-			if c.Live != nil {
-				copies = append(copies, c)
-			}
+			c.Windows, c.Live = nil, nil
 		}
-		if len(copies) < 2 {
-			continue
-		}
-		if len(copies) > maxCompared {
-			l.note("%s > %s: %d copies; the first %d are compared", st.Account, st.Name, len(copies), maxCompared)
-			copies = copies[:maxCompared]
-		}
-		cmp := &ReplicaComparison{Copies: copies, Coverage: coverage(copies)}
-		cmp.Diverged = l.diverged(st, copies)
-		st.Comparison = cmp
 	}
+}
+
+func (l *loader) compareStream(st *Stream) {
+	var copies []*StreamCopy
+	for _, c := range st.Copies {
+		if c.Live != nil {
+			copies = append(copies, c)
+		}
+	}
+	if len(copies) < 2 {
+		return
+	}
+	if len(copies) > maxCompared {
+		l.note("%s > %s: %d copies; the first %d are compared", st.Account, st.Name, len(copies), maxCompared)
+		copies = copies[:maxCompared]
+	}
+	st.Comparison = &ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: l.diverged(st, copies)}
 }
 
 // coverage sweeps the copies' live ranges side by side and returns the
@@ -103,14 +109,13 @@ func (l *loader) compareReplicas() {
 func coverage(copies []*StreamCopy) []CoverageSpan {
 	type cursor struct {
 		next func() (storeparse.SeqRange, bool)
-		stop func()
 		cur  storeparse.SeqRange
 		ok   bool
 	}
 	cs := make([]cursor, len(copies))
 	for i, c := range copies {
 		next, stop := iter.Pull(c.Live.Ranges())
-		cs[i] = cursor{next: next, stop: stop}
+		cs[i] = cursor{next: next}
 		cs[i].cur, cs[i].ok = next()
 		defer stop()
 	}
