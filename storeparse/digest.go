@@ -44,17 +44,15 @@ var digestSeed = maphash.MakeSeed()
 // (the record checksum is keyed by block, so it cannot serve), within one
 // process.
 func MessageDigest(r *Record) uint64 {
-	var h maphash.Hash
-	h.SetSeed(digestSeed)
-	var seqb [8]byte
-	binary.LittleEndian.PutUint64(seqb[:], r.Seq)
-	h.Write(seqb[:])
-	h.Write(r.Subject)
-	h.WriteByte(0)
-	h.Write(r.Header)
-	h.WriteByte(0)
-	h.Write(r.Data)
-	return h.Sum64()
+	// One hash per part, straight from the record's bytes (maphash.Bytes
+	// copies nothing), then one over the sequence and the three: a
+	// streaming maphash.Hash would copy every short part into its buffer.
+	var parts [32]byte
+	binary.LittleEndian.PutUint64(parts[0:], r.Seq)
+	binary.LittleEndian.PutUint64(parts[8:], maphash.Bytes(digestSeed, r.Subject))
+	binary.LittleEndian.PutUint64(parts[16:], maphash.Bytes(digestSeed, r.Header))
+	binary.LittleEndian.PutUint64(parts[24:], maphash.Bytes(digestSeed, r.Data))
+	return maphash.Bytes(digestSeed, parts[:])
 }
 
 // WindowDigest covers sequences [Window×size, (Window+1)×size) of a copy.
@@ -101,6 +99,23 @@ func (b *BlockScan) addDigest(size uint64, r *Record) {
 			b.dgs = append(b.dgs, 0)
 		}
 		b.dgs = append(b.dgs, d)
+	}
+}
+
+// digestCacheMax bounds the message digests kept for removals after the
+// read (8 bytes each): 1M entries, 8 MiB. Older blocks lose theirs first;
+// a removal there marks its window dirty instead.
+const digestCacheMax = 1 << 20
+
+// trimDigestCache keeps the digests of the newest blocks, at most
+// digestCacheMax in all, after a block was appended.
+func (s *StreamScan) trimDigestCache() {
+	s.dgTotal += len(s.Blocks[len(s.Blocks)-1].dgs)
+	for s.dgTotal > digestCacheMax && s.dgLo < len(s.Blocks) {
+		b := &s.Blocks[s.dgLo]
+		s.dgTotal -= len(b.dgs)
+		b.dgs = nil
+		s.dgLo++
 	}
 }
 

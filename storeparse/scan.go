@@ -158,6 +158,8 @@ type StreamScan struct {
 	Problems     []error // *binfmt.CorruptError, in file order
 
 	skipFirstTS bool // ScanOptions.SkipFirstTS
+	dgLo        int  // Blocks before dgLo have no digest cache
+	dgTotal     int  // digests cached in Blocks[dgLo:]
 	rlLo        int  // Blocks before rlLo have no record-length cache
 	rlTotal     int  // record lengths cached in Blocks[rlLo:]
 }

@@ -87,6 +87,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		s.noteLost(res.bs, nextFirst, i == len(idxs)-1)
 		s.Blocks = append(s.Blocks, *res.bs)
 		s.trimRLCache()
+		s.trimDigestCache()
 	}
 	workers := opts.Workers
 	if workers <= 0 {
