@@ -169,14 +169,15 @@ func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kin
 		hs := cmp.servers(sp.Holders)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: held by %s (%d of %d current replicas)", rangesText([]report.Range{sp.Range}), strings.Join(hs, ", "), len(hs), nAssigned))
 	}
-	keep := fmt.Sprintf("Until then only %d cop%s of those sequences exist: copy the stream folders of %s out, and do not remove or peer-remove any of them.", fewest, plural(fewest, "y", "ies"), strings.Join(names, ", "))
+	keep := fmt.Sprintf("Only %d cop%s of those sequences exist (%s): copy those stream folders out and do not remove or peer-remove those servers.", fewest, plural(fewest, "y", "ies"), strings.Join(names, ", "))
+	rebuild := fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks); then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, c.Server, c.Server, st.Name, c.Server)
 	switch {
 	case kind == "behind" && state.down:
-		f.Remedy = fmt.Sprintf("Start %s: once up, it catches up from the stream leader. %s", c.Server, keep)
+		f.Remedy = fmt.Sprintf("%s Start %s: once up, it catches up from the stream leader.", keep, c.Server)
 	case kind == "behind":
-		f.Remedy = fmt.Sprintf("%s catches up from the stream leader while it is up and the group has a leader; check `nats stream info %s` until its lag is 0. %s If it never catches up, read the messages from the other replicas (jsforensics dump blk) before anything else, then let its replica be rebuilt (nats stream cluster peer-remove %s %s).", c.Server, st.Name, keep, st.Name, c.Server)
+		f.Remedy = fmt.Sprintf("%s %s catches up from the stream leader while it is up and the group has a leader: check `nats stream info %s` until its lag is 0. If it never catches up, %s.", keep, c.Server, st.Name, rebuild)
 	default:
-		f.Remedy = fmt.Sprintf("%s Read the missing messages from the other replicas (jsforensics dump blk on their blocks); then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s), which replaces its whole copy with the leader's.", keep, c.Server, st.Name, c.Server)
+		f.Remedy = fmt.Sprintf("%s Then: %s.", keep, rebuild)
 	}
 	return f
 }
