@@ -104,8 +104,8 @@ func (b *BlockScan) addDigest(size uint64, r *Record) {
 
 // digestCacheMax bounds the message digests kept for removals after the
 // read (8 bytes each): 1M entries, 8 MiB. Older blocks lose theirs first;
-// a removal there marks its window dirty instead.
-const digestCacheMax = 1 << 20
+// a removal there marks its window dirty instead. A variable for tests.
+var digestCacheMax = 1 << 20
 
 // trimDigestCache keeps the digests of the newest blocks, at most
 // digestCacheMax in all, after a block was appended.

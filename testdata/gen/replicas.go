@@ -72,7 +72,7 @@ func runReplicas(ctx context.Context, out string, msgs int64, version string) er
 		if err := awaitPublished(ctx, js, 120*time.Second, n-1); err != nil {
 			return err
 		}
-		if n%500000 < 4000 {
+		if n%500000 < 4000 && n <= msgs {
 			logf("published %d messages in %v", n-1, time.Since(start).Round(time.Second))
 		}
 	}
