@@ -38,6 +38,14 @@ type ScanOptions struct {
 	// most 8), 1 one at a time. The result is the same whatever the number.
 	// With Visit set blocks are always read one at a time, in order.
 	Workers int
+	// DigestWindow, when not 0, has every block sum the digests of the
+	// messages it counts per window of that many sequences
+	// (StreamScan.Windows, digest.go), for comparing replicas.
+	DigestWindow uint64
+	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
+	// were read (tombstones, index.db, limits) moved the first sequence:
+	// that message's time would take a second read of its block.
+	SkipFirstTS bool
 }
 
 // BlockInfo names the block a visited record belongs to.
@@ -104,6 +112,10 @@ type BlockScan struct {
 	// none) so removals need no second read; dropped when over budget.
 	rls    []uint32
 	rlBase uint64
+
+	windows []WindowDigest // see ScanOptions.DigestWindow
+	dwin    uint64         // its window size
+	dgs     []uint64       // MessageDigest beside rls (0: not summed)
 }
 
 // BadRecord is a record whose framing holds but whose checksum fails. Seq
@@ -168,8 +180,11 @@ type StreamScan struct {
 	Consumers       []ConsumerScan
 	Problems        []error // *binfmt.CorruptError, in file order
 
-	rlLo    int // Blocks before rlLo have no record-length cache
-	rlTotal int // record lengths cached in Blocks[rlLo:]
+	skipFirstTS bool // ScanOptions.SkipFirstTS
+	dgLo        int  // Blocks before dgLo have no digest cache
+	dgTotal     int  // digests cached in Blocks[dgLo:]
+	rlLo        int  // Blocks before rlLo have no record-length cache
+	rlTotal     int  // record lengths cached in Blocks[rlLo:]
 }
 
 // ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
@@ -181,7 +196,7 @@ type StreamScan struct {
 // the error return is for a folder that cannot be read at all or a Visit
 // error.
 func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
-	s := &StreamScan{Dir: dir}
+	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS}
 	if _, err := fs.Stat(fsys, dir); err != nil {
 		return nil, err
 	}
@@ -577,6 +592,7 @@ func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool)
 }
 
 func (s *StreamScan) drop(b *BlockScan, seq uint64, rl int) {
+	b.forgetDigest(seq)
 	b.Msgs--
 	b.Bytes -= uint64(rl)
 	s.State.Msgs--
@@ -669,7 +685,7 @@ func (s *StreamScan) trimRLCache() {
 	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
 		b := &s.Blocks[s.rlLo]
 		s.rlTotal -= len(b.rls)
-		b.rls = nil
+		b.rls, b.dgs = nil, nil
 		s.rlLo++
 	}
 }
@@ -761,7 +777,10 @@ func (s *StreamScan) finish(fsys fs.FS) {
 	for i := range s.Blocks {
 		if b := &s.Blocks[i]; b.Msgs > 0 {
 			if b.FirstSeq != st.FirstSeq {
-				st.FirstSeq, st.FirstTS = b.FirstSeq, s.tsOf(fsys, b, b.FirstSeq)
+				st.FirstSeq, st.FirstTS = b.FirstSeq, 0
+				if !s.skipFirstTS {
+					st.FirstTS = s.tsOf(fsys, b, b.FirstSeq)
+				}
 			}
 			break
 		}

@@ -168,7 +168,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{})
+	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true})
 	if err != nil {
 		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.Name, account, folder, dir, err))
 		return
@@ -197,6 +197,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
+	keepForComparison(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
