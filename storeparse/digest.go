@@ -222,12 +222,12 @@ func (l *Live) Ranges() iter.Seq[SeqRange] {
 				if d.Last < from || d.First > b.last {
 					continue
 				}
-				if d.First > from && !emit(SeqRange{from, d.First - 1}) {
+				if d.First > from && !emit(SeqRange{First: from, Last: d.First - 1}) {
 					return
 				}
 				from = d.Last + 1
 			}
-			if from <= b.last && !emit(SeqRange{from, b.last}) {
+			if from <= b.last && !emit(SeqRange{First: from, Last: b.last}) {
 				return
 			}
 		}
