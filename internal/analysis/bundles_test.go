@@ -386,11 +386,6 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		Removals         []struct {
 			Server string `json:"server"`
 		} `json:"removals"`
-		// Renamed servers (old -> new name) and their old ids; servers that
-		// departed in a scale-down.
-		Renamed  map[string]string `json:"renamed"`
-		OldIDs   map[string]string `json:"old_ids"`
-		Departed []string          `json:"departed"`
 		// What each server's /jsz said before two clusters were joined.
 		BeforeJoin map[string]struct {
 			Leader string `json:"jsz_leader"`
@@ -437,7 +432,7 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		// Two meta leaders at once before the join: two meta groups.
 		out = append(out, expectedFinding{Code: "meta-split", Group: "_meta_"})
 	}
-	out = append(out, membershipExpectations(fx, exp.Renamed, exp.OldIDs, exp.Departed)...)
+	out = append(out, membershipExpectations(fx)...)
 	for _, o := range exp.OrphanConsumersDeleted {
 		out = append(out, expectedFinding{Code: "orphan-risk", Server: o.Server, Account: o.Account, Stream: o.Stream, Consumer: o.Consumer})
 	}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -39,7 +39,7 @@ func departedPeers(m *Model) map[string]bool {
 	}
 	out := map[string]bool{}
 	for p := range listed {
-		if heard[p] || !raftlog.ValidPeerID(p) {
+		if heard[p] || !natsfmt.ValidPeerID(p) {
 			continue
 		}
 		if _, renamed := former[p]; renamed {
@@ -94,7 +94,7 @@ func currentViews(m *Model, g *Group) []View {
 	return out
 }
 
-func memberships(m *Model, id string, departed map[string]bool) []groupMembership {
+func memberships(m *Model, f *Facts, id string, departed map[string]bool) []groupMembership {
 	var out []groupMembership
 	for _, g := range m.Groups {
 		var gm *groupMembership
@@ -113,9 +113,9 @@ func memberships(m *Model, id string, departed map[string]bool) []groupMembershi
 		if gm == nil || gm.size == 0 {
 			continue
 		}
-		gm.quorum = gm.size/2 + 1
+		gm.quorum = natsfmt.Quorum(gm.size)
 		for _, p := range gm.peers {
-			if m.exists(p) && !departed[p] {
+			if f.Exists(p) && !departed[p] {
 				gm.live++
 			}
 		}
@@ -129,12 +129,12 @@ var checkPeerOffline = Check{
 	Code:        "peer-offline",
 	Severity:    report.Warning,
 	Description: "a server that is known by name but answered no capture, and that the live servers have not heard from, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
-	Run: func(m *Model) []report.Finding {
-		departed := departedPeers(m)
+	Run: func(p *Pass) []report.Finding {
+		m, departed := p.Model, p.Facts.Departed
 		ids := sortedKeys(departed)
 		var out []report.Finding
 		for _, id := range ids {
-			ms := memberships(m, id, departed)
+			ms := memberships(m, p.Facts, id, departed)
 			if len(ms) == 0 {
 				continue
 			}

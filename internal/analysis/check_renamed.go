@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -64,7 +65,7 @@ type renameCost struct {
 	leader, leader0 bool // a view names a leader; a view says there is none
 }
 
-func renameCosts(m *Model, id string, former map[string]Rename) []renameCost {
+func renameCosts(m *Model, f *Facts, id string, former map[string]Rename) []renameCost {
 	var out []renameCost
 	for _, g := range m.Groups {
 		c := renameCost{group: g}
@@ -87,9 +88,9 @@ func renameCosts(m *Model, id string, former map[string]Rename) []renameCost {
 		if c.size == 0 {
 			continue
 		}
-		c.quorum = c.size/2 + 1
+		c.quorum = natsfmt.Quorum(c.size)
 		for _, p := range c.peers {
-			if _, gone := former[p]; !gone && m.exists(p) {
+			if _, gone := former[p]; !gone && f.Exists(p) {
 				c.live = append(c.live, p)
 			}
 		}
@@ -161,12 +162,12 @@ var checkServerRenamed = Check{
 	Code:        "server-renamed",
 	Severity:    report.Critical,
 	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
-	Run: func(m *Model) []report.Finding {
-		former := formerIDs(m)
+	Run: func(p *Pass) []report.Finding {
+		m, former := p.Model, p.Facts.Former
 		var out []report.Finding
 		for _, id := range sortedKeys(former) {
 			r := former[id]
-			costs := renameCosts(m, id, former)
+			costs := renameCosts(m, p.Facts, id, former)
 			if len(costs) == 0 {
 				continue // no group remembers the old identity
 			}
