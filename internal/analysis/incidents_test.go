@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -319,4 +320,105 @@ func runAllChecks(t *testing.T, m *Model) []report.Finding {
 		t.Fatalf("checks not run: %v", broke)
 	}
 	return fs
+}
+
+// TestRenameFixtures: on the rename fixtures, each server-renamed finding
+// names the streams that server's log shows it deleting after the rename
+// (expect.removed_streams, from the live servers' logs), and its remedy
+// offers exactly the ways out that brought a meta leader back on that
+// version (expect.remedies_recovered).
+func TestRenameFixtures(t *testing.T) {
+	deletedRE := regexp.MustCompile(`^\S+ deleted its copy of (.+?) at `)
+	ran := 0
+	for _, fx := range fixtures(t) {
+		var exp struct {
+			Renamed   map[string]string   `json:"renamed"`
+			Removed   map[string][]string `json:"removed_streams"`
+			Recovered []string            `json:"remedies_recovered"`
+		}
+		if json.Unmarshal(fx.want.Expect, &exp) != nil || len(exp.Renamed) == 0 {
+			continue
+		}
+		ran++
+		t.Run(fx.name, func(t *testing.T) {
+			rep := analyze(t, fx.forms[0])
+			got := byCode(rep.Findings, "server-renamed")
+			if len(got) != len(exp.Renamed) {
+				t.Fatalf("%d server-renamed findings, want one per renamed server (%d)", len(got), len(exp.Renamed))
+			}
+			for _, f := range got {
+				var deleted []string
+				for _, e := range f.Evidence {
+					if m := deletedRE.FindStringSubmatch(e); m != nil {
+						deleted = append(deleted, m[1])
+					}
+				}
+				sort.Strings(deleted)
+				want := append([]string(nil), exp.Removed[f.Server]...)
+				sort.Strings(want)
+				if strings.Join(deleted, ",") != strings.Join(want, ",") {
+					t.Errorf("%s: deleted %v, the live server logged removing %v", f.Server, deleted, want)
+				}
+				revert := slices.Contains(exp.Recovered, "revert-names")
+				beside := slices.Contains(exp.Recovered, "old-names-beside")
+				if strings.Contains(f.Remedy, "b) or revert server_name") != revert || strings.Contains(f.Remedy, "a) keep the new names") != beside {
+					t.Errorf("%s: remedy does not offer what worked (%v): %s", f.Server, exp.Recovered, f.Remedy)
+				}
+			}
+			for _, code := range []string{"peer-unknown", "peer-id-corrupt", "quorum-unreachable", "meta-split", "peer-offline"} {
+				if fs := byCode(rep.Findings, code); len(fs) > 0 {
+					t.Errorf("%s beside server-renamed: %s", code, fs[0].Message)
+				}
+			}
+		})
+	}
+	if ran == 0 {
+		t.Skip("no rename fixture")
+	}
+}
+
+// TestScaledownFixture: the peer-offline remedy removes the departed
+// servers in the order that brought the stalled stream back on the real
+// cluster (expect.remedy.steps), after saying what removal destroys.
+func TestScaledownFixture(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		var exp struct {
+			Departed []string `json:"departed"`
+			Remedy   struct {
+				Steps     []string `json:"steps"`
+				Recovered bool     `json:"recovered"`
+			} `json:"remedy"`
+		}
+		if json.Unmarshal(fx.want.Expect, &exp) != nil || len(exp.Departed) == 0 {
+			continue
+		}
+		if !exp.Remedy.Recovered {
+			t.Fatalf("%s: the fixture's peer-remove did not bring the cluster back", fx.name)
+		}
+		rep := analyze(t, fx.forms[0])
+		off := byCode(rep.Findings, "peer-offline")
+		if len(off) != len(exp.Departed) {
+			t.Fatalf("%s: %d peer-offline findings for %v", fx.name, len(off), exp.Departed)
+		}
+		idRE := regexp.MustCompile(`"peer_id":"([^"]+)"`)
+		var proved []string
+		for _, s := range exp.Remedy.Steps {
+			if m := idRE.FindStringSubmatch(s); m != nil {
+				proved = append(proved, m[1])
+			}
+		}
+		for _, f := range off {
+			last := strings.Index(f.Remedy, "destroys")
+			if !strings.HasPrefix(f.Remedy, "What removing a peer destroys") {
+				t.Errorf("%s: remedy does not start with what removal destroys: %s", f.Server, f.Remedy)
+			}
+			for _, id := range proved {
+				i := strings.Index(f.Remedy, `"peer_id":"`+id+`"`)
+				if i < last {
+					t.Errorf("%s: remedy removes %s out of the proved order %v: %s", f.Server, id, proved, f.Remedy)
+				}
+				last = i
+			}
+		}
+	}
 }

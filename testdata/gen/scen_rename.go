@@ -443,11 +443,7 @@ func renameOldBeside(ctx context.Context, env *Env, version string, oldNames, ne
 		r.Error = err.Error()
 		return r
 	}
-	sizeStep := func() {
-		v := metaView(ctx, c.Server(newNames[0]))
-		r.SizeSteps = append(r.SizeSteps, fmt.Sprintf("%d/%d leader=%s", v.RaftzSize, v.RaftzQuorum, v.JSZLeader))
-	}
-	sizeStep()
+	r.SizeSteps = append(r.SizeSteps, metaSize(ctx, c.Server(newNames[0])))
 	nc, err := sysConn(c.Servers[0])
 	if err != nil {
 		r.Error = err.Error()
@@ -460,22 +456,16 @@ func renameOldBeside(ctx context.Context, env *Env, version string, oldNames, ne
 			r.Error = err.Error()
 			return r
 		}
-		req := fmt.Sprintf(`{"peer_id":%q}`, nodeID(old))
-		r.Steps = append(r.Steps, "stop "+old, "nats request '$JS.API.SERVER.REMOVE' '"+req+"' as the system account")
-		var answer json.RawMessage
-		if err := apiRequest(ctx, nc, "$JS.API.SERVER.REMOVE", json.RawMessage(req), &answer); err != nil {
+		step, answer, err := removePeerAndWait(ctx, nc, c.Server(newNames[0]), nodeID(old), len(newNames)+len(oldNames)-i-1)
+		r.Steps = append(r.Steps, "stop "+old, step)
+		if answer == "" {
 			r.Error = err.Error()
 			return r
 		}
-		r.Answers = append(r.Answers, string(answer))
-		want := len(newNames) + len(oldNames) - i - 1
-		if err := waitFor(ctx, 30*time.Second, "meta size "+fmt.Sprint(want), func() (bool, error) {
-			v := metaView(ctx, c.Server(newNames[0]))
-			return v.RaftzSize == want && v.RaftzLeaderID != "", nil
-		}); err != nil {
+		r.Answers, r.SizeSteps = append(r.Answers, answer), append(r.SizeSteps, metaSize(ctx, c.Server(newNames[0])))
+		if err != nil {
 			r.Error = err.Error()
 		}
-		sizeStep()
 	}
 	time.Sleep(5 * time.Second)
 	finishRemedy(ctx, c, &r, len(newNames))
@@ -487,6 +477,30 @@ func renameOldBeside(ctx context.Context, env *Env, version string, oldNames, ne
 // (WaitMetaLeader also wants every peer current, which departed peers never are).
 func waitAnyMetaLeader(ctx context.Context, c *Cluster, timeout time.Duration) error {
 	return waitFor(ctx, timeout, c.Name+" any meta leader", func() (bool, error) { return c.MetaLeader(ctx) != "", nil })
+}
+
+// metaSize is s's meta group as "size/quorum leader=L" (/raftz, /jsz).
+func metaSize(ctx context.Context, s *Server) string {
+	v := metaView(ctx, s)
+	return fmt.Sprintf("%d/%d leader=%s", v.RaftzSize, v.RaftzQuorum, v.JSZLeader)
+}
+
+// removePeerAndWait sends $JS.API.SERVER.REMOVE {"peer_id":id} on nc (the
+// system account) and waits up to 30 s until observer's meta group has size
+// want and a leader. It returns the request as a natscli line and the
+// answer verbatim ("" when the request itself failed); err is the request's
+// or the wait's error.
+func removePeerAndWait(ctx context.Context, nc *nats.Conn, observer *Server, id string, want int) (step, answer string, err error) {
+	req := fmt.Sprintf(`{"peer_id":%q}`, id)
+	step = "nats request '$JS.API.SERVER.REMOVE' '" + req + "' as the system account"
+	var raw json.RawMessage
+	if err := apiRequest(ctx, nc, "$JS.API.SERVER.REMOVE", json.RawMessage(req), &raw); err != nil {
+		return step, "", err
+	}
+	return step, string(raw), waitFor(ctx, 30*time.Second, fmt.Sprintf("meta size %d", want), func() (bool, error) {
+		v := metaView(ctx, observer)
+		return v.RaftzSize == want && v.RaftzLeaderID != "", nil
+	})
 }
 
 // healthStatus is a captured /healthz as "status error".

@@ -259,11 +259,7 @@ func scaledownRemedy(ctx context.Context, env *Env, live []*Server, departed []s
 		r.Error = err.Error()
 		return r
 	}
-	step := func() {
-		v := metaView(ctx, c.Servers[0])
-		r.SizeSteps = append(r.SizeSteps, fmt.Sprintf("%d/%d leader=%s", v.RaftzSize, v.RaftzQuorum, v.JSZLeader))
-	}
-	step()
+	r.SizeSteps = append(r.SizeSteps, metaSize(ctx, c.Servers[0]))
 	nc, err := sysConn(c.Servers[0])
 	if err != nil {
 		r.Error = err.Error()
@@ -271,22 +267,16 @@ func scaledownRemedy(ctx context.Context, env *Env, live []*Server, departed []s
 	}
 	defer nc.Close()
 	for i, d := range departed {
-		req := fmt.Sprintf(`{"peer_id":%q}`, nodeID(d))
-		r.Steps = append(r.Steps, "nats request '$JS.API.SERVER.REMOVE' '"+req+"' as the system account")
-		var answer json.RawMessage
-		if err := apiRequest(ctx, nc, "$JS.API.SERVER.REMOVE", json.RawMessage(req), &answer); err != nil {
+		step, answer, err := removePeerAndWait(ctx, nc, c.Servers[0], nodeID(d), len(live)+len(departed)-i-1)
+		r.Steps = append(r.Steps, step)
+		if answer == "" {
 			r.Error = err.Error()
 			return r
 		}
-		r.Answers = append(r.Answers, string(answer))
-		want := len(live) + len(departed) - i - 1
-		if err := waitFor(ctx, 30*time.Second, fmt.Sprintf("meta size %d", want), func() (bool, error) {
-			v := metaView(ctx, c.Servers[0])
-			return v.RaftzSize == want && v.RaftzLeaderID != "", nil
-		}); err != nil {
+		r.Answers, r.SizeSteps = append(r.Answers, answer), append(r.SizeSteps, metaSize(ctx, c.Servers[0]))
+		if err != nil {
 			r.Error = err.Error()
 		}
-		step()
 	}
 	if err := c.WaitQuiet(ctx, 60*time.Second); err != nil {
 		r.Error = err.Error()
