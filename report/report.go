@@ -63,7 +63,7 @@ type Cause struct {
 	// figures an operator needs (ids, sizes, servers, streams).
 	Summary string `json:"summary"`
 	// FirstStep is what to do first; the findings' remedies hold the rest.
-	FirstStep string `json:"first_step,omitempty"`
+	FirstStep string   `json:"first_step,omitempty"`
 	Severity  Severity `json:"severity"`
 	// Findings index the report's findings, the cause first.
 	Findings []int `json:"findings"`
