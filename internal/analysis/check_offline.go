@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -189,4 +190,60 @@ func peerOfflineRemedy(m *Model, ids []string, departed map[string]bool) string 
 	}
 	b.WriteString("Proved on nats-server 2.12.1 (5 -> 3 without peer-remove): after both removals the stalled stream was re-placed on live servers and took writes again.")
 	return b.String()
+}
+
+// departureCauses chains the servers gone without peer-remove into one
+// cause, with the groups they left below quorum (quorum-unreachable whose
+// missing peers are all departed) as its consequences (diagnose).
+func departureCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	gone := map[string]bool{}
+	var names []string
+	for i, f := range fs {
+		if f.Code == "peer-offline" && !used[i] {
+			chain = append(chain, i)
+			gone[f.Peer] = true
+			names = append(names, f.Server)
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	var stalled []string
+	for i, f := range fs {
+		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
+			continue
+		}
+		all := true
+		for _, p := range f.Missing {
+			all = all && gone[p]
+		}
+		if all {
+			chain = append(chain, i)
+			stalled = append(stalled, f.Group)
+		}
+	}
+	var behind []string
+	for i, f := range fs {
+		// A departed server's copy missing what the group took since.
+		if f.Code == "replica-gap" && !used[i] && slices.Contains(names, f.Server) {
+			chain = append(chain, i)
+			behind = append(behind, f.Server+"'s copy of "+f.Account+" > "+f.Stream)
+		}
+	}
+	summary := fmt.Sprintf("%d server(s) left without peer-remove (%s) and still count as peers", len(names), strings.Join(names, ", "))
+	if len(behind) > 0 {
+		summary += fmt.Sprintf("; %s missed the writes since", strings.Join(behind, ", "))
+	}
+	sev := report.Warning
+	if len(stalled) > 0 {
+		summary += fmt.Sprintf("; %d group(s) kept less than a quorum of live peers and take no writes (%s)", len(stalled), strings.Join(stalled, ", "))
+	}
+	for _, i := range chain {
+		used[i] = true
+		if fs[i].Severity == report.Critical {
+			sev = report.Critical
+		}
+	}
+	return []report.Cause{{Summary: summary + ".", FirstStep: firstStep(fs[chain[0]].Remedy), Severity: sev, Findings: chain}}
 }

@@ -256,3 +256,40 @@ func renameRemedy(m *Model, former map[string]Rename) string {
 	}
 	return b.String()
 }
+
+// renameCauses chains the servers renamed in place into one cause, with
+// the leaderless meta group it leaves as its consequence (diagnose).
+func renameCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	var who []string
+	var meta *report.Finding
+	for i := range fs {
+		f := &fs[i]
+		if f.Code != "server-renamed" || used[i] {
+			continue
+		}
+		chain = append(chain, i)
+		who = append(who, strings.SplitN(f.Message, ":", 2)[0])
+		if f.Group == "_meta_" && meta == nil {
+			meta = f
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(chain), strings.Join(who, "; "))
+	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {
+		fmt.Fprintf(&b, "; the meta group (size %d, quorum %d) has %d live peer(s) and elects no leader", meta.ClusterSize, meta.Quorum, *meta.Reachable)
+		for i, f := range fs {
+			if f.Code == "meta-no-leader" && !used[i] {
+				chain = append(chain, i)
+			}
+		}
+	}
+	b.WriteString(".")
+	for _, i := range chain {
+		used[i] = true
+	}
+	return []report.Cause{{Summary: b.String(), FirstStep: firstStep(fs[chain[0]].Remedy), Severity: report.Critical, Findings: chain}}
+}

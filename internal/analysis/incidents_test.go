@@ -422,3 +422,47 @@ func TestScaledownFixture(t *testing.T) {
 		}
 	}
 }
+
+// TestIncidentDiagnosis: on the rename and scale-down fixtures the
+// diagnosis makes one cause of the incident: the renamed servers with the
+// leaderless meta group, the departed servers with the groups they left
+// below quorum and their copies that fell behind.
+func TestIncidentDiagnosis(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		var exp struct {
+			Renamed  map[string]string `json:"renamed"`
+			Departed []string          `json:"departed"`
+		}
+		if json.Unmarshal(fx.want.Expect, &exp) != nil || len(exp.Renamed)+len(exp.Departed) == 0 {
+			continue
+		}
+		rep := analyze(t, fx.forms[0])
+		lead := "server-renamed"
+		if len(exp.Departed) > 0 {
+			lead = "peer-offline"
+		}
+		var cause *report.Cause
+		for i, c := range rep.Diagnosis {
+			if rep.Findings[c.Findings[0]].Code == lead {
+				if cause != nil {
+					t.Fatalf("%s: two causes lead with %s", fx.name, lead)
+				}
+				cause = &rep.Diagnosis[i]
+			}
+		}
+		if cause == nil {
+			t.Fatalf("%s: no cause leads with %s: %+v", fx.name, lead, rep.Diagnosis)
+		}
+		in := map[int]bool{}
+		for _, i := range cause.Findings {
+			in[i] = true
+		}
+		for i, f := range rep.Findings {
+			chained := f.Code == lead || f.Code == "meta-no-leader" && lead == "server-renamed" ||
+				lead == "peer-offline" && (f.Code == "quorum-unreachable" || f.Code == "replica-gap" && slices.Contains(exp.Departed, f.Server))
+			if chained != in[i] {
+				t.Errorf("%s: finding %s (%s %s) in the %s cause: %v, want %v", fx.name, f.Code, f.Group, f.Server, lead, in[i], chained)
+			}
+		}
+	}
+}
