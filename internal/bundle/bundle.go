@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/jsforensics/jsforensics/capture"
 )
 
 // Limits bound what Open unpacks and walks. A zero field takes its default.
@@ -72,9 +74,10 @@ type Bundle struct {
 	Captures []Capture `json:"captures"` // sorted by Path
 	Problems []Problem `json:"problems"` // sorted by Path, then Reason
 
-	root   *os.Root
-	tmp    string // temporary folder to remove, "" for a directory bundle
-	closed bool
+	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
+	root      *os.Root
+	tmp       string // temporary folder to remove, "" for a directory bundle
+	closed    bool
 }
 
 // Problem is an entry that was refused or could not be read.
