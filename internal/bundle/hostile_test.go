@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +311,58 @@ func TestDirectorySymlinks(t *testing.T) {
 	}
 	if _, err := fs.ReadFile(b.FS, "x.log"); err == nil {
 		t.Errorf("FS opened a symlink pointing outside the bundle")
+	}
+}
+
+// Refused names are quoted whole in the notes: path cleaning must not
+// resolve the ".." inside them. The archive is hostile, its contents are real
+// bundle files under hostile names, at the top and inside a nested archive.
+func TestRefusedNamesQuotedWhole(t *testing.T) {
+	real := smallRealEntries(t)
+	if len(real) < 2 {
+		t.Skip("no real bundle files")
+	}
+	hostile := []string{"ok/../../../x", "../../etc/passwd", "a/./../../b", "/abs/path", `..\..\win`}
+	var ents []entry
+	for i, name := range hostile {
+		ents = append(ents, entry{name: name, body: real[i%len(real)].body})
+	}
+	ents = append(ents, real[0])
+	inner := mkTar(t, ents)
+	ents = append(ents, entry{name: "nested/inner.tar", body: inner})
+	for _, kind := range []string{"zip", "tar.gz"} {
+		t.Run(kind, func(t *testing.T) {
+			_, src := sandbox(t)
+			file := filepath.Join(src, "hostile."+kind)
+			data := gz(t, mkTar(t, ents))
+			if kind == "zip" {
+				data = mkZip(t, ents)
+			}
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b, err := Open(file, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			for _, name := range hostile {
+				for _, where := range []string{"", "nested/inner/"} {
+					want := where + strconv.Quote(name)
+					found := false
+					for _, p := range b.Problems {
+						if p.Path == want && strings.Contains(p.Reason, "refused") {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("no refusal noted as %s; problems: %v", want, b.Problems)
+					}
+				}
+			}
+			if _, err := fs.Stat(b.FS, real[0].name); err != nil {
+				t.Errorf("the honest entry %s was not unpacked: %v", real[0].name, err)
+			}
+		})
 	}
 }

@@ -121,7 +121,7 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 		}
 		// Windows tools (PowerShell 5 Compress-Archive) write "\" separators,
 		// against the zip specification; read them as "/".
-		p, ok := x.target(name, prefix, strings.ReplaceAll(f.Name, `\`, "/"))
+		p, ok := x.target(name, prefix, strings.ReplaceAll(f.Name, `\`, "/"), f.Name)
 		if !ok {
 			continue
 		}
@@ -204,7 +204,7 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 		if err := x.count(name, hdr.Name); err != nil {
 			return err
 		}
-		p, ok := x.target(name, prefix, hdr.Name)
+		p, ok := x.target(name, prefix, hdr.Name, hdr.Name)
 		if !ok {
 			continue
 		}
@@ -247,8 +247,9 @@ func (x *extractor) count(archive, entry string) error {
 // target turns an entry name into a path under prefix, or records why not.
 // Names that are absolute or hold a ".." element are refused outright, even
 // when they would resolve inside the tree: no honest bundle writes them.
-func (x *extractor) target(archive, prefix, name string) (string, bool) {
-	shown := name
+// raw is the name as the archive writes it, shown in the notes.
+func (x *extractor) target(archive, prefix, name, raw string) (string, bool) {
+	shown := raw
 	if name == "" {
 		x.problem(prefix, "entry with an empty name in %s refused", archive)
 		return "", false
@@ -275,9 +276,15 @@ func (x *extractor) target(archive, prefix, name string) (string, bool) {
 	return p, true
 }
 
-// sanitize gives a printable stand-in path for a refused name.
+// sanitize gives a printable stand-in path for a refused name: the name
+// quoted whole after the folder it was found in. It is not joined with
+// path.Join, whose cleaning would resolve the ".." inside the quotes
+// ("ok/../../../x" would print as `../../x"`).
 func sanitize(prefix, name string) string {
-	return path.Join(prefix, strconv.Quote(name))
+	if prefix == "." || prefix == "" {
+		return strconv.Quote(name)
+	}
+	return prefix + "/" + strconv.Quote(name)
 }
 
 func (x *extractor) mkdir(p string) {
