@@ -85,6 +85,7 @@ func Load(b *bundle.Bundle) *Model {
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)
 	l.guard("naming stores", l.nameUnnamedStores)
+	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.guard("ordering", l.finish)
 	return m
 }

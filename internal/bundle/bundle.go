@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/jsforensics/jsforensics/capture"
 )
@@ -73,6 +74,11 @@ type Bundle struct {
 	Logs     []Log     `json:"logs"`     // sorted by Path
 	Captures []Capture `json:"captures"` // sorted by Path
 	Problems []Problem `json:"problems"` // sorted by Path, then Reason
+	// Undelivered are the files the archive held but could not deliver
+	// intact (a torn or unreadable entry: archive damage, said in
+	// Problems): missing, or only a prefix of them. They are not store
+	// damage. Sorted.
+	Undelivered []string `json:"undelivered,omitempty"`
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
 	root      *os.Root
@@ -152,7 +158,17 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 		return err
 	}
 	b.Problems = append(b.Problems, x.problems...)
+	b.Undelivered = append(b.Undelivered, x.undelivered...)
+	sort.Strings(b.Undelivered)
 	return nil
+}
+
+// Delivered says whether the file at p (a path in FS) came out of the
+// archive intact: false for a file in Undelivered, true for every other
+// path (and for every file of a directory bundle).
+func (b *Bundle) Delivered(p string) bool {
+	i := sort.SearchStrings(b.Undelivered, p)
+	return i == len(b.Undelivered) || b.Undelivered[i] != p
 }
 
 // Close releases the bundle and removes any temporary folder. It is safe to

@@ -35,6 +35,8 @@ type extractor struct {
 	nested   bool  // unpacking a nested archive: do not look for more
 	files    []string
 	problems []Problem
+	// undelivered are the files whose entries were torn or unreadable.
+	undelivered []string
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
@@ -113,8 +115,20 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix string) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return fmt.Errorf("%s: %w", name, err)
+		before := len(x.problems)
+		x.problem(archiveNote(prefix), "archive damage: %s: central directory unreadable (%s): %v; entries read by scanning local headers",
+			name, zipEndRecord(r, size), err)
+		found, lerr := x.extractZipLocal(name, r, size, prefix, nil)
+		if lerr == nil && found == 0 {
+			// Nothing of a zip is left: not an archive to analyse.
+			x.problems = x.problems[:before]
+			return fmt.Errorf("%s: %w (%s), and no readable local header", name, err, zipEndRecord(r, size))
+		}
+		return lerr
 	}
+	// Entries the directory lists but that cannot be read where it says
+	// are looked for again by their local headers.
+	retry := map[string]string{}
 	for _, f := range zr.File {
 		if err := x.count(name, f.Name); err != nil {
 			return err
@@ -141,17 +155,12 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 			x.problem(p, "encrypted entry in %s at offset %d not unpacked", name, off)
 			continue
 		}
-		if f.UncompressedSize64 > uint64(x.lim.MaxEntryBytes) {
-			return fmt.Errorf("%w: %s: entry %q claims %d bytes, more than the %d-byte entry limit",
-				ErrLimit, name, f.Name, f.UncompressedSize64, x.lim.MaxEntryBytes)
-		}
-		if f.UncompressedSize64 > uint64(x.lim.MaxTotalBytes-x.total) {
-			return fmt.Errorf("%w: %s: entry %q claims %d bytes, past the %d-byte total limit",
-				ErrLimit, name, f.Name, f.UncompressedSize64, x.lim.MaxTotalBytes)
+		if err := x.checkDeclared(name, f.Name, f.UncompressedSize64); err != nil {
+			return err
 		}
 		rc, err := f.Open()
 		if err != nil {
-			x.problem(p, "entry in %s at offset %d unreadable: %v", name, off, err)
+			retry[f.Name] = fmt.Sprintf("local header not where the central directory says: %v", err)
 			continue
 		}
 		n, err := x.writeFile(name, f.Name, p, rc, f.Modified)
@@ -164,10 +173,123 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 			// checksum, wrong size): what was written cannot be trusted.
 			x.dst.Remove(p)
 			x.dropFile(p)
-			x.problem(p, "entry in %s at offset %d unreadable after %d bytes: %v", name, off, n, err)
+			x.torn(p, "archive damage: entry %q of %s, data at offset %d: unreadable after %d bytes: %v; not delivered", f.Name, name, off, n, err)
 		}
 	}
+	if len(retry) == 0 {
+		return nil
+	}
+	_, err = x.extractZipLocal(name, r, size, prefix, retry)
+	return err
+}
+
+// checkDeclared refuses an entry whose declared size is past the limits
+// before a byte of it is read.
+func (x *extractor) checkDeclared(archive, entry string, declared uint64) error {
+	if declared > uint64(x.lim.MaxEntryBytes) {
+		return fmt.Errorf("%w: %s: entry %q claims %d bytes, more than the %d-byte entry limit",
+			ErrLimit, archive, entry, declared, x.lim.MaxEntryBytes)
+	}
+	if declared > uint64(x.lim.MaxTotalBytes-x.total) {
+		return fmt.Errorf("%w: %s: entry %q claims %d bytes, past the %d-byte total limit",
+			ErrLimit, archive, entry, declared, x.lim.MaxTotalBytes)
+	}
 	return nil
+}
+
+// extractZipLocal unpacks a zip by walking its local headers, when the
+// central directory cannot be trusted. With retry nil every entry found is
+// unpacked; otherwise only the entries named in it (which the directory
+// listed but could not deliver, each with why), and those still not found
+// intact are archive damage: reported, and marked not delivered.
+// It returns how many entries it found.
+func (x *extractor) extractZipLocal(name string, r io.ReaderAt, size int64, prefix string, retry map[string]string) (int, error) {
+	zs := newZipScanner(r, size)
+	found := 0
+	done := map[string]bool{}
+	for {
+		e, body, err := zs.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			x.problem(archiveNote(prefix), "archive damage: %s: entry %q at offset %d: %v", name, e.name, e.header, err)
+			if body == nil {
+				continue
+			}
+		}
+		found++
+		if retry != nil {
+			if _, ok := retry[e.name]; !ok || done[e.name] {
+				continue
+			}
+		} else if err := x.count(name, e.name); err != nil {
+			return found, err
+		}
+		p, ok := x.target(name, prefix, strings.ReplaceAll(e.name, `\`, "/"), e.name)
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(e.name, "/"):
+			x.mkdir(p)
+			continue
+		case e.flags&0x1 != 0:
+			x.problem(p, "encrypted entry in %s at offset %d not unpacked", name, e.data)
+			continue
+		}
+		if err := x.checkDeclared(name, e.name, e.usize); err != nil {
+			return found, err
+		}
+		done[e.name] = true
+		n, err := x.writeFile(name, e.name, p, body, e.modified)
+		if err != nil {
+			if errors.Is(err, ErrLimit) {
+				return found, err
+			}
+			x.dst.Remove(p)
+			x.dropFile(p)
+			x.torn(p, "archive damage: entry %q of %s, local header at offset %d: unreadable after %d bytes: %v; not delivered", e.name, name, e.header, n, err)
+			continue
+		}
+		if why, ok := retry[e.name]; ok {
+			x.problem(p, "archive damage: entry %q of %s: %s; read intact from its local header at offset %d", e.name, name, why, e.header)
+		}
+	}
+	for _, g := range zs.gaps {
+		x.problem(archiveNote(prefix), "archive damage: %s: %s", name, g)
+	}
+	for _, entry := range sortedKeys(retry) {
+		if done[entry] {
+			continue
+		}
+		if p, ok := x.target(name, prefix, strings.ReplaceAll(entry, `\`, "/"), entry); ok {
+			x.torn(p, "archive damage: entry %q of %s: %s; no intact local header found for it; not delivered", entry, name, retry[entry])
+		}
+	}
+	return found, nil
+}
+
+// torn records archive damage to the entry unpacked to p: the file is not
+// delivered intact (it is missing, or holds only a prefix).
+func (x *extractor) torn(p, format string, args ...any) {
+	x.problem(p, format, args...)
+	x.undelivered = append(x.undelivered, p)
+}
+
+// archiveNote is the path a problem of the whole archive unpacked under
+// prefix is filed under.
+func archiveNote(prefix string) string {
+	return strings.TrimPrefix(path.Join(prefix, "."), "./")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // countReader counts the bytes read through it, to give tar offsets.
@@ -196,8 +318,8 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 				return fmt.Errorf("%s: tar: %w", name, err)
 			}
 			// A truncated or damaged archive: keep what came before.
-			x.problem(strings.TrimPrefix(path.Join(prefix, "."), "./"),
-				"%s: tar stream unreadable at offset %d after %d entries: %v", name, off, i, err)
+			x.problem(archiveNote(prefix),
+				"archive damage: %s: tar stream unreadable at offset %d after %d entries: %v; entries after it not read", name, off, i, err)
 			return nil
 		}
 		off = cr.n // the entry's data starts here in the (decompressed) tar stream
@@ -221,8 +343,9 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 				if errors.Is(err, ErrLimit) {
 					return err
 				}
-				// The bytes written are the entry's true prefix: keep them.
-				x.problem(p, "entry in %s with data at offset %d incomplete: %d of %d bytes: %v", name, off, n, hdr.Size, err)
+				// The bytes written are the entry's true prefix: keep them
+				// (for a dump), but they are not the file.
+				x.torn(p, "archive damage: entry %q of %s, data at offset %d of the tar stream: %d of %d bytes: %v; not delivered intact", hdr.Name, name, off, n, hdr.Size, err)
 				return nil
 			}
 		case tar.TypeSymlink:
