@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/report/xlsx"
 )
@@ -18,6 +19,7 @@ func init() { topCommands = append(topCommands, newAnalyzeCmd) }
 type analyzeOptions struct {
 	format string
 	output string
+	limits bundle.Limits
 }
 
 func newAnalyzeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -36,6 +38,7 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 	}
 	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json, markdown, xlsx")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
+	addLimitFlags(c, &o.limits)
 	return c
 }
 
@@ -53,7 +56,7 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown --format %q (text, json, markdown, xlsx)", o.format)
 	}
-	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version})
+	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version, Limits: o.limits})
 	if err != nil {
 		return err
 	}

@@ -21,22 +21,40 @@ import (
 )
 
 // Limits bound what Open unpacks and walks. A zero field takes its default.
+// No limit is a fixed size: a bundle of several servers' stores is tens of
+// GiB, so what bounds an archive by default is the room in the temporary
+// folder (checked before unpacking starts) and the ratio of what an entry
+// expands to against what it is compressed to.
 type Limits struct {
 	// MaxTotalBytes caps the bytes unpacked from an archive, nested archives
-	// included. Default 8 GiB.
+	// included. Default 1 TiB.
 	MaxTotalBytes int64
 	// MaxEntries caps the archive entries unpacked (and the files and folders
-	// walked in any bundle). Default 200,000.
+	// walked in any bundle). Default 2,000,000 (100,000 streams of a few
+	// files each).
 	MaxEntries int
-	// MaxEntryBytes caps one unpacked entry. Default 4 GiB.
+	// MaxEntryBytes caps one unpacked entry. Default 1 TiB.
 	MaxEntryBytes int64
+	// MaxRatio refuses, before its bytes are written, an entry that
+	// expands more than MaxRatio times its compressed size once past
+	// RatioFloor bytes: a decompression bomb. Default 1000 (deflate cannot
+	// do better than about 1032:1; real store files compress 2-20:1).
+	MaxRatio int64
+	// RatioFloor is the size below which the ratio is not checked (a
+	// folder of zeroed preallocated files is small and honest). Default
+	// 1 GiB.
+	RatioFloor int64
+	// TempDir is where an archive is unpacked; "" is os.TempDir() (TMPDIR).
+	TempDir string
 }
 
 // Default limits.
 const (
-	DefaultMaxTotalBytes = 8 << 30
-	DefaultMaxEntries    = 200_000
-	DefaultMaxEntryBytes = 4 << 30
+	DefaultMaxTotalBytes = 1 << 40
+	DefaultMaxEntries    = 2_000_000
+	DefaultMaxEntryBytes = 1 << 40
+	DefaultMaxRatio      = 1000
+	DefaultRatioFloor    = 1 << 30
 )
 
 func (l Limits) withDefaults() Limits {
@@ -49,12 +67,22 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxEntryBytes <= 0 {
 		l.MaxEntryBytes = DefaultMaxEntryBytes
 	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = DefaultMaxRatio
+	}
+	if l.RatioFloor <= 0 {
+		l.RatioFloor = DefaultRatioFloor
+	}
 	return l
 }
 
 // ErrLimit is wrapped by the error Open returns when an archive goes past a
 // Limits cap. Test with errors.Is.
 var ErrLimit = errors.New("bundle limit exceeded")
+
+// ErrNoRoom is wrapped by the error Open returns when the temporary folder
+// has too little free space for what an archive unpacks to.
+var ErrNoRoom = errors.New("not enough free space to unpack")
 
 // ErrNotBundle is wrapped by the error Open returns when the path is neither a
 // directory nor an archive it can read.
@@ -113,7 +141,10 @@ func Open(path string, lim Limits) (*Bundle, error) {
 		if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s: %w", path, ErrNotBundle)
 		}
-		tmp, err := os.MkdirTemp("", "jsforensics-bundle-")
+		if err := checkRoom(path, fi.Size(), lim); err != nil {
+			return nil, err
+		}
+		tmp, err := os.MkdirTemp(lim.TempDir, "jsforensics-bundle-")
 		if err != nil {
 			return nil, err
 		}

@@ -100,14 +100,15 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 	case kindZip:
 		return kind, x.extractZip(name, r, size, prefix)
 	case kindTar:
-		return kind, x.extractTar(name, io.NewSectionReader(r, 0, size), prefix)
+		return kind, x.extractTar(name, io.NewSectionReader(r, 0, size), prefix, nil)
 	case kindTarGz:
-		gz, err := gzip.NewReader(io.NewSectionReader(r, 0, size))
+		in := &countReader{r: io.NewSectionReader(r, 0, size)}
+		gz, err := gzip.NewReader(in)
 		if err != nil {
 			return kind, fmt.Errorf("%s: gzip: %w", name, err)
 		}
 		defer gz.Close()
-		return kind, x.extractTar(name, gz, prefix)
+		return kind, x.extractTar(name, gz, prefix, func() (int64, int64) { return in.n, size })
 	}
 	return "", fmt.Errorf("%s: %w", name, ErrNotBundle)
 }
@@ -158,12 +159,17 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 		if err := x.checkDeclared(name, f.Name, f.UncompressedSize64); err != nil {
 			return err
 		}
+		csize := int64(min(f.CompressedSize64, uint64(size)))
+		if err := x.ratioCheck(name, f.Name, int64(min(f.UncompressedSize64, 1<<62)), csize); err != nil {
+			return err
+		}
 		rc, err := f.Open()
 		if err != nil {
 			retry[f.Name] = fmt.Sprintf("local header not where the central directory says: %v", err)
 			continue
 		}
-		n, err := x.writeFile(name, f.Name, p, rc, f.Modified)
+		// The reader takes at most the compressed size the directory gives.
+		n, err := x.writeFile(name, f.Name, p, x.ratioLimited(name, f.Name, rc, func() int64 { return csize }), f.Modified)
 		rc.Close()
 		if err != nil {
 			if errors.Is(err, ErrLimit) {
@@ -242,7 +248,7 @@ func (x *extractor) extractZipLocal(name string, r io.ReaderAt, size int64, pref
 			return found, err
 		}
 		done[e.name] = true
-		n, err := x.writeFile(name, e.name, p, body, e.modified)
+		n, err := x.writeFile(name, e.name, p, x.ratioLimited(name, e.name, body, body.consumed), e.modified)
 		if err != nil {
 			if errors.Is(err, ErrLimit) {
 				return found, err
@@ -304,7 +310,9 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
+// compressed, when not nil, gives the compressed bytes read so far and the
+// archive's compressed size, for the ratio check of a .tar.gz.
+func (x *extractor) extractTar(name string, r io.Reader, prefix string, compressed func() (read, size int64)) error {
 	cr := &countReader{r: r}
 	tr := tar.NewReader(cr)
 	for i := 0; ; i++ {
@@ -338,7 +346,17 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 				return fmt.Errorf("%w: %s: entry %q is %d bytes, more than the %d-byte entry limit",
 					ErrLimit, name, hdr.Name, hdr.Size, x.lim.MaxEntryBytes)
 			}
-			n, err := x.writeFile(name, hdr.Name, p, tr, hdr.ModTime)
+			var body io.Reader = tr
+			if compressed != nil {
+				// The entry cannot take more compressed bytes than the
+				// archive has left.
+				read, size := compressed()
+				if err := x.ratioCheck(name, hdr.Name, hdr.Size, size-read); err != nil {
+					return err
+				}
+				body = x.ratioLimited(name, hdr.Name, tr, func() int64 { r, _ := compressed(); return r - read + 1 })
+			}
+			n, err := x.writeFile(name, hdr.Name, p, body, hdr.ModTime)
 			if err != nil {
 				if errors.Is(err, ErrLimit) {
 					return err

@@ -90,7 +90,7 @@ func newZipScanner(r io.ReaderAt, size int64) *zipScanner {
 
 // next finds the next local header at or after the end of the previous
 // entry. It returns io.EOF at the central directory or the end of input.
-func (z *zipScanner) next() (localEntry, io.Reader, error) {
+func (z *zipScanner) next() (localEntry, *entryBody, error) {
 	if z.cur != nil {
 		end, err := z.cur.finish()
 		z.cur = nil
@@ -247,6 +247,14 @@ func (b *entryBody) open() error {
 		return fmt.Errorf("entry at offset %d: %w (method %d)", e.data, errZipMethod, e.method)
 	}
 	return nil
+}
+
+// consumed gives the compressed bytes the entry can have taken so far.
+func (b *entryBody) consumed() int64 {
+	if b.cnt != nil {
+		return b.cnt.n
+	}
+	return max(int64(b.e.csize), 1)
 }
 
 func (b *entryBody) Read(p []byte) (int, error) {
