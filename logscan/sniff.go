@@ -1,8 +1,15 @@
 package logscan
 
 import (
+	"bufio"
 	"bytes"
+	"sync"
 )
+
+// sniffReaders are the read buffers of Sniff's scanners: NewScanner keeps a
+// *bufio.Reader that is already big enough, so a bundle of thousands of
+// small files does not allocate a buffer per file.
+var sniffReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
 
 // SniffLines is how many non-empty lines Sniff weighs.
 const SniffLines = 40
@@ -33,7 +40,10 @@ func Sniff(head []byte, whole bool) (Sniffed, bool) {
 			head = head[:i+1]
 		}
 	}
-	sc := NewScanner(bytes.NewReader(head), Options{All: true})
+	br := sniffReaders.Get().(*bufio.Reader)
+	br.Reset(bytes.NewReader(head))
+	defer func() { br.Reset(nil); sniffReaders.Put(br) }()
+	sc := NewScanner(br, Options{All: true})
 	var out Sniffed
 	seen, match := 0, 0
 	for sc.Next() {

@@ -26,7 +26,7 @@ import (
 
 // packDir packs the files of a committed directory bundle, as Go's zip and
 // tar writers do (zip entries with data descriptors, like most tools).
-func packDir(t *testing.T, dir, kind string) []byte {
+func packDir(t testing.TB, dir, kind string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	var zw *zip.Writer

@@ -25,6 +25,9 @@ const (
 	kindTarGz = "tar.gz"
 )
 
+// copyBufSize is the buffer entries are copied through.
+const copyBufSize = 256 << 10
+
 // extractor unpacks archives into dst, sharing one budget of bytes and
 // entries across the outer archive and the archives nested in it.
 type extractor struct {
@@ -37,6 +40,10 @@ type extractor struct {
 	problems []Problem
 	// undelivered are the files whose entries were torn or unreadable.
 	undelivered []string
+	buf         []byte          // copy buffer, shared by all entries
+	made        map[string]bool // folders created
+	parentRoot  *os.Root        // the folder the last file was written to
+	parentDir   string
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
@@ -429,21 +436,68 @@ func sanitize(prefix, name string) string {
 }
 
 func (x *extractor) mkdir(p string) {
+	if x.made[p] {
+		return
+	}
 	if err := x.dst.MkdirAll(p, 0o755); err != nil {
 		x.problem(p, "cannot create folder: %v", err)
+		return
+	}
+	x.markMade(p)
+}
+
+func (x *extractor) markMade(p string) {
+	if x.made == nil {
+		x.made = map[string]bool{}
+	}
+	for ; p != "." && !x.made[p]; p = path.Dir(p) {
+		x.made[p] = true
+	}
+}
+
+// parent gives the folder dir of dst, created if need be, as a Root of its
+// own: entries of one folder come one after another, and opening a file in
+// it is then one system call instead of one per path element. The last one
+// is kept open (closed by closeParent).
+func (x *extractor) parent(dir string) (*os.Root, error) {
+	if dir == "." {
+		return x.dst, nil
+	}
+	if x.parentRoot != nil && x.parentDir == dir {
+		return x.parentRoot, nil
+	}
+	if !x.made[dir] {
+		if err := x.dst.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		x.markMade(dir)
+	}
+	r, err := x.dst.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	x.closeParent()
+	x.parentRoot, x.parentDir = r, dir
+	return r, nil
+}
+
+func (x *extractor) closeParent() {
+	if x.parentRoot != nil {
+		x.parentRoot.Close()
+		x.parentRoot, x.parentDir = nil, ""
 	}
 }
 
 // writeFile copies one entry to p, charging its bytes against the limits. It
 // returns the bytes written.
 func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.Time) (int64, error) {
-	if dir := path.Dir(p); dir != "." {
-		if err := x.dst.MkdirAll(dir, 0o755); err != nil {
-			x.problem(p, "cannot create parent folder: %v", err)
-			return 0, nil
-		}
+	parent, err := x.parent(path.Dir(p))
+	if err != nil {
+		x.problem(p, "cannot create parent folder: %v", err)
+		return 0, nil
 	}
-	f, err := x.dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	base := path.Base(p)
+	f, err := parent.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			x.problem(p, "duplicate entry in %s: first kept", archive)
@@ -453,7 +507,12 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 		return 0, nil
 	}
 	budget := min(x.lim.MaxEntryBytes, x.lim.MaxTotalBytes-x.total)
-	n, err := io.Copy(f, io.LimitReader(r, budget+1))
+	if x.buf == nil {
+		x.buf = make([]byte, copyBufSize)
+	}
+	// One buffer for every entry (io.Copy would allocate one per file: an
+	// archive of a hundred thousand small files).
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, io.LimitReader(r, budget+1), x.buf)
 	x.total += n
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -466,7 +525,7 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 		return n, fmt.Errorf("%w: %s: entry %q expands past the %d-byte total limit", ErrLimit, archive, entry, x.lim.MaxTotalBytes)
 	}
 	if !mtime.IsZero() {
-		_ = x.dst.Chtimes(p, mtime, mtime) // best effort: file times are evidence, not essential
+		_ = parent.Chtimes(base, mtime, mtime) // best effort: file times are evidence, not essential
 	}
 	if !x.nested {
 		x.files = append(x.files, p)
