@@ -2,7 +2,8 @@ package capture
 
 import (
 	"bytes"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -71,17 +72,7 @@ func Sniff(file string, data []byte) (Sniffed, bool) {
 	return out, true
 }
 
-func sortedSet(m map[string]bool) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedSet(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 
 // isAuditPath says whether a manifest key names a file of the archive: jsm.go
 // audit/archive keeps every artifact under capture/.

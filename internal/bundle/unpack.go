@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -272,7 +274,7 @@ func (x *extractor) extractZipLocal(name string, r io.ReaderAt, size int64, pref
 	for _, g := range zs.gaps {
 		x.problem(archiveNote(prefix), "archive damage: %s: %s", name, g)
 	}
-	for _, entry := range sortedKeys(retry) {
+	for _, entry := range slices.Sorted(maps.Keys(retry)) {
 		if done[entry] {
 			continue
 		}
@@ -294,15 +296,6 @@ func (x *extractor) torn(p, format string, args ...any) {
 // prefix is filed under.
 func archiveNote(prefix string) string {
 	return strings.TrimPrefix(path.Join(prefix, "."), "./")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // countReader counts the bytes read through it, to give tar offsets.
