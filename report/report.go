@@ -3,7 +3,12 @@
 // report/xlsx). It imports no parser: the analysis fills these types.
 package report
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+)
 
 // Schema names the contract version; bump it only when a field is renamed or dropped.
 const Schema = "jsforensics.report/v1"
@@ -40,9 +45,23 @@ type Report struct {
 	Streams     []Stream        `json:"streams"`
 	Timeline    []TimelineEvent `json:"timeline"`
 	Findings    []Finding       `json:"findings"`
+	// Checks says, per registered check, whether it judged the bundle:
+	// passed, failed (with how many findings), skipped (and why), or not-run
+	// (the check broke). Added field.
+	Checks []CheckOutcome `json:"checks,omitempty"`
 	// Notes are statements about the analysis itself (a server whose name could
 	// not be established, a check that could not run). Added field.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// CheckOutcome is what one check made of the bundle.
+type CheckOutcome struct {
+	Code     string `json:"code"`
+	Outcome  string `json:"outcome"` // passed, failed, skipped, not-run
+	Reason   string `json:"reason,omitempty"`
+	Findings int    `json:"findings,omitempty"`
+	// Skipped lists the parts of the bundle the check could not judge.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Server is one server found in the bundle, by any source.
@@ -121,6 +140,9 @@ type OnDisk struct {
 	Source string `json:"source,omitempty"`
 	// Consumers found in the stream's obs/ folder. Added field.
 	Consumers []Consumer `json:"consumers,omitempty"`
+	// Unreadable are sequences whose record is on disk but fails its
+	// checksum: not in Messages (see the store-corrupt finding). Added field.
+	Unreadable []Range `json:"unreadable,omitempty"`
 }
 
 // Consumer is one consumer's stored state. Added type.
@@ -132,7 +154,9 @@ type Consumer struct {
 	Redelivered     int    `json:"redelivered"`
 }
 
-// TimelineEvent is one dated event from a log, raft state or a capture.
+// TimelineEvent is one dated event from a log, raft state or a capture, or
+// a run of routine log events: Count events of one kind, server and asset
+// from Time to Until, shown by the first one's text, file and line.
 type TimelineEvent struct {
 	Time    time.Time `json:"time"`
 	Server  string    `json:"server,omitempty"`
@@ -144,13 +168,25 @@ type TimelineEvent struct {
 	Text    string    `json:"text"`
 	File    string    `json:"file,omitempty"`
 	Line    int       `json:"line,omitempty"`
+	// Count is the number of events of a run (2 or more); absent for one
+	// event. Added field.
+	Count int `json:"count,omitempty"`
+	// Until is the time of a run's last event. Added field.
+	Until *time.Time `json:"until,omitempty"`
 }
 
-// Range is an inclusive sequence range.
-type Range struct {
-	First uint64 `json:"first"`
-	Last  uint64 `json:"last"`
+// Summary is the event's text, led for a run by how many events it stands
+// for and until when: "(x120 until 2026-11-30T01:29:04.112Z) text".
+func (e TimelineEvent) Summary() string {
+	if e.Count < 2 || e.Until == nil {
+		return e.Text
+	}
+	return fmt.Sprintf("(x%d until %s) %s", e.Count, e.Until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
+
+// Range is an inclusive sequence range: the parsers' SeqRange, so a range
+// found in a store reaches the report without a conversion.
+type Range = natsfmt.SeqRange
 
 // Origin is the known id a corrupt peer id most likely came from.
 type Origin struct {

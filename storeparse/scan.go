@@ -1,7 +1,6 @@
 package storeparse
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // ScanOptions tunes ScanStream.
@@ -38,6 +38,14 @@ type ScanOptions struct {
 	// most 8), 1 one at a time. The result is the same whatever the number.
 	// With Visit set blocks are always read one at a time, in order.
 	Workers int
+	// DigestWindow, when not 0, has every block sum the digests of the
+	// messages it counts per window of that many sequences
+	// (StreamScan.Windows, digest.go), for comparing replicas.
+	DigestWindow uint64
+	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
+	// were read (tombstones, index.db, limits) moved the first sequence:
+	// that message's time would take a second read of its block.
+	SkipFirstTS bool
 }
 
 // BlockInfo names the block a visited record belongs to.
@@ -57,17 +65,8 @@ type State struct {
 	NumDeleted uint64 `json:"num_deleted"`
 }
 
-// SeqRange is an inclusive range of sequences.
-type SeqRange struct {
-	First, Last uint64
-}
-
-func (r SeqRange) String() string {
-	if r.First == r.Last {
-		return strconv.FormatUint(r.First, 10)
-	}
-	return fmt.Sprintf("%d-%d", r.First, r.Last)
-}
+// SeqRange is an inclusive range of sequences (the project's one range type).
+type SeqRange = natsfmt.SeqRange
 
 // BlockScan is what one block holds, recomputed from its records as
 // nats-server's rebuildStateFromBufLocked does.
@@ -87,16 +86,44 @@ type BlockScan struct {
 	Erased       int
 	BadChecksums int
 	Torn         bool    // reading stopped at a torn tail
-	Stopped      int64   // offset where counting stopped (a bad record), -1 if never
+	Stopped      int64   // offset where framing was lost and reading stopped, -1 if never
 	GoodEnd      int64   // offset after the last record with sane framing
 	LastChecksum [8]byte // checksum of the last sane record
-	deleted      rangeSet
-	countEnd     int64 // records at or beyond this offset are not counted
+	// Bad lists the records whose checksum fails while their framing
+	// holds: reading goes on past them, they are not counted.
+	Bad []BadRecord
+	// RebuildLost is what nats-server drops from this block when it
+	// rebuilds it (index.db missing or stale): rebuildStateFromBufLocked
+	// truncates the block at its first bad record (all of v2.10.22,
+	// v2.12.1, v2.15.2; 2.15.2 leaves a compressed or encrypted file
+	// uncut but still stops counting there). RebuildLostMsgs of those
+	// sequences are intact messages read here.
+	RebuildLost     []SeqRange
+	RebuildLostMsgs uint64
+	deleted         rangeSet
+	bad             rangeSet // sequences of Bad records that continue the block
+	badBytes        uint64   // their record lengths
+	countEnd        int64    // records at or beyond this offset are not counted
+	stopErr         error    // the framing error at Stopped
+	firstBad        int64    // offset of the first Bad record, -1 if none
+	firstBadFrom    uint64   // the sequence after the last one read before it
 
 	// rls caches the length of every counted record (index seq-rlBase, 0 =
 	// none) so removals need no second read; dropped when over budget.
 	rls    []uint32
 	rlBase uint64
+
+	windows []WindowDigest // see ScanOptions.DigestWindow
+	dwin    uint64         // its window size
+	dgs     []uint64       // MessageDigest beside rls (0: not summed)
+}
+
+// BadRecord is a record whose framing holds but whose checksum fails. Seq
+// is what its header says, which the failed checksum does not vouch for.
+type BadRecord struct {
+	Offset int64
+	Seq    uint64
+	Len    int
 }
 
 // Mismatch is a difference between index.db and the blocks.
@@ -133,20 +160,35 @@ type StreamScan struct {
 	// the blocks, the check nats-server makes), the deletes only index.db
 	// knows (limit removals write no tombstone), then max_msgs/max_bytes.
 	State State
-	// BlocksOnly is the state from the blocks and their tombstones alone,
-	// what nats-server rebuilds when index.db is missing or stale.
+	// BlocksOnly is the state from the blocks and their tombstones alone:
+	// what nats-server rebuilds when index.db is missing or stale, less
+	// RebuildLost when a record fails its checksum.
 	BlocksOnly   State
 	IndexRemoved uint64       // messages the blocks hold that a current index.db marks deleted
 	Index        *StreamIndex // nil when index.db is missing or unreadable
 	Mismatches   []Mismatch
-	Lost         []SeqRange // sequences a damaged block no longer holds
-	LostUnknown  bool       // some block lost records whose sequences cannot be known
-	LimitRemoved uint64     // messages removed by applying max_msgs/max_bytes
-	Consumers    []ConsumerScan
-	Problems     []error // *binfmt.CorruptError, in file order
+	Lost         []SeqRange // sequences a block whose framing was lost no longer holds
+	// Unreadable are the sequences of records on disk whose checksum fails
+	// (framing intact): not counted in State, each is its own damage.
+	Unreadable []SeqRange
+	// BadDeleted are the sequences of records whose checksum fails but
+	// whose deletion a tombstone or index.db records: the damage costs no
+	// message (a rebuild still cuts the block there: RebuildLost).
+	BadDeleted []SeqRange
+	// RebuildLost is what the server would drop on rebuilding the damaged
+	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
+	RebuildLost     []SeqRange
+	RebuildLostMsgs uint64
+	LostUnknown     bool   // some block lost records whose sequences cannot be known
+	LimitRemoved    uint64 // messages removed by applying max_msgs/max_bytes
+	Consumers       []ConsumerScan
+	Problems        []error // *binfmt.CorruptError, in file order
 
-	rlLo    int // Blocks before rlLo have no record-length cache
-	rlTotal int // record lengths cached in Blocks[rlLo:]
+	skipFirstTS bool // ScanOptions.SkipFirstTS
+	dgLo        int  // Blocks before dgLo have no digest cache
+	dgTotal     int  // digests cached in Blocks[dgLo:]
+	rlLo        int  // Blocks before rlLo have no record-length cache
+	rlTotal     int  // record lengths cached in Blocks[rlLo:]
 }
 
 // ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
@@ -158,7 +200,7 @@ type StreamScan struct {
 // the error return is for a folder that cannot be read at all or a Visit
 // error.
 func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
-	s := &StreamScan{Dir: dir}
+	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS}
 	if _, err := fs.Stat(fsys, dir); err != nil {
 		return nil, err
 	}
@@ -172,6 +214,12 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	}
 	if s.Meta != nil {
 		s.checkMetaSum(fsys, path.Join(dir, "meta.inf"), path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
+			// meta.inf fails its checksum and names another stream than
+			// its folder (which nats-server names for the stream): the
+			// name may be what changed, and it keys every block checksum.
+			s.Name = base
+		}
 	}
 	for _, p := range []string{"__msgs__", "__new_msgs__"} {
 		if _, err := fs.Stat(fsys, path.Join(dir, p)); err == nil {
@@ -194,6 +242,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if !opts.IgnoreIndex && s.indexCurrent() {
 		s.applyIndexDeletes(fsys)
 	}
+	s.resolveBadDeleted(tombs)
 	if !opts.NoLimits && s.Meta != nil {
 		s.applyLimits(fsys)
 	}
@@ -245,14 +294,14 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 	data, err := readFileFS(fsys, inf, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrTruncated, "meta.inf missing"))
+			s.problem(binfmt.Stamp(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaInf))
 		}
 		return
 	}
 	if s.Encrypted {
-		s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"), natsfmt.StructMetaInf))
 		return
 	}
 	m, err := ParseStreamMeta(inf, data)
@@ -267,7 +316,7 @@ func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
 	}
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
-		s.problem(binfmt.Errorf(sum, 0, binfmt.ErrTruncated, "meta.sum missing or unreadable: %v", err))
+		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaSum))
 		return
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
@@ -323,12 +372,12 @@ func (s *StreamScan) readIndex(fsys fs.FS) {
 	data, err := readFileFS(fsys, p, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(p, err))
+			s.problem(binfmt.Stamp(asCorrupt(p, err), natsfmt.StructIndexDB))
 		}
 		return
 	}
 	if s.Encrypted && exists(fsys, path.Join(s.Dir, "meta.key")) {
-		s.problem(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"), natsfmt.StructIndexDB))
 		return
 	}
 	x, err := ParseIndex(p, data, s.Name)
@@ -399,22 +448,22 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 		if _, err := ra.ReadAt(hdr[:], off); err != nil {
 			return 0
 		}
-		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
-		if rl < emptyRecord || rl > RLBadThresh {
+		h := natsfmt.ParseRecordHeader(hdr[:])
+		if h.FrameError() != "" {
 			return 0
 		}
-		raw := binary.LittleEndian.Uint64(hdr[4:])
-		if seq := raw &^ (ebit | tbit); raw&tbit == 0 && seq != 0 {
-			return seq
+		if !h.Tombstone && h.Seq != 0 {
+			return h.Seq
 		}
-		off += rl
+		off += h.Len
 	}
 	return 0
 }
 
-// noteLost works out which sequences a block that stopped early lost: from
-// the last counted sequence up to what index.db says the block ended at, or
-// the next block's first sequence.
+// noteLost works out which sequences a block whose framing was lost no
+// longer holds: from the last sequence read up to what index.db says the
+// block ended at, or the next block's first sequence. The framing error and
+// its loss are one problem.
 func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	if bs.Stopped < 0 {
 		return
@@ -432,25 +481,108 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	if to == 0 && nextFirst > from {
 		to = nextFirst - 1
 	}
-	var e error
+	e := &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Err: fmt.Errorf("%w: block stops at offset %d", binfmt.ErrTruncated, bs.Stopped)}
+	var ce *binfmt.CorruptError
+	if errors.As(bs.stopErr, &ce) {
+		c := *ce // keeps what the reader said of the structure that failed
+		e = &c
+	}
+	e.Seq = from
 	switch {
 	case to >= from && to != 0:
-		r := SeqRange{from, to}
+		r := SeqRange{First: from, Last: to}
 		s.Lost = append(s.Lost, r)
-		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
-			Err: fmt.Errorf("%w: block stops at offset %d, sequences %s lost", binfmt.ErrTruncated, bs.Stopped, r)}
+		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, r)
 	case isLast && bs.Torn:
 		// A torn tail of the last block with nothing known after it: the
 		// lost record was never acknowledged as far as the files tell.
 		s.LostUnknown = true
-		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
-			Err: fmt.Errorf("%w: torn tail of the last block after seq %d; no record of what followed", binfmt.ErrTruncated, bs.LastSeq)}
+		e.Err = fmt.Errorf("%w; last block, after seq %d: no record of what followed", e.Err, bs.LastSeq)
 	default:
 		s.LostUnknown = true
-		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
-			Err: fmt.Errorf("%w: block stops at offset %d after seq %d; lost sequences unknown", binfmt.ErrTruncated, bs.Stopped, bs.LastSeq)}
+		e.Err = fmt.Errorf("%w; after seq %d, lost sequences unknown", e.Err, bs.LastSeq)
 	}
-	s.problem(e)
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
+}
+
+// noteEmpty reports a block file of 0 bytes that index.db lists: what it
+// held (messages, or tombstones whose deletions a rebuild would undo) is
+// gone from this copy, and index.db is the only record of it.
+func (s *StreamScan) noteEmpty(bs *BlockScan) {
+	if bs.Size != 0 || bs.Encrypted || s.Index == nil {
+		return
+	}
+	ib, ok := s.Index.Block(bs.Index)
+	if !ok || ib.Msgs() == 0 && bs.Index == s.Index.LastBlock && s.Index.LastChecksum == [8]byte{} {
+		// Not listed, or the last block opened and never written to (no
+		// last record checksum): an empty file is what the server left.
+		return
+	}
+	e := &binfmt.CorruptError{File: bs.File, Offset: 0, Seq: ib.FirstSeq}
+	if n := ib.Msgs(); n > 0 {
+		r := SeqRange{First: ib.FirstSeq, Last: ib.LastSeq}
+		s.Lost = append(s.Lost, r)
+		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db says it held sequences %s (%d messages)", binfmt.ErrTruncated, r, n)
+	} else {
+		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db lists it with no messages (first %d, last %d): any tombstones it held are gone, and a rebuild would bring back the messages they deleted", binfmt.ErrTruncated, ib.FirstSeq, ib.LastSeq)
+	}
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
+}
+
+// noteBad collects the unreadable sequences of a block and what the server
+// would drop rebuilding it.
+func (s *StreamScan) noteBad(bs *BlockScan) {
+	for _, r := range bs.bad {
+		s.Unreadable = append(s.Unreadable, r)
+	}
+	s.RebuildLost = append(s.RebuildLost, bs.RebuildLost...)
+	s.RebuildLostMsgs += bs.RebuildLostMsgs
+}
+
+// resolveBadDeleted moves the unreadable sequences whose deletion is on
+// record (a tombstone, or index.db's delete map when index.db verifies; a
+// deletion is never undone, so a stale index.db still proves one) from
+// Unreadable to BadDeleted and counts them as deleted: a damaged record of a
+// deleted message is no lost message.
+func (s *StreamScan) resolveBadDeleted(tombs []uint64) {
+	if len(s.Unreadable) == 0 {
+		return
+	}
+	tombed := make(map[uint64]bool, len(tombs))
+	for _, t := range tombs {
+		tombed[t] = true
+	}
+	deleted := func(b *BlockScan, seq uint64) bool {
+		if tombed[seq] {
+			return true
+		}
+		if s.Index == nil || !s.Index.ChecksumOK {
+			return false
+		}
+		ib, ok := s.Index.Block(b.Index)
+		return ok && (seq < ib.FirstSeq || ib.Deleted.Contains(seq))
+	}
+	var unreadable rangeSet
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		if len(b.bad) == 0 {
+			continue
+		}
+		var keep rangeSet
+		for _, r := range b.bad {
+			for q := r.First; q <= r.Last; q++ {
+				if deleted(b, q) {
+					b.deleted.add(q, q)
+					(*rangeSet)(&s.BadDeleted).add(q, q)
+				} else {
+					keep.add(q, q)
+					unreadable.add(q, q)
+				}
+			}
+		}
+		b.bad = keep
+	}
+	s.Unreadable = unreadable
 }
 
 // assemble combines the blocks as recoverMsgs does.
@@ -481,7 +613,7 @@ func (s *StreamScan) assemble() {
 
 // live reports whether seq is a counted message of block b.
 func (b *BlockScan) live(seq uint64) bool {
-	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.contains(seq)
+	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.contains(seq) && !b.bad.contains(seq)
 }
 
 func (s *StreamScan) blockOf(seq uint64) *BlockScan {
@@ -511,6 +643,7 @@ func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool)
 }
 
 func (s *StreamScan) drop(b *BlockScan, seq uint64, rl int) {
+	b.forgetDigest(seq)
 	b.Msgs--
 	b.Bytes -= uint64(rl)
 	s.State.Msgs--
@@ -603,7 +736,7 @@ func (s *StreamScan) trimRLCache() {
 	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
 		b := &s.Blocks[s.rlLo]
 		s.rlTotal -= len(b.rls)
-		b.rls = nil
+		b.rls, b.dgs = nil, nil
 		s.rlLo++
 	}
 }
@@ -695,13 +828,22 @@ func (s *StreamScan) finish(fsys fs.FS) {
 	for i := range s.Blocks {
 		if b := &s.Blocks[i]; b.Msgs > 0 {
 			if b.FirstSeq != st.FirstSeq {
-				st.FirstSeq, st.FirstTS = b.FirstSeq, s.tsOf(fsys, b, b.FirstSeq)
+				st.FirstSeq, st.FirstTS = b.FirstSeq, 0
+				if !s.skipFirstTS {
+					st.FirstTS = s.tsOf(fsys, b, b.FirstSeq)
+				}
 			}
 			break
 		}
 	}
 	if st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {
 		st.NumDeleted = st.LastSeq - st.FirstSeq + 1 - st.Msgs
+	}
+	// An unreadable record is damage, not a deletion.
+	for _, r := range s.Unreadable {
+		if r.First >= st.FirstSeq && r.Last <= st.LastSeq {
+			st.NumDeleted -= min(st.NumDeleted, r.Last-r.First+1)
+		}
 	}
 }
 
@@ -736,7 +878,20 @@ func (s *StreamScan) compareIndex() {
 	add := func(scope, field string, idx, blk any) {
 		s.Mismatches = append(s.Mismatches, Mismatch{Scope: scope, Field: field, Index: fmt.Sprint(idx), Blocks: fmt.Sprint(blk)})
 	}
+	// A record that fails its checksum is still on disk where index.db
+	// places it: index.db counting it is right, not a mismatch.
 	st := s.State
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		for _, r := range b.bad {
+			st.Msgs += r.Last - r.First + 1
+			if st.FirstSeq == 0 || r.First < st.FirstSeq {
+				st.FirstSeq = r.First
+			}
+			st.LastSeq = max(st.LastSeq, r.Last)
+		}
+		st.Bytes += b.badBytes
+	}
 	if x.Msgs != st.Msgs {
 		add("stream", "messages", x.Msgs, st.Msgs)
 	}
@@ -766,8 +921,8 @@ func (s *StreamScan) compareIndex() {
 		if ib.Msgs() > 0 && (ib.LastSeq != b.LastSeq) {
 			add(scope, "last_seq", ib.LastSeq, b.LastSeq)
 		}
-		if ib.Msgs() != b.Msgs {
-			add(scope, "messages", ib.Msgs(), b.Msgs)
+		if held := b.Msgs + uint64(len(b.bad)); ib.Msgs() != held {
+			add(scope, "messages", ib.Msgs(), held)
 		}
 	}
 	if len(s.Blocks) > 0 {
@@ -794,12 +949,12 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 		cdir := path.Join(odir, e.Name())
 		inf := path.Join(cdir, "meta.inf")
 		if exists(fsys, path.Join(cdir, "meta.key")) {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"))
+			s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"), natsfmt.StructMetaInf))
 			s.Consumers = append(s.Consumers, c)
 			continue
 		}
 		if data, err := readFileFS(fsys, inf, smallFileLimit); err != nil {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
 			m, err := ParseConsumerMeta(inf, data)
 			s.problem(err)
@@ -812,7 +967,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			s.problem(err)
 			c.State = st
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(od, err))
+			s.problem(binfmt.Stamp(asCorrupt(od, err), natsfmt.StructConsumerState))
 		}
 		s.Consumers = append(s.Consumers, c)
 	}
@@ -830,7 +985,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	n := len(r)
 	switch {
 	case n == 0 || r[n-1].Last+1 < first: // the usual case: in order, apart
-		*rs = append(r, SeqRange{first, last})
+		*rs = append(r, SeqRange{First: first, Last: last})
 		return
 	case r[n-1].First <= first: // touches the last range
 		r[n-1].Last = max(r[n-1].Last, last)
@@ -840,7 +995,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	i := sort.Search(n, func(i int) bool { return r[i].First >= first })
 	r = append(r, SeqRange{})
 	copy(r[i+1:], r[i:])
-	r[i] = SeqRange{first, last}
+	r[i] = SeqRange{First: first, Last: last}
 	out := r[:0]
 	for _, x := range r {
 		if k := len(out); k > 0 && out[k-1].Last+1 >= x.First {
@@ -878,6 +1033,10 @@ func interior(st State) uint64 {
 	}
 	return 0
 }
+
+// IndexCurrent reports whether nats-server trusts index.db at its next start
+// instead of rebuilding from the blocks (see indexCurrent).
+func (s *StreamScan) IndexCurrent() bool { return s.indexCurrent() }
 
 // indexCurrent applies nats-server's staleness check (recoverFullState):
 // index.db's last block is the last block on disk and its last checksum is

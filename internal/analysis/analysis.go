@@ -6,10 +6,12 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -17,26 +19,70 @@ import (
 type Options struct {
 	ToolVersion string
 	Limits      bundle.Limits
+	Timeline    TimelineOptions
+	// Settings override checks' thresholds, by "code.key" (see Check.Settings).
+	Settings map[string]float64
+	// Only, when set, runs just these checks; Skip leaves these out. Codes
+	// are validated against the registered checks.
+	Only, Skip []string
+}
+
+// SelectChecks returns the registered checks that only and skip leave,
+// in registration order; an unknown code is an error.
+func SelectChecks(only, skip []string) ([]Check, error) {
+	known := map[string]bool{}
+	for _, c := range Checks {
+		known[c.Code] = true
+	}
+	for _, code := range append(append([]string(nil), only...), skip...) {
+		if !known[code] {
+			return nil, fmt.Errorf("no check %q (jsforensics checks lists them)", code)
+		}
+	}
+	var out []Check
+	for _, c := range Checks {
+		if (len(only) == 0 || slices.Contains(only, c.Code)) && !slices.Contains(skip, c.Code) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CheckSettings validates settings against the registered checks.
+func CheckSettings(settings map[string]float64) error {
+	for k := range settings {
+		if _, ok := defaultSettings[k]; !ok {
+			return fmt.Errorf("no check setting %q (jsforensics checks lists them)", k)
+		}
+	}
+	return nil
 }
 
 // Run opens the bundle at path read-only, analyzes it and returns the report.
 // Problems inside the bundle become findings or notes; an error means the
 // bundle could not be read at all.
 func Run(path string, opts Options) (*report.Report, error) {
+	if err := CheckSettings(opts.Settings); err != nil {
+		return nil, err
+	}
+	checks, err := SelectChecks(opts.Only, opts.Skip)
+	if err != nil {
+		return nil, err
+	}
 	b, err := bundle.Open(path, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
-	m := Load(b)
-	rep := Build(m, Checks)
+	m := LoadWith(b, opts)
+	rep := Build(m, checks, opts.Settings)
 	rep.ToolVersion = opts.ToolVersion
 	rep.Bundle = path
 	return rep, nil
 }
 
 // Build runs checks over m and assembles the report.
-func Build(m *Model, checks []Check) *report.Report {
+func Build(m *Model, checks []Check, settings map[string]float64) *report.Report {
 	rep := &report.Report{Schema: report.Schema, Bundle: m.Bundle}
 	for _, s := range m.Servers {
 		srv := report.Server{Name: s.Name, PeerID: s.PeerID, Cluster: s.Cluster, Version: s.Version, NameSource: s.NameSource}
@@ -54,37 +100,43 @@ func Build(m *Model, checks []Check) *report.Report {
 		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group, AssignedTo: st.AssignedTo, Captured: st.Captured}
 		for _, c := range st.Copies {
 			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: c.Server, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
-				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers})
+				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers, Unreadable: c.Unreadable})
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
 	rep.Timeline = m.Timeline
-	findings, notes := runChecks(m, checks)
+	findings, outcomes := runChecks(m, checks, settings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(m.Timeline, findings[i])
 		}
 	}
 	rep.Findings = findings
-	rep.Notes = append(append([]string(nil), m.Notes...), notes...)
+	rep.Checks = outcomes
+	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
 	return rep
 }
 
 // Load builds the model from an opened bundle. It never fails: what cannot
 // be read becomes a corruption or a note.
-func Load(b *bundle.Bundle) *Model {
+func Load(b *bundle.Bundle) *Model { return LoadWith(b, Options{}) }
+
+// LoadWith is Load with the timeline options of opts.
+func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
-	l := &loader{b: b, m: m}
+	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
 	l.guard("reading stores", l.stores)
-	l.guard("comparing replicas", l.replicaDigests)
+	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)
+	l.guard("telling which of meta.inf and meta.sum changed", l.blameMetaFiles)
 	l.guard("naming stores", l.nameUnnamedStores)
+	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.guard("ordering", l.finish)
 	return m
@@ -103,10 +155,16 @@ func (l *loader) guard(what string, f func()) {
 
 // loader carries the state of one Load.
 type loader struct {
-	b *bundle.Bundle
-	m *Model
+	b  *bundle.Bundle
+	m  *Model
+	tl *timelineSink
+	// history holds the group history of the log being read.
+	history      map[string]*logGroupHistory
+	historyOrder []string
 	// serverIDs maps server ids (NKeys) to names, from named captures.
 	serverIDs map[string]string
+	// nodeNameIndex maps raft node ids to server names (nodeNames).
+	nodeNameIndex map[string]string
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
 }
@@ -173,8 +231,9 @@ func (l *loader) finish() {
 	for _, g := range m.Groups {
 		g.History = orderHistory(g.History)
 	}
-	l.dedupeTimeline()
 	l.sortTimeline()
+	l.dedupeTimeline()
+	l.tl.resolveRefs()
 }
 
 // orderHistory sorts a group's history oldest first and keeps one copy of an
@@ -225,76 +284,11 @@ func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
 	return out
 }
 
-// dedupeTimeline drops events that another file of the same server already
-// gave: the same log copied in two forms (a file and its kubectl capture).
-func (l *loader) dedupeTimeline() {
-	type seen struct {
-		t    time.Time
-		file string
-	}
-	by := map[string][]seen{}
-	keep := make([]bool, len(l.m.Timeline))
-	for i, e := range l.m.Timeline {
-		k := e.Server + "\x00" + e.Kind + "\x00" + e.Text
-		dup := false
-		for _, s := range by[k] {
-			d := e.Time.Sub(s.t)
-			if s.file != e.File && d < time.Second && d > -time.Second {
-				dup = true
-				break
-			}
-		}
-		keep[i] = !dup
-		if !dup {
-			by[k] = append(by[k], seen{e.Time, e.File})
-		}
-	}
-	// Compact, remapping the indexes the model holds.
-	newIndex := make([]int, len(l.m.Timeline))
-	var out []report.TimelineEvent
-	for i, e := range l.m.Timeline {
-		newIndex[i] = -1
-		if keep[i] {
-			newIndex[i] = len(out)
-			out = append(out, e)
-		}
-	}
-	l.m.Timeline = out
-	for i := range l.m.MetaLeaderStates {
-		if t := l.m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			l.m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
-}
-
-// sortTimeline orders the timeline oldest first (stable, so one file's lines
-// keep their order) and remaps the indexes the model holds into it.
-func (l *loader) sortTimeline() {
-	m := l.m
-	order := make([]int, len(m.Timeline))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
-	newIndex := make([]int, len(order))
-	sorted := make([]report.TimelineEvent, len(order))
-	for n, old := range order {
-		sorted[n] = m.Timeline[old]
-		newIndex[old] = n
-	}
-	m.Timeline = sorted
-	for i := range m.MetaLeaderStates {
-		if t := m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
-}
-
 // metaKinds are the timeline kinds that tell the meta group's story.
-var metaKinds = map[string]bool{
-	"meta-leader": true, "meta-leader-self": true, "no-meta-leader": true, "meta-contact-lost": true,
-	"meta-bootstrap": true, "meta-recover": true, "peer-add": true, "peer-remove": true, "peers-evicted": true,
-	"quorum-rescue": true, "healthcheck-failed": true, "unclean-stop": true, "start": true, "snapshot-corrupt": true,
+var metaKinds = map[natsfmt.EventKind]bool{
+	natsfmt.EventMetaLeader: true, natsfmt.EventMetaLeaderSelf: true, natsfmt.EventNoMetaLeader: true, natsfmt.EventMetaContactLost: true,
+	natsfmt.EventMetaBootstrap: true, natsfmt.EventMetaRecover: true, natsfmt.EventPeerAdd: true, natsfmt.EventPeerRemove: true, natsfmt.EventPeersEvicted: true,
+	natsfmt.EventQuorumRescue: true, natsfmt.EventHealthcheckFailed: true, natsfmt.EventUncleanStop: true, natsfmt.EventStart: true, natsfmt.EventSnapshotCorrupt: true,
 }
 
 // relatedEvents picks the timeline events behind a finding: the meta group's
@@ -303,17 +297,17 @@ var metaKinds = map[string]bool{
 func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
 	var refs []int
 	for i, e := range tl {
-		match := false
+		match, kind := false, natsfmt.EventKind(e.Kind)
 		switch {
 		case f.Stream != "":
 			match = e.Stream == f.Stream && (f.Account == "" || e.Account == "" || e.Account == f.Account) &&
-				(f.Server == "" || e.Server == f.Server || e.Kind == "stream-leader")
+				(f.Server == "" || e.Server == f.Server || kind == natsfmt.EventStreamLeader)
 		case f.Group == "_meta_":
-			match = metaKinds[e.Kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
+			match = metaKinds[kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
 		case f.Group != "":
 			match = e.Group == f.Group
 		case f.Server != "":
-			match = e.Server == f.Server && (e.Kind == "filestore-corrupt" || e.Kind == "index-rebuilt" || e.Kind == "block-missing" || e.Kind == "unclean-stop")
+			match = e.Server == f.Server && (kind == natsfmt.EventFilestoreCorrupt || kind == natsfmt.EventIndexRebuilt || kind == natsfmt.EventBlockMissing || kind == natsfmt.EventUncleanStop)
 		}
 		if match {
 			refs = append(refs, i)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -14,12 +15,26 @@ var checkOrphanRisk = Check{
 	Code:        "orphan-risk",
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
-	Run: func(m *Model) []report.Finding {
+	Skip: func(p *Pass) string {
+		for _, st := range p.Model.Streams {
+			if len(st.Copies) > 0 {
+				return ""
+			}
+		}
+		return "no stream copy is stored in the bundle"
+	},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
+		noMeta := map[string]bool{}
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
-				srv := m.server(c.Server)
+				srv := p.Facts.Server(c.Server)
 				if srv == nil || srv.Meta == nil {
+					if !noMeta[c.Server] {
+						noMeta[c.Server] = true
+						p.Skipf("%s: its store holds no readable meta state, so what its meta recovery keeps cannot be told", c.Server)
+					}
 					continue
 				}
 				out = append(out, orphanFindings(m, srv, srv.Meta, st, c, "")...)
@@ -27,10 +42,10 @@ var checkOrphanRisk = Check{
 		}
 		// Where two meta lineages meet, the higher term's state replaces the
 		// other on every server: judge each copy against the winner too.
-		if win := splitWinner(m); win != nil {
+		if win := p.Facts.SplitWinner; win != nil {
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
-					srv := m.server(c.Server)
+					srv := p.Facts.Server(c.Server)
 					if srv == nil || srv.Meta == win.Meta {
 						continue
 					}
@@ -120,31 +135,6 @@ func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) string {
 		srv.Name, c.Path, st.Name)
 }
 
-// splitWinner returns, when servers hold different meta views, the server
-// whose meta state carries the highest term (the one that survives a merge).
-func splitWinner(m *Model) *Server {
-	if len(metaViews(m)) < 2 && len(foundingSplits(m)) == 0 {
-		return nil
-	}
-	var best *Server
-	var bestTerm uint64
-	for _, g := range m.Groups {
-		if g.Kind != "meta" {
-			continue
-		}
-		for _, v := range g.Views {
-			s := m.server(v.Server)
-			if s == nil || s.Meta == nil {
-				continue
-			}
-			if best == nil || v.Term > bestTerm {
-				best, bestTerm = s, v.Term
-			}
-		}
-	}
-	return best
-}
-
 func dedupeFindings(in []report.Finding) []report.Finding {
 	seen := map[string]bool{}
 	var out []report.Finding
@@ -161,13 +151,16 @@ func dedupeFindings(in []report.Finding) []report.Finding {
 
 // unsafeWindow is how close two removals must be to count as one burst: a
 // group needs a few heartbeats (1 s each) and an election (4-9 s) to settle.
-const unsafeWindow = 30 * time.Second
+var unsafeWindow = Setting{Key: "window", Default: 30, Unit: "seconds",
+	Description: "removals closer than this count as one burst"}
 
 var checkUnsafeMembershipChange = Check{
 	Code:        "unsafe-membership-change",
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
-	Run: func(m *Model) []report.Finding {
+	Settings:    []Setting{unsafeWindow},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, g := range m.Groups {
 			removals := removalsOf(g)
@@ -186,19 +179,19 @@ var checkUnsafeMembershipChange = Check{
 				}
 				out = append(out, report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
-					Remedy:  "remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
+					Remedy:  "each peer-remove deletes the removed server's replica: first copy its stream folder out and check the remaining replicas hold every message (replica-gap); then remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
 				})
 				burst = nil
 			}
 			for _, e := range removals {
-				if len(burst) > 0 && !within(burst[len(burst)-1], e, unsafeWindow) {
+				if len(burst) > 0 && !within(burst[len(burst)-1], e, time.Duration(p.Setting(unsafeWindow.Key)*float64(time.Second))) {
 					flush()
 				}
 				burst = append(burst, e)
 			}
 			flush()
 		}
-		return append(out, replacedMajorities(m)...)
+		return append(out, replacedMajorities(p)...)
 	},
 }
 
@@ -207,9 +200,10 @@ var checkUnsafeMembershipChange = Check{
 // peer set of which the current assignment keeps fewer than a majority, the
 // group was moved onto new, empty peers faster than they could catch up: the
 // new majority can elect a leader that never held the data.
-func replacedMajorities(m *Model) []report.Finding {
+func replacedMajorities(p *Pass) []report.Finding {
+	m := p.Model
 	removed := map[string]bool{}
-	for _, s := range removedServers(m) {
+	for _, s := range p.Facts.Removed {
 		removed[s] = true
 	}
 	type holding struct {
@@ -275,7 +269,7 @@ func replacedMajorities(m *Model) []report.Finding {
 					kept++
 				}
 			}
-			if kept >= len(prev.peers)/2+1 {
+			if kept >= natsfmt.Quorum(len(prev.peers)) {
 				continue
 			}
 			out = append(out, report.Finding{
@@ -285,7 +279,7 @@ func replacedMajorities(m *Model) []report.Finding {
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, cur.peers), ", ")),
 				},
 				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
-				Remedy:  "replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
+				Remedy:  "peer-remove deletes the removed server's replica and a replacement copies from the leader only: first copy each server's stream folder out; then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
 			})
 		}
 	}
@@ -341,7 +335,7 @@ func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
 		return false
 	}
 	left := len(before) - len(burst)
-	return left < len(before)/2+1
+	return left < natsfmt.Quorum(len(before))
 }
 
 func describeHistory(e report.HistoryEvent) string {

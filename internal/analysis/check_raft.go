@@ -6,14 +6,28 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// maxNearBits is how many flipped bits still make an unknown id a corrupt
-// copy of a known one. Two unrelated ids differ in about 24 of their 64 bits,
-// so 3 leaves a wide margin.
-const maxNearBits = 3
+// nearBitsSetting is how many flipped bits still make an unknown id a
+// corrupt copy of a known one. Two unrelated ids differ in about 24 of their
+// 64 bits, so 3 leaves a wide margin.
+var nearBitsSetting = Setting{Key: "max_bits", Default: 3, Unit: "bits",
+	Description: "an unknown peer id this many bits or fewer from a known server's id is a corrupted copy of it"}
+
+// maxNearBits is the peer-id-corrupt threshold as this pass sets it.
+func maxNearBits(p *Pass) int { return int(p.SettingOf("peer-id-corrupt", nearBitsSetting.Key)) }
+
+// noGroupViews skips the raft checks on a bundle with no view of any group.
+func noGroupViews(p *Pass) string {
+	for _, g := range p.Model.Groups {
+		if len(g.Views) > 0 {
+			return ""
+		}
+	}
+	return "no raft group is seen in the bundle (no peers.idx, raftz, jsz or varz view)"
+}
 
 // peerSighting is every place one peer id of one group was seen.
 type peerSighting struct {
@@ -53,11 +67,10 @@ func unknownPeers(m *Model) []peerSighting {
 }
 
 // nearestKnown returns the known id closest to id, its server and distance.
-func nearestKnown(m *Model, id string) (peer, server string, bits int, ok bool) {
-	known := sortedKeys(m.IDs)
-	peer, bits, ok = raftlog.NearestPeer(id, known)
+func nearestKnown(p *Pass, id string) (peer, server string, bits int, ok bool) {
+	peer, bits, ok = natsfmt.NearestPeer(id, p.Facts.KnownIDs)
 	if ok {
-		server = m.IDs[peer]
+		server = p.Model.IDs[peer]
 	}
 	return
 }
@@ -66,12 +79,15 @@ var checkPeerIDCorrupt = Check{
 	Code:        "peer-id-corrupt",
 	Severity:    report.Critical,
 	Description: "a raft peer set holds an id no server can have, or a few bit flips from a known server's id",
-	Run: func(m *Model) []report.Finding {
+	Settings:    []Setting{nearBitsSetting},
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
-		for _, s := range unknownPeers(m) {
-			near, srv, bits, ok := nearestKnown(m, s.peer)
-			valid := raftlog.ValidPeerID(s.peer)
-			if valid && (!ok || bits > maxNearBits) {
+		for _, s := range p.Facts.UnknownPeers {
+			near, srv, bits, ok := nearestKnown(p, s.peer)
+			valid := natsfmt.ValidPeerID(s.peer)
+			if valid && (!ok || bits > maxNearBits(p)) {
 				continue // peer-unknown's business
 			}
 			f := report.Finding{
@@ -80,7 +96,7 @@ var checkPeerIDCorrupt = Check{
 				Evidence: append([]string{fmt.Sprintf("listed by %s", strings.Join(s.sources, ", "))},
 					peerIDEvidence(s.peer, valid)...),
 			}
-			if ok && bits <= maxNearBits*2 {
+			if ok && bits <= maxNearBits(p)*2 {
 				f.LikelyOrigin = &report.Origin{Peer: near, Server: srv, Bits: bits}
 				f.Message = fmt.Sprintf("raft group %s lists peer %q, %d bit(s) away from %s (%s): a corrupted copy of that server's id", s.group, s.peer, bits, near, srv)
 			}
@@ -102,18 +118,19 @@ var checkPeerUnknown = Check{
 	Code:        "peer-unknown",
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
-		for _, s := range unknownPeers(m) {
-			_, _, bits, ok := nearestKnown(m, s.peer)
-			if !raftlog.ValidPeerID(s.peer) || (ok && bits <= maxNearBits) {
+		for _, s := range p.Facts.UnknownPeers {
+			_, _, bits, ok := nearestKnown(p, s.peer)
+			if !natsfmt.ValidPeerID(s.peer) || (ok && bits <= maxNearBits(p)) {
 				continue
 			}
 			out = append(out, report.Finding{
 				Group: s.group, Peer: s.peer,
 				Message:  fmt.Sprintf("raft group %s lists peer %s, which is no server in this bundle (a removed or renamed server, or one whose files are missing)", s.group, s.peer),
 				Evidence: []string{"listed by " + strings.Join(s.sources, ", ")},
-				Remedy:   "if the server still exists, add its store, log or captures to the bundle; if it is gone for good, remove it: " + peerRemoveCommand(s.peer),
+				Remedy:   "if the server still exists, add its store, log or captures to the bundle; if it is gone for good, remove it. Removing a peer drops its replicas from every group (they are placed anew and copied from the leaders) and a returning server with that id loses its data: if its disk may still exist, copy its store out first. " + peerRemoveCommand(s.peer),
 			})
 		}
 		return out
@@ -131,7 +148,9 @@ var checkQuorumUnreachable = Check{
 	Code:        "quorum-unreachable",
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, g := range m.Groups {
 			done := map[string]bool{}
@@ -142,14 +161,14 @@ var checkQuorumUnreachable = Check{
 					continue
 				}
 				done[viewKey(v)] = true
-				quorum := v.ClusterSize/2 + 1
+				quorum := natsfmt.Quorum(v.ClusterSize)
 				var missing []string
 				reachable := 0
-				for _, p := range v.Peers {
-					if m.exists(p) {
+				for _, id := range v.Peers {
+					if p.Facts.Exists(id) {
 						reachable++
 					} else {
-						missing = append(missing, p)
+						missing = append(missing, id)
 					}
 				}
 				if reachable >= quorum {
@@ -167,7 +186,7 @@ var checkQuorumUnreachable = Check{
 					Message: fmt.Sprintf("raft group %s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, v.ClusterSize, quorum, reachable),
 					Evidence: []string{
 						"view held by " + strings.Join(holders, ", "),
-						fmt.Sprintf("peers that exist: %s", strings.Join(existing(m, v.Peers), " ")),
+						fmt.Sprintf("peers that exist: %s", strings.Join(existing(p.Facts, v.Peers), " ")),
 						fmt.Sprintf("peers no present or live server holds: %s", strings.Join(missing, " ")),
 					},
 					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
@@ -179,11 +198,11 @@ var checkQuorumUnreachable = Check{
 	},
 }
 
-func existing(m *Model, peers []string) []string {
+func existing(f *Facts, peers []string) []string {
 	var out []string
 	for _, p := range peers {
-		if m.exists(p) {
-			out = append(out, p+"="+m.serverByID(p).Name)
+		if f.Exists(p) {
+			out = append(out, p+"="+f.ServerByID(p).Name)
 		}
 	}
 	sort.Strings(out)
@@ -194,7 +213,7 @@ func existing(m *Model, peers []string) []string {
 // (each also grows the cluster size by one).
 func tempServersNeeded(size, reachable int) int {
 	for k := 0; k < 64; k++ {
-		if reachable+k >= (size+k)/2+1 {
+		if reachable+k >= natsfmt.Quorum(size+k) {
 			return k
 		}
 	}
@@ -204,14 +223,14 @@ func tempServersNeeded(size, reachable int) int {
 // quorumRemedy is the way out of a group that cannot elect a leader.
 func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) string {
 	if g.Kind != "meta" {
-		return fmt.Sprintf("once the meta layer has a leader, remove the missing peers from the group (nats stream cluster peer-remove), or scale the asset down to R1 and back up (nats stream edit --replicas 1, then --replicas N); missing: %s", strings.Join(missing, " "))
+		return fmt.Sprintf("Both ways out delete replicas: peer-remove deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others. First copy every server's folder of this group out and compare the replicas (replica-gap, replica-divergence). Then, once the meta layer has a leader, remove the missing peers from the group (nats stream cluster peer-remove), or scale the asset down to R1 and back up (nats stream edit --replicas 1, then --replicas N); missing: %s", strings.Join(missing, " "))
 	}
 	var b strings.Builder
 	v := minVersion(m)
 	switch {
 	case versionAtLeast(v, 2, 15):
-		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. With the system account, on the surviving servers:\n", v)
-		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", max(1, reachable/2+1))
+		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. It makes the surviving servers' meta state the truth, and removing a peer drops its replicas: back up every server's store first (copy each jetstream folder out). With the system account, on the surviving servers:\n", v)
+		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", natsfmt.Quorum(reachable))
 		b.WriteString("then, once a meta leader is elected, remove each missing peer:\n")
 	default:
 		k := tempServersNeeded(size, reachable)
@@ -241,7 +260,7 @@ func peerRemoveCommand(id string) string {
 	}
 	body := fmt.Sprintf(`{"peer_id":%s}`, jsonString(id))
 	cmd := "nats request '$JS.API.SERVER.REMOVE' " + shellQuote(body)
-	if raftlog.ValidPeerID(id) {
+	if natsfmt.ValidPeerID(id) {
 		cmd = fmt.Sprintf("nats server cluster peer-remove -f %s   # or: %s", id, cmd)
 	}
 	return cmd
@@ -252,7 +271,7 @@ func peerRemoveRemedy(m *Model, group string, ids []string) string {
 	if group == "_meta_" {
 		b.WriteString("With the system account and a meta leader present (see quorum-unreachable if there is none), remove the corrupt id:\n")
 	} else {
-		b.WriteString("Remove the corrupt id from the meta group and let the asset's group be rebuilt (scale the asset to R1 and back if it stays stuck):\n")
+		b.WriteString("Scaling the asset to R1 keeps only the leader's copy and deletes the others: copy every server's folder of this group out first. Remove the corrupt id from the meta group and let the asset's group be rebuilt (scale the asset to R1 and back if it stays stuck):\n")
 	}
 	for _, id := range ids {
 		b.WriteString("  " + peerRemoveCommand(id) + "\n")

@@ -9,12 +9,13 @@ import (
 
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// noLeaderPeer is the hash of the empty name: /jsz meta_cluster.peer when no
-// leader is known.
-const noLeaderPeer = "fqA4S4SK"
+// nodePlaceholder prefixes the name of a server known only by its raft node
+// id, until a source names it (nameNodePlaceholders).
+const nodePlaceholder = "node-"
 
 // recentlySeen is how recent a raftz last_seen must be for the peer to count
 // as alive: heartbeats are 1 s apart and a leader steps down after 10 s of
@@ -114,10 +115,8 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 		if s := l.m.serverByID(node); s != nil {
 			return s.Name
 		}
-		for _, cand := range bc.NameCandidates {
-			if peerID(cand) == node {
-				return cand
-			}
+		if n, ok := l.nodeNames()[node]; ok {
+			return n
 		}
 	}
 	for _, cand := range bc.NameCandidates {
@@ -126,6 +125,56 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 		}
 	}
 	return ""
+}
+
+// nodeNames maps raft node ids to the server names they belong to, from
+// every source of the bundle: a log banner's "Node:" line beside its
+// "Server name:", and every name any file suggests (banners, pods, paths,
+// captures) whose hash is the id. A path piece counts only through its
+// hash, so a folder called "a" names nothing. Built once, on first use.
+func (l *loader) nodeNames() map[string]string {
+	if l.nodeNameIndex != nil {
+		return l.nodeNameIndex
+	}
+	idx := map[string]string{}
+	add := func(name string) {
+		if name == "" {
+			return
+		}
+		if id := peerID(name); idx[id] == "" {
+			idx[id] = name
+		}
+	}
+	for _, lg := range l.b.Logs {
+		// The banner's own pairing wins: it is what the server said of itself.
+		if lg.Node != "" && lg.Name != "" && peerID(lg.Name) == lg.Node {
+			idx[lg.Node] = lg.Name
+		}
+	}
+	for _, lg := range l.b.Logs {
+		add(lg.Name)
+		add(lg.Pod)
+		for _, c := range lg.NameCandidates {
+			add(c)
+		}
+	}
+	for _, bc := range l.b.Captures {
+		for _, c := range bc.NameCandidates {
+			add(c)
+		}
+	}
+	for _, st := range l.b.Stores {
+		for _, c := range st.NameCandidates {
+			add(c)
+		}
+	}
+	for _, s := range l.m.Servers {
+		if s.NameSource != "unknown" {
+			add(s.Name)
+		}
+	}
+	l.nodeNameIndex = idx
+	return idx
 }
 
 // capture folds one decoded answer into the model.
@@ -137,9 +186,11 @@ func (l *loader) capture(c capture.Capture) {
 			l.note("capture %s line %d: %s answer names no server; not attributed", c.File, c.Line, c.Kind)
 			return
 		}
-		name = "node-" + c.Server.Node
+		name = nodePlaceholder + c.Server.Node
 		source = "unknown"
-		l.note("capture %s line %d: server with raft node id %s not named by any source; called %s here", c.File, c.Line, c.Server.Node, name)
+		if l.m.server(name) == nil { // said once per id, however many answers carry it
+			l.note("capture %s line %d: server with raft node id %s not named by any source; called %s here", c.File, c.Line, c.Server.Node, name)
+		}
 	}
 	srv := l.addServer(name, source)
 	srv.Sources[c.Kind] = true
@@ -158,10 +209,10 @@ func (l *loader) capture(c capture.Capture) {
 		l.captureRaftz(srv, c, at)
 	case "healthz":
 		h := c.Healthz
-		kind := "healthcheck-ok"
+		kind := string(natsfmt.EventHealthcheckOK)
 		text := "healthz: " + h.Status
 		if h.Status != "ok" {
-			kind = "healthcheck-failed"
+			kind = string(natsfmt.EventHealthcheckFailed)
 			text += ": " + h.Error
 			for _, e := range h.Errors {
 				text += "; " + e.Error
@@ -260,14 +311,14 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 			leader = mv.Leader
 		}
 	}
-	kind, text := "meta-leader", fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
+	kind, text := string(natsfmt.EventMetaLeader), fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
 	if !mv.HasLeader {
-		kind, text = "no-meta-leader", fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, noLeaderPeer, mv.ClusterSize)
+		kind, text = string(natsfmt.EventNoMetaLeader), fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
 	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
 	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: source, Timeline: ti})
 	if mv.ClusterSize > 0 {
-		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: mv.ClusterSize/2 + 1, Leader: leader, Source: source}, LeaderKnown: true}
+		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
 		}
@@ -292,7 +343,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
 				VotedFor: rg.VotedFor, Applied: rg.Applied, Commit: rg.Committed, Leader: rg.Leader, Source: "raftz"}, LeaderKnown: true}
 			if v.Quorum == 0 && v.ClusterSize > 0 {
-				v.Quorum = v.ClusterSize/2 + 1
+				v.Quorum = natsfmt.Quorum(v.ClusterSize)
 			}
 			peers := []string{}
 			if rg.ID != "" {
@@ -327,9 +378,9 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 						leader = n
 					}
 				}
-				kind, text := "meta-leader", fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
+				kind, text := string(natsfmt.EventMetaLeader), fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
 				if leader == "" {
-					kind = "no-meta-leader"
+					kind = string(natsfmt.EventNoMetaLeader)
 					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
 				}
 				ti := l.event(at, srv.Name, "raftz", kind, "_meta_", text, c.File, c.Line)

@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // Model holds the facts computed once from a bundle; every check reads it and
@@ -70,6 +74,9 @@ type Assignment struct {
 	Peers           []string
 	Replicas        int
 	Consumers       map[string][]string // consumer name -> its group's peers
+	// Config is the stream config as the assignment holds it (JSON), to
+	// tell which of meta.inf and meta.sum changed when they disagree.
+	Config json.RawMessage
 }
 
 // Stream is one stream and every server's copy of it.
@@ -80,6 +87,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// Comparison is how the copies compare message by message; nil with
+	// fewer than two readable copies.
+	Comparison *ReplicaComparison
 }
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
@@ -91,9 +101,12 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
-	// Digests holds, per live sequence, a digest of the message content;
-	// nil unless the stream has several copies to compare.
-	Digests map[uint64]uint64
+	// Unreadable: records on disk that fail their checksum, not counted.
+	Unreadable []report.Range
+	// Windows and Live are what the replica comparison reads of this copy
+	// (load_replicas.go); nil for an encrypted copy.
+	Windows []storeparse.WindowDigest
+	Live    *storeparse.Live
 }
 
 // Group is a raft group and every view of it.
@@ -121,10 +134,24 @@ type Corruption struct {
 	Offset                  int64
 	HasOffset               bool
 	Seq                     uint64
-	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
-	Replicas                int    // the stream's replicas when known
+	Kind                    natsfmt.CorruptionKind // natsfmt.KindOf the parser error: its sentinel and structure
+	Structure               binfmt.Structure       // what failed, as the parser's reader stamped it
+	Replicas                int                    // the stream's replicas when known
 	Message                 string
-	Lost                    []report.Range
+	Lost                    []report.Range // every sequence this damage costs the copy
+	// Evidence says what the server does with the damage on its next
+	// start; beside the figures, not part of them.
+	Evidence []string
+	// IndexDB is the copy's index.db when it is the only record of what
+	// the damaged file held (a remedy must not remove it).
+	IndexDB string
+	// OfDeleted: the damaged record is of a message whose deletion a
+	// tombstone or index.db records; it costs no message unless the server
+	// rebuilds the block (and is no critical while index.db is current).
+	OfDeleted bool
+	// Rebuilds: the server rebuilds this block at its next start (index.db
+	// missing or stale), cutting it at its first bad record.
+	Rebuilds bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
@@ -135,6 +162,9 @@ type IndexMismatch struct {
 	// Outdated: index.db stops before the blocks do, which the server
 	// notices and repairs itself.
 	Outdated bool
+	// Damaged: blocks of this copy are damaged (store-corrupt); index.db
+	// then records what they held and must be kept.
+	Damaged bool
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""
@@ -175,13 +205,6 @@ func (m *Model) serverByID(id string) *Server {
 		}
 	}
 	return nil
-}
-
-// exists says whether a peer id belongs to a server present in the bundle or
-// seen alive.
-func (m *Model) exists(id string) bool {
-	s := m.serverByID(id)
-	return s != nil && (s.StoreDir != "" || s.Alive)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
