@@ -199,12 +199,12 @@ func TestArchiveDamageIsNotStoreDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := analyze(t, intactPath)
-			got := analyze(t, damagedPath)
 			b, err := bundle.Open(damagedPath, bundle.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			undelivered := b.Undelivered
+			got := Build(Load(b), Checks, nil)
+			undelivered := b.NotDelivered() // a zip read in place meets its damage while loading
 			b.Close()
 
 			if !hasNote(got, "archive damage") || !hasNote(got, tc.note) {

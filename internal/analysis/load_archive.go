@@ -7,18 +7,23 @@ import (
 
 // setAsideUndelivered keeps archive damage from reading as store damage: a
 // corruption found in a file the archive did not deliver intact (a torn or
-// unreadable entry, bundle.Undelivered) is not a store-corrupt finding, and
+// unreadable entry, bundle.NotDelivered) is not a store-corrupt finding, and
 // an index.db disagreeing with blocks of a folder that lost a file to the
 // archive is not an index-mismatch. Each is said in a note instead; the
 // archive damage itself is in the bundle's notes.
 func (l *loader) setAsideUndelivered() {
-	if len(l.b.Undelivered) == 0 {
+	// Damage met while reading a zip in place is known only now.
+	for _, p := range l.b.ReadDamage() {
+		l.note("bundle: %s", p)
+	}
+	notDelivered := l.b.NotDelivered()
+	if len(notDelivered) == 0 {
 		return
 	}
 	// Folders (a stream or raft group: the folder holding msgs/) that lost a
 	// file.
 	lost := map[string]bool{}
-	for _, p := range l.b.Undelivered {
+	for _, p := range notDelivered {
 		lost[storeFolder(p)] = true
 	}
 	kept := l.m.Corruptions[:0]

@@ -93,7 +93,9 @@ var ErrNotBundle = errors.New("not a directory, zip, tar or tar.gz")
 type Bundle struct {
 	Path string `json:"path"` // as given to Open
 	FS   fs.FS  `json:"-"`    // read-only view of the bundle's files; refuses paths escaping Root
-	Root string `json:"-"`    // on-disk folder behind FS (the directory itself, or the temporary unpack folder)
+	// Root is the on-disk folder behind FS (the directory itself, or the
+	// temporary unpack folder); "" for a zip read in place.
+	Root string `json:"-"`
 	// Archive is the archive format Open unpacked ("zip", "tar", "tar.gz"),
 	// empty for a directory bundle.
 	Archive string `json:"archive,omitempty"`
@@ -110,6 +112,8 @@ type Bundle struct {
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
 	root      *os.Root
+	zipFile   *os.File // a zip read in place
+	late      lateDamage
 	tmp       string // temporary folder to remove, "" for a directory bundle
 	closed    bool
 }
@@ -140,6 +144,15 @@ func Open(path string, lim Limits) (*Bundle, error) {
 	} else {
 		if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s: %w", path, ErrNotBundle)
+		}
+		if zr, zf, ok := zipInPlace(path, fi.Size(), lim); ok {
+			b.Archive, b.zipFile = kindZip, zf
+			b.FS = &zipFS{zr: zr, b: b, name: filepath.Base(path)}
+			if err := b.inventory(lim); err != nil {
+				b.Close()
+				return nil, err
+			}
+			return b, nil
 		}
 		if err := checkRoom(path, fi.Size(), lim); err != nil {
 			return nil, err
@@ -200,7 +213,13 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 // path (and for every file of a directory bundle).
 func (b *Bundle) Delivered(p string) bool {
 	i := sort.SearchStrings(b.Undelivered, p)
-	return i == len(b.Undelivered) || b.Undelivered[i] != p
+	if i < len(b.Undelivered) && b.Undelivered[i] == p {
+		return false
+	}
+	b.late.mu.Lock()
+	defer b.late.mu.Unlock()
+	_, damaged := b.late.problems[p]
+	return !damaged
 }
 
 // Close releases the bundle and removes any temporary folder. It is safe to
@@ -213,6 +232,9 @@ func (b *Bundle) Close() error {
 	var errs []error
 	if b.root != nil {
 		errs = append(errs, b.root.Close())
+	}
+	if b.zipFile != nil {
+		errs = append(errs, b.zipFile.Close())
 	}
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))

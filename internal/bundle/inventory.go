@@ -226,7 +226,7 @@ func (b *Bundle) name() {
 // itself a store root.
 func (b *Bundle) outerName() string {
 	p := filepath.ToSlash(b.Root)
-	if b.tmp != "" {
+	if b.Archive != "" {
 		p = filepath.ToSlash(filepath.Base(b.Path))
 	}
 	parts := strings.Split(strings.Trim(p, "/"), "/")
