@@ -193,7 +193,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 	}
 	defer dst.Close()
 	x := &extractor{dst: dst, lim: lim}
-	defer x.closeParent()
+	defer x.closeFolders()
 	kind, err := x.extract(filepath.Base(path), f, size, ".")
 	if err != nil {
 		return err

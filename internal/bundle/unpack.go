@@ -42,10 +42,8 @@ type extractor struct {
 	problems []Problem
 	// undelivered are the files whose entries were torn or unreadable.
 	undelivered []string
-	buf         []byte          // copy buffer, shared by all entries
-	made        map[string]bool // folders created
-	parentRoot  *os.Root        // the folder the last file was written to
-	parentDir   string
+	buf         []byte              // copy buffer, shared by all entries
+	folders     map[string]*os.Root // folders kept open, by path
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
@@ -429,62 +427,59 @@ func sanitize(prefix, name string) string {
 }
 
 func (x *extractor) mkdir(p string) {
-	if x.made[p] {
-		return
-	}
-	if err := x.dst.MkdirAll(p, 0o755); err != nil {
+	if _, err := x.folder(p); err != nil {
 		x.problem(p, "cannot create folder: %v", err)
-		return
-	}
-	x.markMade(p)
-}
-
-func (x *extractor) markMade(p string) {
-	if x.made == nil {
-		x.made = map[string]bool{}
-	}
-	for ; p != "." && !x.made[p]; p = path.Dir(p) {
-		x.made[p] = true
 	}
 }
 
-// parent gives the folder dir of dst, created if need be, as a Root of its
-// own: entries of one folder come one after another, and opening a file in
-// it is then one system call instead of one per path element. The last one
-// is kept open (closed by closeParent).
-func (x *extractor) parent(dir string) (*os.Root, error) {
+// maxOpenFolders bounds the folders kept open by folder.
+const maxOpenFolders = 128
+
+// folder gives the folder dir of dst, created if need be, as a Root of its
+// own, opened from its parent's: each file then costs one system call to
+// create, and each folder one to make and one to open, instead of one per
+// path element (os.Root resolves a path element by element). A few are kept
+// open (closed by closeFolders).
+func (x *extractor) folder(dir string) (*os.Root, error) {
 	if dir == "." {
 		return x.dst, nil
 	}
-	if x.parentRoot != nil && x.parentDir == dir {
-		return x.parentRoot, nil
+	if r, ok := x.folders[dir]; ok {
+		return r, nil
 	}
-	if !x.made[dir] {
-		if err := x.dst.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		x.markMade(dir)
-	}
-	r, err := x.dst.OpenRoot(dir)
+	parent, err := x.folder(path.Dir(dir))
 	if err != nil {
 		return nil, err
 	}
-	x.closeParent()
-	x.parentRoot, x.parentDir = r, dir
+	base := path.Base(dir)
+	if err := parent.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	r, err := parent.OpenRoot(base)
+	if err != nil {
+		return nil, err
+	}
+	if len(x.folders) >= maxOpenFolders {
+		x.closeFolders()
+	}
+	if x.folders == nil {
+		x.folders = map[string]*os.Root{}
+	}
+	x.folders[dir] = r
 	return r, nil
 }
 
-func (x *extractor) closeParent() {
-	if x.parentRoot != nil {
-		x.parentRoot.Close()
-		x.parentRoot, x.parentDir = nil, ""
+func (x *extractor) closeFolders() {
+	for _, r := range x.folders {
+		r.Close()
 	}
+	clear(x.folders)
 }
 
 // writeFile copies one entry to p, charging its bytes against the limits. It
 // returns the bytes written.
 func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.Time) (int64, error) {
-	parent, err := x.parent(path.Dir(p))
+	parent, err := x.folder(path.Dir(p))
 	if err != nil {
 		x.problem(p, "cannot create parent folder: %v", err)
 		return 0, nil
