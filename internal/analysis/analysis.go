@@ -25,6 +25,8 @@ type Options struct {
 	// Only, when set, runs just these checks; Skip leaves these out. Codes
 	// are validated against the registered checks.
 	Only, Skip []string
+	// Progress, when set, is told how far the run has got.
+	Progress Progress
 }
 
 // SelectChecks returns the registered checks that only and skip leave,
@@ -69,7 +71,18 @@ func Run(path string, opts Options) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := bundle.Open(path, opts.Limits)
+	var unpacked func(read, size int64)
+	if opts.Progress != nil {
+		staged := false
+		unpacked = func(read, size int64) {
+			if !staged {
+				opts.Progress.Stage(StageUnpacking, 0, size)
+				staged = true
+			}
+			opts.Progress.Advance(0, read)
+		}
+	}
+	b, err := bundle.OpenWatched(path, opts.Limits, unpacked)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +142,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
-	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
+	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
 	l.guard("reading stores", l.stores)
 	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
@@ -156,9 +169,10 @@ func (l *loader) guard(what string, f func()) {
 
 // loader carries the state of one Load.
 type loader struct {
-	b  *bundle.Bundle
-	m  *Model
-	tl *timelineSink
+	b     *bundle.Bundle
+	m     *Model
+	tl    *timelineSink
+	meter *meter
 	// history holds the group history of the log being read.
 	history      map[string]*logGroupHistory
 	historyOrder []string

@@ -45,16 +45,20 @@ func (l *loader) group(name string) *Group {
 // vote, snapshot, and the WAL, into group views and histories, and replays
 // each server's meta state.
 func (l *loader) raft() {
+	var folders []string
 	for _, st := range l.b.Stores {
-		if st.SysAccount == "" {
-			continue
-		}
-		srv := l.storeServer(st)
-		if srv == nil {
-			continue
-		}
 		for _, g := range st.Groups {
-			l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+			folders = append(folders, path.Join(st.Dir, st.SysAccount, "_js_", g))
+		}
+	}
+	plan, done := l.meter.begin(StageRaft, l.b.FS, folders), 0
+	for _, st := range l.b.Stores {
+		for _, g := range st.Groups {
+			if srv := l.storeServer(st); srv != nil && st.SysAccount != "" {
+				l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+			}
+			plan.done(done)
+			done++
 		}
 	}
 	l.assignments()

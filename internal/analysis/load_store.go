@@ -145,6 +145,15 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 // stores scans every store root: names its server, and recomputes every
 // stream from its blocks.
 func (l *loader) stores() {
+	var folders []string
+	for _, st := range l.b.Stores {
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
+			}
+		}
+	}
+	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -156,6 +165,8 @@ func (l *loader) stores() {
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
 				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname) })
+				plan.done(done)
+				done++
 			}
 		}
 	}

@@ -128,7 +128,13 @@ func (p Problem) String() string { return p.Path + ": " + p.Reason }
 
 // Open opens the bundle at path and inventories it. On error nothing is left
 // behind (any temporary folder is removed).
-func Open(path string, lim Limits) (*Bundle, error) {
+func Open(path string, lim Limits) (*Bundle, error) { return OpenWatched(path, lim, nil) }
+
+// OpenWatched is Open that, while it unpacks an archive, calls unpacked
+// with the archive's bytes read so far and its size: growing, at most about
+// once a MiB, and last with size itself. A directory or a zip read in
+// place is not unpacked and makes no call. unpacked may be nil.
+func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bundle, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -162,7 +168,7 @@ func Open(path string, lim Limits) (*Bundle, error) {
 			return nil, err
 		}
 		b.tmp, b.Root = tmp, tmp
-		if err := b.unpackFile(path, fi.Size(), lim); err != nil {
+		if err := b.unpackFile(path, fi.Size(), lim, unpacked); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -181,7 +187,7 @@ func Open(path string, lim Limits) (*Bundle, error) {
 }
 
 // unpackFile unpacks the archive at path (an outer bundle) into b.tmp.
-func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
+func (b *Bundle) unpackFile(path string, size int64, lim Limits, unpacked func(read, size int64)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -192,7 +198,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 		return err
 	}
 	defer dst.Close()
-	x := &extractor{dst: dst, lim: lim}
+	x := &extractor{dst: dst, lim: lim, watch: newReadWatch(size, unpacked)}
 	defer x.closeFolders()
 	kind, err := x.extract(filepath.Base(path), f, size, ".")
 	if err != nil {
@@ -202,6 +208,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 	if err := x.unpackNested(); err != nil {
 		return err
 	}
+	x.watch.end()
 	b.Problems = append(b.Problems, x.problems...)
 	b.Undelivered = append(b.Undelivered, x.undelivered...)
 	sort.Strings(b.Undelivered)

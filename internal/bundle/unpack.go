@@ -44,6 +44,38 @@ type extractor struct {
 	undelivered []string
 	buf         []byte              // copy buffer, shared by all entries
 	folders     map[string]*os.Root // folders kept open, by path
+	watch       *readWatch          // told how far the outer archive is read; nil when no one asked
+}
+
+// readWatch passes on how many bytes of an archive were read, at most about
+// once a MiB.
+type readWatch struct {
+	size, told int64
+	f          func(read, size int64)
+}
+
+func newReadWatch(size int64, f func(read, size int64)) *readWatch {
+	if f == nil {
+		return nil
+	}
+	return &readWatch{size: size, told: -1, f: f}
+}
+
+// read says read bytes are done; a smaller figure than before is ignored.
+func (w *readWatch) read(read int64) {
+	if w == nil || read < w.told+1<<20 || read >= w.size {
+		return
+	}
+	w.told = read
+	w.f(read, w.size)
+}
+
+// end says the whole archive is done.
+func (w *readWatch) end() {
+	if w != nil && w.told < w.size {
+		w.told = w.size
+		w.f(w.size, w.size)
+	}
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
@@ -107,9 +139,9 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 	case kindZip:
 		return kind, x.extractZip(name, r, size, prefix)
 	case kindTar:
-		return kind, x.extractTar(name, io.NewSectionReader(r, 0, size), prefix, nil)
+		return kind, x.extractTar(name, x.watched(io.NewSectionReader(r, 0, size)), prefix, nil)
 	case kindTarGz:
-		in := &countReader{r: io.NewSectionReader(r, 0, size)}
+		in := x.watched(io.NewSectionReader(r, 0, size))
 		gz, err := gzip.NewReader(in)
 		if err != nil {
 			return kind, fmt.Errorf("%s: gzip: %w", name, err)
@@ -178,6 +210,9 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 		// The reader takes at most the compressed size the directory gives.
 		n, err := x.writeFile(name, f.Name, p, x.ratioLimited(name, f.Name, rc, func() int64 { return csize }), f.Modified)
 		rc.Close()
+		if !x.nested {
+			x.watch.read(off + csize)
+		}
 		if err != nil {
 			if errors.Is(err, ErrLimit) {
 				return err
@@ -296,16 +331,28 @@ func archiveNote(prefix string) string {
 	return strings.TrimPrefix(path.Join(prefix, "."), "./")
 }
 
-// countReader counts the bytes read through it, to give tar offsets.
+// countReader counts the bytes read through it, to give tar offsets (and
+// progress, when watch is set).
 type countReader struct {
-	r io.Reader
-	n int64
+	r     io.Reader
+	n     int64
+	watch *readWatch
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.watch.read(c.n)
 	return n, err
+}
+
+// watched counts the reads of the outer archive r for x.watch; a nested
+// archive's reads are not the outer archive's progress.
+func (x *extractor) watched(r io.Reader) *countReader {
+	if x.nested {
+		return &countReader{r: r}
+	}
+	return &countReader{r: r, watch: x.watch}
 }
 
 // compressed, when not nil, gives the compressed bytes read so far and the
