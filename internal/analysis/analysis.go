@@ -180,6 +180,10 @@ type loader struct {
 	serverIDs map[string]string
 	// nodeNameIndex maps raft node ids to server names (nodeNames).
 	nodeNameIndex map[string]string
+	// streamIndex and groupIndex find the model's streams and groups (all
+	// made by streamEntry and group).
+	streamIndex map[AssetKey]*Stream
+	groupIndex  map[string]*Group
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
 }

@@ -31,13 +31,15 @@ func groupKind(name string) string {
 
 // group returns the model's group named name, creating it.
 func (l *loader) group(name string) *Group {
-	for _, g := range l.m.Groups {
-		if g.Name == name {
-			return g
-		}
+	if g := l.findGroup(name); g != nil {
+		return g
 	}
 	g := &Group{Name: name, Kind: groupKind(name)}
 	l.m.Groups = append(l.m.Groups, g)
+	if l.groupIndex == nil {
+		l.groupIndex = map[string]*Group{}
+	}
+	l.groupIndex[name] = g
 	return g
 }
 
@@ -329,14 +331,9 @@ func (l *loader) assignments() {
 	}
 }
 
-func (l *loader) findGroup(name string) *Group {
-	for _, g := range l.m.Groups {
-		if g.Name == name {
-			return g
-		}
-	}
-	return nil
-}
+// findGroup returns the model's group named name, or nil; by index, as it
+// is called for every group folder and every stream assignment.
+func (l *loader) findGroup(name string) *Group { return l.groupIndex[name] }
 
 func sortedCopy(in []string) []string {
 	out := append([]string(nil), in...)

@@ -312,14 +312,19 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 	return true
 }
 
+// streamEntry returns the model's stream account/name, creating it. The
+// index keeps it O(1) a call: it is called for every copy of thousands of
+// streams.
 func (l *loader) streamEntry(account, name string) *Stream {
-	for _, s := range l.m.Streams {
-		if s.Account == account && s.Name == name {
-			return s
-		}
+	if s := l.streamIndex[AssetKey{account, name}]; s != nil {
+		return s
 	}
 	s := &Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
+	if l.streamIndex == nil {
+		l.streamIndex = map[AssetKey]*Stream{}
+	}
+	l.streamIndex[AssetKey{account, name}] = s
 	return s
 }
 
