@@ -179,6 +179,14 @@ func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bun
 		return nil, err
 	}
 	b.FS = b.root.FS()
+	if b.tmp != "" {
+		// The unpack folder is ours (made 0700, nothing else writes to it)
+		// and holds no link (links are refused): plain paths are safe
+		// there, and a path opens in one openat, not one per element as
+		// through the Root (25 system calls a file read, measured on a
+		// .tar.gz of 8,800 files).
+		b.FS = os.DirFS(b.tmp)
+	}
 	if err := b.inventory(lim); err != nil {
 		b.Close()
 		return nil, err
