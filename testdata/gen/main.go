@@ -50,6 +50,7 @@ func allScenarios() []Scenario {
 		membershipScenarios,   // scen_membership.go (incident 002)
 		encryptedScenarios,    // scen_encrypted.go
 		lifecycleScenarios,    // scen_lifecycle.go
+		ackLossScenarios,      // scen_ackloss.go
 	} {
 		all = append(all, f()...)
 	}
