@@ -132,6 +132,8 @@ func Load(b *bundle.Bundle) *Model {
 	l.guard("telling which of meta.inf and meta.sum changed", l.blameMetaFiles)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
+	l.guard("reading stream messages in raft WALs", l.walSeqs)
+	l.guard("reading ack logs", l.ackLogs)
 	l.guard("ordering", l.finish)
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -35,6 +36,9 @@ type Model struct {
 	// LogStreams are the streams each server's log shows it holding
 	// (restored at boot, leading), with the last such line.
 	LogStreams map[string]map[AssetKey]report.TimelineEvent
+
+	// AckLogs are the publishers' ack logs the bundle holds (acklog).
+	AckLogs []*acklog.Summary
 
 	Notes []string
 }
@@ -84,6 +88,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// WALSeqs: per server, the sequences of stream messages its copy of
+	// the stream's raft WAL holds (what an extract finds there).
+	WALSeqs map[string][]report.Range
 }
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.

@@ -71,6 +71,8 @@ type Bundle struct {
 	Logs     []Log     `json:"logs"`     // sorted by Path
 	Captures []Capture `json:"captures"` // sorted by Path
 	Problems []Problem `json:"problems"` // sorted by Path, then Reason
+	// AckLogs are the publishers' ack logs, found by content (acklog.Sniff); sorted.
+	AckLogs []string `json:"ack_logs,omitempty"`
 
 	root   *os.Root
 	tmp    string // temporary folder to remove, "" for a directory bundle

@@ -1,0 +1,291 @@
+package analysis
+
+// Salvage: every message of a stream the bundle still holds, for
+// republishing (jsforensics extract), from the stream's blocks on every
+// server (records past a bad one included) and from its raft group's WAL
+// (stream messages replicated but maybe no longer in any block). The same
+// WAL reading gives the acked-lost and store-corrupt remedies the sequences
+// an extract would find there (Stream.WALSeqs).
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"sort"
+
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
+)
+
+// Salvage sources.
+const (
+	FromBlocks  = "blocks"
+	FromRaftWAL = "raft-wal"
+)
+
+// SalvagedMsg is one message read back from the bundle.
+type SalvagedMsg struct {
+	Seq     uint64
+	Subject string
+	Header  []byte // the NATS header block as stored (NATS/1.0 …), nil if none
+	Data    []byte
+	TS      int64 // Unix ns
+	Server  string
+	File    string // relative to the bundle
+	Offset  int64  // of the record in File (blocks: in the decompressed block)
+	From    string // FromBlocks or FromRaftWAL
+	// Term and Index of the raft entry (raft-wal only).
+	Term, Index uint64
+}
+
+// SalvageOptions selects the stream (and optionally one server) to salvage.
+type SalvageOptions struct {
+	Account, Stream string
+	Server          string // "" = every server
+	// Group is the stream's raft group, when neither the stores' meta
+	// state nor the captures name it (its folders were deleted).
+	Group string
+	// MaxBytes bounds the message data held (0: 1 GiB): the messages are
+	// sorted by sequence before they are written, so they are held.
+	MaxBytes int64
+}
+
+// Salvage is what SalvageStream read.
+type Salvage struct {
+	Msgs []SalvagedMsg // by sequence; the same sequence twice only when copies differ
+	// Conflicts counts sequences whose copies hold different content (each
+	// kept).
+	Conflicts int
+	// Unreadable counts records on disk failing their checksum (not kept).
+	Unreadable int
+	Notes      []string
+}
+
+// SalvageStream opens nothing itself: it reads b, using the model m (Load(b))
+// to know where the stream's copies and raft group are.
+func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, error) {
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 1 << 30
+	}
+	st := m.stream(opts.Account, opts.Stream)
+	group := opts.Group
+	if group == "" && st != nil {
+		group = st.Group
+	}
+	if group == "" {
+		group = m.assignedGroup(opts.Account, opts.Stream)
+	}
+	if st == nil && group == "" {
+		return nil, fmt.Errorf("no stream %s > %s in the bundle (no copy, capture or assignment; name its raft group with --group if only a WAL holds it)", opts.Account, opts.Stream)
+	}
+	out := &Salvage{}
+	seen := map[uint64][]uint64{} // seq -> digests already kept
+	var held int64
+	keep := func(msg SalvagedMsg) error {
+		d := digestMsg(msg.Subject, msg.Header, msg.Data)
+		for _, o := range seen[msg.Seq] {
+			if o == d {
+				return nil
+			}
+		}
+		if len(seen[msg.Seq]) > 0 {
+			out.Conflicts++
+		}
+		seen[msg.Seq] = append(seen[msg.Seq], d)
+		held += int64(len(msg.Data) + len(msg.Header) + len(msg.Subject))
+		if held > maxBytes {
+			return fmt.Errorf("stream %s > %s: more than %d bytes of messages to hold; salvage one server at a time (--server)", opts.Account, opts.Stream, maxBytes)
+		}
+		out.Msgs = append(out.Msgs, msg)
+		return nil
+	}
+	if st != nil {
+		for _, c := range st.Copies {
+			if opts.Server != "" && c.Server != opts.Server {
+				continue
+			}
+			if c.Encrypted {
+				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted, not read", c.Server, c.Path))
+				continue
+			}
+			n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
+				return keep(SalvagedMsg{Seq: r.Seq, Subject: string(r.Subject), Header: clone(r.Header), Data: clone(r.Data),
+					TS: r.TS, Server: c.Server, File: file, Offset: r.Offset, From: FromBlocks})
+			})
+			out.Unreadable += n
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if group != "" {
+		for _, srv := range m.Servers {
+			if opts.Server != "" && srv.Name != opts.Server {
+				continue
+			}
+			dir := groupDir(b, srv, group)
+			if dir == "" {
+				continue
+			}
+			err := walMessages(b.FS, dir, group, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
+				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
+					TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	sort.SliceStable(out.Msgs, func(i, j int) bool { return out.Msgs[i].Seq < out.Msgs[j].Seq })
+	return out, nil
+}
+
+// blockMessages calls f with every live message of the stream folder dir
+// (counted in its state: tombstones, index.db deletes and limits applied,
+// records failing their checksum left out but the ones after them read) and
+// returns how many records failed their checksum.
+func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storeparse.Record) error) (int, error) {
+	scan, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true})
+	if err != nil {
+		return 0, err
+	}
+	bad := 0
+	_, err = storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true,
+		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
+			switch {
+			case r.Tombstone || r.Erased:
+				return nil
+			case !r.ChecksumOK:
+				bad++
+				return nil
+			case !liveIn(scan.Blocks, r.Seq):
+				return nil
+			}
+			return f(blk.File, r)
+		}})
+	return bad, err
+}
+
+// walMessages calls f with every stream message (ops streamMsg and
+// compressedStreamMsg, alone or inside a batch) of the raft WAL in dir, in
+// WAL order.
+func walMessages(fsys fs.FS, dir, group string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
+	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
+		return nil
+	}
+	_, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true,
+		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
+			if r.Tombstone || r.Erased || !r.ChecksumOK {
+				return nil
+			}
+			ae, err := raftlog.DecodeAppendEntry(blk.File, r.Offset, r.Data)
+			if err != nil && ae == nil {
+				return nil // the raft loader reports it
+			}
+			for i := range ae.Entries {
+				e := &ae.Entries[i]
+				if e.Type != raftlog.EntryNormal {
+					continue
+				}
+				op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
+				if err != nil || op.Msg == nil {
+					continue
+				}
+				if err := f(blk.File, r.Offset, ae.Term, ae.Index(), op.Msg); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	return err
+}
+
+// groupDir is the folder of raft group g in srv's store, "" if absent.
+func groupDir(b *bundle.Bundle, srv *Server, g string) string {
+	for _, st := range b.Stores {
+		if st.Dir == srv.StoreDir && st.SysAccount != "" {
+			d := path.Join(st.Dir, st.SysAccount, "_js_", g)
+			if _, err := fs.Stat(b.FS, d); err == nil {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// walSeqs records, for every stream with a raft group, the sequences of the
+// stream messages each server's WAL of that group still holds: what an
+// extract finds there when the blocks lost them.
+func (l *loader) walSeqs() {
+	for _, st := range l.m.Streams {
+		if st.Group == "" {
+			continue
+		}
+		for _, srv := range l.m.Servers {
+			dir := groupDir(l.b, srv, st.Group)
+			if dir == "" {
+				continue
+			}
+			var seqs []uint64
+			err := walMessages(l.b.FS, dir, st.Group, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+				seqs = append(seqs, sm.Seq())
+				return nil
+			})
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				continue // the raft loader reports damage
+			}
+			if len(seqs) == 0 {
+				continue
+			}
+			if st.WALSeqs == nil {
+				st.WALSeqs = map[string][]report.Range{}
+			}
+			st.WALSeqs[srv.Name] = toRanges(sortedSeqs(dedupe(seqs)))
+		}
+	}
+}
+
+func (m *Model) stream(account, name string) *Stream {
+	for _, st := range m.Streams {
+		if st.Account == account && st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// assignedGroup is the raft group any server's meta state assigns the
+// stream, "" if none.
+func (m *Model) assignedGroup(account, name string) string {
+	for _, s := range m.Servers {
+		if s.Meta == nil {
+			continue
+		}
+		if a := s.Meta.Streams[AssetKey{account, name}]; a != nil && a.Group != "" {
+			return a.Group
+		}
+	}
+	return ""
+}
+
+func digestMsg(subject string, header, data []byte) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(subject))
+	h.Write([]byte{0})
+	h.Write(header)
+	h.Write([]byte{0})
+	h.Write(data)
+	return h.Sum64()
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
