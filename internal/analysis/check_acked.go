@@ -93,15 +93,9 @@ func ackedLost(p *Pass, sum *acklog.Summary, sa *acklog.StreamAcks) (report.Find
 			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, c.Server, st.Account, st.Name)
 			return report.Finding{}, false
 		}
-		var missing []report.Range
+		missing := copyMissing(m, st, c)
 		if c.LastSeq < top {
 			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
-		}
-		missing = append(missing, c.Unreadable...)
-		for _, k := range m.Corruptions {
-			if k.Server == c.Server && k.Account == st.Account && k.Stream == st.Name {
-				missing = append(missing, k.Lost...)
-			}
 		}
 		notHeld = intersectRanges(notHeld, normRanges(missing))
 	}

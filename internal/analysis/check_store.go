@@ -48,7 +48,7 @@ var checkStoreCorrupt = Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			f.Remedy = storeRemedy(c)
+			f.Remedy = storeRemedy(c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
 			switch c.Kind {
 			case "index":
 				// index.db is a cache the server rebuilds from the blocks.

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -123,6 +124,25 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 			}
 		}
 	}
+	// A WAL message serves only where no copy read above covers its
+	// sequence: inside a copy's range the blocks are the truth (a sequence
+	// they lack there was deleted, by a limit, a KV rollup or a request).
+	var covering []*StreamCopy
+	if st != nil {
+		for _, c := range st.Copies {
+			if (opts.Server == "" || c.Server == opts.Server) && !c.Encrypted {
+				covering = append(covering, c)
+			}
+		}
+	}
+	covered := func(seq uint64) bool {
+		for _, c := range covering {
+			if seq <= c.LastSeq && !inReportRanges(seq, copyMissing(m, st, c)) {
+				return true
+			}
+		}
+		return false
+	}
 	if group != "" {
 		for _, srv := range m.Servers {
 			if opts.Server != "" && srv.Name != opts.Server {
@@ -133,7 +153,10 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 				continue
 			}
 			err := walMessages(b.FS, dir, group, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
-				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
+				if covered(sm.Seq()) {
+					return nil
+				}
+				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: sm.Header, Data: sm.Data,
 					TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
 			})
 			if err != nil {
@@ -173,10 +196,41 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 
 // walMessages calls f with every stream message (ops streamMsg and
 // compressedStreamMsg, alone or inside a batch) of the raft WAL in dir, in
-// WAL order.
+// WAL order, except those a later entry of the same WAL deletes (ops
+// deleteMsg, deleteRange) or purges (a purge without a subject filter).
+// The WAL's messages are held until it is read: a WAL is compacted at every
+// snapshot, so it holds the recent entries only.
 func walMessages(fsys fs.FS, dir, group string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
 	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
 		return nil
+	}
+	type walMsg struct {
+		file        string
+		off         int64
+		term, index uint64
+		m           *raftlog.StreamMsg
+		removed     bool
+	}
+	var msgs []walMsg
+	bySeq := map[uint64][]int{}
+	remove := func(first, last uint64) {
+		if last-first < uint64(len(bySeq)) { // walk the shorter of the range and the messages
+			for seq := first; ; seq++ {
+				for _, i := range bySeq[seq] {
+					msgs[i].removed = true
+				}
+				if seq == last {
+					return
+				}
+			}
+		}
+		for seq, is := range bySeq {
+			if seq >= first && seq <= last {
+				for _, i := range is {
+					msgs[i].removed = true
+				}
+			}
+		}
 	}
 	_, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true,
 		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
@@ -193,16 +247,35 @@ func walMessages(fsys fs.FS, dir, group string, f func(file string, off int64, t
 					continue
 				}
 				op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
-				if err != nil || op.Msg == nil {
-					continue
-				}
-				if err := f(blk.File, r.Offset, ae.Term, ae.Index(), op.Msg); err != nil {
-					return err
+				switch {
+				case err != nil:
+				case op.Msg != nil:
+					sm := *op.Msg
+					sm.Header, sm.Data = clone(sm.Header), clone(sm.Data)
+					bySeq[sm.Seq()] = append(bySeq[sm.Seq()], len(msgs))
+					msgs = append(msgs, walMsg{blk.File, r.Offset, ae.Term, ae.Index(), &sm, false})
+				case op.Delete != nil:
+					remove(op.Delete.Seq, op.Delete.Seq)
+				case op.DeleteRange != nil && op.DeleteRange.Num > 0:
+					remove(op.DeleteRange.First, op.DeleteRange.First+op.DeleteRange.Num-1)
+				case op.Purge != nil && len(op.Purge.Request) == 0:
+					remove(0, op.Purge.LastSeq)
 				}
 			}
 			return nil
 		}})
-	return err
+	if err != nil {
+		return err
+	}
+	for _, w := range msgs {
+		if w.removed {
+			continue
+		}
+		if err := f(w.file, w.off, w.term, w.index, w.m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // groupDir is the folder of raft group g in srv's store, "" if absent.
@@ -288,4 +361,97 @@ func clone(b []byte) []byte {
 		return nil
 	}
 	return append([]byte{}, b...)
+}
+
+// Extract opens the bundle at path read-only, loads it and salvages one
+// stream (SalvageStream).
+func Extract(path string, lim bundle.Limits, opts SalvageOptions) (*Salvage, error) {
+	b, err := bundle.Open(path, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	m := Load(b)
+	if opts.Server != "" && m.server(opts.Server) == nil {
+		var names []string
+		for _, s := range m.Servers {
+			names = append(names, s.Name)
+		}
+		return nil, fmt.Errorf("no server %q in the bundle (servers: %s)", opts.Server, strings.Join(names, ", "))
+	}
+	return SalvageStream(b, m, opts)
+}
+
+// copyMissing are the sequences up to its last one that copy c of st lacks
+// through damage: records failing their checksum and what damage to its
+// files cost (Corruption.Lost).
+func copyMissing(m *Model, st *Stream, c *StreamCopy) []report.Range {
+	missing := append([]report.Range(nil), c.Unreadable...)
+	for _, k := range m.Corruptions {
+		if k.Server == c.Server && k.Account == st.Account && k.Stream == st.Name {
+			missing = append(missing, k.Lost...)
+		}
+	}
+	return normRanges(missing)
+}
+
+func inReportRanges(seq uint64, rs []report.Range) bool {
+	for _, r := range rs {
+		if seq >= r.First && seq <= r.Last {
+			return true
+		}
+	}
+	return false
+}
+
+// extractHint tells a remedy what `jsforensics extract` finds of the lost
+// sequences of one copy (server's; "" for none) elsewhere in the bundle:
+// in other copies' blocks and in the stream group's raft WALs. "" when it
+// finds none of them.
+func extractHint(m *Model, server, account, stream string, lost []report.Range) string {
+	st := m.stream(account, stream)
+	if st == nil || len(lost) == 0 {
+		return ""
+	}
+	lost = normRanges(lost)
+	var parts []string
+	for _, c := range st.Copies {
+		if c.Server == server || c.Encrypted {
+			continue
+		}
+		held := intersectRanges(lost, []report.Range{{First: c.FirstSeq, Last: c.LastSeq}})
+		for _, r := range copyMissing(m, st, c) {
+			held = subtractRange(held, r)
+		}
+		if len(held) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s's blocks", rangesText(held), c.Server))
+		}
+	}
+	for _, srv := range sortedKeys(st.WALSeqs) {
+		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", rangesText(in), srv, st.Group))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream %s/%s -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
+}
+
+// subtractRange removes r from the sorted, disjoint ranges rs.
+func subtractRange(rs []report.Range, r report.Range) []report.Range {
+	var out []report.Range
+	for _, x := range rs {
+		if x.Last < r.First || x.First > r.Last {
+			out = append(out, x)
+			continue
+		}
+		if x.First < r.First {
+			out = append(out, report.Range{First: x.First, Last: r.First - 1})
+		}
+		if x.Last > r.Last {
+			out = append(out, report.Range{First: r.Last + 1, Last: x.Last})
+		}
+	}
+	return out
 }
