@@ -13,6 +13,7 @@ package acklog
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -172,15 +173,7 @@ func (r *Reader) lineError(off int64, err error) error {
 	return &LineError{File: r.file, Line: r.line, Offset: off, Col: col, Err: err}
 }
 
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
-		b = b[:len(b)-1]
-	}
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	return b
-}
+func trimSpace(b []byte) []byte { return bytes.TrimSpace(b) }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
@@ -437,7 +430,7 @@ func Sniff(head []byte) bool {
 	var rr rawRecord
 	seen, seqs, edn := 0, 0, 0
 	for len(head) > 0 && seen < 8 {
-		i := indexByte(head, '\n')
+		i := bytes.IndexByte(head, '\n')
 		if i < 0 {
 			break // torn (or the only) line: not judged unless nothing else is
 		}
@@ -473,13 +466,4 @@ func Sniff(head []byte) bool {
 		return edn == seen
 	}
 	return seqs > 0
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
