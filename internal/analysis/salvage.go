@@ -8,6 +8,7 @@ package analysis
 // an extract would find there (Stream.WALSeqs).
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -152,11 +153,11 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 			if dir == "" {
 				continue
 			}
-			err := walMessages(b.FS, dir, group, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
+			err := walMessages(b.FS, dir, group, &out.Notes, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
 				if covered(sm.Seq()) {
 					return nil
 				}
-				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: sm.Header, Data: sm.Data,
+				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
 					TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
 			})
 			if err != nil {
@@ -197,41 +198,88 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 // walMessages calls f with every stream message (ops streamMsg and
 // compressedStreamMsg, alone or inside a batch) of the raft WAL in dir, in
 // WAL order, except those a later entry of the same WAL deletes (ops
-// deleteMsg, deleteRange) or purges (a purge without a subject filter).
-// The WAL's messages are held until it is read: a WAL is compacted at every
-// snapshot, so it holds the recent entries only.
-func walMessages(fsys fs.FS, dir, group string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
+// deleteMsg, deleteRange) or purges (purgeStream, with its subject filter and
+// sequence; a purge keeping the last N is not replayed, said in notes). Two
+// passes: the first notes the removals, the second streams the messages, so
+// no message is held. The message's slices are valid only during f.
+func walMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
 	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
 		return nil
 	}
-	type walMsg struct {
-		file        string
-		off         int64
-		term, index uint64
-		m           *raftlog.StreamMsg
-		removed     bool
+	type removal struct {
+		at          int // entry number in WAL order
+		first, last uint64
+		filter      string // subject filter of a purge ("" = all)
 	}
-	var msgs []walMsg
-	bySeq := map[uint64][]int{}
-	remove := func(first, last uint64) {
-		if last-first < uint64(len(bySeq)) { // walk the shorter of the range and the messages
-			for seq := first; ; seq++ {
-				for _, i := range bySeq[seq] {
-					msgs[i].removed = true
-				}
-				if seq == last {
-					return
-				}
+	var removals []removal
+	unapplied := 0
+	walOps(fsys, dir, group, func(at int, _ string, _ int64, _ *raftlog.AppendEntry, op *raftlog.Op) error {
+		switch {
+		case op.Delete != nil:
+			removals = append(removals, removal{at: at, first: op.Delete.Seq, last: op.Delete.Seq})
+		case op.DeleteRange != nil && op.DeleteRange.Num > 0:
+			removals = append(removals, removal{at: at, first: op.DeleteRange.First, last: op.DeleteRange.First + op.DeleteRange.Num - 1})
+		case op.Purge != nil:
+			// JSApiStreamPurgeRequest: seq purges up to but not including
+			// it, filter the subjects; keep (the last N) is not replayed.
+			var req struct {
+				Seq    uint64 `json:"seq"`
+				Filter string `json:"filter"`
+				Keep   uint64 `json:"keep"`
+			}
+			if len(op.Purge.Request) > 0 && json.Unmarshal(op.Purge.Request, &req) != nil || req.Keep > 0 {
+				unapplied++
+				return nil
+			}
+			last := op.Purge.LastSeq
+			if req.Seq > 0 {
+				last = req.Seq - 1
+			}
+			removals = append(removals, removal{at: at, first: 0, last: last, filter: req.Filter})
+		}
+		return nil
+	})
+	if unapplied > 0 && notes != nil {
+		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, unapplied))
+	}
+	return walOps(fsys, dir, group, func(at int, file string, off int64, ae *raftlog.AppendEntry, op *raftlog.Op) error {
+		if op.Msg == nil {
+			return nil
+		}
+		seq := op.Msg.Seq()
+		// removals are in WAL order: only those after this entry apply.
+		for i := sort.Search(len(removals), func(i int) bool { return removals[i].at > at }); i < len(removals); i++ {
+			r := removals[i]
+			if seq >= r.first && seq <= r.last && (r.filter == "" || subjectMatches(r.filter, op.Msg.Subject)) {
+				return nil
 			}
 		}
-		for seq, is := range bySeq {
-			if seq >= first && seq <= last {
-				for _, i := range is {
-					msgs[i].removed = true
-				}
-			}
+		return f(file, off, ae.Term, ae.Index(), op.Msg)
+	})
+}
+
+// subjectMatches says whether subject matches filter, with the NATS
+// wildcards: `*` one token, `>` one or more trailing tokens.
+func subjectMatches(filter, subject string) bool {
+	ft, st := strings.Split(filter, "."), strings.Split(subject, ".")
+	for i, f := range ft {
+		switch {
+		case f == ">":
+			return len(st) > i
+		case i >= len(st):
+			return false
+		case f != "*" && f != st[i]:
+			return false
 		}
 	}
+	return len(ft) == len(st)
+}
+
+// walOps calls f with every decodable stream op of the raft WAL in dir, in
+// WAL order, numbered; entries that do not decode are left to the raft
+// loader, which reports them.
+func walOps(fsys fs.FS, dir, group string, f func(at int, file string, off int64, ae *raftlog.AppendEntry, op *raftlog.Op) error) error {
+	at := 0
 	_, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true,
 		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
 			if r.Tombstone || r.Erased || !r.ChecksumOK {
@@ -239,7 +287,7 @@ func walMessages(fsys fs.FS, dir, group string, f func(file string, off int64, t
 			}
 			ae, err := raftlog.DecodeAppendEntry(blk.File, r.Offset, r.Data)
 			if err != nil && ae == nil {
-				return nil // the raft loader reports it
+				return nil
 			}
 			for i := range ae.Entries {
 				e := &ae.Entries[i]
@@ -247,35 +295,17 @@ func walMessages(fsys fs.FS, dir, group string, f func(file string, off int64, t
 					continue
 				}
 				op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
-				switch {
-				case err != nil:
-				case op.Msg != nil:
-					sm := *op.Msg
-					sm.Header, sm.Data = clone(sm.Header), clone(sm.Data)
-					bySeq[sm.Seq()] = append(bySeq[sm.Seq()], len(msgs))
-					msgs = append(msgs, walMsg{blk.File, r.Offset, ae.Term, ae.Index(), &sm, false})
-				case op.Delete != nil:
-					remove(op.Delete.Seq, op.Delete.Seq)
-				case op.DeleteRange != nil && op.DeleteRange.Num > 0:
-					remove(op.DeleteRange.First, op.DeleteRange.First+op.DeleteRange.Num-1)
-				case op.Purge != nil && len(op.Purge.Request) == 0:
-					remove(0, op.Purge.LastSeq)
+				if err != nil {
+					continue
+				}
+				at++
+				if err := f(at, blk.File, r.Offset, ae, op); err != nil {
+					return err
 				}
 			}
 			return nil
 		}})
-	if err != nil {
-		return err
-	}
-	for _, w := range msgs {
-		if w.removed {
-			continue
-		}
-		if err := f(w.file, w.off, w.term, w.index, w.m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // groupDir is the folder of raft group g in srv's store, "" if absent.
@@ -305,7 +335,7 @@ func (l *loader) walSeqs() {
 				continue
 			}
 			var seqs []uint64
-			err := walMessages(l.b.FS, dir, st.Group, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+			err := walMessages(l.b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
 				seqs = append(seqs, sm.Seq())
 				return nil
 			})
