@@ -3,7 +3,12 @@
 // report/xlsx). It imports no parser: the analysis fills these types.
 package report
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+)
 
 // Schema names the contract version; bump it only when a field is renamed or dropped.
 const Schema = "jsforensics.report/v1"
@@ -40,6 +45,9 @@ type Report struct {
 	Streams     []Stream        `json:"streams"`
 	Timeline    []TimelineEvent `json:"timeline"`
 	Findings    []Finding       `json:"findings"`
+	// Diagnosis links the findings into causes and consequences: what
+	// happened and what to do first, cause by cause. Added field.
+	Diagnosis []Cause `json:"diagnosis,omitempty"`
 	// Checks says, per registered check, whether it judged the bundle:
 	// passed, failed (with how many findings), skipped (and why), or not-run
 	// (the check broke). Added field.
@@ -47,6 +55,21 @@ type Report struct {
 	// Notes are statements about the analysis itself (a server whose name could
 	// not be established, a check that could not run). Added field.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Cause is one chain of findings: a cause and the consequences it explains.
+type Cause struct {
+	// Summary says what happened, in one or two sentences naming the
+	// figures an operator needs (ids, sizes, servers, streams).
+	Summary string `json:"summary"`
+	// FirstStep is what to do first; the findings' remedies hold the rest.
+	FirstStep string   `json:"first_step,omitempty"`
+	Severity  Severity `json:"severity"`
+	// Findings index the report's findings, the cause first.
+	Findings []int `json:"findings"`
+	// TimelineRefs index the timeline: the events behind the whole chain,
+	// each once, oldest first.
+	TimelineRefs []int `json:"timeline_refs,omitempty"`
 }
 
 // CheckOutcome is what one check made of the bundle.
@@ -149,7 +172,9 @@ type Consumer struct {
 	Redelivered     int    `json:"redelivered"`
 }
 
-// TimelineEvent is one dated event from a log, raft state or a capture.
+// TimelineEvent is one dated event from a log, raft state or a capture, or
+// a run of routine log events: Count events of one kind, server and asset
+// from Time to Until, shown by the first one's text, file and line.
 type TimelineEvent struct {
 	Time    time.Time `json:"time"`
 	Server  string    `json:"server,omitempty"`
@@ -161,13 +186,25 @@ type TimelineEvent struct {
 	Text    string    `json:"text"`
 	File    string    `json:"file,omitempty"`
 	Line    int       `json:"line,omitempty"`
+	// Count is the number of events of a run (2 or more); absent for one
+	// event. Added field.
+	Count int `json:"count,omitempty"`
+	// Until is the time of a run's last event. Added field.
+	Until *time.Time `json:"until,omitempty"`
 }
 
-// Range is an inclusive sequence range.
-type Range struct {
-	First uint64 `json:"first"`
-	Last  uint64 `json:"last"`
+// Summary is the event's text, led for a run by how many events it stands
+// for and until when: "(x120 until 2026-11-30T01:29:04.112Z) text".
+func (e TimelineEvent) Summary() string {
+	if e.Count < 2 || e.Until == nil {
+		return e.Text
+	}
+	return fmt.Sprintf("(x%d until %s) %s", e.Count, e.Until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
+
+// Range is an inclusive sequence range: the parsers' SeqRange, so a range
+// found in a store reaches the report without a conversion.
+type Range = natsfmt.SeqRange
 
 // Origin is the known id a corrupt peer id most likely came from.
 type Origin struct {

@@ -1,7 +1,6 @@
 package storeparse
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // ScanOptions tunes ScanStream.
@@ -38,6 +38,14 @@ type ScanOptions struct {
 	// most 8), 1 one at a time. The result is the same whatever the number.
 	// With Visit set blocks are always read one at a time, in order.
 	Workers int
+	// DigestWindow, when not 0, has every block sum the digests of the
+	// messages it counts per window of that many sequences
+	// (StreamScan.Windows, digest.go), for comparing replicas.
+	DigestWindow uint64
+	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
+	// were read (tombstones, index.db, limits) moved the first sequence:
+	// that message's time would take a second read of its block.
+	SkipFirstTS bool
 }
 
 // BlockInfo names the block a visited record belongs to.
@@ -57,17 +65,8 @@ type State struct {
 	NumDeleted uint64 `json:"num_deleted"`
 }
 
-// SeqRange is an inclusive range of sequences.
-type SeqRange struct {
-	First, Last uint64
-}
-
-func (r SeqRange) String() string {
-	if r.First == r.Last {
-		return strconv.FormatUint(r.First, 10)
-	}
-	return fmt.Sprintf("%d-%d", r.First, r.Last)
-}
+// SeqRange is an inclusive range of sequences (the project's one range type).
+type SeqRange = natsfmt.SeqRange
 
 // BlockScan is what one block holds, recomputed from its records as
 // nats-server's rebuildStateFromBufLocked does.
@@ -113,6 +112,10 @@ type BlockScan struct {
 	// none) so removals need no second read; dropped when over budget.
 	rls    []uint32
 	rlBase uint64
+
+	windows []WindowDigest // see ScanOptions.DigestWindow
+	dwin    uint64         // its window size
+	dgs     []uint64       // MessageDigest beside rls (0: not summed)
 }
 
 // BadRecord is a record whose framing holds but whose checksum fails. Seq
@@ -168,6 +171,10 @@ type StreamScan struct {
 	// Unreadable are the sequences of records on disk whose checksum fails
 	// (framing intact): not counted in State, each is its own damage.
 	Unreadable []SeqRange
+	// BadDeleted are the sequences of records whose checksum fails but
+	// whose deletion a tombstone or index.db records: the damage costs no
+	// message (a rebuild still cuts the block there: RebuildLost).
+	BadDeleted []SeqRange
 	// RebuildLost is what the server would drop on rebuilding the damaged
 	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
 	RebuildLost     []SeqRange
@@ -177,8 +184,11 @@ type StreamScan struct {
 	Consumers       []ConsumerScan
 	Problems        []error // *binfmt.CorruptError, in file order
 
-	rlLo    int // Blocks before rlLo have no record-length cache
-	rlTotal int // record lengths cached in Blocks[rlLo:]
+	skipFirstTS bool // ScanOptions.SkipFirstTS
+	dgLo        int  // Blocks before dgLo have no digest cache
+	dgTotal     int  // digests cached in Blocks[dgLo:]
+	rlLo        int  // Blocks before rlLo have no record-length cache
+	rlTotal     int  // record lengths cached in Blocks[rlLo:]
 }
 
 // ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
@@ -190,7 +200,7 @@ type StreamScan struct {
 // the error return is for a folder that cannot be read at all or a Visit
 // error.
 func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
-	s := &StreamScan{Dir: dir}
+	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS}
 	if _, err := fs.Stat(fsys, dir); err != nil {
 		return nil, err
 	}
@@ -232,6 +242,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if !opts.IgnoreIndex && s.indexCurrent() {
 		s.applyIndexDeletes(fsys)
 	}
+	s.resolveBadDeleted(tombs)
 	if !opts.NoLimits && s.Meta != nil {
 		s.applyLimits(fsys)
 	}
@@ -283,14 +294,14 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 	data, err := readFileFS(fsys, inf, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
-			s.problem(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)})
+			s.problem(binfmt.Stamp(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaInf))
 		}
 		return
 	}
 	if s.Encrypted {
-		s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"), natsfmt.StructMetaInf))
 		return
 	}
 	m, err := ParseStreamMeta(inf, data)
@@ -305,7 +316,7 @@ func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
 	}
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
-		s.problem(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)})
+		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaSum))
 		return
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
@@ -361,12 +372,12 @@ func (s *StreamScan) readIndex(fsys fs.FS) {
 	data, err := readFileFS(fsys, p, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(p, err))
+			s.problem(binfmt.Stamp(asCorrupt(p, err), natsfmt.StructIndexDB))
 		}
 		return
 	}
 	if s.Encrypted && exists(fsys, path.Join(s.Dir, "meta.key")) {
-		s.problem(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"), natsfmt.StructIndexDB))
 		return
 	}
 	x, err := ParseIndex(p, data, s.Name)
@@ -437,15 +448,14 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 		if _, err := ra.ReadAt(hdr[:], off); err != nil {
 			return 0
 		}
-		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
-		if rl < emptyRecord || rl > RLBadThresh {
+		h := natsfmt.ParseRecordHeader(hdr[:])
+		if h.FrameError() != "" {
 			return 0
 		}
-		raw := binary.LittleEndian.Uint64(hdr[4:])
-		if seq := raw &^ (ebit | tbit); raw&tbit == 0 && seq != 0 {
-			return seq
+		if !h.Tombstone && h.Seq != 0 {
+			return h.Seq
 		}
-		off += rl
+		off += h.Len
 	}
 	return 0
 }
@@ -480,7 +490,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	e.Seq = from
 	switch {
 	case to >= from && to != 0:
-		r := SeqRange{from, to}
+		r := SeqRange{First: from, Last: to}
 		s.Lost = append(s.Lost, r)
 		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, r)
 	case isLast && bs.Torn:
@@ -492,7 +502,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 		s.LostUnknown = true
 		e.Err = fmt.Errorf("%w; after seq %d, lost sequences unknown", e.Err, bs.LastSeq)
 	}
-	s.problem(e)
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
 }
 
 // noteEmpty reports a block file of 0 bytes that index.db lists: what it
@@ -510,13 +520,13 @@ func (s *StreamScan) noteEmpty(bs *BlockScan) {
 	}
 	e := &binfmt.CorruptError{File: bs.File, Offset: 0, Seq: ib.FirstSeq}
 	if n := ib.Msgs(); n > 0 {
-		r := SeqRange{ib.FirstSeq, ib.LastSeq}
+		r := SeqRange{First: ib.FirstSeq, Last: ib.LastSeq}
 		s.Lost = append(s.Lost, r)
 		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db says it held sequences %s (%d messages)", binfmt.ErrTruncated, r, n)
 	} else {
 		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db lists it with no messages (first %d, last %d): any tombstones it held are gone, and a rebuild would bring back the messages they deleted", binfmt.ErrTruncated, ib.FirstSeq, ib.LastSeq)
 	}
-	s.problem(e)
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
 }
 
 // noteBad collects the unreadable sequences of a block and what the server
@@ -527,6 +537,52 @@ func (s *StreamScan) noteBad(bs *BlockScan) {
 	}
 	s.RebuildLost = append(s.RebuildLost, bs.RebuildLost...)
 	s.RebuildLostMsgs += bs.RebuildLostMsgs
+}
+
+// resolveBadDeleted moves the unreadable sequences whose deletion is on
+// record (a tombstone, or index.db's delete map when index.db verifies; a
+// deletion is never undone, so a stale index.db still proves one) from
+// Unreadable to BadDeleted and counts them as deleted: a damaged record of a
+// deleted message is no lost message.
+func (s *StreamScan) resolveBadDeleted(tombs []uint64) {
+	if len(s.Unreadable) == 0 {
+		return
+	}
+	tombed := make(map[uint64]bool, len(tombs))
+	for _, t := range tombs {
+		tombed[t] = true
+	}
+	deleted := func(b *BlockScan, seq uint64) bool {
+		if tombed[seq] {
+			return true
+		}
+		if s.Index == nil || !s.Index.ChecksumOK {
+			return false
+		}
+		ib, ok := s.Index.Block(b.Index)
+		return ok && (seq < ib.FirstSeq || ib.Deleted.Contains(seq))
+	}
+	var unreadable rangeSet
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		if len(b.bad) == 0 {
+			continue
+		}
+		var keep rangeSet
+		for _, r := range b.bad {
+			for q := r.First; q <= r.Last; q++ {
+				if deleted(b, q) {
+					b.deleted.add(q, q)
+					(*rangeSet)(&s.BadDeleted).add(q, q)
+				} else {
+					keep.add(q, q)
+					unreadable.add(q, q)
+				}
+			}
+		}
+		b.bad = keep
+	}
+	s.Unreadable = unreadable
 }
 
 // assemble combines the blocks as recoverMsgs does.
@@ -587,6 +643,7 @@ func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool)
 }
 
 func (s *StreamScan) drop(b *BlockScan, seq uint64, rl int) {
+	b.forgetDigest(seq)
 	b.Msgs--
 	b.Bytes -= uint64(rl)
 	s.State.Msgs--
@@ -679,7 +736,7 @@ func (s *StreamScan) trimRLCache() {
 	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
 		b := &s.Blocks[s.rlLo]
 		s.rlTotal -= len(b.rls)
-		b.rls = nil
+		b.rls, b.dgs = nil, nil
 		s.rlLo++
 	}
 }
@@ -771,7 +828,10 @@ func (s *StreamScan) finish(fsys fs.FS) {
 	for i := range s.Blocks {
 		if b := &s.Blocks[i]; b.Msgs > 0 {
 			if b.FirstSeq != st.FirstSeq {
-				st.FirstSeq, st.FirstTS = b.FirstSeq, s.tsOf(fsys, b, b.FirstSeq)
+				st.FirstSeq, st.FirstTS = b.FirstSeq, 0
+				if !s.skipFirstTS {
+					st.FirstTS = s.tsOf(fsys, b, b.FirstSeq)
+				}
 			}
 			break
 		}
@@ -889,12 +949,12 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 		cdir := path.Join(odir, e.Name())
 		inf := path.Join(cdir, "meta.inf")
 		if exists(fsys, path.Join(cdir, "meta.key")) {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"))
+			s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"), natsfmt.StructMetaInf))
 			s.Consumers = append(s.Consumers, c)
 			continue
 		}
 		if data, err := readFileFS(fsys, inf, smallFileLimit); err != nil {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
 			m, err := ParseConsumerMeta(inf, data)
 			s.problem(err)
@@ -907,7 +967,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			s.problem(err)
 			c.State = st
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(od, err))
+			s.problem(binfmt.Stamp(asCorrupt(od, err), natsfmt.StructConsumerState))
 		}
 		s.Consumers = append(s.Consumers, c)
 	}
@@ -925,7 +985,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	n := len(r)
 	switch {
 	case n == 0 || r[n-1].Last+1 < first: // the usual case: in order, apart
-		*rs = append(r, SeqRange{first, last})
+		*rs = append(r, SeqRange{First: first, Last: last})
 		return
 	case r[n-1].First <= first: // touches the last range
 		r[n-1].Last = max(r[n-1].Last, last)
@@ -935,7 +995,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	i := sort.Search(n, func(i int) bool { return r[i].First >= first })
 	r = append(r, SeqRange{})
 	copy(r[i+1:], r[i:])
-	r[i] = SeqRange{first, last}
+	r[i] = SeqRange{First: first, Last: last}
 	out := r[:0]
 	for _, x := range r {
 		if k := len(out); k > 0 && out[k-1].Last+1 >= x.First {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // Parallel block scanning.
@@ -57,7 +58,8 @@ type blockResult struct {
 
 func (r *blockResult) problem(err error) {
 	if err != nil {
-		r.problems = append(r.problems, err)
+		// Every problem of a block's scan is about its records.
+		r.problems = append(r.problems, binfmt.Stamp(err, natsfmt.StructBlockRecord))
 	}
 }
 
@@ -65,6 +67,7 @@ func (r *blockResult) problem(err error) {
 type blockScanner struct {
 	dir, name string
 	visit     func(BlockInfo, *Record) error
+	window    uint64 // ScanOptions.DigestWindow
 	mapOK     bool
 	budget    *memBudget         // nil: no other scanner runs
 	buf       []byte             // ReadAt buffer kept from block to block
@@ -88,6 +91,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		s.noteEmpty(res.bs)
 		s.Blocks = append(s.Blocks, *res.bs)
 		s.trimRLCache()
+		s.trimDigestCache()
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -95,7 +99,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 	}
 	workers = min(workers, maxScanWorkers, len(idxs))
 	if opts.Visit != nil || workers <= 1 {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, mapOK: opts.Visit == nil}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, mapOK: opts.Visit == nil}
 		for i, n := range idxs {
 			res := sc.scan(fsys, n, keys[n])
 			if res.err != nil {
@@ -124,7 +128,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		budget   = newMemBudget(scanMemBudget)
 	)
 	work := func() {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, mapOK: true, budget: budget}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, mapOK: true, budget: budget}
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -419,6 +423,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.Msgs++
 			bs.Bytes += uint64(r.Len)
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)
+			bs.addDigest(sc.window, &r)
 			if bs.firstBad >= 0 {
 				bs.RebuildLostMsgs++
 			}
@@ -427,7 +432,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 	}
 	bs.GoodEnd = br.GoodEnd()
 	if bs.firstBad >= 0 && last >= bs.firstBadFrom {
-		bs.RebuildLost = []SeqRange{{bs.firstBadFrom, last}}
+		bs.RebuildLost = []SeqRange{{First: bs.firstBadFrom, Last: last}}
 	}
 	if bs.Msgs == 0 {
 		if bs.FirstSeq > 0 {

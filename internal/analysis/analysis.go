@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -18,6 +19,7 @@ import (
 type Options struct {
 	ToolVersion string
 	Limits      bundle.Limits
+	Timeline    TimelineOptions
 	// Settings override checks' thresholds, by "code.key" (see Check.Settings).
 	Settings map[string]float64
 	// Only, when set, runs just these checks; Skip leaves these out. Codes
@@ -72,7 +74,7 @@ func Run(path string, opts Options) (*report.Report, error) {
 		return nil, err
 	}
 	defer b.Close()
-	m := Load(b)
+	m := LoadWith(b, opts)
 	rep := Build(m, checks, opts.Settings)
 	rep.ToolVersion = opts.ToolVersion
 	rep.Bundle = path
@@ -110,6 +112,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		}
 	}
 	rep.Findings = findings
+	rep.Diagnosis = diagnose(findings)
 	rep.Checks = outcomes
 	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
@@ -118,14 +121,17 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 
 // Load builds the model from an opened bundle. It never fails: what cannot
 // be read becomes a corruption or a note.
-func Load(b *bundle.Bundle) *Model {
+func Load(b *bundle.Bundle) *Model { return LoadWith(b, Options{}) }
+
+// LoadWith is Load with the timeline options of opts.
+func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
-	l := &loader{b: b, m: m}
+	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
 	l.guard("reading stores", l.stores)
-	l.guard("comparing replicas", l.replicaDigests)
+	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)
@@ -151,8 +157,12 @@ func (l *loader) guard(what string, f func()) {
 
 // loader carries the state of one Load.
 type loader struct {
-	b *bundle.Bundle
-	m *Model
+	b  *bundle.Bundle
+	m  *Model
+	tl *timelineSink
+	// history holds the group history of the log being read.
+	history      map[string]*logGroupHistory
+	historyOrder []string
 	// serverIDs maps server ids (NKeys) to names, from named captures.
 	serverIDs map[string]string
 	// nodeNameIndex maps raft node ids to server names (nodeNames).
@@ -223,8 +233,9 @@ func (l *loader) finish() {
 	for _, g := range m.Groups {
 		g.History = orderHistory(g.History)
 	}
-	l.dedupeTimeline()
 	l.sortTimeline()
+	l.dedupeTimeline()
+	l.tl.resolveRefs()
 }
 
 // orderHistory sorts a group's history oldest first and keeps one copy of an
@@ -275,76 +286,11 @@ func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
 	return out
 }
 
-// dedupeTimeline drops events that another file of the same server already
-// gave: the same log copied in two forms (a file and its kubectl capture).
-func (l *loader) dedupeTimeline() {
-	type seen struct {
-		t    time.Time
-		file string
-	}
-	by := map[string][]seen{}
-	keep := make([]bool, len(l.m.Timeline))
-	for i, e := range l.m.Timeline {
-		k := e.Server + "\x00" + e.Kind + "\x00" + e.Text
-		dup := false
-		for _, s := range by[k] {
-			d := e.Time.Sub(s.t)
-			if s.file != e.File && d < time.Second && d > -time.Second {
-				dup = true
-				break
-			}
-		}
-		keep[i] = !dup
-		if !dup {
-			by[k] = append(by[k], seen{e.Time, e.File})
-		}
-	}
-	// Compact, remapping the indexes the model holds.
-	newIndex := make([]int, len(l.m.Timeline))
-	var out []report.TimelineEvent
-	for i, e := range l.m.Timeline {
-		newIndex[i] = -1
-		if keep[i] {
-			newIndex[i] = len(out)
-			out = append(out, e)
-		}
-	}
-	l.m.Timeline = out
-	for i := range l.m.MetaLeaderStates {
-		if t := l.m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			l.m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
-}
-
-// sortTimeline orders the timeline oldest first (stable, so one file's lines
-// keep their order) and remaps the indexes the model holds into it.
-func (l *loader) sortTimeline() {
-	m := l.m
-	order := make([]int, len(m.Timeline))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
-	newIndex := make([]int, len(order))
-	sorted := make([]report.TimelineEvent, len(order))
-	for n, old := range order {
-		sorted[n] = m.Timeline[old]
-		newIndex[old] = n
-	}
-	m.Timeline = sorted
-	for i := range m.MetaLeaderStates {
-		if t := m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
-}
-
 // metaKinds are the timeline kinds that tell the meta group's story.
-var metaKinds = map[string]bool{
-	"meta-leader": true, "meta-leader-self": true, "no-meta-leader": true, "meta-contact-lost": true,
-	"meta-bootstrap": true, "meta-recover": true, "peer-add": true, "peer-remove": true, "peers-evicted": true,
-	"quorum-rescue": true, "healthcheck-failed": true, "unclean-stop": true, "start": true, "snapshot-corrupt": true,
+var metaKinds = map[natsfmt.EventKind]bool{
+	natsfmt.EventMetaLeader: true, natsfmt.EventMetaLeaderSelf: true, natsfmt.EventNoMetaLeader: true, natsfmt.EventMetaContactLost: true,
+	natsfmt.EventMetaBootstrap: true, natsfmt.EventMetaRecover: true, natsfmt.EventPeerAdd: true, natsfmt.EventPeerRemove: true, natsfmt.EventPeersEvicted: true,
+	natsfmt.EventQuorumRescue: true, natsfmt.EventHealthcheckFailed: true, natsfmt.EventUncleanStop: true, natsfmt.EventStart: true, natsfmt.EventSnapshotCorrupt: true,
 }
 
 // relatedEvents picks the timeline events behind a finding: the meta group's
@@ -353,17 +299,17 @@ var metaKinds = map[string]bool{
 func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
 	var refs []int
 	for i, e := range tl {
-		match := false
+		match, kind := false, natsfmt.EventKind(e.Kind)
 		switch {
 		case f.Stream != "":
 			match = e.Stream == f.Stream && (f.Account == "" || e.Account == "" || e.Account == f.Account) &&
-				(f.Server == "" || e.Server == f.Server || e.Kind == "stream-leader")
+				(f.Server == "" || e.Server == f.Server || kind == natsfmt.EventStreamLeader)
 		case f.Group == "_meta_":
-			match = metaKinds[e.Kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
+			match = metaKinds[kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
 		case f.Group != "":
 			match = e.Group == f.Group
 		case f.Server != "":
-			match = e.Server == f.Server && (e.Kind == "filestore-corrupt" || e.Kind == "index-rebuilt" || e.Kind == "block-missing" || e.Kind == "unclean-stop")
+			match = e.Server == f.Server && (kind == natsfmt.EventFilestoreCorrupt || kind == natsfmt.EventIndexRebuilt || kind == natsfmt.EventBlockMissing || kind == natsfmt.EventUncleanStop)
 		}
 		if match {
 			refs = append(refs, i)

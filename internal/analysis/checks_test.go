@@ -2,13 +2,14 @@ package analysis
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -19,7 +20,7 @@ func incidentModel() *Model {
 	m := &Model{IDs: map[string]string{}}
 	names := []string{"nats-0", "nats-1", "nats-2", "nats-3", "nats-4"}
 	for _, n := range names {
-		id := raftlog.PeerID(n)
+		id := natsfmt.PeerID(n)
 		m.IDs[id] = n
 		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id, StoreDir: n, Version: "2.10.22", Sources: map[string]bool{"store": true}})
 	}
@@ -124,7 +125,7 @@ func TestPeerRemoveCommandQuotes(t *testing.T) {
 
 func TestPeerUnknownFarID(t *testing.T) {
 	m := incidentModel()
-	m.Groups[0].Views = []View{{GroupView: report.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", raftlog.PeerID("nats-9")}, Source: "peers.idx"}}}
+	m.Groups[0].Views = []View{{GroupView: report.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", natsfmt.PeerID("nats-9")}, Source: "peers.idx"}}}
 	fs, _ := runChecks(m, Checks, nil)
 	if n := len(byCode(fs, "peer-unknown")); n != 1 {
 		t.Errorf("%d peer-unknown, want 1", n)
@@ -153,11 +154,11 @@ func TestMetaSplitViews(t *testing.T) {
 	m := &Model{IDs: map[string]string{}}
 	var all []string
 	for _, n := range []string{"old-0", "old-1", "old-2", "new-0", "new-1", "new-2"} {
-		m.IDs[raftlog.PeerID(n)] = n
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: raftlog.PeerID(n), Alive: true})
-		all = append(all, raftlog.PeerID(n))
+		m.IDs[natsfmt.PeerID(n)] = n
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), Alive: true})
+		all = append(all, natsfmt.PeerID(n))
 	}
-	small := []string{raftlog.PeerID("new-0"), raftlog.PeerID("new-1"), raftlog.PeerID("new-2"), raftlog.PeerID("old-1")}
+	small := []string{natsfmt.PeerID("new-0"), natsfmt.PeerID("new-1"), natsfmt.PeerID("new-2"), natsfmt.PeerID("old-1")}
 	g := &Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range m.Servers {
 		v := View{GroupView: report.GroupView{Server: s.Name, ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
@@ -220,8 +221,8 @@ func TestMetaNoLeaderNeedsPersistence(t *testing.T) {
 
 func TestOrphanRisk(t *testing.T) {
 	m := &Model{IDs: map[string]string{}}
-	a := &Server{Name: "a", PeerID: raftlog.PeerID("a"), StoreDir: "a"}
-	b := &Server{Name: "b", PeerID: raftlog.PeerID("b"), StoreDir: "b"}
+	a := &Server{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a"}
+	b := &Server{Name: "b", PeerID: natsfmt.PeerID("b"), StoreDir: "b"}
 	m.Servers = []*Server{a, b}
 	a.Meta = &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{
 		{"$G", "KEEP"}:  {Account: "$G", Stream: "KEEP", Peers: []string{a.PeerID}, Consumers: map[string][]string{"C1": nil}},
@@ -311,21 +312,17 @@ func TestREADMEListsEveryCheck(t *testing.T) {
 }
 
 func TestReplicaDivergenceAndGap(t *testing.T) {
-	digests := func(from, to uint64, salt uint64) map[uint64]uint64 {
-		d := map[uint64]uint64{}
-		for s := from; s <= to; s++ {
-			d[s] = s*1000 + salt
-		}
-		return d
+	a := &StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 10, Messages: 10}
+	b := &StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 10, Messages: 10}
+	c := &StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 10, Messages: 8}
+	span := func(first, last uint64, holders uint64) CoverageSpan {
+		return CoverageSpan{Range: report.Range{First: first, Last: last}, Holders: holders}
 	}
-	a := &StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
-	b := &StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
-	c := &StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
 	// c holds other messages under 3-4 and lacks 7-8.
-	c.Digests[3], c.Digests[4] = 1, 2
-	delete(c.Digests, 7)
-	delete(c.Digests, 8)
-	st := &Stream{Account: "$G", Name: "S", Copies: []*StreamCopy{a, b, c}, AssignedTo: []string{"a", "b", "c"}}
+	cmp := &ReplicaComparison{Copies: []*StreamCopy{a, b, c},
+		Coverage: []CoverageSpan{span(7, 8, 0b011)},
+		Diverged: []DivergedSpan{{Range: report.Range{First: 3, Last: 4}, Sides: []uint64{0b011, 0b100}}}}
+	st := &Stream{Account: "$G", Name: "S", Copies: cmp.Copies, AssignedTo: []string{"a", "b", "c"}, Comparison: cmp}
 	m := &Model{Streams: []*Stream{st}}
 
 	div := runCheck(checkReplicaDivergence, m)
@@ -336,20 +333,31 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 		t.Errorf("sides: %v", div[0].Evidence)
 	}
 	gap := runCheck(checkReplicaGap, m)
-	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
+	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Kind != "hole" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
 		t.Fatalf("gap: %+v", gap)
 	}
-	// A replica that is merely behind (its last seq is lower) has no gap, and
-	// a removed server's copy is not a current replica.
-	c.Digests = digests(1, 6, 0)
-	c.LastSeq = 6
-	if gap := runCheck(checkReplicaGap, m); len(gap) != 0 {
-		t.Errorf("lagging replica reported as gap: %+v", gap)
+	// A replica that is behind (its last seq is lower) lacks a tail: a gap
+	// of kind behind, with the copies that exist.
+	c.LastSeq, c.Messages = 6, 6
+	cmp.Coverage = []CoverageSpan{span(7, 10, 0b011)}
+	gap = runCheck(checkReplicaGap, m)
+	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Kind != "behind" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 10}) ||
+		!strings.Contains(gap[0].Message, "2 full copies") || !strings.Contains(gap[0].Message, "no log or capture shows c running") {
+		t.Fatalf("behind: %+v", gap)
 	}
+	// A removed server's copy is not a current replica: it may lack
+	// anything, and what only it holds is no current replica's gap.
 	st.AssignedTo = []string{"a", "b"}
-	delete(a.Digests, 5)
-	if gap := runCheck(checkReplicaGap, m); len(gap) != 1 || gap[0].Server != "a" {
+	cmp.Coverage = []CoverageSpan{span(5, 5, 0b110), span(7, 10, 0b011)}
+	gap = runCheck(checkReplicaGap, m)
+	if len(gap) != 1 || gap[0].Server != "a" || gap[0].Ranges[0] != (report.Range{First: 5, Last: 5}) ||
+		!reflect.DeepEqual(gap[0].Servers, []string{"b"}) || !strings.Contains(gap[0].Message, "1 full copy ") {
 		t.Errorf("gap among current replicas: %+v", gap)
+	}
+	// Below a replica's first sequence nothing is claimed.
+	a.FirstSeq = 6
+	if gap := runCheck(checkReplicaGap, m); len(gap) != 0 {
+		t.Errorf("below first: %+v", gap)
 	}
 }
 
@@ -357,11 +365,11 @@ func TestReplacedMajority(t *testing.T) {
 	ids := map[string]string{}
 	var servers []*Server
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
-		ids[raftlog.PeerID(n)] = n
-		servers = append(servers, &Server{Name: n, PeerID: raftlog.PeerID(n), StoreDir: n})
+		ids[natsfmt.PeerID(n)] = n
+		servers = append(servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n})
 	}
-	old := []string{raftlog.PeerID("n2"), raftlog.PeerID("n4"), raftlog.PeerID("n5")}
-	cur := []string{raftlog.PeerID("n1"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
+	old := []string{natsfmt.PeerID("n2"), natsfmt.PeerID("n4"), natsfmt.PeerID("n5")}
+	cur := []string{natsfmt.PeerID("n1"), natsfmt.PeerID("n3"), natsfmt.PeerID("n5")}
 	for _, s := range servers {
 		peers := cur
 		if s.Name == "n2" || s.Name == "n4" {
@@ -377,7 +385,7 @@ func TestReplacedMajority(t *testing.T) {
 	// Replacing one of three keeps a majority: safe.
 	for _, s := range servers {
 		if s.Name == "n2" || s.Name == "n4" {
-			s.Meta.Streams[AssetKey{"APP", "R"}].Peers = []string{raftlog.PeerID("n2"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
+			s.Meta.Streams[AssetKey{"APP", "R"}].Peers = []string{natsfmt.PeerID("n2"), natsfmt.PeerID("n3"), natsfmt.PeerID("n5")}
 		}
 	}
 	if fs := runCheck(checkUnsafeMembershipChange, m); len(fs) != 0 {

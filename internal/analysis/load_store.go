@@ -13,13 +13,14 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // peerID is the raft node id nats-server derives from a server name.
-func peerID(name string) string { return raftlog.PeerID(name) }
+func peerID(name string) string { return natsfmt.PeerID(name) }
 
 // readSmall reads a small file of the bundle, refusing one over limit.
 func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
@@ -167,7 +168,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{})
+	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true})
 	if err != nil {
 		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.Name, account, folder, dir, err))
 		return
@@ -185,9 +186,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted,
 	}
-	for _, r := range scan.Unreadable {
-		c.Unreadable = append(c.Unreadable, report.Range{First: r.First, Last: r.Last})
-	}
+	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
 		if cs.State != nil {
@@ -198,6 +197,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
+	keepForComparison(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
@@ -258,7 +258,7 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 		c.IndexDB = path.Join(scan.Dir, "msgs", "index.db")
 	}
 	switch c.Kind {
-	case "checksum":
+	case natsfmt.CorruptChecksum:
 		var bad *storeparse.BadRecord
 		for i := range bs.Bad {
 			if bs.Bad[i].Offset == c.Offset {
@@ -269,9 +269,18 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 			return true
 		}
 		c.Lost = []report.Range{{First: bad.Seq, Last: bad.Seq}}
-		if scan.IndexCurrent() {
+		c.Rebuilds = !scan.IndexCurrent()
+		for _, r := range scan.BadDeleted {
+			if bad.Seq >= r.First && bad.Seq <= r.Last {
+				c.Lost, c.OfDeleted = nil, true
+			}
+		}
+		switch {
+		case c.OfDeleted:
+			c.Evidence = append(c.Evidence, fmt.Sprintf("seq %d was deleted before the damage (a tombstone or index.db records it): no message is lost on this copy while the server does not rebuild the block", bad.Seq))
+		case scan.IndexCurrent():
 			c.Evidence = append(c.Evidence, fmt.Sprintf("next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq %d, whose read fails its checksum (%q)", bad.Seq, "no message found"))
-		} else {
+		default:
 			c.Evidence = append(c.Evidence, "next start: index.db is missing or stale, so the server rebuilds this block from its records")
 		}
 		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {
@@ -279,13 +288,13 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("on a rebuild (index.db removed or stale) the server truncates %s at offset %d, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences %d-%d go, the bad record and %d intact messages after it",
 				c.File, bad.Offset, r.First, r.Last, bs.RebuildLostMsgs))
 		}
-	case "truncated", "unparsable":
+	case natsfmt.CorruptTruncated, natsfmt.CorruptUnparsable:
 		if bs.Torn {
-			c.Kind = "torn-tail"
+			c.Kind = natsfmt.CorruptTornTail
 		}
 		for _, r := range scan.Lost {
 			if r.First == c.Seq {
-				c.Lost = append(c.Lost, report.Range{First: r.First, Last: r.Last})
+				c.Lost = append(c.Lost, r)
 			}
 		}
 	}
@@ -313,28 +322,9 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 		}
 		c.Offset, c.HasOffset, c.Seq = ce.Offset, true, ce.Seq
 	}
-	switch {
-	case errors.Is(err, binfmt.ErrEncrypted):
-		c.Kind = "encrypted"
-	case errors.Is(err, binfmt.ErrChecksum):
-		c.Kind = "checksum"
-		if strings.HasSuffix(c.File, "meta.sum") || strings.HasSuffix(c.File, "meta.inf") {
-			c.Kind = "meta-checksum"
-		} else if strings.HasSuffix(c.File, "index.db") {
-			c.Kind = "index"
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		c.Kind = "missing"
-	case errors.Is(err, binfmt.ErrTruncated):
-		c.Kind = "truncated"
-	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):
-		c.Kind = "unparsable"
-		if strings.HasSuffix(c.File, "index.db") {
-			c.Kind = "index"
-		}
-	default:
-		c.Kind = "unreadable"
-	}
+	// The kind and structure come from the error, stamped by the parser's
+	// reader of the file, not from the file's name.
+	c.Kind, c.Structure = natsfmt.KindOf(err), binfmt.StructureOf(err)
 	return c
 }
 
@@ -361,7 +351,7 @@ type metaRef struct {
 func (l *loader) blameMetaFiles() {
 	for i := range l.m.Corruptions {
 		c := &l.m.Corruptions[i]
-		if c.Kind != "meta-checksum" || path.Base(c.File) != "meta.sum" || strings.Contains(c.File, "/obs/") {
+		if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum || strings.Contains(c.File, "/obs/") {
 			continue
 		}
 		dir := path.Dir(c.File)

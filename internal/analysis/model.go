@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // Model holds the facts computed once from a bundle; every check reads it and
@@ -91,6 +94,9 @@ type Stream struct {
 	// WALSeqs: per server, the sequences of stream messages its copy of
 	// the stream's raft WAL holds (what an extract finds there).
 	WALSeqs map[string][]report.Range
+	// Comparison is how the copies compare message by message; nil with
+	// fewer than two readable copies.
+	Comparison *ReplicaComparison
 }
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
@@ -104,9 +110,10 @@ type StreamCopy struct {
 	Encrypted                bool
 	// Unreadable: records on disk that fail their checksum, not counted.
 	Unreadable []report.Range
-	// Digests holds, per live sequence, a digest of the message content;
-	// nil unless the stream has several copies to compare.
-	Digests map[uint64]uint64
+	// Windows and Live are what the replica comparison reads of this copy
+	// (load_replicas.go); nil for an encrypted copy.
+	Windows []storeparse.WindowDigest
+	Live    *storeparse.Live
 }
 
 // Group is a raft group and every view of it.
@@ -134,8 +141,9 @@ type Corruption struct {
 	Offset                  int64
 	HasOffset               bool
 	Seq                     uint64
-	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
-	Replicas                int    // the stream's replicas when known
+	Kind                    natsfmt.CorruptionKind // natsfmt.KindOf the parser error: its sentinel and structure
+	Structure               binfmt.Structure       // what failed, as the parser's reader stamped it
+	Replicas                int                    // the stream's replicas when known
 	Message                 string
 	Lost                    []report.Range // every sequence this damage costs the copy
 	// Evidence says what the server does with the damage on its next
@@ -144,6 +152,13 @@ type Corruption struct {
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string
+	// OfDeleted: the damaged record is of a message whose deletion a
+	// tombstone or index.db records; it costs no message unless the server
+	// rebuilds the block (and is no critical while index.db is current).
+	OfDeleted bool
+	// Rebuilds: the server rebuilds this block at its next start (index.db
+	// missing or stale), cutting it at its first bad record.
+	Rebuilds bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.

@@ -14,6 +14,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -178,6 +179,10 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 	if err != nil {
 		return 0, err
 	}
+	var live []report.Range
+	for r := range scan.Live().Ranges() {
+		live = append(live, r)
+	}
 	bad := 0
 	_, err = storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true,
 		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
@@ -187,7 +192,7 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 			case !r.ChecksumOK:
 				bad++
 				return nil
-			case !liveIn(scan.Blocks, r.Seq):
+			case !inReportRanges(r.Seq, live):
 				return nil
 			}
 			return f(blk.File, r)
@@ -348,7 +353,12 @@ func (l *loader) walSeqs() {
 			if st.WALSeqs == nil {
 				st.WALSeqs = map[string][]report.Range{}
 			}
-			st.WALSeqs[srv.Name] = toRanges(sortedSeqs(dedupe(seqs)))
+			slices.Sort(seqs)
+			var rs []report.Range
+			for _, s := range seqs {
+				rs = appendRange(rs, report.Range{First: s, Last: s})
+			}
+			st.WALSeqs[srv.Name] = rs
 		}
 	}
 }
@@ -425,13 +435,10 @@ func copyMissing(m *Model, st *Stream, c *StreamCopy) []report.Range {
 	return normRanges(missing)
 }
 
+// inReportRanges says whether seq is in the sorted, disjoint ranges rs.
 func inReportRanges(seq uint64, rs []report.Range) bool {
-	for _, r := range rs {
-		if seq >= r.First && seq <= r.Last {
-			return true
-		}
-	}
-	return false
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
+	return i < len(rs) && rs[i].First <= seq
 }
 
 // extractHint tells a remedy what `jsforensics extract` finds of the lost
