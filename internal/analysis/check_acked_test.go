@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -102,6 +104,26 @@ func TestAckedLostEDNNotCompared(t *testing.T) {
 	}
 }
 
+type ackedLostExpect struct {
+	Expect struct {
+		AckedLost []report.Range      `json:"acked_lost"`
+		Before    map[string]struct{} `json:"before"`
+	} `json:"expect"`
+}
+
+func ackedLostWant(t *testing.T) ackedLostExpect {
+	t.Helper()
+	var w ackedLostExpect
+	wb, err := os.ReadFile(ackedLostBundle + "/want.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(wb, &w); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // TestAckedLostBundle: on the bundle of the real servers restarted after the
 // same tail was cut off every replica, the finding names exactly the
 // sequences the generator derived (ack log vs the servers' /jsz after the
@@ -109,19 +131,7 @@ func TestAckedLostEDNNotCompared(t *testing.T) {
 // and an extract remedy naming the raft WAL that still holds them; no other
 // bundle raises it.
 func TestAckedLostBundle(t *testing.T) {
-	wb, err := os.ReadFile(ackedLostBundle + "/want.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w struct {
-		Expect struct {
-			AckedLost []report.Range      `json:"acked_lost"`
-			Before    map[string]struct{} `json:"before"`
-		} `json:"expect"`
-	}
-	if err := json.Unmarshal(wb, &w); err != nil {
-		t.Fatal(err)
-	}
+	w := ackedLostWant(t)
 	rep := analyze(t, ackedLostBundle+"/bundle")
 	fs := byCode(rep.Findings, "acked-lost")
 	if len(fs) != 1 {
@@ -146,7 +156,14 @@ func TestAckedLostBundle(t *testing.T) {
 	if !strings.Contains(f.Remedy, "raft WAL still holds") || !strings.Contains(f.Remedy, "jsforensics extract") {
 		t.Errorf("remedy does not point to the WAL and extract: %s", f.Remedy)
 	}
-	dirs, _ := filepath.Glob(bundlesDir + "/*/bundle")
+	var dirs []string
+	for _, pat := range []string{"/*/bundle", "/*/bundle.zip", "/*/bundle.tar.gz"} {
+		m, _ := filepath.Glob(bundlesDir + pat)
+		dirs = append(dirs, m...)
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("only %d bundles", len(dirs))
+	}
 	for _, d := range dirs {
 		if strings.HasPrefix(d, ackedLostBundle) {
 			continue
@@ -181,5 +198,44 @@ func TestStoreRemedyPointsToExtract(t *testing.T) {
 	ev := findingsOn(rep, "store-corrupt", eventsBlock)
 	if len(ev) != 1 || strings.Contains(ev[0].Remedy, "jsforensics extract") {
 		t.Errorf("R1 damage nothing else holds: %s", summarize(ev))
+	}
+}
+
+// TestAckLogFoundByContent: the ack log moved and renamed (no .jsonl, no
+// "ack" in its path) is still found and gives the same finding; with its
+// lines wrapped by a publisher's own record (value, time) too.
+func TestAckLogFoundByContent(t *testing.T) {
+	dir := copyTree(t, ackedLostBundle+"/bundle")
+	src := filepath.Join(dir, "client", "ledger-acks.jsonl")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(src); err != nil {
+		t.Fatal(err)
+	}
+	var wrapped bytes.Buffer
+	for i, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		fmt.Fprintf(&wrapped, "{\"time\":\"2026-12-01T12:00:54Z\",\"value\":\"entry %d\",\"reply\":%s}\n", i+1, l)
+	}
+	want := ackedLostWant(t).Expect.AckedLost
+	for name, content := range map[string][]byte{"plain": data, "wrapped": wrapped.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, "misc", "publisher-"+name+".out")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(p)
+			fs := byCode(analyze(t, dir).Findings, "acked-lost")
+			if len(fs) != 1 || !reflect.DeepEqual(fs[0].Ranges, want) {
+				t.Fatalf("findings %+v", fs)
+			}
+			if !strings.Contains(fs[0].Message, "misc/publisher-"+name+".out") {
+				t.Errorf("message does not name the log: %s", fs[0].Message)
+			}
+		})
 	}
 }
