@@ -119,6 +119,24 @@ func TestWrappedAndReordered(t *testing.T) {
 	}
 }
 
+// TestV21022Spacing: v2.10.22 writes the same bodies with a space after
+// each comma (stream.go: "{%q:%q, %q:"); the real lines so respaced give the
+// same summary.
+func TestV21022Spacing(t *testing.T) {
+	data, x := loadFixture(t)
+	spaced := bytes.ReplaceAll(data, []byte(`","seq":`), []byte(`", "seq":`))
+	if bytes.Equal(spaced, data) {
+		t.Fatal("nothing respaced")
+	}
+	s := summarize(t, spaced)
+	if s.Acks != x.Acked || s.Bad != 0 || s.Streams[0].Acked.Count() != x.AckedLast-x.AckedFirst+1 {
+		t.Errorf("acks %d bad %d count %d", s.Acks, s.Bad, s.Streams[0].Acked.Count())
+	}
+	if !Sniff(spaced) {
+		t.Error("respaced log not recognised")
+	}
+}
+
 // TestBrokenLines: damage to single lines of the real log costs those lines
 // only, each reported with its line number and offset.
 func TestBrokenLines(t *testing.T) {

@@ -64,6 +64,7 @@ func Read(file string, r io.Reader) (*Summary, error) {
 		}
 		if err != nil {
 			if le, ok := err.(*LineError); ok {
+				sum.Lines++
 				sum.bad(le)
 				continue
 			}
