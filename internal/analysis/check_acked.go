@@ -163,11 +163,11 @@ func ackedLostRemedy(st *Stream, lost []report.Range) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Before any step that rebuilds or removes a replica (peer-remove, scaling down, deleting a stream or raft group folder, restoring from a snapshot): it destroys the copies and the raft WAL entries that may be the last trace of these messages, so copy every server's stream folder and raft group folder (%s) out first. ", groupOrUnknown(st))
 	if where != "" {
-		fmt.Fprintf(&b, "The stream group's raft WAL still holds some of them (%s): `jsforensics extract BUNDLE --stream %s/%s -o msgs.jsonl` writes them (source raft-wal) with every message the blocks hold; republish the missing sequences from it. ", where, st.Account, st.Name)
+		fmt.Fprintf(&b, "The stream group's raft WAL still holds %s of them (%s): `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` writes them (source raft-wal) with every message the blocks hold; republish the missing sequences from it. ", countOf(walCount(st, lost), lost), where, st.Account, st.Name)
 	} else {
-		fmt.Fprintf(&b, "No copy and no raft WAL of the bundle holds them (`jsforensics extract BUNDLE --stream %s/%s -o msgs.jsonl` writes what remains); republish them from the publishers' own records. ", st.Account, st.Name)
+		fmt.Fprintf(&b, "No copy and no raft WAL of the bundle holds them (`jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` writes what remains); republish them from the publishers' own records. ", st.Account, st.Name)
 	}
-	b.WriteString("Then set sync_interval (or sync_always) so acknowledged writes reach the disk before a power loss can take them from every replica at once.")
+	b.WriteString("Then shorten sync_interval (or set sync_always: true) so acknowledged writes reach the disk before a power loss can take them from every replica at once.")
 	return b.String()
 }
 
@@ -181,6 +181,31 @@ func walHolding(st *Stream, lost []report.Range) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// walCount is how many of the lost sequences some server's WAL holds.
+func walCount(st *Stream, lost []report.Range) uint64 {
+	var all []report.Range
+	for _, rs := range st.WALSeqs {
+		all = append(all, intersectRanges(rs, lost)...)
+	}
+	var n uint64
+	for _, r := range normRanges(all) {
+		n += r.Last - r.First + 1
+	}
+	return n
+}
+
+// countOf says "all 30" or "12".
+func countOf(n uint64, of []report.Range) string {
+	var total uint64
+	for _, r := range of {
+		total += r.Last - r.First + 1
+	}
+	if n == total {
+		return fmt.Sprintf("all %d", n)
+	}
+	return fmt.Sprint(n)
 }
 
 func groupOrUnknown(st *Stream) string {

@@ -472,7 +472,7 @@ func extractHint(m *Model, server, account, stream string, lost []report.Range) 
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream %s/%s -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
+	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
 }
 
 // subtractRange removes r from the sorted, disjoint ranges rs.
