@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -341,6 +342,59 @@ func TestExtractWALReplaysRemovals(t *testing.T) {
 		g := got[i]
 		if g.Seq != w.Seq || g.Subject != w.Subject || g.Header != w.Header || !bytes.Equal(g.Data, w.Data) || g.Source.From != "raft-wal" {
 			t.Errorf("seq %d: WAL gives seq %d %q from %s", w.Seq, g.Seq, g.Subject, g.Source.From)
+		}
+	}
+}
+
+// TestExtractDivergedReplicas: on the membership bundle, whose real replicas
+// hold different messages under the same sequences, extract writes each
+// content once, from the servers that hold it; the sequences written twice
+// are exactly those the replica-divergence finding names.
+func TestExtractDivergedReplicas(t *testing.T) {
+	bundle := filepath.Join(bundles, "membership-v2.12.1", "bundle")
+	msgs, stderr := extract(t, bundle, "--stream", "APP/RECORDS")
+	by := map[uint64][]extractedMsg{}
+	for _, m := range msgs {
+		by[m.Seq] = append(by[m.Seq], m)
+	}
+	var twice []uint64
+	for seq, ms := range by {
+		if len(ms) < 2 {
+			continue
+		}
+		twice = append(twice, seq)
+		for i := 1; i < len(ms); i++ {
+			if bytes.Equal(ms[i].Data, ms[0].Data) && ms[i].Subject == ms[0].Subject && ms[i].Header == ms[0].Header {
+				t.Errorf("seq %d written twice with the same content", seq)
+			}
+		}
+	}
+	if len(twice) == 0 {
+		t.Fatal("no sequence with two contents")
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("%d sequence(s) with different content", len(twice))) {
+		t.Errorf("stderr: %s", stderr)
+	}
+	rep, err := analysis.Run(bundle, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diverged := map[uint64]bool{}
+	for _, f := range rep.Findings {
+		if f.Code == "replica-divergence" && f.Stream == "RECORDS" {
+			for _, r := range f.Ranges {
+				for s := r.First; s <= r.Last; s++ {
+					diverged[s] = true
+				}
+			}
+		}
+	}
+	if len(diverged) != len(twice) {
+		t.Errorf("%d sequences written twice, replica-divergence names %d", len(twice), len(diverged))
+	}
+	for _, s := range twice {
+		if !diverged[s] {
+			t.Errorf("seq %d written twice but not named diverged", s)
 		}
 	}
 }
