@@ -265,6 +265,9 @@ func (rr *rawRecord) object(s *scanner, depth int) error {
 			err = s.strInto(&rr.batch, &rr.escaped, escBatch)
 		case "seq":
 			rr.seq, err = s.uint()
+			if err == nil && rr.seq == 0 {
+				err = s.fail("sequence 0: no message has it")
+			}
 			rr.hasSeq = err == nil
 		case "count":
 			rr.count, err = s.uint()

@@ -154,6 +154,10 @@ func TestBrokenLines(t *testing.T) {
 		{"huge-seq", 9, func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`"seq":`), []byte(`"seq":99999999999999999999999`), 1)
 		}, binfmt.ErrFormat},
+		{"seq-zero", 10, func(b []byte) []byte {
+			sh := shapeOf(t, b)
+			return append(append(sh.before, '0'), sh.after...)
+		}, binfmt.ErrFormat},
 		{"too-long", 11, func(b []byte) []byte { return append(bytes.Repeat([]byte(" "), MaxLine+10), b...) }, binfmt.ErrTooLarge},
 	}
 	for _, c := range cases {
@@ -245,6 +249,14 @@ func TestRuns(t *testing.T) {
 	}
 	if r.Count() != 12 || !r.Contains(19) || r.Contains(11) || r.Max() != 20 {
 		t.Errorf("count %d contains19 %v contains11 %v max %d", r.Count(), r.Contains(19), r.Contains(11), r.Max())
+	}
+	// The top of the range: no overflow, order kept.
+	var top Runs
+	for _, s := range []uint64{^uint64(0), 5, ^uint64(0) - 1, 6, 1} {
+		top.Add(s)
+	}
+	if got := top.List(); len(got) != 3 || got[0] != (Run{1, 1}) || got[1] != (Run{5, 6}) || got[2] != (Run{^uint64(0) - 1, ^uint64(0)}) {
+		t.Errorf("top runs %v", got)
 	}
 	if got := r.Intersect(8, 19); len(got) != 2 || got[0] != (Run{8, 10}) || got[1] != (Run{19, 19}) {
 		t.Errorf("intersect %v", got)

@@ -12,43 +12,47 @@ type Runs struct {
 	runs []Run
 }
 
-// add inserts seq; false when the set is full (MaxRunsPerStream) and seq
-// would need a run of its own.
+// add inserts seq (at least 1; comparisons are written so that no +1
+// overflows at the top of the range); false when the set is full
+// (MaxRunsPerStream) and seq would need a run of its own.
 func (r *Runs) add(seq uint64) bool {
+	if seq == 0 {
+		return true // no message has sequence 0; Read reports such lines
+	}
 	n := len(r.runs)
-	if n > 0 {
-		last := &r.runs[n-1]
-		switch {
-		case seq >= last.First && seq <= last.Last:
-			return true
-		case seq == last.Last+1:
-			last.Last = seq
-			return true
-		case seq > last.Last+1:
-			if n >= MaxRunsPerStream {
-				return false
-			}
-			r.runs = append(r.runs, Run{seq, seq})
-			return true
-		}
-	} else {
+	if n == 0 {
 		r.runs = append(r.runs, Run{seq, seq})
 		return true
 	}
-	// Out of order: i is the first run ending at or after seq-1.
-	i := sort.Search(n, func(i int) bool { return r.runs[i].Last+1 >= seq })
+	last := &r.runs[n-1]
+	switch {
+	case seq >= last.First && seq <= last.Last:
+		return true
+	case seq-1 == last.Last:
+		last.Last = seq
+		return true
+	case seq > last.Last:
+		if n >= MaxRunsPerStream {
+			return false
+		}
+		r.runs = append(r.runs, Run{seq, seq})
+		return true
+	}
+	// Out of order (seq < last.First): i is the first run ending at or
+	// after seq-1; there is one, the last run.
+	i := sort.Search(n, func(i int) bool { return r.runs[i].Last >= seq-1 })
 	cur := &r.runs[i]
 	switch {
 	case seq >= cur.First && seq <= cur.Last:
 		return true
-	case seq == cur.Last+1: // extends cur, maybe up to the next run
+	case seq-1 == cur.Last: // extends cur, maybe up to the next run
 		cur.Last = seq
-		if i+1 < n && r.runs[i+1].First == seq+1 {
+		if i+1 < n && r.runs[i+1].First-1 == seq {
 			cur.Last = r.runs[i+1].Last
 			r.runs = append(r.runs[:i+1], r.runs[i+2:]...)
 		}
 		return true
-	case seq+1 == cur.First:
+	case cur.First-1 == seq:
 		cur.First = seq
 		return true
 	}
