@@ -23,6 +23,7 @@ type extractOptions struct {
 	server string
 	group  string
 	output string
+	limits bundle.Limits
 }
 
 func newExtractCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -45,6 +46,7 @@ content is written once per content. The bundle is never written to.`,
 	c.Flags().StringVar(&o.server, "server", "", "read only this server's copy and WAL")
 	c.Flags().StringVar(&o.group, "group", "", "the stream's raft group (S-…) when nothing in the bundle names it")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the messages to this file (required; never inside the bundle)")
+	addLimitFlags(c, &o.limits)
 	_ = c.MarkFlagRequired("stream")
 	_ = c.MarkFlagRequired("output")
 	return c
@@ -78,7 +80,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if err := outsideBundle(path, o.output); err != nil {
 		return err
 	}
-	s, err := analysis.Extract(path, bundle.Limits{}, analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group})
+	s, err := analysis.Extract(path, o.limits, analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group})
 	if err != nil {
 		return err
 	}
