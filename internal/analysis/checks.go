@@ -95,6 +95,8 @@ var Checks = []Check{
 	checkAckedLost,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
+	checkServerRenamed,
+	checkPeerOffline,
 }
 
 // Outcome results of a check.
