@@ -122,6 +122,9 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "; %d record(s) failing their checksum left out", s.Unreadable)
 	}
 	fmt.Fprintln(stderr)
+	if len(s.Msgs) == 0 {
+		fmt.Fprintf(stderr, "nothing of %s > %s is left in the bundle: no copy's blocks hold a message and no raft WAL of its group does\n", acc, name)
+	}
 	for _, n := range s.Notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}

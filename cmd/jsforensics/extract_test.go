@@ -398,3 +398,46 @@ func TestExtractDivergedReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractRenamedStreamFromWAL: in the rename fixtures (v2.15.2 and
+// v2.12.1) every server deleted its ORDERS folder at its first start under
+// the new name; the stream group's raft WAL still holds the 20 messages, and
+// extract writes them byte for byte as the generator published them
+// (testdata/gen scen_rename.go: payload("ORDERS", i, 48) on orders.x, i from
+// 0, i.e. the first 48 bytes of "ORDERS #<i, 6 digits> level=info …").
+func TestExtractRenamedStreamFromWAL(t *testing.T) {
+	for _, fx := range []string{"rename-v2.15.2", "rename-v2.12.1"} {
+		t.Run(fx, func(t *testing.T) {
+			bundle := filepath.Join(bundles, fx, "bundle")
+			if m, _ := filepath.Glob(filepath.Join(bundle, "*", "data", "jetstream", "APP", "streams", "ORDERS")); len(m) != 0 {
+				t.Fatalf("the fixture still has ORDERS folders: %v", m)
+			}
+			var w struct {
+				Expect struct {
+					MessagesBefore map[string]map[string]int `json:"messages_before"`
+				} `json:"expect"`
+			}
+			wb, err := os.ReadFile(filepath.Join(bundles, fx, "want.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(wb, &w); err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, n := range w.Expect.MessagesBefore["APP > ORDERS"] {
+				want = max(want, n)
+			}
+			msgs, stderr := extract(t, bundle, "--stream", "APP/ORDERS")
+			if want == 0 || len(msgs) != want {
+				t.Fatalf("%d messages, the live servers held %d (%s)", len(msgs), want, stderr)
+			}
+			for i, m := range msgs {
+				line := fmt.Sprintf("ORDERS #%06d level=info component=worker msg=\"processed batch\" ok=true; ", i)
+				if m.Seq != uint64(i+1) || m.Subject != "orders.x" || string(m.Data) != line[:48] || m.Source.From != "raft-wal" {
+					t.Errorf("message %d: seq %d %q %q from %s", i, m.Seq, m.Subject, m.Data, m.Source.From)
+				}
+			}
+		})
+	}
+}
