@@ -39,6 +39,10 @@ type Model struct {
 	// (restored at boot, leading), with the last such line.
 	LogStreams map[string]map[AssetKey]report.TimelineEvent
 
+	// KeysGiven: the stores were read with the operator's keys
+	// (Options.Keys); what stayed sealed is then not this key's.
+	KeysGiven bool
+
 	Notes []string
 }
 
