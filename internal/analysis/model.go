@@ -149,6 +149,13 @@ type Corruption struct {
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string
+	// OfDeleted: the damaged record is of a message whose deletion a
+	// tombstone or index.db records; it costs no message unless the server
+	// rebuilds the block (and is no critical while index.db is current).
+	OfDeleted bool
+	// Rebuilds: the server rebuilds this block at its next start (index.db
+	// missing or stale), cutting it at its first bad record.
+	Rebuilds bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
