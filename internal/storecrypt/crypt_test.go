@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -269,6 +270,82 @@ func TestKeyFilesHidden(t *testing.T) {
 		}
 		if strings.Contains(names, path.Base(kf)) || !strings.Contains(names, "meta.inf") {
 			t.Errorf("%s listed as %q", path.Dir(kf), names)
+		}
+	}
+}
+
+// TestDamageUnderKey: damage to an encrypted store read with its key is
+// reported as on a plain store, by the file and structure that failed: a
+// bit flipped in a block fails that record's checksum at the same offset
+// (the keystream keeps bit positions); a changed sealed meta.inf or o.dat
+// does not authenticate; a changed index.db fails its checksum; a cut
+// block key file names the key file. Never "encrypted", never a panic.
+func TestDamageUnderKey(t *testing.T) {
+	for _, fx := range encryptedFixtures(t) {
+		srv := fx.want.Servers[0]
+		var stream string
+		for _, ws := range srv.Streams {
+			if ws.Name == "ORDERS" {
+				stream = path.Join(srv.StoreDir, ws.Account, "streams", ws.Name)
+			}
+		}
+		if stream == "" {
+			t.Fatalf("%s: no ORDERS on %s", fx.name, srv.Name)
+		}
+		flip := func(off int) func([]byte) []byte {
+			return func(b []byte) []byte { b[off] ^= 0x10; return b }
+		}
+		cases := []struct {
+			name, file string
+			corrupt    func([]byte) []byte
+			structure  binfmt.Structure
+			sentinel   error
+			offset     int64 // -1: any
+		}{
+			{"block record", "msgs/1.blk", flip(40), natsfmt.StructBlockRecord, binfmt.ErrChecksum, -1},
+			{"meta.inf", "meta.inf", flip(30), natsfmt.StructMetaInf, binfmt.ErrChecksum, -1},
+			{"index.db", "msgs/index.db", flip(30), natsfmt.StructIndexDB, binfmt.ErrChecksum, -1},
+			{"o.dat", "obs/PROC/o.dat", flip(30), natsfmt.StructConsumerState, binfmt.ErrChecksum, -1},
+			{"block key cut", "msgs/1.key", func(b []byte) []byte { return b[:40] }, StructKeyFile, binfmt.ErrTruncated, 40},
+			{"block key changed", "msgs/1.key", flip(30), StructKeyFile, binfmt.ErrChecksum, 0},
+		}
+		for _, tc := range cases {
+			t.Run(fx.name+"/"+tc.name, func(t *testing.T) {
+				m := fstest.MapFS{}
+				base := os.DirFS(fx.dir)
+				err := fs.WalkDir(base, stream, func(p string, d fs.DirEntry, err error) error {
+					if err != nil || d.IsDir() {
+						return err
+					}
+					b, err := fs.ReadFile(base, p)
+					if p == path.Join(stream, tc.file) {
+						b = tc.corrupt(b)
+					}
+					m[p] = &fstest.MapFile{Data: b, Mode: 0o644}
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v := New(m, []string{fx.want.Expect.Key}, srv.StoreDir)
+				sc, err := storeparse.ScanStream(v, stream, storeparse.ScanOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, p := range sc.Problems {
+					if errors.Is(p, binfmt.ErrEncrypted) {
+						t.Errorf("reported as encrypted: %v", p)
+					}
+					var ce *binfmt.CorruptError
+					if errors.As(p, &ce) && ce.Structure == tc.structure && errors.Is(p, tc.sentinel) && (tc.offset < 0 || ce.Offset == tc.offset) {
+						found = true
+					}
+				}
+				if !found || sc.Encrypted {
+					t.Errorf("want a %s %v problem; encrypted %v, problems %v", tc.structure, tc.sentinel, sc.Encrypted, sc.Problems)
+				}
+			})
 		}
 	}
 }
