@@ -133,14 +133,15 @@ func sealedMessage(server string, files []string, keysGiven bool) string {
 	}
 	streams, consumers, wals := sealedAssets(files)
 	var what []string
-	if len(streams) > 0 {
-		what = append(what, fmt.Sprintf("%d streams (%s)", len(streams), listShort(streams, 5)))
-	}
-	if len(consumers) > 0 {
-		what = append(what, fmt.Sprintf("%d consumers (%s)", len(consumers), listShort(consumers, 5)))
-	}
-	if len(wals) > 0 {
-		what = append(what, fmt.Sprintf("%d raft WALs (%s)", len(wals), listShort(wals, 5)))
+	for _, k := range []struct {
+		names []string
+		one   string
+	}{{streams, "stream"}, {consumers, "consumer"}, {wals, "raft WAL"}} {
+		if n := len(k.names); n == 1 {
+			what = append(what, fmt.Sprintf("1 %s (%s)", k.one, k.names[0]))
+		} else if n > 1 {
+			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, listShort(k.names, 5)))
+		}
 	}
 	return fmt.Sprintf("the store of %s is encrypted at rest and %s: %s could not be read (%d files sealed). "+
 		"This says nothing of their state: their copies are listed as sealed, not as empty, and the replica comparison, index and WAL checks leave them out; "+
