@@ -138,7 +138,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	}
 	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
 	if len(opts.Keys) > 0 {
-		l.unseal(opts.Keys)
+		defer l.unseal(opts.Keys)()
 	}
 	l.guard("reading stores", l.stores)
 	l.guard("comparing replicas", l.compareReplicas)
@@ -149,6 +149,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("opening encrypted stores", l.keyNotes)
+	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.guard("ordering", l.finish)
 	return m
 }

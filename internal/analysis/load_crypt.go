@@ -8,19 +8,20 @@ import (
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
 )
 
-// unseal puts the bundle's stores behind the storecrypt view, so that
-// every later step reads an encrypted store as a plain one. The keys are
-// the operator's (never in a note, an error or the report).
-func (l *loader) unseal(keys []string) {
+// unseal puts the bundle's stores behind the storecrypt view until the
+// returned func puts the bundle's own FS back, so that every step of the
+// load reads an encrypted store as a plain one. The keys are the
+// operator's (never in a note, an error or the report).
+func (l *loader) unseal(keys []string) (restore func()) {
 	var roots []string
 	for _, st := range l.b.Stores {
 		roots = append(roots, st.Dir)
 	}
-	view := storecrypt.New(l.b.FS, keys, roots...)
-	b := *l.b
-	b.FS = view
-	l.b, l.crypt = &b, view
+	orig := l.b.FS
+	l.crypt = storecrypt.New(orig, keys, roots...)
+	l.b.FS = l.crypt
 	l.m.KeysGiven = true
+	return func() { l.b.FS = orig }
 }
 
 // sealedAssets names what a server's sealed files hold: the streams, the
