@@ -113,6 +113,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 	}
 	rep.Timeline = m.Timeline
 	findings, outcomes := runChecks(m, checks, settings)
+	guardRemedies(m, findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(m.Timeline, findings[i])

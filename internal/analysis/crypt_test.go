@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -242,4 +243,43 @@ func checkSealed(t *testing.T, fx encryptedFixture, rep *report.Report, why stri
 	if !strings.Contains(text.String(), "sealed") {
 		t.Error("text report does not show the copies as sealed")
 	}
+}
+
+// TestRemediesStartOnlyWithTheKey: in a bundle with encrypted stores
+// (read from the fixture, without its key), a remedy that starts a server
+// says to start it only on its own config with the store's key; other
+// remedies and the sealed statement's own are left as they are; a bundle
+// without encrypted stores gets no caveat.
+func TestRemediesStartOnlyWithTheKey(t *testing.T) {
+	fx := encryptedFixtures(t)[0]
+	m := LoadWith(openFixture(t, fx.forms[0]), Options{})
+	if len(m.EncryptedStores) != len(fx.want.Servers) {
+		t.Fatalf("encrypted stores %v, want the %d servers", m.EncryptedStores, len(fx.want.Servers))
+	}
+	start := "Keep the stream folder. Start " + fx.want.Servers[0].Name + ": once up, it catches up from the stream leader."
+	other := "copy the file out first"
+	fs := []report.Finding{{Remedy: start}, {Remedy: other}, {Remedy: sealedRemedy}}
+	guardRemedies(m, fs)
+	if !strings.HasPrefix(fs[0].Remedy, start) || !strings.Contains(fs[0].Remedy, "never on a copy from a bundle") || !strings.Contains(fs[0].Remedy, fx.want.Servers[0].Name) {
+		t.Errorf("start remedy: %q", fs[0].Remedy)
+	}
+	if fs[1].Remedy != other || fs[2].Remedy != sealedRemedy {
+		t.Errorf("other remedies changed: %q, %q", fs[1].Remedy, fs[2].Remedy)
+	}
+	plain := &Model{}
+	fs = []report.Finding{{Remedy: start}}
+	guardRemedies(plain, fs)
+	if fs[0].Remedy != start {
+		t.Errorf("caveat without encrypted stores: %q", fs[0].Remedy)
+	}
+}
+
+func openFixture(t *testing.T, p string) *bundle.Bundle {
+	t.Helper()
+	b, err := bundle.Open(p, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
+	"github.com/jsforensics/jsforensics/report"
 )
 
 // unseal puts the bundle's stores behind the storecrypt view until the
@@ -66,6 +68,7 @@ func listShort(names []string, n int) string {
 // stays sealed, as without a key), or some (the rest are damaged or sealed
 // under another key).
 func (l *loader) keyNotes() {
+	l.markEncrypted()
 	if l.crypt == nil {
 		return
 	}
@@ -155,3 +158,40 @@ func sealedMessage(server string, files []string, keysGiven bool) string {
 const sealedRemedy = "run the analysis again with the servers' JetStream key: --key KEY or JSF_KEY=KEY (the `key` of the jetstream block in the servers' own config; give --key again for a prev_encryption_key). " +
 	"Do not start a server on a copy of the config from a bundle, whose key is redacted, nor on any config whose key differs from the one the store was sealed with: " +
 	"it cannot open these stores and brings their streams back empty, deleting their block files and consumer folders."
+
+// markEncrypted records the servers whose store is encrypted at rest,
+// opened or not: a remedy that has one of them started must say on which
+// config (guardRemedies).
+func (l *loader) markEncrypted() {
+	l.m.EncryptedStores = map[string]bool{}
+	for _, c := range l.m.Corruptions {
+		if c.Kind == natsfmt.CorruptEncrypted {
+			l.m.EncryptedStores[c.Server] = true
+		}
+	}
+	if l.crypt == nil {
+		return
+	}
+	for _, st := range l.b.Stores {
+		if srv := l.storeServer(st); srv != nil && len(l.crypt.KeyFiles(st.Dir)) > 0 {
+			l.m.EncryptedStores[srv.Name] = true
+		}
+	}
+}
+
+// guardRemedies adds to every remedy that starts a server, in a bundle
+// with stores encrypted at rest, on which config to do it: a server started
+// on a bundle's copy of its config (key redacted) empties its streams.
+func guardRemedies(m *Model, findings []report.Finding) {
+	if len(m.EncryptedStores) == 0 {
+		return
+	}
+	servers := sortedKeys(m.EncryptedStores)
+	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))
+	for i := range findings {
+		r := strings.ToLower(findings[i].Remedy)
+		if findings[i].Remedy != sealedRemedy && strings.Contains(r, "start") && !strings.Contains(r, "encrypted at rest") {
+			findings[i].Remedy += caveat
+		}
+	}
+}

@@ -42,6 +42,8 @@ type Model struct {
 	// KeysGiven: the stores were read with the operator's keys
 	// (Options.Keys); what stayed sealed is then not this key's.
 	KeysGiven bool
+	// EncryptedStores are the servers whose store is encrypted at rest.
+	EncryptedStores map[string]bool
 
 	Notes []string
 }
