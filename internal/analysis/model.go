@@ -46,6 +46,12 @@ type Model struct {
 	// AckLogs are the publishers' ack logs the bundle holds (acklog).
 	AckLogs []*acklog.Summary
 
+	// KeysGiven: the stores were read with the operator's keys
+	// (Options.Keys); what stayed sealed is then not this key's.
+	KeysGiven bool
+	// EncryptedStores are the servers whose store is encrypted at rest.
+	EncryptedStores map[string]bool
+
 	Notes []string
 }
 
