@@ -24,6 +24,7 @@ type extractOptions struct {
 	group  string
 	output string
 	limits bundle.Limits
+	keys   []string // jetstream keys (crypt.go); never printed
 }
 
 func newExtractCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -46,6 +47,7 @@ content is written once per content. The bundle is never written to.`,
 	c.Flags().StringVar(&o.server, "server", "", "read only this server's copy and WAL")
 	c.Flags().StringVar(&o.group, "group", "", "the stream's raft group (S-…) when nothing in the bundle names it")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the messages to this file (required; never inside the bundle)")
+	c.Flags().StringArrayVar(&o.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
 	addLimitFlags(c, &o.limits)
 	_ = c.MarkFlagRequired("stream")
 	_ = c.MarkFlagRequired("output")
@@ -80,7 +82,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if err := outsideBundle(path, o.output); err != nil {
 		return err
 	}
-	s, err := analysis.Extract(path, o.limits, analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group})
+	s, err := analysis.Extract(path, o.limits, jetstreamKeys(o.keys), analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group})
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,10 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "; %d record(s) failing their checksum left out", s.Unreadable)
 	}
 	fmt.Fprintln(stderr)
-	if len(s.Msgs) == 0 {
+	switch {
+	case s.Sealed > 0:
+		fmt.Fprintf(stderr, "%d copy(ies) encrypted at rest could not be read: give the servers' jetstream key (--key or $%s)\n", s.Sealed, keyEnv)
+	case len(s.Msgs) == 0:
 		fmt.Fprintf(stderr, "nothing of %s > %s is left in the bundle: no copy's blocks hold a message and no raft WAL of its group does\n", acc, name)
 	}
 	for _, n := range s.Notes {

@@ -65,7 +65,10 @@ type Salvage struct {
 	Conflicts int
 	// Unreadable counts records on disk failing their checksum (not kept).
 	Unreadable int
-	Notes      []string
+	// Sealed counts copies encrypted at rest that could not be read (no
+	// key, or not the right one).
+	Sealed int
+	Notes  []string
 }
 
 // SalvageStream opens nothing itself: it reads b, using the model m (Load(b))
@@ -113,7 +116,8 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 				continue
 			}
 			if c.Encrypted {
-				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted, not read", c.Server, c.Path))
+				out.Sealed++
+				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted at rest, not read", c.Server, c.Path))
 				continue
 			}
 			n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
@@ -404,20 +408,25 @@ func clone(b []byte) []byte {
 }
 
 // Extract opens the bundle at path read-only, loads it and salvages one
-// stream (SalvageStream).
-func Extract(path string, lim bundle.Limits, opts SalvageOptions) (*Salvage, error) {
+// stream (SalvageStream); keys open stores encrypted at rest, as for
+// analyze (Options.Keys).
+func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions) (*Salvage, error) {
 	b, err := bundle.Open(path, lim)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
-	m := Load(b)
+	m := LoadWith(b, Options{Keys: keys})
 	if opts.Server != "" && m.server(opts.Server) == nil {
 		var names []string
 		for _, s := range m.Servers {
 			names = append(names, s.Name)
 		}
 		return nil, fmt.Errorf("no server %q in the bundle (servers: %s)", opts.Server, strings.Join(names, ", "))
+	}
+	if len(keys) > 0 {
+		// The messages are read through the same decrypting view Load used.
+		defer (&loader{b: b, m: &Model{}}).unseal(keys)()
 	}
 	return SalvageStream(b, m, opts)
 }
