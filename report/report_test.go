@@ -164,3 +164,102 @@ func TestSortedFindingsSeverityFirst(t *testing.T) {
 		t.Errorf("order: %v", got)
 	}
 }
+
+// TestRenderersShowTheTableColumns: text and Markdown lay out the tables
+// built once (Tables, TimelineTable), each with every column in order, and
+// every cell of every row appears.
+func TestRenderersShowTheTableColumns(t *testing.T) {
+	r := sampleReport()
+	var txt, md bytes.Buffer
+	if err := WriteText(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range Tables(r) {
+		if len(tb.Rows) == 0 {
+			t.Fatalf("%s: sample has no rows", tb.Title)
+		}
+		if want := "│ " + strings.Join(tb.Headers(), " │ "); !containsSpaced(txt.String(), want) {
+			t.Errorf("text lacks the %s header %q", tb.Title, want)
+		}
+		if want := "| " + strings.Join(tb.Headers(), " | ") + " |"; !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks the %s header %q", tb.Title, want)
+		}
+		for _, row := range tb.Rows {
+			if want := "| " + strings.Join(row, " | ") + " |"; !strings.Contains(md.String(), want) {
+				t.Errorf("markdown lacks the %s row %q", tb.Title, want)
+			}
+			for _, cell := range row {
+				if !strings.Contains(txt.String(), cell) {
+					t.Errorf("text lacks the %s cell %q", tb.Title, cell)
+				}
+			}
+		}
+	}
+	tl := TimelineTable(r)
+	if want := "| " + strings.Join(tl.Headers(), " | ") + " |"; !strings.Contains(md.String(), want) {
+		t.Errorf("markdown lacks the timeline header %q", want)
+	}
+}
+
+// containsSpaced reports whether s holds want with runs of spaces (the
+// padding of a laid-out table) collapsed to one.
+func containsSpaced(s, want string) bool {
+	collapse := func(x string) string { return strings.Join(strings.Fields(x), " ") }
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(collapse(line), collapse(want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTextOnATerminal: colour and the width limit appear only when asked
+// for (the CLI asks on a terminal); the plain form has no escape code.
+func TestTextOnATerminal(t *testing.T) {
+	var plain, term bytes.Buffer
+	if err := WriteText(&plain, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("plain text holds an ANSI escape")
+	}
+	if err := WriteTextWith(&term, sampleReport(), TextOptions{Color: true, Width: 60}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(term.String(), "\x1b[") {
+		t.Error("terminal text has no colour")
+	}
+	tableLines := 0
+	for _, line := range strings.Split(stripANSI(term.String()), "\n") {
+		if strings.HasPrefix(line, "╭") || strings.HasPrefix(line, "│") || strings.HasPrefix(line, "├") {
+			tableLines++
+			if n := len([]rune(line)); n > 60 {
+				t.Errorf("table line of %d columns on a 60-column terminal: %q", n, line)
+			}
+		}
+	}
+	if tableLines == 0 {
+		t.Error("no table in the terminal text")
+	}
+	first := func(s string) string { return strings.SplitN(s, "\n", 3)[1] }
+	if first(plain.String()) != first(term.String()) {
+		t.Errorf("summary line differs on a terminal: %q", first(term.String()))
+	}
+}
+
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
