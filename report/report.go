@@ -83,7 +83,7 @@ type GroupView struct {
 
 // HistoryEvent is one peer-set or term change, oldest first.
 type HistoryEvent struct {
-	Time   *time.Time `json:"time"`
+	Time   *time.Time `json:"time" jsonschema:"nullable"` // null when no source dates it
 	Term   uint64     `json:"term,omitempty"`
 	Index  uint64     `json:"index,omitempty"`
 	Event  string     `json:"event"` // add-peer, remove-peer, peer-state, leader, term
