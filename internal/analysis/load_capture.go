@@ -17,6 +17,10 @@ import (
 // leader is known.
 const noLeaderPeer = "fqA4S4SK"
 
+// nodePlaceholder prefixes the name of a server known only by its raft node
+// id, until a source names it (nameNodePlaceholders).
+const nodePlaceholder = "node-"
+
 // recentlySeen is how recent a raftz last_seen must be for the peer to count
 // as alive: heartbeats are 1 s apart and a leader steps down after 10 s of
 // silence.
@@ -122,10 +126,8 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 		if s := l.m.serverByID(node); s != nil {
 			return s.Name
 		}
-		for _, cand := range bc.NameCandidates {
-			if peerID(cand) == node {
-				return cand
-			}
+		if n, ok := l.nodeNames()[node]; ok {
+			return n
 		}
 	}
 	for _, cand := range bc.NameCandidates {
@@ -134,6 +136,56 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 		}
 	}
 	return ""
+}
+
+// nodeNames maps raft node ids to the server names they belong to, from
+// every source of the bundle: a log banner's "Node:" line beside its
+// "Server name:", and every name any file suggests (banners, pods, paths,
+// captures) whose hash is the id. A path piece counts only through its
+// hash, so a folder called "a" names nothing. Built once, on first use.
+func (l *loader) nodeNames() map[string]string {
+	if l.nodeNameIndex != nil {
+		return l.nodeNameIndex
+	}
+	idx := map[string]string{}
+	add := func(name string) {
+		if name == "" {
+			return
+		}
+		if id := peerID(name); idx[id] == "" {
+			idx[id] = name
+		}
+	}
+	for _, lg := range l.b.Logs {
+		// The banner's own pairing wins: it is what the server said of itself.
+		if lg.Node != "" && lg.Name != "" && peerID(lg.Name) == lg.Node {
+			idx[lg.Node] = lg.Name
+		}
+	}
+	for _, lg := range l.b.Logs {
+		add(lg.Name)
+		add(lg.Pod)
+		for _, c := range lg.NameCandidates {
+			add(c)
+		}
+	}
+	for _, bc := range l.b.Captures {
+		for _, c := range bc.NameCandidates {
+			add(c)
+		}
+	}
+	for _, st := range l.b.Stores {
+		for _, c := range st.NameCandidates {
+			add(c)
+		}
+	}
+	for _, s := range l.m.Servers {
+		if s.NameSource != "unknown" {
+			add(s.Name)
+		}
+	}
+	l.nodeNameIndex = idx
+	return idx
 }
 
 // capture folds one decoded answer into the model.
@@ -145,9 +197,11 @@ func (l *loader) capture(c capture.Capture) {
 			l.note("capture %s line %d: %s answer names no server; not attributed", c.File, c.Line, c.Kind)
 			return
 		}
-		name = "node-" + c.Server.Node
+		name = nodePlaceholder + c.Server.Node
 		source = "unknown"
-		l.note("capture %s line %d: server with raft node id %s not named by any source; called %s here", c.File, c.Line, c.Server.Node, name)
+		if l.m.server(name) == nil { // said once per id, however many answers carry it
+			l.note("capture %s line %d: server with raft node id %s not named by any source; called %s here", c.File, c.Line, c.Server.Node, name)
+		}
 	}
 	srv := l.addServer(name, source)
 	srv.Sources[c.Kind] = true

@@ -65,13 +65,37 @@ func (l *loader) nameUnnamedStores() {
 			continue
 		}
 		l.note("store %s: named %s by content: its streams and raft groups leave peer id %s, which is %s's", srv.StoreDir, name, id, name)
-		l.renameServer(srv, name)
+		l.renameServer(srv, name, "store")
+	}
+}
+
+// nameNodePlaceholders merges a server known only by its raft node id (a
+// capture that named nobody, seen before the source that names it was
+// read) into the server whose name hashes to that id, once the whole
+// bundle is read: one server, never an invented second one.
+func (l *loader) nameNodePlaceholders() {
+	for _, srv := range append([]*Server(nil), l.m.Servers...) {
+		node, ok := strings.CutPrefix(srv.Name, nodePlaceholder)
+		if !ok || srv.NameSource != "unknown" || srv.StoreDir != "" {
+			continue
+		}
+		name := ""
+		if s := l.m.serverByID(node); s != nil && s != srv {
+			name = s.Name
+		} else if n, ok := l.m.IDs[node]; ok {
+			name = n
+		}
+		if name == "" {
+			continue
+		}
+		l.note("server with raft node id %s is %s (its name hashes to that id)", node, name)
+		l.renameServer(srv, name, "capture")
 	}
 }
 
 // renameServer renames a server everywhere in the model, merging it into a
 // server of that name seen in logs or captures.
-func (l *loader) renameServer(srv *Server, name string) {
+func (l *loader) renameServer(srv *Server, name, source string) {
 	old := srv.Name
 	// The note that called it a placeholder no longer holds.
 	var notes []string
@@ -82,8 +106,11 @@ func (l *loader) renameServer(srv *Server, name string) {
 	}
 	l.m.Notes = notes
 	if other := l.m.server(name); other != nil && other != srv {
-		other.StoreDir = srv.StoreDir
-		other.Meta = srv.Meta
+		if srv.StoreDir != "" {
+			other.StoreDir = srv.StoreDir
+			other.Meta = srv.Meta
+		}
+		other.Alive = other.Alive || srv.Alive
 		for k := range srv.Sources {
 			other.Sources[k] = true
 		}
@@ -95,10 +122,10 @@ func (l *loader) renameServer(srv *Server, name string) {
 		}
 		l.m.Servers = keep
 	} else {
-		srv.Name, srv.NameSource, srv.PeerID = name, "store", peerID(name)
+		srv.Name, srv.NameSource, srv.PeerID = name, source, peerID(name)
 	}
-	if s := l.m.server(name); s != nil {
-		s.NameSource = "store"
+	if s := l.m.server(name); s != nil && source == "store" {
+		s.NameSource = source
 	}
 	for _, st := range l.m.Streams {
 		for _, c := range st.Copies {
@@ -139,5 +166,32 @@ func (l *loader) renameServer(srv *Server, name string) {
 		if l.m.Timeline[i].Server == old {
 			l.m.Timeline[i].Server = name
 		}
+	}
+	for _, st := range l.m.Streams {
+		for i := range st.Captured {
+			if st.Captured[i].Server == old {
+				st.Captured[i].Server = name
+			}
+		}
+	}
+	for i := range l.m.MetaLeaderStates {
+		if l.m.MetaLeaderStates[i].Server == old {
+			l.m.MetaLeaderStates[i].Server = name
+		}
+	}
+	for i := range l.m.MetaFoundings {
+		if l.m.MetaFoundings[i].Server == old {
+			l.m.MetaFoundings[i].Server = name
+		}
+	}
+	if held, ok := l.m.LogStreams[old]; ok {
+		if l.m.LogStreams[name] == nil {
+			l.m.LogStreams[name] = held
+		} else {
+			for k, v := range held {
+				l.m.LogStreams[name][k] = v
+			}
+		}
+		delete(l.m.LogStreams, old)
 	}
 }
