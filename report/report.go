@@ -52,7 +52,7 @@ type Report struct {
 // CheckOutcome is what one check made of the bundle.
 type CheckOutcome struct {
 	Code     string `json:"code"`
-	Outcome  string `json:"outcome"` // passed, failed, skipped, not-run
+	Outcome  string `json:"outcome" jsonschema:"enum=passed,enum=failed,enum=skipped,enum=not-run"` // passed, failed, skipped, not-run
 	Reason   string `json:"reason,omitempty"`
 	Findings int    `json:"findings,omitempty"`
 	// Skipped lists the parts of the bundle the check could not judge.

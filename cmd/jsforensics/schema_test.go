@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,5 +87,38 @@ func TestSchemaRejects(t *testing.T) {
 		if s.Validate(doc) == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestReportDocNamesEveryField keeps docs/report.md in step with the
+// types: every property of the schema is named there as `field`.
+func TestReportDocNamesEveryField(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"schema"}, &out, &errb); code != exitOK {
+		t.Fatalf("schema: exit %d: %s", code, errb.String())
+	}
+	var s struct {
+		Defs map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for typ, d := range s.Defs {
+		for field := range d.Properties {
+			n++
+			if !bytes.Contains(doc, []byte("`"+field+"`")) {
+				t.Errorf("docs/report.md does not name %s.%s", typ, field)
+			}
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d properties in the schema", n)
 	}
 }
