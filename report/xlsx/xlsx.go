@@ -28,10 +28,8 @@ func Write(w io.Writer, r *report.Report) error {
 	f := excelize.NewFile()
 	defer f.Close()
 
-	tables := append([]*report.Table{report.FindingsTable(r)}, report.Tables(r)...)
-	tables = append(tables, report.TimelineTable(r))
 	names := []string{SheetFindings, SheetServers, SheetStreams, SheetGroups, SheetTimeline}
-	for i, t := range tables {
+	for i, t := range sheetTables(r) {
 		name := names[i]
 		if i == 0 {
 			if err := f.SetSheetName("Sheet1", name); err != nil {
@@ -69,6 +67,12 @@ func Write(w io.Writer, r *report.Report) error {
 		}
 	}
 	return f.Write(w)
+}
+
+// sheetTables are the report's tables in sheet order.
+func sheetTables(r *report.Report) []*report.Table {
+	tables := append([]*report.Table{report.FindingsTable(r)}, report.Tables(r)...)
+	return append(tables, report.TimelineTable(r))
 }
 
 // maxExact is the largest integer a spreadsheet number (a float64) holds

@@ -17,14 +17,7 @@ func TestWriteSheets(t *testing.T) {
 		Groups:   []report.Group{{Name: "_meta_", Kind: "meta", Views: []report.GroupView{{Server: "nats-0", ClusterSize: 10, Quorum: 6, Term: 1191202101440508490}}}},
 		Findings: []report.Finding{{Code: "store-corrupt", Severity: report.Critical, File: "a/1.blk", Offset: report.Ptr(int64(42)), Message: "bad"}},
 	}
-	var b bytes.Buffer
-	if err := Write(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	f, err := excelize.OpenReader(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeAndOpen(t, r)
 	defer f.Close()
 	want := []string{SheetFindings, SheetServers, SheetStreams, SheetGroups, SheetTimeline}
 	got := f.GetSheetList()
@@ -60,17 +53,9 @@ func TestSheetsShowTheReportTables(t *testing.T) {
 		Streams:  []report.Stream{{Account: "$G", Name: "ORDERS", OnDisk: []report.OnDisk{{Server: "nats-0"}, {Server: "nats-1"}}}},
 		Findings: []report.Finding{{Code: "peer-unknown", Severity: report.Warning, Message: "m"}},
 	}
-	var b bytes.Buffer
-	if err := Write(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	f, err := excelize.OpenReader(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := writeAndOpen(t, r)
 	defer f.Close()
-	tables := append([]*report.Table{report.FindingsTable(r)}, report.Tables(r)...)
-	tables = append(tables, report.TimelineTable(r))
+	tables := sheetTables(r)
 	for i, sheet := range f.GetSheetList() {
 		rows, err := f.GetRows(sheet)
 		if err != nil {
@@ -85,4 +70,18 @@ func TestSheetsShowTheReportTables(t *testing.T) {
 			t.Errorf("%s has %d rows, the table %d", sheet, len(rows)-1, len(tables[i].Rows))
 		}
 	}
+}
+
+// writeAndOpen writes r as a workbook and reads it back.
+func writeAndOpen(t *testing.T, r *report.Report) *excelize.File {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	f, err := excelize.OpenReader(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
