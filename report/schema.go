@@ -33,6 +33,14 @@ func JSONSchema() ([]byte, error) {
 		return nil, err
 	}
 	r := &jsonschema.Reflector{
+		// Sequences, sizes, counts and terms are unsigned: say so.
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			switch t.Kind() {
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				return &jsonschema.Schema{Type: "integer", Minimum: "0"}
+			}
+			return nil
+		},
 		LookupComment: func(t reflect.Type, field string) string {
 			if t.PkgPath() != reflect.TypeFor[Report]().PkgPath() {
 				return ""

@@ -73,6 +73,7 @@ func TestSchemaRejects(t *testing.T) {
 	for name, bad := range map[string]string{
 		"renamed field":    strings.Replace(good, `"cluster_size"`, `"clusterSize"`, 1),
 		"wrong type":       strings.Replace(good, `"quorum": 6`, `"quorum": "6"`, 1),
+		"negative term":    strings.Replace(good, `"term": 0`, `"term": -1`, 1),
 		"unknown severity": strings.Replace(good, `"severity": "critical"`, `"severity": "fatal"`, 1),
 		"missing required": strings.Replace(good, `"schema": "jsforensics.report/v1",`, ``, 1),
 		"bad time":         strings.Replace(good, `"time": "2025-`, `"time": "yesterday 2025-`, 1),
