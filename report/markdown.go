@@ -49,7 +49,12 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 
 // mdTable lays t out as a GitHub table under a second-level heading.
 func mdTable(ew *errWriter, t *Table) {
-	ew.printf("## %s\n\n|", t.Title)
+	ew.printf("## %s\n\n", t.Title)
+	if len(t.Rows) == 0 {
+		ew.printf("None.\n")
+		return
+	}
+	ew.printf("|")
 	for _, c := range t.Columns {
 		ew.printf(" %s |", c.Header)
 	}
