@@ -28,7 +28,8 @@ func sampleReport() *Report {
 			{Account: "$G", Name: "ORDERS", Replicas: 3, Group: "S-R3F-abc", OnDisk: []OnDisk{{Server: "nats-0", FirstSeq: 1, LastSeq: 10, Messages: 8, Bytes: 800, Deleted: 2}}, AssignedTo: []string{"nats-0"}},
 			{Account: "$G", Name: "EMPTY"},
 		},
-		Timeline: []TimelineEvent{{Time: t0, Server: "nats-0", Source: "log", Kind: "no-meta-leader", Text: "JetStream cluster no metadata leader", File: "nats-0.log", Line: 12}},
+		Timeline: []TimelineEvent{{Time: t0, Server: "nats-0", Source: "log", Kind: "no-meta-leader", Text: "JetStream cluster no metadata leader", File: "nats-0.log", Line: 12},
+			{Time: t0.Add(time.Second), Server: "nats-0", Source: "log", Kind: "catchup-error", Text: "catchup error", File: "nats-0.log", Line: 14, Count: 3, Until: Ptr(t0.Add(time.Minute))}},
 		Findings: []Finding{
 			{Code: "index-mismatch", Severity: Warning, Server: "nats-0", Account: "$G", Stream: "ORDERS", File: "nats-0/msgs/index.db", Message: "index.db says 9 messages, blocks hold 8"},
 			{Code: "peer-id-corrupt", Severity: Critical, Group: "_meta_", Peer: `"kCGheKT`, Message: "a corrupt peer id", Evidence: []string{"peers.idx of nats-0"},
@@ -201,6 +202,14 @@ func TestRenderersShowTheTableColumns(t *testing.T) {
 	tl := TimelineTable(r)
 	if want := "| " + strings.Join(tl.Headers(), " | ") + " |"; !strings.Contains(md.String(), want) {
 		t.Errorf("markdown lacks the timeline header %q", want)
+	}
+	for _, row := range tl.Rows {
+		if want := "| " + strings.Join(row, " | ") + " |"; !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks the timeline row %q", want)
+		}
+	}
+	if run := tl.Rows[1][6]; !strings.HasPrefix(run, "(x3 until 2025-01-24T10:19:45.329Z) catchup error") {
+		t.Errorf("a run's row reads %q", run)
 	}
 }
 

@@ -172,7 +172,8 @@ func findingWhere(row []string) string {
 	return "  [" + strings.Join(parts, ", ") + "]"
 }
 
-// TimelineTable lists every timeline event, oldest first.
+// TimelineTable lists every timeline event, oldest first; a run of routine
+// events is one row whose text says how many and until when.
 func TimelineTable(r *Report) *Table {
 	t := &Table{Title: "Timeline", Columns: []Column{
 		{Header: "time"}, {Header: "server"}, {Header: "source"}, {Header: "kind"}, {Header: "group"},
@@ -188,7 +189,7 @@ func TimelineTable(r *Report) *Table {
 			file += fmt.Sprintf(":%d", e.Line)
 		}
 		t.Rows = append(t.Rows, []string{e.Time.UTC().Format("2006-01-02T15:04:05.000000Z"), e.Server, e.Source, e.Kind,
-			e.Group, stream, e.Text, file})
+			e.Group, stream, e.Summary(), file})
 	}
 	return t
 }
