@@ -10,7 +10,8 @@
 // "file" and "record" are always present; "offset" is the byte offset in
 // the file where the record begins and is left out when it is not known
 // (a record inside a compressed block, a summary line); "error" is present
-// only on problem lines, whose record is "error". The record's own fields
+// only on problem lines, whose record is "error" (with "structure" and
+// "seq" when the decoder knows them). The record's own fields
 // follow in key order; a value that is not a JSON object sits under "value".
 package jsonl
 
@@ -49,18 +50,27 @@ func (w *Writer) Record(record string, offset int64, fields any) {
 	w.write(record, offset, fields, "")
 }
 
-// Error writes a problem line. The offset comes from a
-// *binfmt.CorruptError in err's chain, when there is one.
+// Error writes a problem line. The offset, and the structure that failed
+// and the sequence when known, come from a *binfmt.CorruptError in err's
+// chain, when there is one.
 func (w *Writer) Error(err error) {
 	if err == nil {
 		return
 	}
 	off := NoOffset
+	var fields map[string]any
 	var ce *binfmt.CorruptError
 	if errors.As(err, &ce) {
 		off = ce.Offset
+		fields = map[string]any{}
+		if ce.Structure != "" {
+			fields["structure"] = ce.Structure
+		}
+		if ce.Seq != 0 {
+			fields["seq"] = ce.Seq
+		}
 	}
-	w.write("error", off, nil, err.Error())
+	w.write("error", off, fields, err.Error())
 }
 
 // ErrorAt writes a problem line found at a known offset (NoOffset if none),
@@ -78,12 +88,14 @@ func (w *Writer) write(record string, offset int64, fields any, errText string) 
 			w.err = err
 			return
 		}
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		switch {
+		case string(raw) == "null": // a nil map or pointer: no fields
+		case bytes.HasPrefix(raw, []byte("{")):
 			if err := json.Unmarshal(raw, &own); err != nil {
 				w.err = err
 				return
 			}
-		} else {
+		default:
 			own = map[string]json.RawMessage{"value": raw}
 		}
 	}

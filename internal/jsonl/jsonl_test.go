@@ -19,7 +19,8 @@ func TestLines(t *testing.T) {
 		Offset int64 `json:"offset"`
 	}{3, 7})
 	w.Record("count", NoOffset, 12)
-	w.Error(fmt.Errorf("reading: %w", &binfmt.CorruptError{File: "a/1.blk", Offset: 40, Err: binfmt.ErrChecksum}))
+	ce := &binfmt.CorruptError{File: "a/1.blk", Offset: 40, Seq: 9, Structure: "block record", Err: binfmt.ErrChecksum}
+	w.Error(fmt.Errorf("reading: %w", ce))
 	w.Error(errors.New("no offset here"))
 	w.ErrorAt(8, "name says term 2")
 	w.Error(nil)
@@ -30,7 +31,7 @@ func TestLines(t *testing.T) {
 		`{"file":"a/1.blk","offset":22,"record":"record","seq":5}`,
 		`{"file":"a/1.blk","offset":7,"record":"peer_state","cluster_size":3}`,
 		`{"file":"a/1.blk","record":"count","value":12}`,
-		`{"file":"a/1.blk","offset":40,"record":"error","error":"reading: ` + (&binfmt.CorruptError{File: "a/1.blk", Offset: 40, Err: binfmt.ErrChecksum}).Error() + `"}`,
+		`{"file":"a/1.blk","offset":40,"record":"error","seq":9,"structure":"block record","error":"reading: ` + ce.Error() + `"}`,
 		`{"file":"a/1.blk","record":"error","error":"no offset here"}`,
 		`{"file":"a/1.blk","offset":8,"record":"error","error":"name says term 2"}`,
 	}
