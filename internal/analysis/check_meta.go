@@ -29,7 +29,9 @@ func metaViewsAll(m *Model) []*metaSide {
 		return nil
 	}
 	best := map[string]View{}
+	former := formerIDs(m)
 	for _, v := range meta.Views {
+		v.Peers = memberPeers(m, v, former)
 		cur, ok := best[v.Server]
 		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {
 			best[v.Server] = v
