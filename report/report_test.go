@@ -25,7 +25,7 @@ func sampleReport() *Report {
 		},
 		Groups: []Group{{Name: "_meta_", Kind: "meta", Views: []GroupView{{Server: "nats-0", ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, VotedFor: "HuYMtjaW", Peers: []string{"S1Nunr6R", `"kCGheKT`}, Source: "peers.idx"}}}},
 		Streams: []Stream{
-			{Account: "$G", Name: "ORDERS", Replicas: 3, Group: "S-R3F-abc", OnDisk: []OnDisk{{Server: "nats-0", FirstSeq: 1, LastSeq: 10, Messages: 8, Bytes: 800, Deleted: 2}}, AssignedTo: []string{"nats-0"}},
+			{Account: "$G", Name: "ORDERS", Replicas: 3, Group: "S-R3F-abc", OnDisk: []OnDisk{{Server: "nats-0", FirstSeq: 1, LastSeq: 10, Messages: 8, Bytes: 800, Deleted: 2}, {Server: "nats-1", Source: SourceSealed}}, AssignedTo: []string{"nats-0"}},
 			{Account: "$G", Name: "EMPTY"},
 		},
 		Timeline: []TimelineEvent{{Time: t0, Server: "nats-0", Source: "log", Kind: "no-meta-leader", Text: "JetStream cluster no metadata leader", File: "nats-0.log", Line: 12},
@@ -198,6 +198,9 @@ func TestRenderersShowTheTableColumns(t *testing.T) {
 				}
 			}
 		}
+	}
+	if sealed := StreamsTable(r).Rows[1]; sealed[4] != "nats-1" || sealed[5] != "sealed" || sealed[7] != "" {
+		t.Errorf("a sealed copy's row reads %q", sealed)
 	}
 	tl := TimelineTable(r)
 	if want := "| " + strings.Join(tl.Headers(), " | ") + " |"; !strings.Contains(md.String(), want) {

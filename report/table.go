@@ -74,6 +74,10 @@ func StreamsTable(r *Report) *Table {
 			t.Rows = append(t.Rows, append(append([]string(nil), key...), "", "", "", "", "", "", assigned))
 		}
 		for _, d := range st.OnDisk {
+			if d.Source == SourceSealed { // encrypted, no key: no figures to show
+				t.Rows = append(t.Rows, append(append([]string(nil), key...), d.Server, "sealed", "", "", "", "", assigned))
+				continue
+			}
 			t.Rows = append(t.Rows, append(append([]string(nil), key...), d.Server, num(d.FirstSeq), num(d.LastSeq),
 				num(d.Messages), num(d.Bytes), num(d.Deleted), assigned))
 		}

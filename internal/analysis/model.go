@@ -43,6 +43,12 @@ type Model struct {
 	// name the server differently), oldest first: one server, two names.
 	Renames []Rename
 
+	// KeysGiven: the stores were read with the operator's keys
+	// (Options.Keys); what stayed sealed is then not this key's.
+	KeysGiven bool
+	// EncryptedStores are the servers whose store is encrypted at rest.
+	EncryptedStores map[string]bool
+
 	Notes []string
 }
 
