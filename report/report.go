@@ -75,7 +75,7 @@ type Cause struct {
 // CheckOutcome is what one check made of the bundle.
 type CheckOutcome struct {
 	Code     string `json:"code"`
-	Outcome  string `json:"outcome"` // passed, failed, skipped, not-run
+	Outcome  string `json:"outcome" jsonschema:"enum=passed,enum=failed,enum=skipped,enum=not-run"` // passed, failed, skipped, not-run
 	Reason   string `json:"reason,omitempty"`
 	Findings int    `json:"findings,omitempty"`
 	// Skipped lists the parts of the bundle the check could not judge.
@@ -120,7 +120,7 @@ type GroupView struct {
 
 // HistoryEvent is one peer-set or term change, oldest first.
 type HistoryEvent struct {
-	Time   *time.Time `json:"time"`
+	Time   *time.Time `json:"time" jsonschema:"nullable"` // null when no source dates it
 	Term   uint64     `json:"term,omitempty"`
 	Index  uint64     `json:"index,omitempty"`
 	Event  string     `json:"event"` // add-peer, remove-peer, peer-state, leader, term
@@ -143,6 +143,9 @@ type Stream struct {
 	Captured []OnDisk `json:"captured,omitempty"`
 }
 
+// SourceSealed is OnDisk.Source for a copy encrypted at rest that no key opened.
+const SourceSealed = "sealed"
+
 // OnDisk is one server's copy of a stream, recomputed from its message blocks.
 type OnDisk struct {
 	Server   string `json:"server"`
@@ -154,7 +157,9 @@ type OnDisk struct {
 	// Path is the stream folder, or the capture file, relative to the
 	// bundle. Added field.
 	Path string `json:"path,omitempty"`
-	// Source is where the figures come from: "blocks" or "jsz". Added field.
+	// Source is where the figures come from: "blocks" or "jsz", or
+	// SourceSealed: encrypted at rest and not opened, figures unknown (0
+	// here, not the copy's content). Added field.
 	Source string `json:"source,omitempty"`
 	// Consumers found in the stream's obs/ folder. Added field.
 	Consumers []Consumer `json:"consumers,omitempty"`

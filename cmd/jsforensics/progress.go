@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -24,11 +22,10 @@ type barProgress struct {
 // newProgress gives a progress display on stderr when it is a terminal and
 // quiet is not set; otherwise nil: nothing is drawn.
 func newProgress(stderr io.Writer, quiet bool) *barProgress {
-	f, ok := stderr.(*os.File)
-	if quiet || !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+	if quiet || !terminalOf(stderr).is {
 		return nil
 	}
-	return &barProgress{w: f}
+	return &barProgress{w: stderr}
 }
 
 func (p *barProgress) Stage(name string, files int, bytes int64) {

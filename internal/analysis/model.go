@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -42,6 +43,14 @@ type Model struct {
 	// Renames are servers seen under an earlier name (a log whose boots
 	// name the server differently), oldest first: one server, two names.
 	Renames []Rename
+	// AckLogs are the publishers' ack logs the bundle holds (acklog).
+	AckLogs []*AckLog
+
+	// KeysGiven: the stores were read with the operator's keys
+	// (Options.Keys); what stayed sealed is then not this key's.
+	KeysGiven bool
+	// EncryptedStores are the servers whose store is encrypted at rest.
+	EncryptedStores map[string]bool
 
 	Notes []string
 }
@@ -54,6 +63,19 @@ type Rename struct {
 	OldLine  int    // the last boot under Old
 	Time     time.Time
 }
+
+// AckLog is what one publisher's ack log says the servers acknowledged,
+// stream by stream, as acklog decodes it; the model names the types so that
+// checks read them without importing the parser.
+type (
+	AckLog      = acklog.Summary
+	AckedStream = acklog.StreamAcks
+	AckRun      = acklog.Run
+)
+
+// ackFormatJepsen marks an ack log that is a Jepsen history: published
+// values, no sequences.
+const ackFormatJepsen = acklog.FormatEDN
 
 // Server is one server, by whatever sources it was seen.
 type Server struct {
@@ -100,6 +122,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// WALSeqs: per server, the sequences of stream messages its copy of
+	// the stream's raft WAL holds (what an extract finds there).
+	WALSeqs map[string][]report.Range
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison
