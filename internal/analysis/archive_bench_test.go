@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/klauspost/compress/gzip"
@@ -108,7 +107,7 @@ func benchTarGz(b *testing.B, archive string, unpacked int64) {
 			b.Skip("no tar")
 		}
 		b.SetBytes(unpacked)
-		defer childUsage(b)()
+		defer usageOf(b, syscall.RUSAGE_CHILDREN)()
 		for b.Loop() {
 			dst := b.TempDir()
 			if out, err := exec.Command("tar", "xzf", archive, "-C", dst).CombinedOutput(); err != nil {
@@ -116,19 +115,4 @@ func benchTarGz(b *testing.B, archive string, unpacked int64) {
 			}
 		}
 	})
-}
-
-// childUsage is usage for the CPU time of the child processes (tar and
-// its gzip) that ended meanwhile.
-func childUsage(b *testing.B) func() {
-	var ru0 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru0)
-	return func() {
-		var ru syscall.Rusage
-		if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil || b.N == 0 {
-			return
-		}
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-	}
 }

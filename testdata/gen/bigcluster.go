@@ -159,23 +159,13 @@ func publishBig(ctx context.Context, nc *nats.Conn, msgs int64) error {
 		Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 		return err
 	}
-	start := time.Now()
 	subjects := []string{"big.orders.eu", "big.orders.us", "big.events.click", "big.events.view"}
-	for n := int64(1); n <= msgs; {
-		for i := 0; i < 4000 && n <= msgs; i, n = i+1, n+1 {
-			msg := &nats.Msg{Subject: subjects[n%int64(len(subjects))], Data: fmt.Appendf(nil, "message %012d of the big cluster, payload padded to a hundred bytes ..........", n)}
-			if _, err := js.PublishMsgAsync(msg); err != nil {
-				return err
-			}
-		}
-		if err := awaitPublished(ctx, js, 120*time.Second, n-1); err != nil {
-			return err
-		}
-		if n%500000 < 4000 && n <= msgs {
-			logf("published %d messages in %v", n-1, time.Since(start).Round(time.Second))
-		}
+	err = publishSeq(ctx, js, msgs, func(n int64) *nats.Msg {
+		return &nats.Msg{Subject: subjects[n%int64(len(subjects))], Data: fmt.Appendf(nil, "message %012d of the big cluster, payload padded to a hundred bytes ..........", n)}
+	})
+	if err != nil {
+		return err
 	}
-	logf("published %d messages to %s in %v", msgs, bigClusterStream, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -207,18 +197,9 @@ func recoverCluster(ctx context.Context, out string, orig *Cluster) error {
 	// The copy was just written, so its pages are warm, as the bundle's
 	// are for an analyze run right after it.
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, len(c.Servers))
-	for i, s := range c.Servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = s.Start(ctx) }()
-	}
-	wg.Wait()
 	defer c.Kill()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	if err := c.StartAll(ctx); err != nil {
+		return err
 	}
 	for _, q := range []string{"/healthz?js-enabled-only=true", "/healthz"} {
 		err := waitFor(ctx, 20*time.Minute, "every server "+q, func() (bool, error) {
