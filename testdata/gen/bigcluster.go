@@ -24,10 +24,10 @@ import (
 // BigCluster sizes a `cluster` run.
 type BigCluster struct {
 	Streams, Buckets, Consumers int
-	Msgs                        int64 // messages in the R3 stream BIG
+	Msgs                        int64 // messages in the R3 stream R3BIG
 }
 
-const bigClusterStream = "BIG"
+const bigClusterStream = "R3BIG"
 
 func runBigCluster(ctx context.Context, out, version string, size BigCluster) error {
 	out, err := filepath.Abs(out)
@@ -149,17 +149,19 @@ func parallel(ctx context.Context, n int, f func(i int) error) error {
 	return ctx.Err()
 }
 
-// publishBig writes msgs messages to the R3 stream BIG.
+// publishBig writes msgs messages to the R3 stream R3BIG (not BIG, the
+// stream of `big`, whose store pads the >8 GiB archive: a bundle holding
+// both would have two unrelated streams of one name).
 func publishBig(ctx context.Context, nc *nats.Conn, msgs int64) error {
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192))
 	if err != nil {
 		return err
 	}
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: bigClusterStream, Subjects: []string{"big.>"},
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: bigClusterStream, Subjects: []string{"r3big.>"},
 		Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 		return err
 	}
-	subjects := []string{"big.orders.eu", "big.orders.us", "big.events.click", "big.events.view"}
+	subjects := []string{"r3big.orders.eu", "r3big.orders.us", "r3big.events.click", "r3big.events.view"}
 	err = publishSeq(ctx, js, msgs, func(n int64) *nats.Msg {
 		return &nats.Msg{Subject: subjects[n%int64(len(subjects))], Data: fmt.Appendf(nil, "message %012d of the big cluster, payload padded to a hundred bytes ..........", n)}
 	})
