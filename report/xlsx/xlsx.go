@@ -3,8 +3,11 @@
 package xlsx
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 
 	"github.com/xuri/excelize/v2"
@@ -66,7 +69,31 @@ func Write(w io.Writer, r *report.Report) error {
 			return err
 		}
 	}
-	return f.Write(w)
+	return writeSorted(w, f)
+}
+
+// writeSorted writes the workbook with its zip entries in name order:
+// excelize writes them in map order, so the same report would give other
+// bytes each run, and render of a saved report could not reproduce
+// analyze's file. The entries are copied as they are, not recompressed.
+func writeSorted(w io.Writer, f *excelize.File) error {
+	var b bytes.Buffer
+	if err := f.Write(&b); err != nil {
+		return err
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		return err
+	}
+	files := append([]*zip.File(nil), zr.File...)
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	zw := zip.NewWriter(w)
+	for _, zf := range files {
+		if err := zw.Copy(zf); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
 }
 
 // sheetTables are the report's tables in sheet order.
