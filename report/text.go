@@ -232,8 +232,8 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-// formatRanges renders inclusive sequence ranges compactly.
-func formatRanges(rs []Range) string {
+// FormatRanges renders inclusive sequence ranges compactly: "5, 12-20".
+func FormatRanges(rs []Range) string {
 	var parts []string
 	for _, r := range rs {
 		if r.First == r.Last {
