@@ -97,6 +97,24 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 	return l
 }
 
+// visit walks the section in print order: cause for each cause's
+// heading, finding for each of its rows; then restHeading (only when
+// causes came before) and finding for each row no cause names.
+func (l findingLayout) visit(cause func(causeSection), restHeading func(), finding func(row int)) {
+	for _, s := range l.Causes {
+		cause(s)
+		for _, row := range s.Rows {
+			finding(row)
+		}
+	}
+	if len(l.Causes) > 0 && len(l.Rest) > 0 {
+		restHeading()
+	}
+	for _, row := range l.Rest {
+		finding(row)
+	}
+}
+
 func (l *findingLayout) ownExcerpt(r *Report, row int, order []int, verbose bool, fresh func([]int, int) ([]int, int)) {
 	f := r.Findings[order[row]]
 	if !verbose && f.Severity != Critical {

@@ -58,19 +58,10 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 		}
 		mdExcerpt(ew, r, l.Own[row], l.OwnElided[row])
 	}
-	for _, s := range l.Causes {
+	l.visit(func(s causeSection) {
 		ew.printf("### %s\n\n", mdEscape(causeHeading(r, s)))
 		mdExcerpt(ew, r, s.Timeline, s.Elided)
-		for _, row := range s.Rows {
-			finding(row)
-		}
-	}
-	if len(l.Causes) > 0 && len(l.Rest) > 0 {
-		ew.printf("### No cause linked\n\n")
-	}
-	for _, row := range l.Rest {
-		finding(row)
-	}
+	}, func() { ew.printf("### No cause linked\n\n") }, finding)
 
 	for i, t := range Tables(r) {
 		if i > 0 {

@@ -66,19 +66,10 @@ func WriteTextWith(w io.Writer, r *Report, o TextOptions) error {
 		}
 		textExcerpt(ew, r, "  ", l.Own[row], l.OwnElided[row])
 	}
-	for _, s := range l.Causes {
+	l.visit(func(s causeSection) {
 		ew.printf("\n── %s\n", causeHeading(r, s))
 		textExcerpt(ew, r, "  ", s.Timeline, s.Elided)
-		for _, row := range s.Rows {
-			finding(row)
-		}
-	}
-	if len(l.Causes) > 0 && len(l.Rest) > 0 {
-		ew.printf("\n── no cause linked\n")
-	}
-	for _, row := range l.Rest {
-		finding(row)
-	}
+	}, func() { ew.printf("\n── no cause linked\n") }, finding)
 
 	for _, t := range Tables(r) {
 		ew.printf("\n")
