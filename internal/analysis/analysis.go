@@ -139,6 +139,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("ordering", l.finish)
+	l.guard("measuring the writes exposed by unclean stops", l.durability)
 	return m
 }
 
@@ -167,6 +168,8 @@ type loader struct {
 	nodeNameIndex map[string]string
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
+	// metaSnaps are the meta snapshots read, compared once all are.
+	metaSnaps []metaSnapFile
 }
 
 // addServer returns the server named name, creating it.

@@ -94,6 +94,8 @@ var Checks = []Check{
 	checkReplicaDivergence,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
+	checkAssetLost,
+	checkDurabilityExposure,
 }
 
 // Outcome results of a check.

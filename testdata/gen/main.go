@@ -51,6 +51,7 @@ func allScenarios() []Scenario {
 		membershipScenarios,   // scen_membership.go (incident 002)
 		encryptedScenarios,    // scen_encrypted.go
 		lifecycleScenarios,    // scen_lifecycle.go
+		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 	} {
 		all = append(all, f()...)
 	}

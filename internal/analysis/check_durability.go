@@ -1,0 +1,253 @@
+package analysis
+
+import (
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
+)
+
+// defaultSyncInterval is nats-server's default filestore sync interval
+// (filestore.go defaultSyncInterval, every version checked: 2 minutes):
+// writes acknowledged in the last interval before a power loss may be gone.
+const defaultSyncInterval = 2 * time.Minute
+
+// SyncSetting is how a server flushes its store to disk, and where that was read.
+type SyncSetting struct {
+	Interval time.Duration
+	Always   bool
+	Source   string
+}
+
+// Exposure is one unclean stop of a server and the streams written in the
+// sync interval before it.
+type Exposure struct {
+	Server   string
+	Stop     time.Time
+	Timeline int // index of the unclean-stop event
+	Sync     SyncSetting
+	Streams  []ExposedStream
+}
+
+// BlockSpan is one message block's live messages and the sequences and
+// times they span.
+type BlockSpan struct {
+	FirstSeq, LastSeq uint64
+	FirstTS, LastTS   int64
+	Msgs              uint64
+}
+
+func blockSpans(bs []storeparse.BlockScan) []BlockSpan {
+	out := make([]BlockSpan, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, BlockSpan{FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, FirstTS: b.FirstTS, LastTS: b.LastTS, Msgs: b.Msgs})
+	}
+	return out
+}
+
+// ExposedStream is a stream copy whose blocks hold messages timestamped in
+// the window (counted by block: a block that spans the window's start
+// counts whole).
+type ExposedStream struct {
+	Account, Stream   string
+	Path              string
+	Replicas          int
+	Messages          uint64
+	FirstSeq, LastSeq uint64
+}
+
+var checkDurabilityExposure = Check{
+	Code:        "durability-exposure",
+	Severity:    report.Warning,
+	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",
+	Run: func(p *Pass) []report.Finding {
+		var out []report.Finding
+		for _, e := range p.Model.Exposures {
+			if e.Sync.Always || len(e.Streams) == 0 {
+				continue
+			}
+			f := report.Finding{Server: e.Server, Since: report.Ptr(e.Stop.Add(-e.Sync.Interval)), TimelineRefs: []int{e.Timeline}}
+			var names []string
+			for _, s := range e.Streams {
+				names = append(names, fmt.Sprintf("%s > %s (%d messages, seq %d..%d, R%d)", s.Account, s.Stream, s.Messages, s.FirstSeq, s.LastSeq, max(s.Replicas, 1)))
+			}
+			f.Message = fmt.Sprintf("%s stopped uncleanly after %s with sync_interval %s (%s): writes acknowledged from %s on may not have reached its disk; streams written in that window: %s",
+				e.Server, e.Stop.UTC().Format(time.RFC3339), e.Sync.Interval, e.Sync.Source, e.Stop.Add(-e.Sync.Interval).UTC().Format(time.RFC3339), strings.Join(names, "; "))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
+			for _, s := range e.Streams {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: the blocks holding messages timestamped in the window hold seq %d..%d (%d messages)", s.Path, s.FirstSeq, s.LastSeq, s.Messages))
+				if line := sameTailLost(p.Model, s); line != "" {
+					f.Evidence = append(f.Evidence, line)
+				}
+			}
+			f.Remedy = "Nothing here needs removing; do not rebuild or peer-remove a replica to \"repair\" it, which deletes the copy that may hold the most. First save every replica's stream folder (cp -a). Compare the replicas (replica-gap) and the publishers' acknowledgements with what the stores hold; an R1 stream or a tail lost on every replica can only be republished from its source. " +
+				"To narrow the window: a shorter sync_interval in the jetstream block, or sync_interval: always (every write fsynced, slower), and servers of one stream in different failure domains."
+			out = append(out, f)
+		}
+		return out
+	},
+}
+
+// sameTailLost says, for a replicated stream, when every stored replica
+// ends at the same sequence while a capture saw more: every replica lost
+// the same tail, as a coordinated power loss inside the sync interval does
+// (nats-server#7564).
+func sameTailLost(m *Model, es ExposedStream) string {
+	for _, st := range m.Streams {
+		if st.Account != es.Account || st.Name != es.Stream || len(st.Copies) < 2 {
+			continue
+		}
+		last := st.Copies[0].LastSeq
+		for _, c := range st.Copies {
+			if c.LastSeq != last {
+				return ""
+			}
+		}
+		var seen uint64
+		from := ""
+		for _, c := range st.Captured {
+			if c.LastSeq > seen {
+				seen, from = c.LastSeq, c.Server
+			}
+		}
+		if seen > last {
+			return fmt.Sprintf("every replica of %s > %s ends at seq %d while %s's captured /jsz saw seq %d: every replica lost the same tail (%d..%d); this is what a coordinated power loss inside the sync interval looks like (nats-server#7564), and no server logs that acknowledged writes are gone", es.Account, es.Stream, last, from, seen, last+1, seen)
+		}
+	}
+	return ""
+}
+
+// syncFrom records a server's sync setting from a captured JetStream
+// config (/varz jetstream.config or /jsz config).
+func (l *loader) syncFrom(srv *Server, c *capture.JetStreamConfig, source string) {
+	if c == nil || srv.Sync != nil {
+		return
+	}
+	if c.SyncInterval == 0 && !c.SyncAlways {
+		return // an older server that does not report it
+	}
+	srv.Sync = &SyncSetting{Interval: c.SyncInterval, Always: c.SyncAlways, Source: source}
+}
+
+// Config file lines (opts.go parseJetStream): "sync_interval" or "sync",
+// a duration or "always"; server_name names the server.
+var (
+	confJetStreamRE = regexp.MustCompile(`(?m)^\s*jetstream\s*[:=]?\s*\{`)
+	confSyncRE      = regexp.MustCompile(`(?m)^\s*(?:sync_interval|sync)\s*[:=]?\s*"?([^"\s#,}]+)`)
+	confNameRE      = regexp.MustCompile(`(?m)^\s*server_name\s*[:=]?\s*"?([^"\s#,}]+)`)
+)
+
+// maxConfFile bounds a file read to see whether it is a server config.
+const maxConfFile = 256 << 10
+
+// durability reads sync settings from server configs found in the bundle
+// by content, then, for every unclean stop on the timeline, the stream
+// copies of that server with messages timestamped in the sync interval
+// before it.
+func (l *loader) durability() {
+	l.syncFromConfigs()
+	for i, e := range l.m.Timeline {
+		if e.Kind != string(natsfmt.EventUncleanStop) {
+			continue
+		}
+		srv := l.m.server(e.Server)
+		if srv == nil {
+			continue
+		}
+		x := Exposure{Server: srv.Name, Stop: e.Time, Timeline: i, Sync: SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
+		if srv.Sync != nil {
+			x.Sync = *srv.Sync
+		}
+		from := e.Time.Add(-x.Sync.Interval).UnixNano()
+		to := e.Time.UnixNano()
+		for _, st := range l.m.Streams {
+			for _, c := range st.Copies {
+				if c.Server != srv.Name || x.Sync.Always {
+					continue
+				}
+				es := ExposedStream{Account: st.Account, Stream: st.Name, Path: c.Path, Replicas: max(st.Replicas, c.Replicas)}
+				for _, b := range c.Blocks {
+					if b.Msgs == 0 || b.LastTS < from || b.FirstTS > to {
+						continue
+					}
+					if es.Messages == 0 {
+						es.FirstSeq = b.FirstSeq
+					}
+					es.Messages += b.Msgs
+					es.LastSeq = max(es.LastSeq, b.LastSeq)
+				}
+				if es.Messages > 0 {
+					x.Streams = append(x.Streams, es)
+				}
+			}
+		}
+		l.m.Exposures = append(l.m.Exposures, x)
+	}
+}
+
+// syncFromConfigs looks for nats-server config files among the bundle's
+// small files that are no store, log or capture, and takes their sync
+// setting for the server they name (or for every server without one).
+func (l *loader) syncFromConfigs() {
+	known := map[string]bool{}
+	for _, lg := range l.b.Logs {
+		known[lg.Path] = true
+	}
+	for _, c := range l.b.Captures {
+		known[c.Path] = true
+	}
+	stores := map[string]bool{}
+	for _, st := range l.b.Stores {
+		stores[st.Dir] = true
+	}
+	_ = fs.WalkDir(l.b.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if stores[p] {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if known[p] || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err != nil || fi.Size() > maxConfFile {
+			return nil
+		}
+		b, err := fs.ReadFile(l.b.FS, p)
+		if err != nil || !confJetStreamRE.Match(b) {
+			return nil
+		}
+		m := confSyncRE.FindSubmatch(b)
+		if m == nil {
+			return nil
+		}
+		set := SyncSetting{Source: "config " + p}
+		if v := string(m[1]); v == "always" {
+			set.Always = true
+		} else if d, err := time.ParseDuration(v); err == nil {
+			set.Interval = d
+		} else {
+			l.note("%s: sync setting %q not understood", p, v)
+			return nil
+		}
+		for _, s := range l.m.Servers {
+			if n := confNameRE.FindSubmatch(b); n != nil && string(n[1]) != s.Name {
+				continue
+			}
+			if s.Sync == nil {
+				set := set
+				s.Sync = &set
+			}
+		}
+		return nil
+	})
+}
