@@ -147,16 +147,22 @@ var (
 const maxConfFile = 256 << 10
 
 // durability reads sync settings from server configs found in the bundle
-// by content, then, for every unclean stop on the timeline, the stream
-// copies of that server with messages timestamped in the sync interval
-// before it.
+// by content, then the exposures of the unclean stops.
 func (l *loader) durability() {
 	l.syncFromConfigs()
-	for i, e := range l.m.Timeline {
+	l.m.Exposures = exposures(l.m)
+}
+
+// exposures lists, for every unclean stop on the timeline, the stream
+// copies of that server whose blocks hold messages timestamped in the sync
+// interval before it.
+func exposures(m *Model) []Exposure {
+	var out []Exposure
+	for i, e := range m.Timeline {
 		if e.Kind != string(natsfmt.EventUncleanStop) {
 			continue
 		}
-		srv := l.m.server(e.Server)
+		srv := m.server(e.Server)
 		if srv == nil {
 			continue
 		}
@@ -166,7 +172,7 @@ func (l *loader) durability() {
 		}
 		from := e.Time.Add(-x.Sync.Interval).UnixNano()
 		to := e.Time.UnixNano()
-		for _, st := range l.m.Streams {
+		for _, st := range m.Streams {
 			for _, c := range st.Copies {
 				if c.Server != srv.Name || x.Sync.Always {
 					continue
@@ -187,8 +193,9 @@ func (l *loader) durability() {
 				}
 			}
 		}
-		l.m.Exposures = append(l.m.Exposures, x)
+		out = append(out, x)
 	}
+	return out
 }
 
 // syncFromConfigs looks for nats-server config files among the bundle's
