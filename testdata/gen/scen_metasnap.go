@@ -364,40 +364,12 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 			return err
 		}
 		sr.Log = lines
-		deleted := map[string]*OrphanDeleted{}
-		get := func(acc, st string) *OrphanDeleted {
-			if deleted[st] == nil {
-				deleted[st] = &OrphanDeleted{Server: s.Name, Account: acc, Stream: st}
-			}
-			return deleted[st]
-		}
-		for _, l := range lines {
-			if m := orphanStreamRE.FindStringSubmatch(l); m != nil {
-				get(m[1], m[2]).Logged = true
-				rx.CleanupLines = append(rx.CleanupLines, s.Name+": "+l)
-			}
-			if m := orphanConsumerRE.FindStringSubmatch(l); m != nil {
-				x.OrphanConsumersDeleted = append(x.OrphanConsumersDeleted, OrphanConsumer{Server: s.Name,
-					Account: m[2], Stream: m[3], Consumer: m[4], Durable: m[1] != ""})
-				rx.CleanupLines = append(rx.CleanupLines, s.Name+": "+l)
-			}
-		}
-		gone := map[string]bool{}
-		for _, f := range sr.FoldersAfter {
-			gone[f] = true
-		}
-		for _, f := range sr.FoldersBefore {
-			if !gone[f] {
-				acc, st := filepath.Split(f)
-				get(filepath.Clean(acc), st).FolderRemoved = true
-			}
-		}
-		var ds []OrphanDeleted
-		for _, d := range deleted {
-			ds = append(ds, *d)
-		}
-		sort.Slice(ds, func(i, k int) bool { return ds[i].Stream < ds[k].Stream })
+		ds, cs, cleanup := orphanCleanup(s.Name, lines, sr.FoldersBefore, sr.FoldersAfter)
 		x.OrphansDeleted = append(x.OrphansDeleted, ds...)
+		x.OrphanConsumersDeleted = append(x.OrphanConsumersDeleted, cs...)
+		for _, l := range cleanup {
+			rx.CleanupLines = append(rx.CleanupLines, s.Name+": "+l)
+		}
 		x.Restart = append(x.Restart, *sr)
 		logf("%s: damaged %v started %v streams %v meta files %v -> %v", s.Name, sr.Damaged, sr.Started, sr.Streams, sr.MetaFilesBefore, sr.MetaFilesAfter)
 	}
