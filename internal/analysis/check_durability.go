@@ -66,6 +66,14 @@ var checkDurabilityExposure = Check{
 	Code:        "durability-exposure",
 	Severity:    report.Warning,
 	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",
+	Skip: func(p *Pass) string {
+		for _, e := range p.Model.Timeline {
+			if e.Source == "log" {
+				return ""
+			}
+		}
+		return "no server log in the bundle: an unclean stop cannot be seen"
+	},
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
 		for _, e := range p.Model.Exposures {
@@ -77,7 +85,7 @@ var checkDurabilityExposure = Check{
 			for _, s := range e.Streams {
 				names = append(names, fmt.Sprintf("%s > %s (%d messages, seq %d..%d, R%d)", s.Account, s.Stream, s.Messages, s.FirstSeq, s.LastSeq, max(s.Replicas, 1)))
 			}
-			f.Message = fmt.Sprintf("%s stopped uncleanly after %s with sync_interval %s (%s): writes acknowledged from %s on may not have reached its disk; streams written in that window: %s",
+			f.Message = fmt.Sprintf("%s stopped uncleanly after %s with sync_interval %s (%s): writes acknowledged from %s on may not have reached its disk; streams whose blocks hold messages written in that window: %s",
 				e.Server, e.Stop.UTC().Format(time.RFC3339), e.Sync.Interval, e.Sync.Source, e.Stop.Add(-e.Sync.Interval).UTC().Format(time.RFC3339), strings.Join(names, "; "))
 			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
 			for _, s := range e.Streams {

@@ -221,8 +221,8 @@ func TestDurabilityExposureModel(t *testing.T) {
 		{Account: "APP", Name: "COLD", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/COLD", LastSeq: 9, Blocks: old}}},
 	}
 	m.Timeline = []report.TimelineEvent{
-		{Time: stop, Server: "a", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
-		{Time: stop, Server: "b", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
+		{Time: stop, Server: "a", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
+		{Time: stop, Server: "b", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 	}
 	m.Exposures = exposures(m)
 	fs := runCheck(checkDurabilityExposure, m)
