@@ -126,7 +126,8 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	}
 	defer c.Kill()
 	for _, s := range c.Servers {
-		s.Extra = fmt.Sprintf("server_tags: [\"node:%s\"]", s.Name)
+		// Debug logging shows the silent removals ("JetStream removing stream").
+		s.Debug, s.Extra = true, fmt.Sprintf("server_tags: [\"node:%s\"]", s.Name)
 	}
 	if err := c.Start(ctx); err != nil {
 		return err
