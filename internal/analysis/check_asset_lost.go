@@ -270,7 +270,11 @@ func (a *lostAsset) finding(m *Model) report.Finding {
 			f.Bytes = report.Ptr(a.Bytes)
 		}
 	}
-	f.Message = fmt.Sprintf("%s existed on %s%s and is in no store of the bundle, with no API delete recorded; removed by %s", what, strings.Join(a.Holders, ", "), size, a.Cause)
+	last := ""
+	if n := len(a.Seen); n > 0 && !a.Seen[n-1].time.IsZero() {
+		last = fmt.Sprintf(", last seen %s (%s)", a.Seen[n-1].time.UTC().Format(time.RFC3339), a.Seen[n-1].text)
+	}
+	f.Message = fmt.Sprintf("%s existed on %s%s%s and is in no store of the bundle, with no API delete recorded; removed by %s", what, strings.Join(a.Holders, ", "), size, last, a.Cause)
 	for _, s := range a.Seen {
 		f.Evidence = append(f.Evidence, "seen: "+s.text)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
@@ -239,4 +240,46 @@ func TestDurabilityExposureModel(t *testing.T) {
 	if f.Severity != "" && f.Severity != report.Warning {
 		t.Errorf("severity %s", f.Severity)
 	}
+}
+
+// TestSyncSettingRead: the sync interval a real server ran with (30 s in
+// the metasnap scenarios) is read from its captured /varz or /jsz, and,
+// in a bundle holding only a copy of its config file and log, from the
+// config found by its content.
+func TestSyncSettingRead(t *testing.T) {
+	src := filepath.Join(bundlesDir, "metasnap-v2.15.2", "bundle")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	m := loadDir(t, src)
+	s := m.server("ms-0")
+	if s == nil || s.Sync == nil || s.Sync.Interval != 30*time.Second || !strings.Contains(s.Sync.Source, "/varz") && !strings.Contains(s.Sync.Source, "/jsz") {
+		t.Fatalf("ms-0 sync from the captures: %+v", s)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"conf/ms-0.conf", "ms-0.log"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Named like neither a config nor a log: found by content.
+		if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(f, "/", "-")+".txt"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m = loadDir(t, dir)
+	s = m.server("ms-0")
+	if s == nil || s.Sync == nil || s.Sync.Interval != 30*time.Second || s.Sync.Source != "config conf-ms-0.conf.txt" {
+		t.Fatalf("ms-0 sync from the config: %+v", s)
+	}
+}
+
+func loadDir(t *testing.T, dir string) *Model {
+	t.Helper()
+	b, err := bundle.Open(dir, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	return Load(b)
 }

@@ -128,6 +128,9 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	for _, s := range c.Servers {
 		// Debug logging shows the silent removals ("JetStream removing stream").
 		s.Debug, s.Extra = true, fmt.Sprintf("server_tags: [\"node:%s\"]", s.Name)
+		// A sync interval other than the default, so that the bundled
+		// config files (conf/<name>.conf) say something /varz also says.
+		s.JetStreamExtra = "sync_interval: \"30s\""
 	}
 	if err := c.Start(ctx); err != nil {
 		return err
@@ -248,7 +251,7 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	}
 	defer r.Kill()
 	for i, s := range r.Servers {
-		s.Debug, s.Extra = true, c.Servers[i].Extra
+		s.Debug, s.Extra, s.JetStreamExtra = true, c.Servers[i].Extra, c.Servers[i].JetStreamExtra
 		if err := copyTree(roots[s.Name], s.JSRoot()); err != nil {
 			return err
 		}
@@ -396,7 +399,13 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 			return err
 		}
 	}
-	b := &Bundle{Name: name, Version: version[1:], Layout: LayoutPerServer(), Servers: c.Servers, Captures: caps, StoreRoots: roots, Expect: x}
+	confs := map[string][]byte{}
+	for _, s := range c.Servers {
+		if confs["conf/"+s.Name+".conf"], err = os.ReadFile(s.ConfFile); err != nil {
+			return err
+		}
+	}
+	b := &Bundle{Name: name, Version: version[1:], Layout: LayoutPerServer(), Servers: c.Servers, Captures: caps, StoreRoots: roots, Extra: confs, Expect: x}
 	return b.Write(env.Scratch, env.Out)
 }
 
@@ -498,7 +507,7 @@ func metaSnapRemedy(ctx context.Context, env *Env, c *Cluster, roots map[string]
 	}
 	defer r.Kill()
 	for i, s := range r.Servers {
-		s.Extra = c.Servers[i].Extra
+		s.Extra, s.JetStreamExtra = c.Servers[i].Extra, c.Servers[i].JetStreamExtra
 		if err := copyTree(roots[s.Name], s.JSRoot()); err != nil {
 			return out, err
 		}
