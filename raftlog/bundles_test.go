@@ -191,15 +191,16 @@ func expectKeys(raw json.RawMessage) map[string]json.RawMessage {
 
 // strict reports whether the server's state should look healthy: bundles
 // whose scenario is not one that damages the raft or meta state on purpose
-// (phantom peers, orphans, an orphan cleanup run).
+// (phantom peers, orphans, renamed servers, an orphan cleanup run).
 func (sc *serverCase) strict() bool {
 	m := expectKeys(sc.expect)
 	_, phantom := m["phantom_peers"]
 	_, orphan := m["streams_b"]
+	_, renamed := m["renamed"]
 	// After an orphan cleanup (metasnap-v2.12.1-restarted) the meta state
 	// still assigns a stream no server holds.
 	_, cleaned := m["restarted_from"]
-	return !phantom && !orphan && !cleaned
+	return !phantom && !orphan && !renamed && !cleaned
 }
 
 // metaSnapFlip returns the byte and bit the scenario flipped in this

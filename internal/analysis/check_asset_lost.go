@@ -248,6 +248,11 @@ func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
 		as := srv.Meta.Streams[AssetKey{a.Account, a.Stream}]
 		switch {
 		case as != nil && srv.PeerID != "" && len(as.Peers) > 0 && !slices.Contains(as.Peers, srv.PeerID):
+			for _, p := range as.Peers {
+				if r, ok := f.Former[p]; ok && r.New == h {
+					return fmt.Sprintf("a rename: %s ran as %s before (%s line %d), the stream's group still lists that old id %s, so as %s it is no member of the group and removed its copy at its first start (\"JetStream removing stream\", a debug line only)", h, r.Old, r.File, r.Line, p, h), nil
+				}
+			}
 			return fmt.Sprintf("%s is no member of the stream's group in its own meta state (peers %s): the server removed its copy (\"JetStream removing stream\", a debug line only)", h, strings.Join(namesFor(m, as.Peers), ", ")), nil
 		case as == nil && a.Consumer == "":
 			return fmt.Sprintf("the meta state of %s (%s) holds no assignment for it: a meta snapshot or state applied without it removed it", h, srv.Meta.Source), nil
@@ -287,6 +292,12 @@ func (a *lostAsset) finding(m *Model) report.Finding {
 	}
 	f.Remedy = "Nothing in the bundle's stores holds it any more, so nothing is left to destroy here; save what still may hold it before anything else changes: copy out any raft group folder of the stream ($SYS/_js_/S-…, its WAL can hold recent messages), the servers' logs, and any backup. " +
 		"Then recreate it with its config (from a backup, a captured /jsz with config, or a peer's meta.inf) and restore its messages from a backup (nats stream restore) or republish them from their source."
+	for _, g := range m.Groups {
+		if g.Kind == "stream" && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 && a.Consumer == "" {
+			f.Remedy += fmt.Sprintf(" The stream's raft group %s is still in the bundle: `jsforensics extract BUNDLE --stream '%s/%s' -o %s.jsonl` writes every message its WAL still holds, ready to republish.", g.Name, a.Account, a.Stream, a.Stream)
+			break
+		}
+	}
 	if a.Consumer != "" {
 		f.Remedy = "Nothing in the bundle's stores holds the consumer any more; recreate it with its config and a start sequence after the last acknowledged one its clients know (nats consumer add)."
 	}

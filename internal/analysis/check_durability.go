@@ -76,6 +76,7 @@ var checkDurabilityExposure = Check{
 	},
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
+		covered := map[AssetKey]bool{}
 		for _, e := range p.Model.Exposures {
 			if e.Sync.Always || len(e.Streams) == 0 {
 				continue
@@ -97,9 +98,40 @@ var checkDurabilityExposure = Check{
 			f.Remedy = "Nothing here needs removing; do not rebuild or peer-remove a replica to \"repair\" it, which deletes the copy that may hold the most. First save every replica's stream folder (cp -a). Compare the replicas (replica-gap) and the publishers' acknowledgements with what the stores hold; an R1 stream or a tail lost on every replica can only be republished from its source. " +
 				"To narrow the window: a shorter sync_interval in the jetstream block, or sync_interval: always (every write fsynced, slower), and servers of one stream in different failure domains."
 			out = append(out, f)
+			for _, s := range e.Streams {
+				covered[AssetKey{s.Account, s.Stream}] = true
+			}
+		}
+		// A tail lost on every replica without an unclean stop in the logs
+		// (the logs may not reach the power loss): said on its own.
+		for _, st := range p.Model.Streams {
+			if covered[AssetKey{st.Account, st.Name}] {
+				continue
+			}
+			if line := sameTailLost(p.Model, ExposedStream{Account: st.Account, Stream: st.Name}); line != "" {
+				out = append(out, report.Finding{Account: st.Account, Stream: st.Name, Message: line,
+					Evidence: []string{"no unclean stop of these servers is in the logs of the bundle; the sync interval bounds what an unflushed power loss costs: " + syncSummary(p.Model)},
+					Remedy:   "Nothing here needs removing; do not rebuild or peer-remove a replica, which deletes what it holds. First save every replica's stream folder and the stream's raft group folder (cp -a): its WAL may still hold the lost tail, which `jsforensics extract` writes out for republishing. Compare with the publishers' acknowledgements (acked-lost)."})
+			}
 		}
 		return out
 	},
+}
+
+// syncSummary lists the servers' sync settings as the bundle gives them.
+func syncSummary(m *Model) string {
+	var parts []string
+	for _, s := range m.Servers {
+		switch {
+		case s.Sync == nil:
+			parts = append(parts, s.Name+": not in the bundle (default 2m0s)")
+		case s.Sync.Always:
+			parts = append(parts, s.Name+": sync_always")
+		default:
+			parts = append(parts, fmt.Sprintf("%s: %s (%s)", s.Name, s.Sync.Interval, s.Sync.Source))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sameTailLost says, for a replicated stream, when every stored replica
@@ -113,7 +145,8 @@ func sameTailLost(m *Model, es ExposedStream) string {
 		}
 		last := st.Copies[0].LastSeq
 		for _, c := range st.Copies {
-			if c.LastSeq != last {
+			// An encrypted copy read without its key holds nothing known.
+			if c.LastSeq != last || c.Encrypted {
 				return ""
 			}
 		}

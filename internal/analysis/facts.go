@@ -28,6 +28,10 @@ type Facts struct {
 	// LostAssets are the streams and consumers that existed and are in no
 	// store now, with no API delete recorded (asset-lost, meta-split).
 	LostAssets []*lostAsset
+	// Former maps renamed servers' old ids to the rename (formerIDs);
+	// Departed holds the ids of servers gone but still peers (departedPeers).
+	Former   map[string]Rename
+	Departed map[string]bool
 
 	byName map[string]*Server
 	byID   map[string]*Server
@@ -45,6 +49,7 @@ func ComputeFacts(m *Model) *Facts {
 		}
 	}
 	f.KnownIDs = sortedKeys(m.IDs)
+	f.Former, f.Departed = formerIDs(m), departedPeers(m)
 	f.MetaSidesAll = metaViewsAll(m)
 	f.MetaSides = f.dropRemoved(f.MetaSidesAll)
 	kept := map[*metaSide]bool{}

@@ -240,6 +240,14 @@ func TestDurabilityExposureModel(t *testing.T) {
 	if f.Severity != "" && f.Severity != report.Warning {
 		t.Errorf("severity %s", f.Severity)
 	}
+	// Without the unclean stops the same lost tail is still said, once,
+	// for the stream.
+	m.Timeline = m.Timeline[:0]
+	m.Exposures = exposures(m)
+	fs = runCheck(checkDurabilityExposure, m)
+	if len(fs) != 1 || fs[0].Stream != "HOT" || fs[0].Server != "" || !strings.Contains(fs[0].Message, "same tail (61..70)") {
+		t.Errorf("without unclean stops: %+v", fs)
+	}
 }
 
 // TestSyncSettingRead: the sync interval a real server ran with (30 s in

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/capture"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -54,7 +56,7 @@ func (b *Bundle) inventory(lim Limits) error {
 	for _, p := range files {
 		b.sniffFile(p)
 	}
-	b.Problems = append(b.Problems, applyAuditManifests(readFileFS{b.FS}, b.Captures)...)
+	applyAuditManifests(b.manifests, b.Captures)
 	b.Stores, b.Logs, b.Captures, b.Problems = orEmpty(b.Stores), orEmpty(b.Logs), orEmpty(b.Captures), orEmpty(b.Problems)
 	b.name()
 	sort.Slice(b.Stores, func(i, j int) bool { return b.Stores[i].Dir < b.Stores[j].Dir })
@@ -68,10 +70,6 @@ func (b *Bundle) inventory(lim Limits) error {
 	})
 	return nil
 }
-
-type readFileFS struct{ fs.FS }
-
-func (r readFileFS) ReadFile(p string) ([]byte, error) { return fs.ReadFile(r.FS, p) }
 
 func (b *Bundle) problem(p, format string, args ...any) {
 	b.Problems = append(b.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
@@ -113,6 +111,10 @@ func (b *Bundle) sniffFile(p string) {
 		b.Logs = append(b.Logs, lg)
 		return
 	}
+	if !compressed && acklog.Sniff(head) {
+		b.AckLogs = append(b.AckLogs, p) // walked in order: sorted
+		return
+	}
 	if compressed || !looksJSON(head) {
 		return
 	}
@@ -125,9 +127,14 @@ func (b *Bundle) sniffFile(p string) {
 		b.problem(p, "unreadable: %v", err)
 		return
 	}
-	if c, ok := classifyCapture(data); ok {
-		c.Path = p
+	if c, ix, ok := classifyCapture(p, data); ok {
 		b.Captures = append(b.Captures, c)
+		if ix != nil {
+			if b.manifests == nil {
+				b.manifests = map[string]capture.AuditIndex{}
+			}
+			b.manifests[p] = ix
+		}
 	}
 }
 
@@ -224,7 +231,7 @@ func (b *Bundle) name() {
 // itself a store root.
 func (b *Bundle) outerName() string {
 	p := filepath.ToSlash(b.Root)
-	if b.tmp != "" {
+	if b.Archive != "" {
 		p = filepath.ToSlash(filepath.Base(b.Path))
 	}
 	parts := strings.Split(strings.Trim(p, "/"), "/")

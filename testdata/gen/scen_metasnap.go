@@ -185,6 +185,7 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	// a snapshot of index 4 without payload was left): start and stop
 	// again until every server holds a snapshot with a payload.
 	var caps map[string]*Capture
+	withWAL, emptyWAL := "", ""
 	for try := 1; ; try++ {
 		if try > 1 {
 			if err := c.Start(ctx); err != nil {
@@ -199,25 +200,51 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 			return err
 		}
 		ok := true
+		withWAL, emptyWAL = "", ""
 		for _, s := range c.Servers {
 			if _, err := metaSnapshotPayload(s.JSRoot()); err != nil {
 				logf("stop %d: %s: %v", try, s.Name, err)
 				ok = false
 			}
+			n := metaWALBytes(s.JSRoot())
+			logf("stop %d: %s: meta WAL %d bytes", try, s.Name, n)
+			switch {
+			case n > tombstoneOnly && withWAL == "":
+				withWAL = s.Name
+			case n <= tombstoneOnly && (emptyWAL == "" || s.Name == x.MetaLeaderAtStop):
+				emptyWAL = s.Name
+			}
 		}
-		if ok {
+		// On v2.12.1 what a damaged server does depends on whether its
+		// meta WAL holds entries after the snapshot (the LeaderTransfer
+		// the leader writes at the stop reaches followers before or after
+		// their own snapshot): stop again until one server's WAL holds
+		// more than a compaction tombstone and another's nothing else, so
+		// both paths are seen.
+		if ok && (withWAL != "" && emptyWAL != "" || version != "v2.12.1") {
 			x.StopCycles = try
 			break
 		}
-		if try == 3 {
-			return fmt.Errorf("no meta snapshot with a payload after %d stops", try)
+		if try == 6 {
+			return fmt.Errorf("no meta snapshot with a payload and a follower meta WAL after %d stops", try)
 		}
 	}
 
-	// Damage copies of two stores: the meta leader at the stop and the
-	// next member by name (which two hold meta WAL entries after their
-	// snapshot is what the restart shows; the analyzer reads it from disk).
-	damaged := map[string]bool{x.MetaLeaderAtStop: true}
+	// Damage copies of two stores: one whose meta WAL holds more than a
+	// tombstone and one whose WAL holds nothing else (the meta leader at
+	// the stop where it is such); on v2.15.2, the meta leader and the next
+	// by name. What each holds after its snapshot is what the restart
+	// shows; the analyzer reads it from disk.
+	damaged := map[string]bool{}
+	pick := []string{x.MetaLeaderAtStop}
+	if version == "v2.12.1" {
+		pick = []string{withWAL, emptyWAL}
+	}
+	for _, n := range pick {
+		if n != "" && len(damaged) < 2 {
+			damaged[n] = true
+		}
+	}
 	for _, n := range names {
 		if len(damaged) == 2 {
 			break
@@ -595,4 +622,21 @@ func metaSnapRemedy(ctx context.Context, env *Env, c *Cluster, roots map[string]
 	}
 	logf("remedy: leader %s recovered %v streams %v", out.MetaLeader, out.Recovered, out.Streams)
 	return out, nil
+}
+
+// tombstoneOnly is the size of a meta WAL block that holds one compaction
+// tombstone and nothing else (seen in every v2.12.1 and v2.15.2 store
+// compacted to its snapshot: msgs/N.blk of 30 bytes).
+const tombstoneOnly = 30
+
+// metaWALBytes is the size of the _meta_ WAL's message blocks.
+func metaWALBytes(root string) int64 {
+	var n int64
+	blks, _ := filepath.Glob(filepath.Join(metaDir(root), "msgs", "*.blk"))
+	for _, b := range blks {
+		if fi, err := os.Stat(b); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
