@@ -141,20 +141,7 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 		return err
 	}
 	mk := func(cfg jetstream.StreamConfig, msgs int) (jetstream.Stream, error) {
-		var st jetstream.Stream
-		if err := retry(ctx, "create "+cfg.Name, func(ctx context.Context) error {
-			var err error
-			st, err = js.CreateOrUpdateStream(ctx, cfg)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		for i := 0; i < msgs; i++ {
-			if _, err := publish(ctx, js, fmt.Sprintf("%s.m.%d", cfg.Name, i%3), payload(cfg.Name, i, 60), nil); err != nil {
-				return nil, err
-			}
-		}
-		return st, nil
+		return createFilled(ctx, js, cfg, msgs, 60)
 	}
 	orders, err := mk(jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"ORDERS.>"}, Replicas: 3}, 20)
 	if err != nil {
@@ -316,13 +303,8 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	// first meta leader (or from the start when none appears).
 	start := time.Now()
 	_ = waitFor(ctx, 30*time.Second, "a meta leader", func() (bool, error) { return r.MetaLeader(ctx) != "", nil })
-	leaderAt := time.Now()
-	for time.Since(leaderAt) < 45*time.Second {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	if err := pause(ctx, 45*time.Second); err != nil {
+		return err
 	}
 	x.Waited = int(time.Since(start).Seconds())
 	for _, s := range r.Servers {
@@ -558,10 +540,8 @@ func metaSnapRemedy(ctx context.Context, env *Env, c *Cluster, roots map[string]
 	}
 	out.MetaLeader = r.MetaLeader(ctx)
 	// Past the orphan check (30 s after meta recovery), then quiet.
-	select {
-	case <-ctx.Done():
-		return out, ctx.Err()
-	case <-time.After(40 * time.Second):
+	if err := pause(ctx, 40*time.Second); err != nil {
+		return out, err
 	}
 	if err := r.WaitQuiet(ctx, 90*time.Second); err != nil {
 		return out, err

@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -86,21 +85,7 @@ func orphan(ctx context.Context, env *Env, version string) error {
 	}
 	x := OrphanExpect{StreamsA: map[string]int{}, StreamsB: map[string]int{}, ConsumersB: []string{}}
 	mk := func(js jetstream.JetStream, sname string, replicas, msgs int) (jetstream.Stream, error) {
-		var st jetstream.Stream
-		err := retry(ctx, "create "+sname, func(ctx context.Context) error {
-			var err error
-			st, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: sname, Subjects: []string{sname + ".>"}, Replicas: replicas})
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; i < msgs; i++ {
-			if _, err := publish(ctx, js, fmt.Sprintf("%s.m.%d", sname, i%4), payload(sname, i, 80), nil); err != nil {
-				return nil, err
-			}
-		}
-		return st, nil
+		return createFilled(ctx, js, jetstream.StreamConfig{Name: sname, Subjects: []string{sname + ".>"}, Replicas: replicas}, msgs, 80)
 	}
 	nc, js, err := connect(c.Servers...)
 	if err != nil {
@@ -212,12 +197,8 @@ func orphan(ctx context.Context, env *Env, version string) error {
 	}
 	leaderAt := time.Now()
 	// checkForOrphans is armed 30 s after meta recovery completes; wait 45 s.
-	for time.Since(leaderAt) < 45*time.Second {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	if err := pause(ctx, 45*time.Second); err != nil {
+		return err
 	}
 	x.WaitedAfterLeaderSecond = int(time.Since(leaderAt).Seconds())
 	x.StreamsAfter = map[string][]string{}
