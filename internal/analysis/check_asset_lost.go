@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -302,14 +301,4 @@ func (a *lostAsset) finding(m *Model) report.Finding {
 		f.Remedy = "Nothing in the bundle's stores holds the consumer any more; recreate it with its config and a start sequence after the last acknowledged one its clients know (nats consumer add)."
 	}
 	return f
-}
-
-// metaRemoval records an API delete the meta WAL holds.
-func (l *loader) metaRemoval(srv *Server, op *raftlog.Op, idx uint64, file string) {
-	switch {
-	case op.Code == raftlog.OpRemoveStream && op.Stream != nil:
-		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.Name, Account: op.Stream.Account(), Stream: op.Stream.Config.Name, Index: idx, File: file})
-	case op.Code == raftlog.OpRemoveConsumer && op.Consumer != nil:
-		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.Name, Account: op.Consumer.Account(), Stream: op.Consumer.Stream, Consumer: op.Consumer.Name, Index: idx, File: file})
-	}
 }
