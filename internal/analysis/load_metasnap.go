@@ -207,7 +207,7 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 		old = "if it runs 2.14 or older (its version is not in the bundle), nats-server"
 	}
 	if srv.Meta.AfterSnapshot > 0 {
-		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only the %d meta WAL entries after it, and counts itself current", old, srv.Meta.AfterSnapshot), ""
+		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
 	}
 	leader := p.Facts.highestMetaTerm(p.Model)
 	if leader == nil {
