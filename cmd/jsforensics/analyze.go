@@ -10,6 +10,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/html"
 	"github.com/jsforensics/jsforensics/report/xlsx"
 )
 
@@ -34,7 +35,7 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 			return o.run(args[0], stdout, stderr)
 		},
 	}
-	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json, markdown, xlsx")
+	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json, markdown, xlsx, html")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
 	return c
 }
@@ -50,8 +51,10 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 		write = report.WriteMarkdown
 	case "xlsx":
 		write = xlsx.Write
+	case "html":
+		write = html.Write
 	default:
-		return fmt.Errorf("unknown --format %q (text, json, markdown, xlsx)", o.format)
+		return fmt.Errorf("unknown --format %q (text, json, markdown, xlsx, html)", o.format)
 	}
 	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version})
 	if err != nil {

@@ -1,0 +1,222 @@
+// Package html renders a report as one self-contained HTML page: the
+// summary, the findings with evidence and remedies, an SVG timeline with one
+// lane per server, and a replica map per stream. The page loads nothing (no
+// network, no script, no external asset), escapes all text through
+// html/template, and draws at most a bounded number of SVG elements however
+// long the timeline: dense events are drawn as counted aggregates.
+//
+// DOM hooks, for tests and for anyone scripting the page:
+//   - svg#timeline g.lane[data-server=NAME]: one lane per server;
+//   - #timeline [data-finding=I]: the marker of r.Findings[I] (I indexes the
+//     report's findings as in the JSON); lanes carry ticks [data-finding-tick=I];
+//   - article#finding-I[data-finding-card=I]: the finding's card;
+//   - section.stream[data-stream="ACCOUNT > NAME"] g.replica[data-server=NAME],
+//     with rect[data-finding=I] for a gap or divergence range.
+//
+// It imports report only, no parser.
+package html
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+//go:embed page.tmpl
+var files embed.FS
+
+var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
+	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"add": func(a, b float64) float64 {
+		return a + b
+	},
+	"sub": func(a, b float64) float64 {
+		return a - b
+	},
+}).ParseFS(files, "page.tmpl"))
+
+// timeFormat is how the page prints a moment.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// maxExcerpt bounds the timeline lines shown under one finding; the JSON
+// keeps all of its refs.
+const maxExcerpt = 12
+
+type pageView struct {
+	Report         *report.Report
+	Critical       int
+	Warning        int
+	Info           int
+	Worst          string
+	Servers        []report.Server
+	Timeline       timelineView
+	Legend         []string
+	Findings       []findingCard
+	Streams        []streamView
+	StreamsOmitted int
+}
+
+// findingCard is one finding as shown in the findings list.
+type findingCard struct {
+	Index    int
+	F        report.Finding
+	Where    []string
+	Facts    []string
+	Ranges   string
+	Excerpt  []excerptLine
+	Omitted  int
+	MarkedAt float64
+}
+
+type excerptLine struct {
+	Time, Server, Kind, Text, Where string
+}
+
+// Write renders r as one HTML page.
+func Write(w io.Writer, r *report.Report) error {
+	counts := r.CountBySeverity()
+	v := pageView{Report: r, Critical: counts[report.Critical], Warning: counts[report.Warning], Info: counts[report.Info],
+		Servers: r.Servers, Legend: markOrder}
+	switch {
+	case v.Critical > 0:
+		v.Worst = "critical"
+	case v.Warning > 0:
+		v.Worst = "warning"
+	default:
+		v.Worst = "ok"
+	}
+	cards := make([]findingCard, len(r.Findings))
+	for i, f := range r.Findings {
+		cards[i] = newCard(r, i, f)
+	}
+	v.Timeline = buildTimeline(r, cards)
+	// Cards in the order of the other renderers: by severity, then code.
+	sorted := report.SortedFindings(r.Findings)
+	byIdentity := map[string][]int{}
+	for i := range r.Findings {
+		k := cardKey(r.Findings[i])
+		byIdentity[k] = append(byIdentity[k], i)
+	}
+	for _, f := range sorted {
+		k := cardKey(f)
+		i := byIdentity[k][0]
+		byIdentity[k] = byIdentity[k][1:]
+		v.Findings = append(v.Findings, cards[i])
+	}
+	v.Streams, v.StreamsOmitted = buildStreams(r)
+	return page.Execute(w, v)
+}
+
+// cardKey identifies a finding well enough to find it again after sorting;
+// equal keys are taken in their original order, as the sort is stable.
+func cardKey(f report.Finding) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s", f.Severity, f.Code, f.Server, f.File, f.Message)
+}
+
+func newCard(r *report.Report, i int, f report.Finding) findingCard {
+	c := findingCard{Index: i, F: f, MarkedAt: -1}
+	if f.Server != "" {
+		c.Where = append(c.Where, "server "+f.Server)
+	}
+	if f.Group != "" {
+		c.Where = append(c.Where, "group "+f.Group)
+	}
+	if f.Peer != "" {
+		c.Where = append(c.Where, "peer "+f.Peer)
+	}
+	if f.Stream != "" {
+		s := "stream " + f.Account + " > " + f.Stream
+		if f.Consumer != "" {
+			s += " > " + f.Consumer
+		}
+		c.Where = append(c.Where, s)
+	}
+	if f.File != "" {
+		s := f.File
+		if f.Offset != nil {
+			s += fmt.Sprintf(" @%d", *f.Offset)
+		}
+		if f.Seq != 0 {
+			s += fmt.Sprintf(" seq %d", f.Seq)
+		}
+		c.Where = append(c.Where, s)
+	}
+	if o := f.LikelyOrigin; o != nil {
+		c.Facts = append(c.Facts, fmt.Sprintf("likely a corrupted copy of %s (%s), %d bit(s) away", o.Peer, o.Server, o.Bits))
+	}
+	if f.ClusterSize > 0 {
+		s := fmt.Sprintf("cluster size %d, quorum %d", f.ClusterSize, f.Quorum)
+		if f.Reachable != nil {
+			s += fmt.Sprintf(", %d reachable", *f.Reachable)
+		}
+		c.Facts = append(c.Facts, s)
+	}
+	if len(f.Missing) > 0 {
+		c.Facts = append(c.Facts, "missing: "+strings.Join(f.Missing, ", "))
+	}
+	if len(f.Servers) > 0 {
+		c.Facts = append(c.Facts, "servers: "+strings.Join(f.Servers, ", "))
+	}
+	if f.Messages != nil || f.Bytes != nil {
+		var parts []string
+		if f.Messages != nil {
+			parts = append(parts, fmt.Sprintf("%d messages", *f.Messages))
+		}
+		if f.Bytes != nil {
+			parts = append(parts, fmt.Sprintf("%d bytes", *f.Bytes))
+		}
+		c.Facts = append(c.Facts, "at stake: "+strings.Join(parts, ", "))
+	}
+	if f.Since != nil {
+		c.Facts = append(c.Facts, "since "+f.Since.UTC().Format(timeFormat))
+	}
+	for _, sv := range f.Views {
+		s := fmt.Sprintf("view of %s: cluster size %d, peers %s", strings.Join(sv.Servers, ", "), sv.ClusterSize, strings.Join(sv.Peers, " "))
+		if sv.Leader != "" {
+			s += fmt.Sprintf(", leader %s in term %d", sv.Leader, sv.Term)
+		}
+		c.Facts = append(c.Facts, s)
+	}
+	var rs []string
+	for _, rg := range f.Ranges {
+		if rg.First == rg.Last {
+			rs = append(rs, fmt.Sprint(rg.First))
+		} else {
+			rs = append(rs, fmt.Sprintf("%d-%d", rg.First, rg.Last))
+		}
+	}
+	c.Ranges = strings.Join(rs, ", ")
+
+	refs := f.TimelineRefs
+	if len(refs) > maxExcerpt {
+		c.Omitted = len(refs) - maxExcerpt
+		refs = refs[len(refs)-maxExcerpt:]
+	}
+	for _, ref := range refs {
+		if ref < 0 || ref >= len(r.Timeline) {
+			continue
+		}
+		e := r.Timeline[ref]
+		where := e.File
+		if e.Line > 0 {
+			where += fmt.Sprintf(":%d", e.Line)
+		}
+		c.Excerpt = append(c.Excerpt, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Text, 240), Where: where})
+	}
+	return c
+}
+
+// clip shortens s to n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
