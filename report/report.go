@@ -40,9 +40,23 @@ type Report struct {
 	Streams     []Stream        `json:"streams"`
 	Timeline    []TimelineEvent `json:"timeline"`
 	Findings    []Finding       `json:"findings"`
+	// Checks says, per registered check, whether it judged the bundle:
+	// passed, failed (with how many findings), skipped (and why), or not-run
+	// (the check broke). Added field.
+	Checks []CheckOutcome `json:"checks,omitempty"`
 	// Notes are statements about the analysis itself (a server whose name could
 	// not be established, a check that could not run). Added field.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// CheckOutcome is what one check made of the bundle.
+type CheckOutcome struct {
+	Code     string `json:"code"`
+	Outcome  string `json:"outcome"` // passed, failed, skipped, not-run
+	Reason   string `json:"reason,omitempty"`
+	Findings int    `json:"findings,omitempty"`
+	// Skipped lists the parts of the bundle the check could not judge.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Server is one server found in the bundle, by any source.

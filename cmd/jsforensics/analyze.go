@@ -19,6 +19,9 @@ func init() { topCommands = append(topCommands, newAnalyzeCmd) }
 type analyzeOptions struct {
 	format string
 	output string
+	set    map[string]string // check settings, "code.key" -> value
+	only   []string
+	skip   []string
 }
 
 func newAnalyzeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -37,6 +40,9 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 	}
 	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json, markdown, xlsx, html")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
+	c.Flags().StringToStringVar(&o.set, "set", nil, "override a check's threshold, code.key=value (jsforensics checks lists them)")
+	c.Flags().StringSliceVar(&o.only, "only", nil, "run only these checks (codes, comma-separated)")
+	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
 	return c
 }
 
@@ -56,7 +62,11 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("unknown --format %q (text, json, markdown, xlsx, html)", o.format)
 	}
-	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version})
+	settings, err := parseSettings(o.set)
+	if err != nil {
+		return err
+	}
+	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -17,26 +18,69 @@ import (
 type Options struct {
 	ToolVersion string
 	Limits      bundle.Limits
+	// Settings override checks' thresholds, by "code.key" (see Check.Settings).
+	Settings map[string]float64
+	// Only, when set, runs just these checks; Skip leaves these out. Codes
+	// are validated against the registered checks.
+	Only, Skip []string
+}
+
+// SelectChecks returns the registered checks that only and skip leave,
+// in registration order; an unknown code is an error.
+func SelectChecks(only, skip []string) ([]Check, error) {
+	known := map[string]bool{}
+	for _, c := range Checks {
+		known[c.Code] = true
+	}
+	for _, code := range append(append([]string(nil), only...), skip...) {
+		if !known[code] {
+			return nil, fmt.Errorf("no check %q (jsforensics checks lists them)", code)
+		}
+	}
+	var out []Check
+	for _, c := range Checks {
+		if (len(only) == 0 || slices.Contains(only, c.Code)) && !slices.Contains(skip, c.Code) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CheckSettings validates settings against the registered checks.
+func CheckSettings(settings map[string]float64) error {
+	for k := range settings {
+		if _, ok := defaultSettings[k]; !ok {
+			return fmt.Errorf("no check setting %q (jsforensics checks lists them)", k)
+		}
+	}
+	return nil
 }
 
 // Run opens the bundle at path read-only, analyzes it and returns the report.
 // Problems inside the bundle become findings or notes; an error means the
 // bundle could not be read at all.
 func Run(path string, opts Options) (*report.Report, error) {
+	if err := CheckSettings(opts.Settings); err != nil {
+		return nil, err
+	}
+	checks, err := SelectChecks(opts.Only, opts.Skip)
+	if err != nil {
+		return nil, err
+	}
 	b, err := bundle.Open(path, opts.Limits)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
 	m := Load(b)
-	rep := Build(m, Checks)
+	rep := Build(m, checks, opts.Settings)
 	rep.ToolVersion = opts.ToolVersion
 	rep.Bundle = path
 	return rep, nil
 }
 
 // Build runs checks over m and assembles the report.
-func Build(m *Model, checks []Check) *report.Report {
+func Build(m *Model, checks []Check, settings map[string]float64) *report.Report {
 	rep := &report.Report{Schema: report.Schema, Bundle: m.Bundle}
 	for _, s := range m.Servers {
 		srv := report.Server{Name: s.Name, PeerID: s.PeerID, Cluster: s.Cluster, Version: s.Version, NameSource: s.NameSource}
@@ -59,14 +103,15 @@ func Build(m *Model, checks []Check) *report.Report {
 		rep.Streams = append(rep.Streams, rs)
 	}
 	rep.Timeline = m.Timeline
-	findings, notes := runChecks(m, checks)
+	findings, outcomes := runChecks(m, checks, settings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(m.Timeline, findings[i])
 		}
 	}
 	rep.Findings = findings
-	rep.Notes = append(append([]string(nil), m.Notes...), notes...)
+	rep.Checks = outcomes
+	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
 	return rep
 }

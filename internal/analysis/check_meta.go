@@ -16,11 +16,8 @@ type metaSide struct {
 	ids     map[string]bool // peer ids of the view
 }
 
-// metaViews picks, per server, its freshest view of _meta_ (a live capture
+// metaViewsAll picks, per server, its freshest view of _meta_ (a live capture
 // over the store's files) and groups identical ones.
-func metaViews(m *Model) []*metaSide { return dropRemoved(m, metaViewsAll(m)) }
-
-// metaViewsAll is metaViews before removed servers are left out.
 func metaViewsAll(m *Model) []*metaSide {
 	var meta *Group
 	for _, g := range m.Groups {
@@ -87,7 +84,7 @@ func metaViewsAll(m *Model) []*metaSide {
 // server that is no peer of the prevailing view, and whose own (older) view
 // holds every prevailing peer, kept the peer set it had when it was removed.
 // That is no split: the group went on without it.
-func dropRemoved(m *Model, sides []*metaSide) []*metaSide {
+func (f *Facts) dropRemoved(sides []*metaSide) []*metaSide {
 	if len(sides) < 2 {
 		return sides
 	}
@@ -107,7 +104,7 @@ func dropRemoved(m *Model, sides []*metaSide) []*metaSide {
 		}
 		member := false
 		for _, srv := range s.servers {
-			if sv := m.server(srv); sv != nil && prev.ids[sv.PeerID] {
+			if sv := f.Server(srv); sv != nil && prev.ids[sv.PeerID] {
 				member = true
 			}
 		}
@@ -122,25 +119,6 @@ func dropRemoved(m *Model, sides []*metaSide) []*metaSide {
 		}
 		out = append(out, s)
 	}
-	return out
-}
-
-// removedServers lists the servers whose meta view dropRemoved leaves out.
-func removedServers(m *Model) []string {
-	var all, kept []*metaSide
-	all = metaViewsAll(m)
-	kept = dropRemoved(m, all)
-	in := map[*metaSide]bool{}
-	for _, s := range kept {
-		in[s] = true
-	}
-	var out []string
-	for _, s := range all {
-		if !in[s] {
-			out = append(out, s.servers...)
-		}
-	}
-	sort.Strings(out)
 	return out
 }
 
@@ -207,9 +185,16 @@ var checkMetaSplit = Check{
 	Code:        "meta-split",
 	Severity:    report.Critical,
 	Description: "servers disagree on the meta group, or two meta groups were founded apart and met",
-	Run: func(m *Model) []report.Finding {
+	Skip: func(p *Pass) string {
+		if len(p.Facts.MetaSidesAll) == 0 && len(p.Model.MetaFoundings) == 0 {
+			return "no server's view of the meta group and no meta group founding is in the bundle"
+		}
+		return ""
+	},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
-		sides := metaViews(m)
+		sides := p.Facts.MetaSides
 		if len(sides) > 1 {
 			f := report.Finding{Group: "_meta_"}
 			var desc []string
@@ -223,7 +208,7 @@ var checkMetaSplit = Check{
 			f.Remedy = metaSplitRemedy(m, sides)
 			out = append(out, f)
 		}
-		for _, pair := range foundingSplits(m) {
+		for _, pair := range p.Facts.FoundingSplits {
 			a, b := pair[0], pair[1]
 			f := report.Finding{Group: "_meta_",
 				Message: fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s; when they meet the higher term wins and the other side's streams are dropped without a warning",
@@ -280,12 +265,20 @@ var checkMetaNoLeader = Check{
 	Code:        "meta-no-leader",
 	Severity:    report.Critical,
 	Description: "logs or captured JSON show the meta group without a leader, persistently",
-	Run: func(m *Model) []report.Finding {
+	Settings:    []Setting{noLeaderPersist},
+	Skip: func(p *Pass) string {
+		if len(p.Model.MetaLeaderStates) == 0 {
+			return "no log line or capture says who leads the meta group"
+		}
+		return ""
+	},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var servers []string
 		var since *time.Time
 		var evidence []string
 		var refs []int
-		for _, srv := range stuckServers(m) {
+		for _, srv := range stuckServers(m, time.Duration(p.Setting(noLeaderPersist.Key)*float64(time.Second))) {
 			servers = append(servers, srv.server)
 			if !srv.since.IsZero() && (since == nil || srv.since.Before(*since)) {
 				t := srv.since
@@ -313,7 +306,8 @@ var checkMetaNoLeader = Check{
 // noLeaderPersist is how long a no-leader state must last to count: a healthy
 // cluster's first seconds log "no meta leader" too, and elections settle in
 // well under this.
-const noLeaderPersist = 30 * time.Second
+var noLeaderPersist = Setting{Key: "persist", Default: 30, Unit: "seconds",
+	Description: "how long logs must show the meta group leaderless before it counts (a capture showing it counts at once)"}
 
 type stuckServer struct {
 	server   string
@@ -323,8 +317,8 @@ type stuckServer struct {
 }
 
 // stuckServers finds servers whose last known meta-leader state is "none"
-// and stayed so for noLeaderPersist, or whose capture shows no leader.
-func stuckServers(m *Model) []stuckServer {
+// and stayed so for persist, or whose capture shows no leader.
+func stuckServers(m *Model, persist time.Duration) []stuckServer {
 	by := map[string][]MetaLeaderState{}
 	for _, s := range m.MetaLeaderStates {
 		by[s.Server] = append(by[s.Server], s)
@@ -362,7 +356,7 @@ func stuckServers(m *Model) []stuckServer {
 			}
 		}
 		span := last.Time.Sub(first.Time)
-		if !captured && span < noLeaderPersist {
+		if !captured && span < persist {
 			continue
 		}
 		if st.since.IsZero() {

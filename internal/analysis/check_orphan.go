@@ -14,12 +14,26 @@ var checkOrphanRisk = Check{
 	Code:        "orphan-risk",
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
-	Run: func(m *Model) []report.Finding {
+	Skip: func(p *Pass) string {
+		for _, st := range p.Model.Streams {
+			if len(st.Copies) > 0 {
+				return ""
+			}
+		}
+		return "no stream copy is stored in the bundle"
+	},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
+		noMeta := map[string]bool{}
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
-				srv := m.server(c.Server)
+				srv := p.Facts.Server(c.Server)
 				if srv == nil || srv.Meta == nil {
+					if !noMeta[c.Server] {
+						noMeta[c.Server] = true
+						p.Skipf("%s: its store holds no readable meta state, so what its meta recovery keeps cannot be told", c.Server)
+					}
 					continue
 				}
 				out = append(out, orphanFindings(m, srv, srv.Meta, st, c, "")...)
@@ -27,10 +41,10 @@ var checkOrphanRisk = Check{
 		}
 		// Where two meta lineages meet, the higher term's state replaces the
 		// other on every server: judge each copy against the winner too.
-		if win := splitWinner(m); win != nil {
+		if win := p.Facts.SplitWinner; win != nil {
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
-					srv := m.server(c.Server)
+					srv := p.Facts.Server(c.Server)
 					if srv == nil || srv.Meta == win.Meta {
 						continue
 					}
@@ -120,31 +134,6 @@ func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) string {
 		srv.Name, c.Path, st.Name)
 }
 
-// splitWinner returns, when servers hold different meta views, the server
-// whose meta state carries the highest term (the one that survives a merge).
-func splitWinner(m *Model) *Server {
-	if len(metaViews(m)) < 2 && len(foundingSplits(m)) == 0 {
-		return nil
-	}
-	var best *Server
-	var bestTerm uint64
-	for _, g := range m.Groups {
-		if g.Kind != "meta" {
-			continue
-		}
-		for _, v := range g.Views {
-			s := m.server(v.Server)
-			if s == nil || s.Meta == nil {
-				continue
-			}
-			if best == nil || v.Term > bestTerm {
-				best, bestTerm = s, v.Term
-			}
-		}
-	}
-	return best
-}
-
 func dedupeFindings(in []report.Finding) []report.Finding {
 	seen := map[string]bool{}
 	var out []report.Finding
@@ -161,13 +150,16 @@ func dedupeFindings(in []report.Finding) []report.Finding {
 
 // unsafeWindow is how close two removals must be to count as one burst: a
 // group needs a few heartbeats (1 s each) and an election (4-9 s) to settle.
-const unsafeWindow = 30 * time.Second
+var unsafeWindow = Setting{Key: "window", Default: 30, Unit: "seconds",
+	Description: "removals closer than this count as one burst"}
 
 var checkUnsafeMembershipChange = Check{
 	Code:        "unsafe-membership-change",
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
-	Run: func(m *Model) []report.Finding {
+	Settings:    []Setting{unsafeWindow},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, g := range m.Groups {
 			removals := removalsOf(g)
@@ -191,14 +183,14 @@ var checkUnsafeMembershipChange = Check{
 				burst = nil
 			}
 			for _, e := range removals {
-				if len(burst) > 0 && !within(burst[len(burst)-1], e, unsafeWindow) {
+				if len(burst) > 0 && !within(burst[len(burst)-1], e, time.Duration(p.Setting(unsafeWindow.Key)*float64(time.Second))) {
 					flush()
 				}
 				burst = append(burst, e)
 			}
 			flush()
 		}
-		return append(out, replacedMajorities(m)...)
+		return append(out, replacedMajorities(p)...)
 	},
 }
 
@@ -207,9 +199,10 @@ var checkUnsafeMembershipChange = Check{
 // peer set of which the current assignment keeps fewer than a majority, the
 // group was moved onto new, empty peers faster than they could catch up: the
 // new majority can elect a leader that never held the data.
-func replacedMajorities(m *Model) []report.Finding {
+func replacedMajorities(p *Pass) []report.Finding {
+	m := p.Model
 	removed := map[string]bool{}
-	for _, s := range removedServers(m) {
+	for _, s := range p.Facts.Removed {
 		removed[s] = true
 	}
 	type holding struct {

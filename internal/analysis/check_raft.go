@@ -10,10 +10,24 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// maxNearBits is how many flipped bits still make an unknown id a corrupt
-// copy of a known one. Two unrelated ids differ in about 24 of their 64 bits,
-// so 3 leaves a wide margin.
-const maxNearBits = 3
+// nearBitsSetting is how many flipped bits still make an unknown id a
+// corrupt copy of a known one. Two unrelated ids differ in about 24 of their
+// 64 bits, so 3 leaves a wide margin.
+var nearBitsSetting = Setting{Key: "max_bits", Default: 3, Unit: "bits",
+	Description: "an unknown peer id this many bits or fewer from a known server's id is a corrupted copy of it"}
+
+// maxNearBits is the peer-id-corrupt threshold as this pass sets it.
+func maxNearBits(p *Pass) int { return int(p.SettingOf("peer-id-corrupt", nearBitsSetting.Key)) }
+
+// noGroupViews skips the raft checks on a bundle with no view of any group.
+func noGroupViews(p *Pass) string {
+	for _, g := range p.Model.Groups {
+		if len(g.Views) > 0 {
+			return ""
+		}
+	}
+	return "no raft group is seen in the bundle (no peers.idx, raftz, jsz or varz view)"
+}
 
 // peerSighting is every place one peer id of one group was seen.
 type peerSighting struct {
@@ -53,11 +67,10 @@ func unknownPeers(m *Model) []peerSighting {
 }
 
 // nearestKnown returns the known id closest to id, its server and distance.
-func nearestKnown(m *Model, id string) (peer, server string, bits int, ok bool) {
-	known := sortedKeys(m.IDs)
-	peer, bits, ok = raftlog.NearestPeer(id, known)
+func nearestKnown(p *Pass, id string) (peer, server string, bits int, ok bool) {
+	peer, bits, ok = raftlog.NearestPeer(id, p.Facts.KnownIDs)
 	if ok {
-		server = m.IDs[peer]
+		server = p.Model.IDs[peer]
 	}
 	return
 }
@@ -66,12 +79,15 @@ var checkPeerIDCorrupt = Check{
 	Code:        "peer-id-corrupt",
 	Severity:    report.Critical,
 	Description: "a raft peer set holds an id no server can have, or a few bit flips from a known server's id",
-	Run: func(m *Model) []report.Finding {
+	Settings:    []Setting{nearBitsSetting},
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
-		for _, s := range unknownPeers(m) {
-			near, srv, bits, ok := nearestKnown(m, s.peer)
+		for _, s := range p.Facts.UnknownPeers {
+			near, srv, bits, ok := nearestKnown(p, s.peer)
 			valid := raftlog.ValidPeerID(s.peer)
-			if valid && (!ok || bits > maxNearBits) {
+			if valid && (!ok || bits > maxNearBits(p)) {
 				continue // peer-unknown's business
 			}
 			f := report.Finding{
@@ -80,7 +96,7 @@ var checkPeerIDCorrupt = Check{
 				Evidence: append([]string{fmt.Sprintf("listed by %s", strings.Join(s.sources, ", "))},
 					peerIDEvidence(s.peer, valid)...),
 			}
-			if ok && bits <= maxNearBits*2 {
+			if ok && bits <= maxNearBits(p)*2 {
 				f.LikelyOrigin = &report.Origin{Peer: near, Server: srv, Bits: bits}
 				f.Message = fmt.Sprintf("raft group %s lists peer %q, %d bit(s) away from %s (%s): a corrupted copy of that server's id", s.group, s.peer, bits, near, srv)
 			}
@@ -102,11 +118,12 @@ var checkPeerUnknown = Check{
 	Code:        "peer-unknown",
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
-		for _, s := range unknownPeers(m) {
-			_, _, bits, ok := nearestKnown(m, s.peer)
-			if !raftlog.ValidPeerID(s.peer) || (ok && bits <= maxNearBits) {
+		for _, s := range p.Facts.UnknownPeers {
+			_, _, bits, ok := nearestKnown(p, s.peer)
+			if !raftlog.ValidPeerID(s.peer) || (ok && bits <= maxNearBits(p)) {
 				continue
 			}
 			out = append(out, report.Finding{
@@ -131,7 +148,9 @@ var checkQuorumUnreachable = Check{
 	Code:        "quorum-unreachable",
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, g := range m.Groups {
 			done := map[string]bool{}
@@ -145,11 +164,11 @@ var checkQuorumUnreachable = Check{
 				quorum := v.ClusterSize/2 + 1
 				var missing []string
 				reachable := 0
-				for _, p := range v.Peers {
-					if m.exists(p) {
+				for _, id := range v.Peers {
+					if p.Facts.Exists(id) {
 						reachable++
 					} else {
-						missing = append(missing, p)
+						missing = append(missing, id)
 					}
 				}
 				if reachable >= quorum {
@@ -167,7 +186,7 @@ var checkQuorumUnreachable = Check{
 					Message: fmt.Sprintf("raft group %s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, v.ClusterSize, quorum, reachable),
 					Evidence: []string{
 						"view held by " + strings.Join(holders, ", "),
-						fmt.Sprintf("peers that exist: %s", strings.Join(existing(m, v.Peers), " ")),
+						fmt.Sprintf("peers that exist: %s", strings.Join(existing(p.Facts, v.Peers), " ")),
 						fmt.Sprintf("peers no present or live server holds: %s", strings.Join(missing, " ")),
 					},
 					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
@@ -179,11 +198,11 @@ var checkQuorumUnreachable = Check{
 	},
 }
 
-func existing(m *Model, peers []string) []string {
+func existing(f *Facts, peers []string) []string {
 	var out []string
 	for _, p := range peers {
-		if m.exists(p) {
-			out = append(out, p+"="+m.serverByID(p).Name)
+		if f.Exists(p) {
+			out = append(out, p+"="+f.ServerByID(p).Name)
 		}
 	}
 	sort.Strings(out)

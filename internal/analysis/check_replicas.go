@@ -17,7 +17,9 @@ var checkReplicaDivergence = Check{
 	Code:        "replica-divergence",
 	Severity:    report.Critical,
 	Description: "replicas hold different content under the same sequence",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noReplicas,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
 			copies := withDigests(st)
@@ -85,7 +87,9 @@ var checkReplicaGap = Check{
 	Code:        "replica-gap",
 	Severity:    report.Critical,
 	Description: "a replica lacks sequences that another replica of the same stream holds and no deletion explains",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noReplicas,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
 			var copies []*StreamCopy
@@ -192,4 +196,14 @@ func dedupe(in []uint64) []uint64 {
 		}
 	}
 	return out
+}
+
+// noReplicas skips the replica checks where no stream has two copies.
+func noReplicas(p *Pass) string {
+	for _, st := range p.Model.Streams {
+		if len(st.Copies) > 1 {
+			return ""
+		}
+	}
+	return "no stream has copies on two servers in the bundle"
 }

@@ -10,7 +10,9 @@ var checkStoreCorrupt = Check{
 	Code:        "store-corrupt",
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noStores,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		// An encrypted store makes every file unreadable without its key:
 		// one finding per server says so, not one per file.
@@ -80,7 +82,9 @@ var checkIndexMismatch = Check{
 	Code:        "index-mismatch",
 	Severity:    report.Warning,
 	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
-	Run: func(m *Model) []report.Finding {
+	Skip:        noStores,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
 		var out []report.Finding
 		for _, x := range m.IndexMismatches {
 			f := report.Finding{
@@ -96,4 +100,14 @@ var checkIndexMismatch = Check{
 		}
 		return out
 	},
+}
+
+// noStores skips the store checks on a bundle that holds no store.
+func noStores(p *Pass) string {
+	for _, s := range p.Model.Servers {
+		if s.StoreDir != "" {
+			return ""
+		}
+	}
+	return "the bundle holds no server's store"
 }

@@ -44,9 +44,9 @@ func byCode(fs []report.Finding, code string) []report.Finding {
 
 func TestIncidentPeerIDCorrupt(t *testing.T) {
 	m := incidentModel()
-	fs, notes := runChecks(m, Checks)
-	if len(notes) > 0 {
-		t.Fatalf("notes: %v", notes)
+	fs, outcomes := runChecks(m, Checks, nil)
+	if broke := notRun(outcomes); len(broke) > 0 {
+		t.Fatalf("checks not run: %v", broke)
 	}
 	got := map[string]string{}
 	for _, f := range byCode(fs, "peer-id-corrupt") {
@@ -77,7 +77,7 @@ func TestIncidentPeerIDCorrupt(t *testing.T) {
 }
 
 func TestIncidentQuorumUnreachable(t *testing.T) {
-	fs, _ := runChecks(incidentModel(), Checks)
+	fs, _ := runChecks(incidentModel(), Checks, nil)
 	q := byCode(fs, "quorum-unreachable")
 	if len(q) != 1 {
 		t.Fatalf("%d quorum-unreachable findings, want 1: %+v", len(q), q)
@@ -100,7 +100,7 @@ func TestQuorumRemedyRescueOn215(t *testing.T) {
 	for _, s := range m.Servers {
 		s.Version = "2.15.2"
 	}
-	q := byCode(checkQuorumUnreachable.Run(m), "")
+	q := byCode(runCheck(checkQuorumUnreachable, m), "")
 	if len(q) != 1 || !strings.Contains(q[0].Remedy, "$JS.API.META.RESCUE") {
 		t.Fatalf("want a rescue remedy on 2.15: %+v", q)
 	}
@@ -125,7 +125,7 @@ func TestPeerRemoveCommandQuotes(t *testing.T) {
 func TestPeerUnknownFarID(t *testing.T) {
 	m := incidentModel()
 	m.Groups[0].Views = []View{{GroupView: report.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", raftlog.PeerID("nats-9")}, Source: "peers.idx"}}}
-	fs, _ := runChecks(m, Checks)
+	fs, _ := runChecks(m, Checks, nil)
 	if n := len(byCode(fs, "peer-unknown")); n != 1 {
 		t.Errorf("%d peer-unknown, want 1", n)
 	}
@@ -143,9 +143,9 @@ func TestHealthyModelNoFindings(t *testing.T) {
 		m.Groups[0].Views[i].ClusterSize = 5
 		m.Groups[0].Views[i].Peers = []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW"}
 	}
-	fs, notes := runChecks(m, Checks)
-	if len(fs) != 0 || len(notes) != 0 {
-		t.Errorf("healthy model gave %+v %v", fs, notes)
+	fs, outcomes := runChecks(m, Checks, nil)
+	if broke := notRun(outcomes); len(fs) != 0 || len(broke) != 0 {
+		t.Errorf("healthy model gave %+v, not run: %v", fs, broke)
 	}
 }
 
@@ -167,7 +167,7 @@ func TestMetaSplitViews(t *testing.T) {
 		g.Views = append(g.Views, v)
 	}
 	m.Groups = []*Group{g}
-	fs := checkMetaSplit.Run(m)
+	fs := runCheck(checkMetaSplit, m)
 	if len(fs) != 1 || len(fs[0].Views) != 2 {
 		t.Fatalf("want one split with two views: %+v", fs)
 	}
@@ -187,12 +187,12 @@ func TestMetaSplitFoundedApart(t *testing.T) {
 	for i, n := range []string{"new-0", "new-1", "new-2"} {
 		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: n, Leader: "new-2", Source: "log"})
 	}
-	if fs := checkMetaSplit.Run(m); len(fs) != 1 {
+	if fs := runCheck(checkMetaSplit, m); len(fs) != 1 {
 		t.Fatalf("want one founded-apart split: %+v", fs)
 	}
 	// One founding, seen by all: nothing.
 	m.MetaFoundings = m.MetaFoundings[:3]
-	if fs := checkMetaSplit.Run(m); len(fs) != 0 {
+	if fs := runCheck(checkMetaSplit, m); len(fs) != 0 {
 		t.Fatalf("single founding flagged: %+v", fs)
 	}
 }
@@ -208,11 +208,11 @@ func TestMetaNoLeaderNeedsPersistence(t *testing.T) {
 		{Time: t0.Add(time.Minute), Server: "b", Leader: "", Source: "log", Timeline: -1},
 		{Time: t0.Add(time.Minute + time.Second), Server: "b", Leader: "", Source: "log", Timeline: -1},
 	}
-	if fs := checkMetaNoLeader.Run(m); len(fs) != 0 {
+	if fs := runCheck(checkMetaNoLeader, m); len(fs) != 0 {
 		t.Fatalf("flagged a healthy election: %+v", fs)
 	}
 	m.MetaLeaderStates = append(m.MetaLeaderStates, MetaLeaderState{Time: t0.Add(5 * time.Minute), Server: "b", Leader: "", Source: "log", Timeline: 3})
-	fs := checkMetaNoLeader.Run(m)
+	fs := runCheck(checkMetaNoLeader, m)
 	if len(fs) != 1 || len(fs[0].Servers) != 1 || fs[0].Servers[0] != "b" || !fs[0].Since.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("want b stuck since t0+1m: %+v", fs)
 	}
@@ -232,7 +232,7 @@ func TestOrphanRisk(t *testing.T) {
 		{Account: "$G", Name: "LOST", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/LOST", Messages: 7, Bytes: 700, Replicas: 1}}},
 		{Account: "$G", Name: "OTHER", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/OTHER", Messages: 1, Replicas: 1}}},
 	}
-	fs := checkOrphanRisk.Run(m)
+	fs := runCheck(checkOrphanRisk, m)
 	got := map[string]report.Finding{}
 	for _, f := range fs {
 		got[f.Stream+"/"+f.Consumer] = f
@@ -261,15 +261,19 @@ func TestUnsafeMembershipChange(t *testing.T) {
 		{Time: at(2 * time.Second), Event: "remove-peer", Peer: "b", Source: "wal"},
 		{Time: at(time.Hour), Event: "remove-peer", Peer: "c", Source: "wal"},
 	}}
-	fs := checkUnsafeMembershipChange.Run(&Model{Groups: []*Group{g}})
+	fs := runCheck(checkUnsafeMembershipChange, &Model{Groups: []*Group{g}})
 	if len(fs) != 1 || len(fs[0].Events) != 2 {
 		t.Fatalf("want one burst of two removals: %+v", fs)
 	}
 }
 
 func TestPanickingCheckIsReportedNotRun(t *testing.T) {
-	boom := Check{Code: "boom", Severity: report.Info, Run: func(*Model) []report.Finding { panic("x") }}
-	fs, notes := runChecks(incidentModel(), []Check{boom, checkQuorumUnreachable})
+	boom := Check{Code: "boom", Severity: report.Info, Run: func(*Pass) []report.Finding { panic("x") }}
+	fs, outcomes := runChecks(incidentModel(), []Check{boom, checkQuorumUnreachable}, nil)
+	notes := outcomeNotes(outcomes)
+	if len(outcomes) != 2 || outcomes[0].Outcome != OutcomeNotRun || outcomes[1].Outcome != OutcomeFailed {
+		t.Errorf("outcomes %+v", outcomes)
+	}
 	if len(fs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "check boom not run") {
 		t.Fatalf("fs %v notes %v", fs, notes)
 	}
@@ -324,14 +328,14 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	st := &Stream{Account: "$G", Name: "S", Copies: []*StreamCopy{a, b, c}, AssignedTo: []string{"a", "b", "c"}}
 	m := &Model{Streams: []*Stream{st}}
 
-	div := checkReplicaDivergence.Run(m)
+	div := runCheck(checkReplicaDivergence, m)
 	if len(div) != 1 || len(div[0].Ranges) != 1 || div[0].Ranges[0] != (report.Range{First: 3, Last: 4}) || div[0].Seq != 3 {
 		t.Fatalf("divergence: %+v", div)
 	}
 	if !strings.Contains(div[0].Evidence[0], "a,b | c") {
 		t.Errorf("sides: %v", div[0].Evidence)
 	}
-	gap := checkReplicaGap.Run(m)
+	gap := runCheck(checkReplicaGap, m)
 	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
 		t.Fatalf("gap: %+v", gap)
 	}
@@ -339,12 +343,12 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	// a removed server's copy is not a current replica.
 	c.Digests = digests(1, 6, 0)
 	c.LastSeq = 6
-	if gap := checkReplicaGap.Run(m); len(gap) != 0 {
+	if gap := runCheck(checkReplicaGap, m); len(gap) != 0 {
 		t.Errorf("lagging replica reported as gap: %+v", gap)
 	}
 	st.AssignedTo = []string{"a", "b"}
 	delete(a.Digests, 5)
-	if gap := checkReplicaGap.Run(m); len(gap) != 1 || gap[0].Server != "a" {
+	if gap := runCheck(checkReplicaGap, m); len(gap) != 1 || gap[0].Server != "a" {
 		t.Errorf("gap among current replicas: %+v", gap)
 	}
 }
@@ -366,7 +370,7 @@ func TestReplacedMajority(t *testing.T) {
 		s.Meta = &MetaState{Streams: map[AssetKey]*Assignment{{"APP", "R"}: {Account: "APP", Stream: "R", Group: "S-R3F-x", Peers: peers}}}
 	}
 	m := &Model{Servers: servers, IDs: ids}
-	fs := checkUnsafeMembershipChange.Run(m)
+	fs := runCheck(checkUnsafeMembershipChange, m)
 	if len(fs) != 1 || fs[0].Stream != "R" || len(fs[0].Events) != 2 {
 		t.Fatalf("%+v", fs)
 	}
@@ -376,7 +380,68 @@ func TestReplacedMajority(t *testing.T) {
 			s.Meta.Streams[AssetKey{"APP", "R"}].Peers = []string{raftlog.PeerID("n2"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
 		}
 	}
-	if fs := checkUnsafeMembershipChange.Run(m); len(fs) != 0 {
+	if fs := runCheck(checkUnsafeMembershipChange, m); len(fs) != 0 {
 		t.Fatalf("one replaced of three flagged: %+v", fs)
+	}
+}
+
+func notRun(outcomes []report.CheckOutcome) []report.CheckOutcome {
+	var out []report.CheckOutcome
+	for _, o := range outcomes {
+		if o.Outcome == OutcomeNotRun {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// TestSkippedChecksSayWhy: a bundle of logs only gives no store, replica or
+// orphan verdict; those checks say they were skipped and why, and are not
+// counted as passed.
+func TestSkippedChecksSayWhy(t *testing.T) {
+	m := &Model{IDs: map[string]string{}, MetaLeaderStates: []MetaLeaderState{{Server: "a", Leader: "b", Timeline: -1}}}
+	_, outcomes := runChecks(m, Checks, nil)
+	by := map[string]report.CheckOutcome{}
+	for _, o := range outcomes {
+		by[o.Code] = o
+	}
+	for _, code := range []string{"store-corrupt", "index-mismatch", "orphan-risk", "replica-gap", "replica-divergence", "peer-id-corrupt", "quorum-unreachable"} {
+		if o := by[code]; o.Outcome != OutcomeSkipped || o.Reason == "" {
+			t.Errorf("%s: %+v, want skipped with a reason", code, o)
+		}
+	}
+	if o := by["meta-no-leader"]; o.Outcome != OutcomePassed {
+		t.Errorf("meta-no-leader: %+v, want passed (a leader is logged)", o)
+	}
+}
+
+// TestOrphanRiskSkipsServerWithoutMeta: a server whose copy cannot be judged
+// (no readable meta state) is named in the outcome, not passed over.
+func TestOrphanRiskSkipsServerWithoutMeta(t *testing.T) {
+	m := &Model{IDs: map[string]string{},
+		Servers: []*Server{{Name: "n1", StoreDir: "s1"}},
+		Streams: []*Stream{{Account: "A", Name: "S", Copies: []*StreamCopy{{Server: "n1"}}}}}
+	_, outcomes := runChecks(m, []Check{checkOrphanRisk}, nil)
+	if len(outcomes) != 1 || outcomes[0].Outcome != OutcomePassed || len(outcomes[0].Skipped) != 1 || !strings.Contains(outcomes[0].Skipped[0], "n1") {
+		t.Fatalf("outcomes %+v", outcomes)
+	}
+}
+
+// TestSettingsOverrideThresholds: a check's threshold is a setting; an
+// override changes the verdict, an unknown key is refused.
+func TestSettingsOverrideThresholds(t *testing.T) {
+	at := func(d time.Duration) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(d) }
+	m := &Model{IDs: map[string]string{}, MetaLeaderStates: []MetaLeaderState{
+		{Time: at(0), Server: "a", Source: "log", Timeline: -1},
+		{Time: at(20 * time.Second), Server: "a", Source: "log", Timeline: -1},
+	}}
+	if fs, _ := runChecks(m, []Check{checkMetaNoLeader}, nil); len(fs) != 0 {
+		t.Fatalf("20 s leaderless is under the 30 s default: %+v", fs)
+	}
+	if fs, _ := runChecks(m, []Check{checkMetaNoLeader}, map[string]float64{"meta-no-leader.persist": 10}); len(fs) != 1 {
+		t.Fatalf("with persist=10 s, 20 s leaderless counts: %+v", fs)
+	}
+	if err := CheckSettings(map[string]float64{"meta-no-leader.nope": 1}); err == nil {
+		t.Fatal("unknown setting accepted")
 	}
 }

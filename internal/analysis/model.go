@@ -177,13 +177,6 @@ func (m *Model) serverByID(id string) *Server {
 	return nil
 }
 
-// exists says whether a peer id belongs to a server present in the bundle or
-// seen alive.
-func (m *Model) exists(id string) bool {
-	s := m.serverByID(id)
-	return s != nil && (s.StoreDir != "" || s.Alive)
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jsforensics/jsforensics/internal/analysis"
+)
+
+func init() { topCommands = append(topCommands, newChecksCmd) }
+
+// newChecksCmd lists the registered checks, as natscli's `audit checks` does:
+// code, usual severity, what raises it, and its settings with defaults.
+func newChecksCmd(stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checks",
+		Short: "List the checks analyze runs: codes, severities, what raises each, settings",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "CODE\tSEVERITY\tRAISED WHEN")
+			for _, c := range analysis.Checks {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Code, c.Severity, c.Description)
+				for _, s := range c.Settings {
+					fmt.Fprintf(tw, "\t\t  --set %s.%s=%s (%s): %s\n", c.Code, s.Key, strconv.FormatFloat(s.Default, 'f', -1, 64), s.Unit, s.Description)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// parseSettings turns --set code.key=value pairs into numbers; which keys
+// exist is analysis' to say.
+func parseSettings(in map[string]string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for k, v := range in {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return nil, fmt.Errorf("--set %s=%s: not a number", k, v)
+		}
+		out[k] = f
+	}
+	if err := analysis.CheckSettings(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
