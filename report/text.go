@@ -141,6 +141,16 @@ func SortedFindings(in []Finding) []Finding {
 
 // findingWhere is the short "where" of a finding for a heading line.
 func findingWhere(f Finding) string {
+	parts := FindingPlaces(f)
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  [" + strings.Join(parts, ", ") + "]"
+}
+
+// FindingPlaces names where a finding is, for every renderer: server,
+// group, peer, stream (and consumer), file (with offset and sequence).
+func FindingPlaces(f Finding) []string {
 	var parts []string
 	if f.Server != "" {
 		parts = append(parts, "server "+f.Server)
@@ -168,10 +178,7 @@ func findingWhere(f Finding) string {
 		}
 		parts = append(parts, s)
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "  [" + strings.Join(parts, ", ") + "]"
+	return parts
 }
 
 func indentLines(s, indent string) string {

@@ -118,33 +118,7 @@ func cardKey(f report.Finding) string {
 }
 
 func newCard(r *report.Report, i int, f report.Finding) findingCard {
-	c := findingCard{Index: i, F: f, MarkedAt: -1}
-	if f.Server != "" {
-		c.Where = append(c.Where, "server "+f.Server)
-	}
-	if f.Group != "" {
-		c.Where = append(c.Where, "group "+f.Group)
-	}
-	if f.Peer != "" {
-		c.Where = append(c.Where, "peer "+f.Peer)
-	}
-	if f.Stream != "" {
-		s := "stream " + f.Account + " > " + f.Stream
-		if f.Consumer != "" {
-			s += " > " + f.Consumer
-		}
-		c.Where = append(c.Where, s)
-	}
-	if f.File != "" {
-		s := f.File
-		if f.Offset != nil {
-			s += fmt.Sprintf(" @%d", *f.Offset)
-		}
-		if f.Seq != 0 {
-			s += fmt.Sprintf(" seq %d", f.Seq)
-		}
-		c.Where = append(c.Where, s)
-	}
+	c := findingCard{Index: i, F: f, MarkedAt: -1, Where: report.FindingPlaces(f)}
 	if o := f.LikelyOrigin; o != nil {
 		c.Facts = append(c.Facts, fmt.Sprintf("likely a corrupted copy of %s (%s), %d bit(s) away", o.Peer, o.Server, o.Bits))
 	}
