@@ -3,6 +3,7 @@ package html
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -82,7 +83,7 @@ func buildStreams(r *report.Report) (views []streamView, omitted int) {
 func buildStream(r *report.Report, st report.Stream, key string, findings []int) streamView {
 	v := streamView{Key: key, Account: st.Account, Name: st.Name, Replicas: st.Replicas, Findings: findings}
 	if len(st.AssignedTo) > 0 {
-		v.AssignedTo = fmt.Sprint(st.AssignedTo)
+		v.AssignedTo = strings.Join(st.AssignedTo, ", ")
 	}
 	copies := append(append([]report.OnDisk(nil), st.OnDisk...), st.Captured...)
 	var lo, hi uint64

@@ -92,6 +92,9 @@ type findingMark struct {
 	Severity string
 	SpanX    float64 // start of the span of the events behind the finding
 	Title    string
+	Label    string // the code, where it fits beside the marker
+	LabelX   float64
+	Anchor   string // "start" (right of the marker) or "end" (left)
 }
 
 type laneView struct {
@@ -620,6 +623,7 @@ func placeFindings(r *report.Report, sc timeScale, dated bool, cards []findingCa
 			tv.Lanes[li].Ticks = append(tv.Lanes[li].Ticks, findingTick{Index: p.idx, X: onLane[li], Severity: string(f.Severity)})
 		}
 	}
+	labelFindings(tv.FindingMarks, r.Findings)
 	sort.SliceStable(tv.FindingMarks, func(a, b int) bool { return tv.FindingMarks[a].Index < tv.FindingMarks[b].Index })
 	if cards != nil {
 		for _, m := range tv.FindingMarks {
@@ -665,4 +669,37 @@ func timeTicks(sc timeScale) []tick {
 		out = append(out, tick{X: sc.x(t), Label: t.Format(layout)})
 	}
 	return out
+}
+
+// labelFindings writes each marker's code beside it, right if the row has
+// room before the next marker, else left, else not at all.
+func labelFindings(marks []findingMark, findings []report.Finding) {
+	rows := map[float64][]int{}
+	for i, m := range marks {
+		rows[m.Y] = append(rows[m.Y], i)
+	}
+	for _, idx := range rows {
+		sort.Slice(idx, func(a, b int) bool { return marks[idx[a]].X < marks[idx[b]].X })
+		for k, i := range idx {
+			m := &marks[i]
+			label := findings[m.Index].Code
+			need := float64(len(label))*5.6 + 12
+			right, left := plotRight+undatedWidth-m.X, m.X-plotLeft
+			if k+1 < len(idx) {
+				right = marks[idx[k+1]].X - m.X
+			}
+			if k > 0 {
+				left = m.X - marks[idx[k-1]].X
+				if marks[idx[k-1]].Anchor == "start" {
+					left -= float64(len(marks[idx[k-1]].Label))*5.6 + 12
+				}
+			}
+			switch {
+			case right >= need:
+				m.Label, m.LabelX, m.Anchor = label, m.X+8, "start"
+			case left >= need:
+				m.Label, m.LabelX, m.Anchor = label, m.X-8, "end"
+			}
+		}
+	}
 }
