@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -374,5 +375,30 @@ func TestHTMLBoundsDenseTimeline(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `data-period="churn"`) {
 		t.Error("50,000 leader flips drew no churn period")
+	}
+}
+
+// TestHTMLSameFromSavedJSON renders a report, saves it as JSON, reads it
+// back and renders again: the page depends on nothing the JSON drops (a
+// time's zone or monotonic reading, map order), so a saved report renders
+// the same page.
+func TestHTMLSameFromSavedJSON(t *testing.T) {
+	for _, name := range []string{"v2.10.22-incident-phantom-peers", "membership-v2.12.1", "v2.15.2-supercluster-split"} {
+		rep, direct := renderHTML(t, filepath.Join(bundles, name, "bundle"))
+		var js bytes.Buffer
+		if err := report.WriteJSON(&js, rep); err != nil {
+			t.Fatal(err)
+		}
+		var saved report.Report
+		if err := json.Unmarshal(js.Bytes(), &saved); err != nil {
+			t.Fatal(err)
+		}
+		var again bytes.Buffer
+		if err := html.Write(&again, &saved); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(direct, again.Bytes()) {
+			t.Errorf("%s: the page from the saved JSON differs from the page from the analysis", name)
+		}
 	}
 }
