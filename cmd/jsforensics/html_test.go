@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -400,5 +402,58 @@ func TestHTMLSameFromSavedJSON(t *testing.T) {
 		if !bytes.Equal(direct, again.Bytes()) {
 			t.Errorf("%s: the page from the saved JSON differs from the page from the analysis", name)
 		}
+	}
+}
+
+// TestHTMLCutsQuietStretch moves the second half of a real timeline three
+// days on: the axis cuts the quiet days into a break instead of squeezing
+// both busy halves into its ends.
+func TestHTMLCutsQuietStretch(t *testing.T) {
+	rep, err := analysis.Run(filepath.Join(bundles, "v2.10.22-incident-phantom-peers/bundle"), analysis.Options{ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(rep.Timeline) / 2
+	cut := rep.Timeline[half].Time
+	later := func(tp *time.Time) {
+		if tp != nil && !tp.Before(cut) {
+			*tp = tp.Add(72 * time.Hour)
+		}
+	}
+	for i := range rep.Timeline {
+		later(&rep.Timeline[i].Time)
+	}
+	for gi := range rep.Groups {
+		for hi := range rep.Groups[gi].History {
+			later(rep.Groups[gi].History[hi].Time)
+		}
+	}
+	for fi := range rep.Findings {
+		later(rep.Findings[fi].Since)
+	}
+	var b bytes.Buffer
+	if err := html.Write(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), `class="brk" data-break="3d"`); n != 1 {
+		t.Errorf("%d breaks of 3d on the axis, want 1", n)
+	}
+	// Both halves keep their ticks: some before the break, some after.
+	ticks := regexp.MustCompile(`<text class="axis" x="([0-9.]+)" y="14"`).FindAllStringSubmatch(b.String(), -1)
+	brk := regexp.MustCompile(`class="brk" data-break="3d"><title>[^<]*</title><rect x="([0-9.]+)"`).FindStringSubmatch(b.String())
+	if brk == nil || len(ticks) < 4 {
+		t.Fatalf("no break or too few ticks (%d)", len(ticks))
+	}
+	bx, _ := strconv.ParseFloat(brk[1], 64)
+	before, after := 0, 0
+	for _, m := range ticks {
+		if x, _ := strconv.ParseFloat(m[1], 64); x < bx {
+			before++
+		} else {
+			after++
+		}
+	}
+	if before < 2 || after < 2 {
+		t.Errorf("ticks %d before and %d after the break: a busy half lost its width", before, after)
 	}
 }

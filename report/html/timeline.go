@@ -73,6 +73,7 @@ type timelineView struct {
 	Height       float64
 	Start, End   string
 	Ticks        []tick
+	Breaks       []axisBreak
 	FindingY     float64
 	FindingMarks []findingMark
 	LanesY       float64
@@ -136,55 +137,6 @@ type findingTick struct {
 	Severity string
 }
 
-// timeScale maps times to x over the span of everything dated in the report.
-type timeScale struct {
-	t0, t1 time.Time
-}
-
-func (s timeScale) x(t time.Time) float64 {
-	d := s.t1.Sub(s.t0)
-	if d <= 0 {
-		return plotLeft
-	}
-	return plotLeft + plotWidth*float64(t.Sub(s.t0))/float64(d)
-}
-
-func newTimeScale(r *report.Report) (timeScale, bool) {
-	var s timeScale
-	ok := false
-	see := func(t time.Time) {
-		if t.IsZero() {
-			return
-		}
-		if !ok || t.Before(s.t0) {
-			s.t0 = t
-		}
-		if !ok || t.After(s.t1) {
-			s.t1 = t
-		}
-		ok = true
-	}
-	for _, e := range r.Timeline {
-		see(e.Time)
-	}
-	for _, g := range r.Groups {
-		for _, h := range g.History {
-			if h.Time != nil {
-				see(*h.Time)
-			}
-		}
-	}
-	for _, f := range r.Findings {
-		if f.Since != nil {
-			see(*f.Since)
-		}
-	}
-	if ok && !s.t1.After(s.t0) {
-		s.t1 = s.t0.Add(time.Second)
-	}
-	return s, ok
-}
-
 // buildTimeline lays out one lane per server. Its cost is linear in the
 // timeline and its output bounded by the plot's width, not by the events.
 func buildTimeline(r *report.Report, cards []findingCard) timelineView {
@@ -196,7 +148,8 @@ func buildTimeline(r *report.Report, cards []findingCard) timelineView {
 	} else {
 		tv.Start = sc.t0.UTC().Format("2006-01-02 15:04:05.000 MST")
 		tv.End = sc.t1.UTC().Format("2006-01-02 15:04:05.000 MST")
-		tv.Ticks = timeTicks(sc)
+		tv.Ticks = sc.ticks()
+		tv.Breaks = sc.breaks()
 	}
 	laneOf := map[string]int{}
 	for i, name := range servers {
@@ -631,44 +584,6 @@ func placeFindings(r *report.Report, sc timeScale, dated bool, cards []findingCa
 		}
 	}
 	return rows
-}
-
-// timeTicks picks a round step giving five to ten ticks over the span.
-func timeTicks(sc timeScale) []tick {
-	span := sc.t1.Sub(sc.t0)
-	steps := []time.Duration{
-		time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
-		50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
-		time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
-		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-		time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
-	}
-	step := steps[len(steps)-1]
-	for _, s := range steps {
-		if span/s <= 10 {
-			step = s
-			break
-		}
-	}
-	for span/step > 10 {
-		step *= 2
-	}
-	layout := "15:04:05"
-	if step < time.Second {
-		layout = "15:04:05.000"
-	} else if step >= 24*time.Hour {
-		layout = "01-02"
-	} else if step >= time.Hour {
-		layout = "01-02 15:04"
-	}
-	var out []tick
-	for t := sc.t0.UTC().Truncate(step); !t.After(sc.t1); t = t.Add(step) {
-		if t.Before(sc.t0) {
-			continue
-		}
-		out = append(out, tick{X: sc.x(t), Label: t.Format(layout)})
-	}
-	return out
 }
 
 // labelFindings writes each marker's code beside it, right if the row has
