@@ -135,6 +135,9 @@ type OnDisk struct {
 	Source string `json:"source,omitempty"`
 	// Consumers found in the stream's obs/ folder. Added field.
 	Consumers []Consumer `json:"consumers,omitempty"`
+	// Unreadable are sequences whose record is on disk but fails its
+	// checksum: not in Messages (see the store-corrupt finding). Added field.
+	Unreadable []Range `json:"unreadable,omitempty"`
 }
 
 // Consumer is one consumer's stored state. Added type.

@@ -87,16 +87,40 @@ type BlockScan struct {
 	Erased       int
 	BadChecksums int
 	Torn         bool    // reading stopped at a torn tail
-	Stopped      int64   // offset where counting stopped (a bad record), -1 if never
+	Stopped      int64   // offset where framing was lost and reading stopped, -1 if never
 	GoodEnd      int64   // offset after the last record with sane framing
 	LastChecksum [8]byte // checksum of the last sane record
-	deleted      rangeSet
-	countEnd     int64 // records at or beyond this offset are not counted
+	// Bad lists the records whose checksum fails while their framing
+	// holds: reading goes on past them, they are not counted.
+	Bad []BadRecord
+	// RebuildLost is what nats-server drops from this block when it
+	// rebuilds it (index.db missing or stale): rebuildStateFromBufLocked
+	// truncates the block at its first bad record (all of v2.10.22,
+	// v2.12.1, v2.15.2; 2.15.2 leaves a compressed or encrypted file
+	// uncut but still stops counting there). RebuildLostMsgs of those
+	// sequences are intact messages read here.
+	RebuildLost     []SeqRange
+	RebuildLostMsgs uint64
+	deleted         rangeSet
+	bad             rangeSet // sequences of Bad records that continue the block
+	badBytes        uint64   // their record lengths
+	countEnd        int64    // records at or beyond this offset are not counted
+	stopErr         error    // the framing error at Stopped
+	firstBad        int64    // offset of the first Bad record, -1 if none
+	firstBadFrom    uint64   // the sequence after the last one read before it
 
 	// rls caches the length of every counted record (index seq-rlBase, 0 =
 	// none) so removals need no second read; dropped when over budget.
 	rls    []uint32
 	rlBase uint64
+}
+
+// BadRecord is a record whose framing holds but whose checksum fails. Seq
+// is what its header says, which the failed checksum does not vouch for.
+type BadRecord struct {
+	Offset int64
+	Seq    uint64
+	Len    int
 }
 
 // Mismatch is a difference between index.db and the blocks.
@@ -133,17 +157,25 @@ type StreamScan struct {
 	// the blocks, the check nats-server makes), the deletes only index.db
 	// knows (limit removals write no tombstone), then max_msgs/max_bytes.
 	State State
-	// BlocksOnly is the state from the blocks and their tombstones alone,
-	// what nats-server rebuilds when index.db is missing or stale.
+	// BlocksOnly is the state from the blocks and their tombstones alone:
+	// what nats-server rebuilds when index.db is missing or stale, less
+	// RebuildLost when a record fails its checksum.
 	BlocksOnly   State
 	IndexRemoved uint64       // messages the blocks hold that a current index.db marks deleted
 	Index        *StreamIndex // nil when index.db is missing or unreadable
 	Mismatches   []Mismatch
-	Lost         []SeqRange // sequences a damaged block no longer holds
-	LostUnknown  bool       // some block lost records whose sequences cannot be known
-	LimitRemoved uint64     // messages removed by applying max_msgs/max_bytes
-	Consumers    []ConsumerScan
-	Problems     []error // *binfmt.CorruptError, in file order
+	Lost         []SeqRange // sequences a block whose framing was lost no longer holds
+	// Unreadable are the sequences of records on disk whose checksum fails
+	// (framing intact): not counted in State, each is its own damage.
+	Unreadable []SeqRange
+	// RebuildLost is what the server would drop on rebuilding the damaged
+	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
+	RebuildLost     []SeqRange
+	RebuildLostMsgs uint64
+	LostUnknown     bool   // some block lost records whose sequences cannot be known
+	LimitRemoved    uint64 // messages removed by applying max_msgs/max_bytes
+	Consumers       []ConsumerScan
+	Problems        []error // *binfmt.CorruptError, in file order
 
 	rlLo    int // Blocks before rlLo have no record-length cache
 	rlTotal int // record lengths cached in Blocks[rlLo:]
@@ -172,6 +204,12 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	}
 	if s.Meta != nil {
 		s.checkMetaSum(fsys, path.Join(dir, "meta.inf"), path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
+			// meta.inf fails its checksum and names another stream than
+			// its folder (which nats-server names for the stream): the
+			// name may be what changed, and it keys every block checksum.
+			s.Name = base
+		}
 	}
 	for _, p := range []string{"__msgs__", "__new_msgs__"} {
 		if _, err := fs.Stat(fsys, path.Join(dir, p)); err == nil {
@@ -247,7 +285,7 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.problem(asCorrupt(inf, err))
 		} else {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrTruncated, "meta.inf missing"))
+			s.problem(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)})
 		}
 		return
 	}
@@ -267,7 +305,7 @@ func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
 	}
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
-		s.problem(binfmt.Errorf(sum, 0, binfmt.ErrTruncated, "meta.sum missing or unreadable: %v", err))
+		s.problem(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)})
 		return
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
@@ -412,9 +450,10 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 	return 0
 }
 
-// noteLost works out which sequences a block that stopped early lost: from
-// the last counted sequence up to what index.db says the block ended at, or
-// the next block's first sequence.
+// noteLost works out which sequences a block whose framing was lost no
+// longer holds: from the last sequence read up to what index.db says the
+// block ended at, or the next block's first sequence. The framing error and
+// its loss are one problem.
 func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	if bs.Stopped < 0 {
 		return
@@ -432,25 +471,62 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	if to == 0 && nextFirst > from {
 		to = nextFirst - 1
 	}
-	var e error
+	e := &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Err: fmt.Errorf("%w: block stops at offset %d", binfmt.ErrTruncated, bs.Stopped)}
+	var ce *binfmt.CorruptError
+	if errors.As(bs.stopErr, &ce) {
+		c := *ce // keeps what the reader said of the structure that failed
+		e = &c
+	}
+	e.Seq = from
 	switch {
 	case to >= from && to != 0:
 		r := SeqRange{from, to}
 		s.Lost = append(s.Lost, r)
-		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
-			Err: fmt.Errorf("%w: block stops at offset %d, sequences %s lost", binfmt.ErrTruncated, bs.Stopped, r)}
+		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, r)
 	case isLast && bs.Torn:
 		// A torn tail of the last block with nothing known after it: the
 		// lost record was never acknowledged as far as the files tell.
 		s.LostUnknown = true
-		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
-			Err: fmt.Errorf("%w: torn tail of the last block after seq %d; no record of what followed", binfmt.ErrTruncated, bs.LastSeq)}
+		e.Err = fmt.Errorf("%w; last block, after seq %d: no record of what followed", e.Err, bs.LastSeq)
 	default:
 		s.LostUnknown = true
-		e = &binfmt.CorruptError{File: bs.File, Offset: bs.Stopped, Seq: from,
-			Err: fmt.Errorf("%w: block stops at offset %d after seq %d; lost sequences unknown", binfmt.ErrTruncated, bs.Stopped, bs.LastSeq)}
+		e.Err = fmt.Errorf("%w; after seq %d, lost sequences unknown", e.Err, bs.LastSeq)
 	}
 	s.problem(e)
+}
+
+// noteEmpty reports a block file of 0 bytes that index.db lists: what it
+// held (messages, or tombstones whose deletions a rebuild would undo) is
+// gone from this copy, and index.db is the only record of it.
+func (s *StreamScan) noteEmpty(bs *BlockScan) {
+	if bs.Size != 0 || bs.Encrypted || s.Index == nil {
+		return
+	}
+	ib, ok := s.Index.Block(bs.Index)
+	if !ok || ib.Msgs() == 0 && bs.Index == s.Index.LastBlock && s.Index.LastChecksum == [8]byte{} {
+		// Not listed, or the last block opened and never written to (no
+		// last record checksum): an empty file is what the server left.
+		return
+	}
+	e := &binfmt.CorruptError{File: bs.File, Offset: 0, Seq: ib.FirstSeq}
+	if n := ib.Msgs(); n > 0 {
+		r := SeqRange{ib.FirstSeq, ib.LastSeq}
+		s.Lost = append(s.Lost, r)
+		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db says it held sequences %s (%d messages)", binfmt.ErrTruncated, r, n)
+	} else {
+		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db lists it with no messages (first %d, last %d): any tombstones it held are gone, and a rebuild would bring back the messages they deleted", binfmt.ErrTruncated, ib.FirstSeq, ib.LastSeq)
+	}
+	s.problem(e)
+}
+
+// noteBad collects the unreadable sequences of a block and what the server
+// would drop rebuilding it.
+func (s *StreamScan) noteBad(bs *BlockScan) {
+	for _, r := range bs.bad {
+		s.Unreadable = append(s.Unreadable, r)
+	}
+	s.RebuildLost = append(s.RebuildLost, bs.RebuildLost...)
+	s.RebuildLostMsgs += bs.RebuildLostMsgs
 }
 
 // assemble combines the blocks as recoverMsgs does.
@@ -481,7 +557,7 @@ func (s *StreamScan) assemble() {
 
 // live reports whether seq is a counted message of block b.
 func (b *BlockScan) live(seq uint64) bool {
-	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.contains(seq)
+	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.contains(seq) && !b.bad.contains(seq)
 }
 
 func (s *StreamScan) blockOf(seq uint64) *BlockScan {
@@ -703,6 +779,12 @@ func (s *StreamScan) finish(fsys fs.FS) {
 	if st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {
 		st.NumDeleted = st.LastSeq - st.FirstSeq + 1 - st.Msgs
 	}
+	// An unreadable record is damage, not a deletion.
+	for _, r := range s.Unreadable {
+		if r.First >= st.FirstSeq && r.Last <= st.LastSeq {
+			st.NumDeleted -= min(st.NumDeleted, r.Last-r.First+1)
+		}
+	}
 }
 
 // tsOf re-reads block b for the timestamp of seq (0 if not found).
@@ -736,7 +818,20 @@ func (s *StreamScan) compareIndex() {
 	add := func(scope, field string, idx, blk any) {
 		s.Mismatches = append(s.Mismatches, Mismatch{Scope: scope, Field: field, Index: fmt.Sprint(idx), Blocks: fmt.Sprint(blk)})
 	}
+	// A record that fails its checksum is still on disk where index.db
+	// places it: index.db counting it is right, not a mismatch.
 	st := s.State
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		for _, r := range b.bad {
+			st.Msgs += r.Last - r.First + 1
+			if st.FirstSeq == 0 || r.First < st.FirstSeq {
+				st.FirstSeq = r.First
+			}
+			st.LastSeq = max(st.LastSeq, r.Last)
+		}
+		st.Bytes += b.badBytes
+	}
 	if x.Msgs != st.Msgs {
 		add("stream", "messages", x.Msgs, st.Msgs)
 	}
@@ -766,8 +861,8 @@ func (s *StreamScan) compareIndex() {
 		if ib.Msgs() > 0 && (ib.LastSeq != b.LastSeq) {
 			add(scope, "last_seq", ib.LastSeq, b.LastSeq)
 		}
-		if ib.Msgs() != b.Msgs {
-			add(scope, "messages", ib.Msgs(), b.Msgs)
+		if held := b.Msgs + uint64(len(b.bad)); ib.Msgs() != held {
+			add(scope, "messages", ib.Msgs(), held)
 		}
 	}
 	if len(s.Blocks) > 0 {
@@ -878,6 +973,10 @@ func interior(st State) uint64 {
 	}
 	return 0
 }
+
+// IndexCurrent reports whether nats-server trusts index.db at its next start
+// instead of rebuilding from the blocks (see indexCurrent).
+func (s *StreamScan) IndexCurrent() bool { return s.indexCurrent() }
 
 // indexCurrent applies nats-server's staleness check (recoverFullState):
 // index.db's last block is the last block on disk and its last checksum is

@@ -215,6 +215,36 @@ func findProblem(sc *StreamScan, file string, sentinel error) *binfmt.CorruptErr
 	return nil
 }
 
+// badRecordOnly checks that a record failing its checksum (framing intact)
+// at seq in block blk costs that record only: the figures are what the
+// blocks still hold, index.db (which rightly counts the record) agrees, and
+// what a rebuild would drop (the block from seq on) is kept apart.
+func badRecordOnly(t *testing.T, sc, ref *StreamScan, seq uint64, blk uint32) {
+	t.Helper()
+	if len(sc.Problems) != 1 {
+		t.Errorf("one damage, %d problems: %v", len(sc.Problems), sc.Problems)
+	}
+	if len(sc.Lost) != 0 || sc.LostUnknown {
+		t.Errorf("lost %v (unknown %v): nothing but the bad record is lost", sc.Lost, sc.LostUnknown)
+	}
+	if len(sc.Unreadable) != 1 || sc.Unreadable[0] != (SeqRange{seq, seq}) {
+		t.Errorf("unreadable %v, want %d", sc.Unreadable, seq)
+	}
+	want := ref.State
+	want.Msgs--
+	if got := figures(sc.State); got.Msgs != want.Msgs || got.FirstSeq != want.FirstSeq || got.LastSeq != want.LastSeq || got.NumDeleted != want.NumDeleted {
+		t.Errorf("state %+v, want the healthy %+v less one message", got, figures(want))
+	}
+	// (the healthy copy's mismatches are index-only deletes by limits)
+	if !slices.Equal(sc.Mismatches, ref.Mismatches) || !sc.indexCurrent() || sc.IndexRemoved != ref.IndexRemoved {
+		t.Errorf("index.db counts the bad record rightly, yet mismatches %v (healthy %v, current %v)", sc.Mismatches, ref.Mismatches, sc.indexCurrent())
+	}
+	ib, _ := sc.Index.Block(blk)
+	if len(sc.RebuildLost) != 1 || sc.RebuildLost[0] != (SeqRange{seq, ib.LastSeq}) || sc.RebuildLostMsgs != ib.LastSeq-seq {
+		t.Errorf("a rebuild would lose %v (%d intact), want %d-%d (%d intact)", sc.RebuildLost, sc.RebuildLostMsgs, seq, ib.LastSeq, ib.LastSeq-seq)
+	}
+}
+
 func scanDir(t testing.TB, dir string) *StreamScan {
 	t.Helper()
 	sc, err := ScanStream(os.DirFS(dir), ".", ScanOptions{})
@@ -265,10 +295,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 		if n != all {
 			t.Errorf("visited %d records, want %d: reading must continue past a bad checksum", n, all)
 		}
-		// The server truncates the block there: the rest of block 8 is lost.
-		if len(sc.Lost) != 1 || sc.Lost[0].First != mid.seq {
-			t.Errorf("lost %v, want a range from %d", sc.Lost, mid.seq)
-		}
+		badRecordOnly(t, sc, ref, mid.seq, 8)
 	})
 	t.Run("payload bit flip in the last block", func(t *testing.T) {
 		dir := copyDir(t, base)
@@ -281,10 +308,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 		if ce == nil || ce.Offset != tail.off || ce.Seq != tail.seq {
 			t.Fatalf("want checksum error at %d seq %d, got %v", tail.off, tail.seq, sc.Problems)
 		}
-		ib, _ := sc.Index.Block(10)
-		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{tail.seq, ib.LastSeq}) {
-			t.Errorf("lost %v, want %d-%d", sc.Lost, tail.seq, ib.LastSeq)
-		}
+		badRecordOnly(t, sc, ref, tail.seq, 10)
 	})
 	t.Run("length bit flip", func(t *testing.T) {
 		dir := copyDir(t, base)
@@ -434,4 +458,42 @@ func TestBundleRaftWALs(t *testing.T) {
 		t.Fatal("no raft WALs in the bundles")
 	}
 	t.Logf("%d WALs, %d records", wals, recs)
+}
+
+// TestEmptiedBlock empties a block file (0 bytes, as a failed copy or a
+// full disk leaves it): a plain and an S2 block of LOGS, and the tombstone
+// block of a purged stream. Each is one problem on that block naming what
+// index.db says it held, not only a difference with index.db.
+func TestEmptiedBlock(t *testing.T) {
+	for _, bs := range logsStores(t) {
+		base, _ := logsCopy(t, bs)
+		for _, n := range []uint32{8, 9} { // 8 plain (decompressed by logsCopy), 9 S2 as written
+			t.Run(fmt.Sprintf("%s/LOGS/%d.blk", bs.Version, n), func(t *testing.T) {
+				dir := copyDir(t, base)
+				blk := fmt.Sprintf("msgs/%d.blk", n)
+				modify(t, filepath.Join(dir, blk), func([]byte) []byte { return nil })
+				sc := scanDir(t, dir)
+				ib, _ := sc.Index.Block(n)
+				ce := findProblem(sc, blk, binfmt.ErrTruncated)
+				if ce == nil || ce.Offset != 0 || ce.Seq != ib.FirstSeq || len(sc.Problems) != 1 {
+					t.Fatalf("want one truncation of %s at 0 seq %d, got %v", blk, ib.FirstSeq, sc.Problems)
+				}
+				if want := (SeqRange{ib.FirstSeq, ib.LastSeq}); len(sc.Lost) != 1 || sc.Lost[0] != want {
+					t.Errorf("lost %v, want %v", sc.Lost, want)
+				}
+			})
+		}
+	}
+	t.Run("tombstones", func(t *testing.T) {
+		src := filepath.Join(bundlesRoot, "lifecycle-v2.12.1/bundle/store-lc-0/APP/streams/PURGED")
+		dir := copyDir(t, src)
+		if sc := scanDir(t, dir); sc.Blocks[0].Tombstones == 0 || len(sc.Problems) != 0 {
+			t.Fatalf("fixture: block 1 of PURGED holds %d tombstones, problems %v", sc.Blocks[0].Tombstones, sc.Problems)
+		}
+		modify(t, filepath.Join(dir, "msgs/1.blk"), func([]byte) []byte { return nil })
+		sc := scanDir(t, dir)
+		if ce := findProblem(sc, "msgs/1.blk", binfmt.ErrTruncated); ce == nil || !strings.Contains(ce.Error(), "tombstones") {
+			t.Errorf("want the emptied tombstone block reported, got %v", sc.Problems)
+		}
+	})
 }

@@ -84,6 +84,8 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 			nextFirst = s.peekFirstSeq(fsys, idxs[i+1])
 		}
 		s.noteLost(res.bs, nextFirst, i == len(idxs)-1)
+		s.noteBad(res.bs)
+		s.noteEmpty(res.bs)
 		s.Blocks = append(s.Blocks, *res.bs)
 		s.trimRLCache()
 	}
@@ -262,7 +264,7 @@ func (sc *blockScanner) scan(fsys fs.FS, n uint32, hasKey bool) blockResult {
 // mapping could not be read (the file shrank); res is then incomplete.
 func (sc *blockScanner) scanOnce(fsys fs.FS, n uint32, hasKey, mapOK bool) (res blockResult, faulted bool) {
 	name := blockPath(sc.dir, n)
-	res = blockResult{bs: &BlockScan{File: name, Index: n, Stopped: -1, countEnd: -1}}
+	res = blockResult{bs: &BlockScan{File: name, Index: n, Stopped: -1, countEnd: -1, firstBad: -1}}
 	src, err := openSource(fsys, name, mapOK && !hasKey)
 	if err != nil {
 		res.problem(asCorrupt(name, err))
@@ -324,7 +326,6 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 		maxTombTS     int64
 		last          uint64
 		firstNeedsSet = true
-		counting      = true
 		info          = BlockInfo{File: name, Index: n}
 	)
 	updateLast := func(seq uint64, ts int64) {
@@ -343,24 +344,21 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 		if err == io.EOF {
 			break
 		}
+		bad := false
 		if err != nil {
-			res.problem(err)
-			// A header length too large for its record leaves the framing
-			// (and the server's count) intact; anything else stops counting
-			// where nats-server would truncate the block.
-			hdrOnly := r.Len > 0 && errors.Is(err, binfmt.ErrFormat)
-			if counting && !hdrOnly {
-				counting = false
-				bs.Stopped = r.Offset
-				if r.Len == 0 { // framing error: r is empty
-					bs.Stopped = br.GoodEnd()
-				}
-				bs.countEnd = bs.Stopped
-			}
 			if r.Len == 0 {
+				// Framing is lost: nothing after this offset can be read
+				// as records. The error is reported once, with the
+				// sequences it costs (noteLost).
+				bs.Stopped, bs.countEnd, bs.stopErr = br.GoodEnd(), br.GoodEnd(), err
 				bs.Torn = br.Torn()
 				break
 			}
+			res.problem(err)
+			// A bad checksum with sane framing costs this record only: the
+			// records after it are read and counted (a header length too
+			// large for its record is counted, as the server does).
+			bad = errors.Is(err, binfmt.ErrChecksum)
 		}
 		bs.Records++
 		if !r.ChecksumOK {
@@ -372,7 +370,19 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 				return
 			}
 		}
-		if !counting {
+		if bad {
+			copy(bs.LastChecksum[:], r.Sum[:])
+			if bs.firstBad < 0 {
+				bs.firstBad, bs.firstBadFrom = r.Offset, last+1
+			}
+			bs.Bad = append(bs.Bad, BadRecord{Offset: r.Offset, Seq: r.Seq, Len: r.Len})
+			// The sequence in the header is not covered by a good checksum:
+			// trust it only where it continues the block.
+			if !r.Tombstone && r.Seq > last && r.Seq-last <= maxResyncSeqJump {
+				updateLast(r.Seq, r.TS)
+				bs.bad.add(r.Seq, r.Seq)
+				bs.badBytes += uint64(r.Len)
+			}
 			continue
 		}
 		copy(bs.LastChecksum[:], r.Sum[:])
@@ -409,10 +419,16 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.Msgs++
 			bs.Bytes += uint64(r.Len)
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)
+			if bs.firstBad >= 0 {
+				bs.RebuildLostMsgs++
+			}
 		}
 		updateLast(seq, r.TS)
 	}
 	bs.GoodEnd = br.GoodEnd()
+	if bs.firstBad >= 0 && last >= bs.firstBadFrom {
+		bs.RebuildLost = []SeqRange{{bs.firstBadFrom, last}}
+	}
 	if bs.Msgs == 0 {
 		if bs.FirstSeq > 0 {
 			bs.LastSeq = bs.FirstSeq - 1

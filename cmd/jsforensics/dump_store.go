@@ -35,7 +35,7 @@ func newDumpBlkCmd(stdout io.Writer) *cobra.Command {
 		func(file string, r *os.File, size int64) error {
 			key := o.key
 			if key == "" {
-				k, ok := storeparse.BlockKey(file)
+				k, ok := storeparse.BlockKey(absPath(file))
 				if !ok {
 					return fmt.Errorf("cannot derive the checksum key from %q; give --key <stream>-<N>", file)
 				}
@@ -68,7 +68,16 @@ func (o *storeDumpOptions) keyOr(file string, depth int) string {
 	if o.key != "" {
 		return o.key
 	}
-	return nameFromPath(file, depth)
+	return nameFromPath(absPath(file), depth)
+}
+
+// absPath makes a relative path absolute, so the folders above a file given
+// from inside its stream folder (dump blk 1.blk) can name its key.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func newDumpIndexCmd(stdout io.Writer) *cobra.Command {

@@ -83,3 +83,31 @@ func TestDumpBrokenFile(t *testing.T) {
 		t.Errorf("no problem with an offset printed:\n%s", out.String())
 	}
 }
+
+// TestDumpRelativePath runs dump blk and dump index from inside the
+// stream's msgs folder with bare file names: the checksum key still comes
+// from the stream folder above, so every record checks out.
+func TestDumpRelativePath(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join(bundles, "v2.15.2-flat/bundle/store-n1/$G/streams/ORDERS/msgs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if code := run([]string{"dump", "blk", "--json", filepath.Join(abs, "1.blk")}, &want, &bytes.Buffer{}); code != exitOK {
+		t.Fatal("dump with an absolute path failed")
+	}
+	t.Chdir(abs)
+	for _, args := range [][]string{{"dump", "blk", "--json", "1.blk"}, {"dump", "blk", "--json", "./1.blk"}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		if strings.Count(out.String(), `"checksum_ok":true`) != strings.Count(want.String(), `"checksum_ok":true`) || strings.Contains(out.String(), `"checksum_ok":false`) {
+			t.Errorf("%v reads differently from the absolute path:\n%s", args, out.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"dump", "index", "index.db"}, &out, &errb); code != exitOK || strings.Contains(out.String(), "checksum mismatch") {
+		t.Errorf("dump index index.db: exit %d %s%s", code, out.String(), errb.String())
+	}
+}

@@ -98,7 +98,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group, AssignedTo: st.AssignedTo, Captured: st.Captured}
 		for _, c := range st.Copies {
 			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: c.Server, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
-				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers})
+				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers, Unreadable: c.Unreadable})
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
@@ -129,6 +129,7 @@ func Load(b *bundle.Bundle) *Model {
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)
+	l.guard("telling which of meta.inf and meta.sum changed", l.blameMetaFiles)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("ordering", l.finish)

@@ -250,9 +250,10 @@ func dashIfEmpty(s string) string {
 func metaSplitRemedy(m *Model, sides []*metaSide) string {
 	var b strings.Builder
 	b.WriteString("Do not let both sides keep running together: the meta state with the higher term replaces the other, and the streams only the other side assigns are removed (see the orphan-risk findings).\n")
-	b.WriteString("1. Decide which side's meta state to keep (the one that assigns the streams that matter) and back up every store.\n")
-	b.WriteString("2. Stop the servers of the other side, move their $SYS/_js_/_meta_ folder aside, and start them again so they join the kept meta group as new peers.\n")
-	b.WriteString("3. Recreate the streams that only the other side held from their backups (nats stream backup / nats stream restore), or copy their data out first.\n")
+	b.WriteString("1. Decide which side's meta state to keep (the one that assigns the streams that matter) and back up every store (copy each server's jetstream folder out).\n")
+	b.WriteString("2. Moving a side's meta state aside discards its assignments: the kept meta state then deletes every stream and consumer only that side held. Before step 3, copy those stream folders out (or nats stream backup them).\n")
+	b.WriteString("3. Stop the servers of the other side, move (do not delete) their $SYS/_js_/_meta_ folder aside, and start them again so they join the kept meta group as new peers.\n")
+	b.WriteString("4. Recreate the streams that only the other side held from what step 2 saved (nats stream restore, or republish what `jsforensics dump blk` reads).\n")
 	if versionAtLeast(minVersion(m), 2, 15) {
 		b.WriteString("On 2.15+ a JetStream domain per cluster (or joining the supercluster before enabling JetStream) keeps a new cluster from founding its own meta group.")
 	} else {

@@ -178,7 +178,7 @@ var checkUnsafeMembershipChange = Check{
 				}
 				out = append(out, report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
-					Remedy:  "remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
+					Remedy:  "each peer-remove deletes the removed server's replica: first copy its stream folder out and check the remaining replicas hold every message (replica-gap); then remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
 				})
 				burst = nil
 			}
@@ -278,7 +278,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, cur.peers), ", ")),
 				},
 				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
-				Remedy:  "replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
+				Remedy:  "peer-remove deletes the removed server's replica and a replacement copies from the leader only: first copy each server's stream folder out; then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
 			})
 		}
 	}

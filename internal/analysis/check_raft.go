@@ -130,7 +130,7 @@ var checkPeerUnknown = Check{
 				Group: s.group, Peer: s.peer,
 				Message:  fmt.Sprintf("raft group %s lists peer %s, which is no server in this bundle (a removed or renamed server, or one whose files are missing)", s.group, s.peer),
 				Evidence: []string{"listed by " + strings.Join(s.sources, ", ")},
-				Remedy:   "if the server still exists, add its store, log or captures to the bundle; if it is gone for good, remove it: " + peerRemoveCommand(s.peer),
+				Remedy:   "if the server still exists, add its store, log or captures to the bundle; if it is gone for good, remove it. Removing a peer drops its replicas from every group (they are placed anew and copied from the leaders) and a returning server with that id loses its data: if its disk may still exist, copy its store out first. " + peerRemoveCommand(s.peer),
 			})
 		}
 		return out
@@ -223,13 +223,13 @@ func tempServersNeeded(size, reachable int) int {
 // quorumRemedy is the way out of a group that cannot elect a leader.
 func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) string {
 	if g.Kind != "meta" {
-		return fmt.Sprintf("once the meta layer has a leader, remove the missing peers from the group (nats stream cluster peer-remove), or scale the asset down to R1 and back up (nats stream edit --replicas 1, then --replicas N); missing: %s", strings.Join(missing, " "))
+		return fmt.Sprintf("Both ways out delete replicas: peer-remove deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others. First copy every server's folder of this group out and compare the replicas (replica-gap, replica-divergence). Then, once the meta layer has a leader, remove the missing peers from the group (nats stream cluster peer-remove), or scale the asset down to R1 and back up (nats stream edit --replicas 1, then --replicas N); missing: %s", strings.Join(missing, " "))
 	}
 	var b strings.Builder
 	v := minVersion(m)
 	switch {
 	case versionAtLeast(v, 2, 15):
-		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. With the system account, on the surviving servers:\n", v)
+		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. It makes the surviving servers' meta state the truth, and removing a peer drops its replicas: back up every server's store first (copy each jetstream folder out). With the system account, on the surviving servers:\n", v)
 		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", max(1, reachable/2+1))
 		b.WriteString("then, once a meta leader is elected, remove each missing peer:\n")
 	default:
@@ -271,7 +271,7 @@ func peerRemoveRemedy(m *Model, group string, ids []string) string {
 	if group == "_meta_" {
 		b.WriteString("With the system account and a meta leader present (see quorum-unreachable if there is none), remove the corrupt id:\n")
 	} else {
-		b.WriteString("Remove the corrupt id from the meta group and let the asset's group be rebuilt (scale the asset to R1 and back if it stays stuck):\n")
+		b.WriteString("Scaling the asset to R1 keeps only the leader's copy and deletes the others: copy every server's folder of this group out first. Remove the corrupt id from the meta group and let the asset's group be rebuilt (scale the asset to R1 and back if it stays stuck):\n")
 	}
 	for _, id := range ids {
 		b.WriteString("  " + peerRemoveCommand(id) + "\n")

@@ -130,7 +130,7 @@ var checkReplicaGap = Check{
 					Servers: sortedKeys(holders),
 					Message: fmt.Sprintf("%s's replica of %s > %s lacks %d sequence(s) (%s) that %s hold(s), inside its own first..last range, with no deletion recorded",
 						c.Server, st.Account, st.Name, len(lacks), rangesText(ranges), strings.Join(sortedKeys(holders), ", ")),
-					Remedy: fmt.Sprintf("read the missing messages from the other replicas (jsforensics dump blk on their blocks) before any of them is removed; then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, st.Name, c.Server),
+					Remedy: fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks) before any of them is removed; then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, c.Server, c.Server, st.Name, c.Server),
 				})
 			}
 		}

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -41,7 +43,7 @@ var checkStoreCorrupt = Check{
 			f := report.Finding{
 				Server: c.Server, Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: c.Kind, Ranges: c.Lost,
-				Message: c.Message,
+				Message: c.Message, Evidence: c.Evidence,
 			}
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
@@ -58,24 +60,54 @@ var checkStoreCorrupt = Check{
 	},
 }
 
-// storeRemedy says what an operator can do about a damaged file.
+// storeRemedy says what an operator can do about a damaged file, chosen by
+// the file and the kind of damage. Whatever rebuilds, removes, truncates or
+// peer-removes is preceded by what it destroys and how to save it.
 func storeRemedy(c Corruption) string {
-	switch c.Kind {
-	case "encrypted":
+	base := path.Base(c.File)
+	switch {
+	case c.Kind == "encrypted":
 		return "the store is encrypted; analyze the data on the server itself or with its jetstream key"
-	case "meta-checksum":
-		return fmt.Sprintf("the server skips this stream at start (\"checksums do not match\"); restore %s from a backup or from a healthy replica, or recreate the stream", c.File)
-	case "index":
-		return "index.db is a cache: the server rebuilds it from the blocks at start; remove it on the server to force a rebuild"
+	case base == "meta.inf" || base == "meta.sum":
+		what := "meta.inf and meta.sum disagree"
+		if c.Kind == "missing" {
+			what = base + " is missing"
+		}
+		fix := fmt.Sprintf("put back the file named here: copy %s from a healthy replica of the stream (meta.inf and meta.sum together)", base)
+		if c.Stream != "" && c.Replicas <= 1 {
+			fix = "rewrite it from the stream config (meta.inf is the stream config as JSON, meta.sum its checksum; see `jsforensics dump meta`)"
+		}
+		return fmt.Sprintf("%s: the server skips this stream at start and serves none of its messages, but its blocks are intact. Keep the stream folder (do not delete or recreate the stream: that removes the blocks); with the server stopped, %s.", what, fix)
+	case base == "index.db":
+		return fmt.Sprintf("index.db is a cache; nothing needs removing: the server finds it unusable and rebuilds the state from the blocks at start. A rebuild cuts every block at its first bad record: if store-corrupt names a block of this stream, copy the stream folder out first (cp -a %s SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage.", path.Dir(path.Dir(c.File)))
+	case base == "o.dat" || strings.Contains(c.File, "/obs/"):
+		return fmt.Sprintf("the consumer's state or config is damaged: copy %s out first, then let the consumer be recreated from its config with a start sequence after its ack floor; the stream's messages are not affected", c.File)
+	case !strings.HasSuffix(base, ".blk"):
+		return fmt.Sprintf("copy %s out before the server starts on it again; inspect it with `jsforensics dump`", c.File)
 	}
-	save := fmt.Sprintf("Copy %s out before the server starts on it again: at start the server cuts a block at its first bad record and counts the rest as deleted. `jsforensics dump blk FILE --json` reads every record still intact after the damage.", c.File)
+	var b strings.Builder
+	keep := ""
+	if c.IndexDB != "" {
+		keep = fmt.Sprintf(" Keep %s: do not remove it.", c.IndexDB)
+	}
+	switch c.Kind {
+	case "checksum":
+		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
+	default:
+		lost := "what the block held from the damage on"
+		if len(c.Lost) > 0 {
+			lost = "sequences " + rangesText(c.Lost)
+		}
+		fmt.Fprintf(&b, "This copy no longer holds %s.%s index.db is the record of what the block held.", lost, keep)
+	}
+	fmt.Fprintf(&b, " First save it: copy %s (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact.", c.File)
 	switch {
 	case c.Stream != "" && c.Replicas > 1:
-		return save + fmt.Sprintf(" The stream is R%d: let this replica be rebuilt from a healthy one (nats stream cluster peer-remove %s %s, then scale back up).", c.Replicas, c.Stream, c.Server)
+		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, c.Server)
 	case c.Stream != "":
-		return save + " The stream has no other replica: republish what the dump recovers, or restore from a backup."
+		b.WriteString(" The stream has no other replica: republish what the dump recovers, or restore from a backup.")
 	}
-	return "save the file before restarting the server; inspect it with `jsforensics dump`"
+	return b.String()
 }
 
 var checkIndexMismatch = Check{
@@ -90,9 +122,15 @@ var checkIndexMismatch = Check{
 			f := report.Finding{
 				Server: x.Server, Account: x.Account, Stream: x.Stream, File: x.File,
 				Message: x.Detail,
-				Remedy:  "index.db claims what the blocks do not hold, and the server trusts a current index.db at start without re-reading the blocks: stop the server and remove " + x.File + " so it rebuilds the state from the blocks",
+				Remedy:  "index.db claims what the blocks do not hold, and the server trusts a current index.db at start without re-reading the blocks. Removing index.db destroys its record of those messages, and the rebuild that follows cuts every damaged block at its first bad record: first copy it out (cp " + x.File + " " + x.File + ".saved) with the stream folder, then, with the server stopped, remove " + x.File + " so it rebuilds the state from the blocks",
 			}
-			if x.Outdated {
+			switch {
+			case x.Damaged:
+				// The blocks lost what index.db still records: the mismatch
+				// is that damage, reported as store-corrupt.
+				f.Severity, f.Kind = report.Info, "damage"
+				f.Remedy = "index.db still records what the damaged blocks of this copy held (see store-corrupt): keep it, do not remove it; copy it out with the stream folder before the server starts again"
+			case x.Outdated:
 				f.Severity, f.Kind = report.Info, "outdated"
 				f.Remedy = "nothing to do: the server rebuilds index.db from the blocks at start"
 			}

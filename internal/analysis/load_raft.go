@@ -119,6 +119,9 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 		ms := &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}}
 		for _, a := range raftlog.Replay(ws.metaSnap, ws.ops) {
 			as := &Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{}}
+			if a.Source != nil {
+				as.Config = a.Source.ConfigJSON
+			}
 			for _, c := range a.Consumers {
 				as.Consumers[c.Name] = c.Peers
 			}

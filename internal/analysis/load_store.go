@@ -1,10 +1,14 @@
 package analysis
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
@@ -168,12 +172,11 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.Name, account, folder, dir, err))
 		return
 	}
-	name := folder
+	// meta.inf's name, or the folder's when meta.inf is unreadable or its
+	// changed bytes name another stream (ScanStream's choice).
+	name := scan.Name
 	replicas := 0
 	if scan.Meta != nil {
-		if scan.Meta.Name != "" {
-			name = scan.Meta.Name
-		}
 		replicas = scan.Meta.NumReplicas
 	}
 	c := &StreamCopy{
@@ -181,6 +184,9 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq,
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted,
+	}
+	for _, r := range scan.Unreadable {
+		c.Unreadable = append(c.Unreadable, report.Range{First: r.First, Last: r.Last})
 	}
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
@@ -199,11 +205,12 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	if scan.PartialPurge {
 		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
 	}
+	blockDamage := false
 	for _, p := range scan.Problems {
 		cr := corruptionFrom(srv.Name, account, name, dir, p)
 		cr.Replicas = replicas
-		if cr.Kind == "truncated" || cr.Kind == "torn-tail" {
-			cr.Lost = lostRanges(scan.Lost)
+		if blockCost(scan, &cr) {
+			blockDamage = true
 		}
 		l.m.Corruptions = append(l.m.Corruptions, cr)
 	}
@@ -229,8 +236,60 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 			im.Detail = fmt.Sprintf("index.db is older than the blocks (written at seq %d, blocks go on to %d): the server rebuilds it at start; expected after a crash or for a store copied while running. %s",
 				scan.Index.LastSeq, scan.State.LastSeq, strings.Join(parts, "; "))
 		}
+		im.Damaged = blockDamage
 		l.m.IndexMismatches = append(l.m.IndexMismatches, im)
 	}
+}
+
+// blockCost fills in what a damaged message block costs the copy: the
+// sequences lost or unreadable, and, as evidence, what the server does with
+// it on its next start. It reports whether c is such a damage.
+func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
+	var bs *storeparse.BlockScan
+	for i := range scan.Blocks {
+		if scan.Blocks[i].File == c.File {
+			bs = &scan.Blocks[i]
+		}
+	}
+	if bs == nil || bs.Encrypted {
+		return false
+	}
+	if scan.Index != nil {
+		c.IndexDB = path.Join(scan.Dir, "msgs", "index.db")
+	}
+	switch c.Kind {
+	case "checksum":
+		var bad *storeparse.BadRecord
+		for i := range bs.Bad {
+			if bs.Bad[i].Offset == c.Offset {
+				bad = &bs.Bad[i]
+			}
+		}
+		if bad == nil {
+			return true
+		}
+		c.Lost = []report.Range{{First: bad.Seq, Last: bad.Seq}}
+		if scan.IndexCurrent() {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq %d, whose read fails its checksum (%q)", bad.Seq, "no message found"))
+		} else {
+			c.Evidence = append(c.Evidence, "next start: index.db is missing or stale, so the server rebuilds this block from its records")
+		}
+		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {
+			r := bs.RebuildLost[0]
+			c.Evidence = append(c.Evidence, fmt.Sprintf("on a rebuild (index.db removed or stale) the server truncates %s at offset %d, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences %d-%d go, the bad record and %d intact messages after it",
+				c.File, bad.Offset, r.First, r.Last, bs.RebuildLostMsgs))
+		}
+	case "truncated", "unparsable":
+		if bs.Torn {
+			c.Kind = "torn-tail"
+		}
+		for _, r := range scan.Lost {
+			if r.First == c.Seq {
+				c.Lost = append(c.Lost, report.Range{First: r.First, Last: r.Last})
+			}
+		}
+	}
+	return true
 }
 
 func (l *loader) streamEntry(account, name string) *Stream {
@@ -242,14 +301,6 @@ func (l *loader) streamEntry(account, name string) *Stream {
 	s := &Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
 	return s
-}
-
-func lostRanges(in []storeparse.SeqRange) []report.Range {
-	var out []report.Range
-	for _, r := range in {
-		out = append(out, report.Range{First: r.First, Last: r.Last})
-	}
-	return out
 }
 
 // corruptionFrom turns a parser error into a corruption fact.
@@ -272,10 +323,12 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 		} else if strings.HasSuffix(c.File, "index.db") {
 			c.Kind = "index"
 		}
+	case errors.Is(err, fs.ErrNotExist):
+		c.Kind = "missing"
 	case errors.Is(err, binfmt.ErrTruncated):
 		c.Kind = "truncated"
 	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):
-		c.Kind = "format"
+		c.Kind = "unparsable"
 		if strings.HasSuffix(c.File, "index.db") {
 			c.Kind = "index"
 		}
@@ -292,4 +345,164 @@ func indexAgrees(scan *storeparse.StreamScan) bool {
 		return true
 	}
 	return x.Msgs == st.Msgs && x.Bytes == st.Bytes && x.LastSeq == st.LastSeq && (st.Msgs == 0 || x.FirstSeq == st.FirstSeq)
+}
+
+// metaRef is a stream config to hold a meta.inf against.
+type metaRef struct {
+	source string
+	fields map[string]json.RawMessage
+}
+
+// blameMetaFiles tells, for each stream copy whose meta.inf and meta.sum
+// disagree, which file changed: meta.inf is held against the stream config
+// in that server's meta state (snapshot and WAL) and in the other replicas'
+// meta.inf files that verify. A field that differs names meta.inf (and the
+// flipped bit when it is one); none differing names meta.sum.
+func (l *loader) blameMetaFiles() {
+	for i := range l.m.Corruptions {
+		c := &l.m.Corruptions[i]
+		if c.Kind != "meta-checksum" || path.Base(c.File) != "meta.sum" || strings.Contains(c.File, "/obs/") {
+			continue
+		}
+		dir := path.Dir(c.File)
+		inf, err := readSmall(l.b.FS, path.Join(dir, "meta.inf"), 1<<20)
+		if err != nil {
+			continue
+		}
+		sum, err := readSmall(l.b.FS, c.File, 1<<10)
+		if err != nil {
+			continue
+		}
+		var infFields map[string]json.RawMessage
+		if json.Unmarshal(inf, &infFields) != nil {
+			continue
+		}
+		// The folder is named for the stream (meta.inf's own name may be
+		// the field that changed).
+		stream := path.Base(dir)
+		refs := l.metaRefs(c, dir, stream)
+		if len(refs) == 0 {
+			continue
+		}
+		l.blame(c, stream, inf, sum, infFields, refs)
+	}
+}
+
+// metaRefs gathers the configs to compare the copy in dir with.
+func (l *loader) metaRefs(c *Corruption, dir, stream string) []metaRef {
+	var refs []metaRef
+	add := func(source string, raw []byte) {
+		var f map[string]json.RawMessage
+		if json.Unmarshal(raw, &f) == nil && len(f) > 0 {
+			refs = append(refs, metaRef{source, f})
+		}
+	}
+	if srv := l.m.server(c.Server); srv != nil && srv.Meta != nil {
+		if a := srv.Meta.Streams[AssetKey{c.Account, stream}]; a != nil && len(a.Config) > 0 {
+			add(fmt.Sprintf("the stream config in %s's meta state (%s)", srv.Name, srv.Meta.Source), a.Config)
+		}
+	}
+	for _, st := range l.m.Streams {
+		if st.Account != c.Account || st.Name != stream {
+			continue
+		}
+		for _, cp := range st.Copies {
+			if cp.Path == dir {
+				continue
+			}
+			inf, err := readSmall(l.b.FS, path.Join(cp.Path, "meta.inf"), 1<<20)
+			if err != nil {
+				continue
+			}
+			sum, err := readSmall(l.b.FS, path.Join(cp.Path, "meta.sum"), 1<<10)
+			if err != nil || storeparse.CheckMetaSum("meta.sum", sum, inf, stream) != nil {
+				continue
+			}
+			add(fmt.Sprintf("%s's meta.inf (%s/meta.inf, its meta.sum verifies)", cp.Server, cp.Path), inf)
+		}
+	}
+	return refs
+}
+
+// blame names the changed file in c from the comparison with refs.
+func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
+	differ := map[string][]string{} // field -> sources it differs from
+	for _, r := range refs {
+		for k, rv := range r.fields {
+			iv, ok := infFields[k]
+			if !ok || k == "Created" || k == "metadata" {
+				continue
+			}
+			if !jsonEqual(iv, rv) {
+				differ[k] = append(differ[k], r.source)
+				if off, bit, ok := oneBit(iv, rv); ok {
+					at := valueOffset(inf, k) + off
+					c.File, c.Offset, c.HasOffset = path.Join(path.Dir(c.File), "meta.inf"), int64(at), true
+					c.Message = fmt.Sprintf("%s changed, not meta.sum: field %q is %s where %s holds %s; byte %d of meta.inf differs by one bit (bit %d, %q for %q), so meta.sum no longer matches",
+						c.File, k, iv, r.source, rv, at, bit, inf[at], rv[off])
+					return
+				}
+			}
+		}
+	}
+	if len(differ) > 0 {
+		var parts []string
+		for _, k := range sortedKeys(differ) {
+			parts = append(parts, fmt.Sprintf("%q (against %s)", k, strings.Join(differ[k], "; ")))
+		}
+		c.File = path.Join(path.Dir(c.File), "meta.inf")
+		c.Message = fmt.Sprintf("%s changed, not meta.sum: it differs in %s", c.File, strings.Join(parts, ", "))
+		return
+	}
+	// meta.inf says what the config says: meta.sum is what changed.
+	want := fmt.Sprintf("%x", binfmt.HH64(stream, inf))
+	got := strings.TrimSpace(string(sum))
+	c.Message = fmt.Sprintf("%s changed, not meta.inf: meta.inf agrees with %s, and hashes to %s where meta.sum holds %s", c.File, refs[0].source, want, got)
+	if off, bit, ok := oneBit([]byte(got), []byte(want)); ok {
+		c.Offset, c.HasOffset = int64(off), true
+		c.Message += fmt.Sprintf(" (byte %d differs by one bit, bit %d)", off, bit)
+	}
+}
+
+// jsonEqual compares two JSON values by meaning.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+// oneBit reports where a and b, of equal length, differ by exactly one bit.
+func oneBit(a, b []byte) (off, bit int, ok bool) {
+	if len(a) != len(b) {
+		return 0, 0, false
+	}
+	off = -1
+	for i := range a {
+		if d := a[i] ^ b[i]; d != 0 {
+			if off >= 0 || d&(d-1) != 0 {
+				return 0, 0, false
+			}
+			off, bit = i, bits.TrailingZeros8(d)
+		}
+	}
+	return off, bit, off >= 0
+}
+
+// valueOffset is where the value of top-level field k starts in a JSON
+// object as nats-server writes it ("k": value, no other spacing).
+func valueOffset(doc []byte, k string) int {
+	key := []byte(strconv.Quote(k) + ":")
+	i := bytes.Index(doc, key)
+	if i < 0 {
+		return 0
+	}
+	i += len(key)
+	for i < len(doc) && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n') {
+		i++
+	}
+	return i
 }

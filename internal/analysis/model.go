@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"sort"
 	"time"
 
@@ -70,6 +71,9 @@ type Assignment struct {
 	Peers           []string
 	Replicas        int
 	Consumers       map[string][]string // consumer name -> its group's peers
+	// Config is the stream config as the assignment holds it (JSON), to
+	// tell which of meta.inf and meta.sum changed when they disagree.
+	Config json.RawMessage
 }
 
 // Stream is one stream and every server's copy of it.
@@ -91,6 +95,8 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
+	// Unreadable: records on disk that fail their checksum, not counted.
+	Unreadable []report.Range
 	// Digests holds, per live sequence, a digest of the message content;
 	// nil unless the stream has several copies to compare.
 	Digests map[uint64]uint64
@@ -124,7 +130,13 @@ type Corruption struct {
 	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
 	Replicas                int    // the stream's replicas when known
 	Message                 string
-	Lost                    []report.Range
+	Lost                    []report.Range // every sequence this damage costs the copy
+	// Evidence says what the server does with the damage on its next
+	// start; beside the figures, not part of them.
+	Evidence []string
+	// IndexDB is the copy's index.db when it is the only record of what
+	// the damaged file held (a remedy must not remove it).
+	IndexDB string
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
@@ -135,6 +147,9 @@ type IndexMismatch struct {
 	// Outdated: index.db stops before the blocks do, which the server
 	// notices and repairs itself.
 	Outdated bool
+	// Damaged: blocks of this copy are damaged (store-corrupt); index.db
+	// then records what they held and must be kept.
+	Damaged bool
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""
