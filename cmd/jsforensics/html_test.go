@@ -457,3 +457,33 @@ func TestHTMLCutsQuietStretch(t *testing.T) {
 		t.Errorf("ticks %d before and %d after the break: a busy half lost its width", before, after)
 	}
 }
+
+// TestHTMLReplicaMarks draws the membership bundle's divergence on every
+// copy it names, and an unreadable range given to one copy on that copy.
+func TestHTMLReplicaMarks(t *testing.T) {
+	rep, err := analysis.Run(filepath.Join(bundles, "membership-v2.12.1/bundle"), analysis.Options{ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	div := -1
+	for i, f := range rep.Findings {
+		if f.Code == "replica-divergence" {
+			div = i
+		}
+	}
+	if div < 0 || len(rep.Streams) == 0 || len(rep.Streams[0].OnDisk) == 0 {
+		t.Fatal("the membership bundle lost its replica-divergence finding or its stream")
+	}
+	rep.Streams[0].OnDisk[0].Unreadable = []report.Range{{First: 5, Last: 9}}
+	var b bytes.Buffer
+	if err := html.Write(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n, want := strings.Count(out, fmt.Sprintf(`class="diverge" data-finding="%d"`, div)), len(rep.Findings[div].Servers); n != want {
+		t.Errorf("divergence drawn on %d copies, want %d (%v)", n, want, rep.Findings[div].Servers)
+	}
+	if n := strings.Count(out, `<rect class="unreadable"`); n != 1 {
+		t.Errorf("%d unreadable marks, want 1", n)
+	}
+}

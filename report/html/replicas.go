@@ -50,7 +50,7 @@ type replicaRow struct {
 }
 
 type rangeMark struct {
-	Index int // the finding
+	Index int // the finding, or -1
 	Class string
 	X, W  float64
 	Title string
@@ -148,7 +148,11 @@ func buildStream(r *report.Report, st report.Stream, key string, findings []int)
 				if !findingOnRow(f, c.Server) {
 					continue
 				}
-				row.Marks = append(row.Marks, rangeMarks(fi, f, x)...)
+				row.Marks = append(row.Marks, findingMarks(fi, f, x)...)
+			}
+			if len(c.Unreadable) > 0 {
+				row.Marks = append(row.Marks, rangeMarks(c.Unreadable, x, -1, "unreadable",
+					fmt.Sprintf("%s: records on disk that fail their checksum (not counted)", c.Server))...)
 			}
 		}
 		v.Rows = append(v.Rows, row)
@@ -180,12 +184,19 @@ func findingOnRow(f report.Finding, server string) bool {
 	return false
 }
 
-func rangeMarks(idx int, f report.Finding, x func(uint64) float64) []rangeMark {
+// findingMarks draws a replica finding's ranges on a row.
+func findingMarks(idx int, f report.Finding, x func(uint64) float64) []rangeMark {
 	class := "gap"
 	if f.Code == "replica-divergence" {
 		class = "diverge"
 	}
-	rs := append([]report.Range(nil), f.Ranges...)
+	return rangeMarks(f.Ranges, x, idx, class, fmt.Sprintf("%s: %s", f.Code, clip(f.Message, 300)))
+}
+
+// rangeMarks draws sequence ranges as marks, merging those closer than a
+// unit; idx is the finding they come from, or -1.
+func rangeMarks(ranges []report.Range, x func(uint64) float64, idx int, class, title string) []rangeMark {
+	rs := append([]report.Range(nil), ranges...)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].First < rs[j].First })
 	var out []rangeMark
 	for _, rg := range rs {
@@ -197,7 +208,7 @@ func rangeMarks(idx int, f report.Finding, x func(uint64) float64) []rangeMark {
 		out = append(out, rangeMark{Index: idx, Class: class, X: x0, W: max(x1-x0, 2)})
 	}
 	for i := range out {
-		out[i].Title = fmt.Sprintf("%s: %s", f.Code, clip(f.Message, 300))
+		out[i].Title = title
 	}
 	return out
 }
