@@ -67,7 +67,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Timeline) > 0 {
 		ew.printf("\n## Timeline\n\n| time | server | kind | text |\n|---|---|---|---|\n")
 		for _, e := range r.Timeline {
-			ew.printf("| %s | %s | %s | %s |\n", e.Time.UTC().Format("2006-01-02T15:04:05.000000Z"), mdCell(e.Server), e.Kind, mdCell(clip(e.Text, 160)))
+			ew.printf("| %s | %s | %s | %s |\n", e.Time.UTC().Format("2006-01-02T15:04:05.000000Z"), mdCell(e.Server), e.Kind, mdCell(clip(e.Summary(), 160)))
 		}
 	}
 	return ew.err

@@ -3,7 +3,10 @@
 // report/xlsx). It imports no parser: the analysis fills these types.
 package report
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Schema names the contract version; bump it only when a field is renamed or dropped.
 const Schema = "jsforensics.report/v1"
@@ -149,7 +152,9 @@ type Consumer struct {
 	Redelivered     int    `json:"redelivered"`
 }
 
-// TimelineEvent is one dated event from a log, raft state or a capture.
+// TimelineEvent is one dated event from a log, raft state or a capture, or
+// a run of routine log events: Count events of one kind, server and asset
+// from Time to Until, shown by the first one's text, file and line.
 type TimelineEvent struct {
 	Time    time.Time `json:"time"`
 	Server  string    `json:"server,omitempty"`
@@ -161,6 +166,20 @@ type TimelineEvent struct {
 	Text    string    `json:"text"`
 	File    string    `json:"file,omitempty"`
 	Line    int       `json:"line,omitempty"`
+	// Count is the number of events of a run (2 or more); absent for one
+	// event. Added field.
+	Count int `json:"count,omitempty"`
+	// Until is the time of a run's last event. Added field.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// Summary is the event's text, led for a run by how many events it stands
+// for and until when: "(x120 until 2026-11-30T01:29:04.112Z) text".
+func (e TimelineEvent) Summary() string {
+	if e.Count < 2 || e.Until == nil {
+		return e.Text
+	}
+	return fmt.Sprintf("(x%d until %s) %s", e.Count, e.Until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
 
 // Range is an inclusive sequence range.

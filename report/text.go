@@ -57,7 +57,7 @@ func WriteText(w io.Writer, r *Report) error {
 					continue
 				}
 				e := r.Timeline[i]
-				ew.printf("    %s %-8s %-16s %s\n", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Server, e.Kind, clip(e.Text, 100))
+				ew.printf("    %s %-8s %-16s %s\n", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Server, e.Kind, clip(e.Summary(), 100))
 			}
 		}
 	}

@@ -17,11 +17,13 @@ import (
 func init() { topCommands = append(topCommands, newAnalyzeCmd) }
 
 type analyzeOptions struct {
-	format string
-	output string
-	set    map[string]string // check settings, "code.key" -> value
-	only   []string
-	skip   []string
+	format   string
+	output   string
+	set      map[string]string // check settings, "code.key" -> value
+	only     []string
+	skip     []string
+	timeline string
+	events   string
 }
 
 func newAnalyzeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -43,6 +45,8 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 	c.Flags().StringToStringVar(&o.set, "set", nil, "override a check's threshold, code.key=value (jsforensics checks lists them)")
 	c.Flags().StringSliceVar(&o.only, "only", nil, "run only these checks (codes, comma-separated)")
 	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
+	c.Flags().StringVar(&o.timeline, "timeline", "runs", "log events in the timeline: runs (state changes in full, routine repetition as runs) or full (every event)")
+	c.Flags().StringVar(&o.events, "events", "", "also write every log event to this file, one JSON object a line")
 	return c
 }
 
@@ -66,7 +70,31 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := analysis.Run(path, analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip})
+	opts := analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip}
+	switch o.timeline {
+	case "runs":
+	case "full":
+		opts.Timeline.Full = true
+	default:
+		return fmt.Errorf("unknown --timeline %q (runs, full)", o.timeline)
+	}
+	if o.events != "" {
+		ef, err := os.Create(o.events)
+		if err != nil {
+			return err
+		}
+		ew := bufio.NewWriterSize(ef, 1<<20)
+		opts.Timeline.Events = ew
+		defer func() {
+			if err := ew.Flush(); err != nil {
+				fmt.Fprintf(stderr, "jsforensics: --events %s: %v\n", o.events, err)
+			}
+			if err := ef.Close(); err != nil {
+				fmt.Fprintf(stderr, "jsforensics: --events %s: %v\n", o.events, err)
+			}
+		}()
+	}
+	rep, err := analysis.Run(path, opts)
 	if err != nil {
 		return err
 	}

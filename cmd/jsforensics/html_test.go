@@ -422,6 +422,7 @@ func TestHTMLCutsQuietStretch(t *testing.T) {
 	}
 	for i := range rep.Timeline {
 		later(&rep.Timeline[i].Time)
+		later(rep.Timeline[i].Until)
 	}
 	for gi := range rep.Groups {
 		for hi := range rep.Groups[gi].History {

@@ -18,6 +18,7 @@ import (
 type Options struct {
 	ToolVersion string
 	Limits      bundle.Limits
+	Timeline    TimelineOptions
 	// Settings override checks' thresholds, by "code.key" (see Check.Settings).
 	Settings map[string]float64
 	// Only, when set, runs just these checks; Skip leaves these out. Codes
@@ -72,7 +73,7 @@ func Run(path string, opts Options) (*report.Report, error) {
 		return nil, err
 	}
 	defer b.Close()
-	m := Load(b)
+	m := LoadWith(b, opts)
 	rep := Build(m, checks, opts.Settings)
 	rep.ToolVersion = opts.ToolVersion
 	rep.Bundle = path
@@ -118,12 +119,15 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 
 // Load builds the model from an opened bundle. It never fails: what cannot
 // be read becomes a corruption or a note.
-func Load(b *bundle.Bundle) *Model {
+func Load(b *bundle.Bundle) *Model { return LoadWith(b, Options{}) }
+
+// LoadWith is Load with the timeline options of opts.
+func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
-	l := &loader{b: b, m: m}
+	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
 	l.guard("reading stores", l.stores)
 	l.guard("comparing replicas", l.replicaDigests)
 	l.guard("reading captures", l.captures)
@@ -149,8 +153,12 @@ func (l *loader) guard(what string, f func()) {
 
 // loader carries the state of one Load.
 type loader struct {
-	b *bundle.Bundle
-	m *Model
+	b  *bundle.Bundle
+	m  *Model
+	tl *timelineSink
+	// history holds the group history of the log being read.
+	history      map[string]*logGroupHistory
+	historyOrder []string
 	// serverIDs maps server ids (NKeys) to names, from named captures.
 	serverIDs map[string]string
 	// nodeNameIndex maps raft node ids to server names (nodeNames).
@@ -221,8 +229,9 @@ func (l *loader) finish() {
 	for _, g := range m.Groups {
 		g.History = orderHistory(g.History)
 	}
-	l.dedupeTimeline()
 	l.sortTimeline()
+	l.dedupeTimeline()
+	l.tl.resolveRefs()
 }
 
 // orderHistory sorts a group's history oldest first and keeps one copy of an
@@ -271,71 +280,6 @@ func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
 		out[i] = k.e
 	}
 	return out
-}
-
-// dedupeTimeline drops events that another file of the same server already
-// gave: the same log copied in two forms (a file and its kubectl capture).
-func (l *loader) dedupeTimeline() {
-	type seen struct {
-		t    time.Time
-		file string
-	}
-	by := map[string][]seen{}
-	keep := make([]bool, len(l.m.Timeline))
-	for i, e := range l.m.Timeline {
-		k := e.Server + "\x00" + e.Kind + "\x00" + e.Text
-		dup := false
-		for _, s := range by[k] {
-			d := e.Time.Sub(s.t)
-			if s.file != e.File && d < time.Second && d > -time.Second {
-				dup = true
-				break
-			}
-		}
-		keep[i] = !dup
-		if !dup {
-			by[k] = append(by[k], seen{e.Time, e.File})
-		}
-	}
-	// Compact, remapping the indexes the model holds.
-	newIndex := make([]int, len(l.m.Timeline))
-	var out []report.TimelineEvent
-	for i, e := range l.m.Timeline {
-		newIndex[i] = -1
-		if keep[i] {
-			newIndex[i] = len(out)
-			out = append(out, e)
-		}
-	}
-	l.m.Timeline = out
-	for i := range l.m.MetaLeaderStates {
-		if t := l.m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			l.m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
-}
-
-// sortTimeline orders the timeline oldest first (stable, so one file's lines
-// keep their order) and remaps the indexes the model holds into it.
-func (l *loader) sortTimeline() {
-	m := l.m
-	order := make([]int, len(m.Timeline))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
-	newIndex := make([]int, len(order))
-	sorted := make([]report.TimelineEvent, len(order))
-	for n, old := range order {
-		sorted[n] = m.Timeline[old]
-		newIndex[old] = n
-	}
-	m.Timeline = sorted
-	for i := range m.MetaLeaderStates {
-		if t := m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
 }
 
 // metaKinds are the timeline kinds that tell the meta group's story.

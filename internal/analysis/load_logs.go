@@ -21,6 +21,9 @@ func (l *loader) logs() {
 	if l.logLines > 0 {
 		l.note("logs: %d files, %d lines, %d classified into events, %d of no kind the catalogue knows (counted, not in the timeline)", len(l.b.Logs), l.logLines, l.logClassified, l.logUnknown)
 	}
+	if l.tl.encErr != nil {
+		l.note("writing the log events: %v (the export stops there)", l.tl.encErr)
+	}
 	l.clockOffsets()
 }
 
@@ -61,6 +64,81 @@ func (l *loader) logServerName(lg bundle.Log) (string, string) {
 	return "", ""
 }
 
+// scannedEvent is one event with the name of the server that logged it, as
+// known when it was read (name, else the banner's so far), for "Self is new
+// … leader".
+type scannedEvent struct {
+	ev   logscan.Event
+	self string
+}
+
+// scanBatch is how many events cross from the scanning goroutine at once.
+const scanBatch = 512
+
+// scanAhead runs sc in its own goroutine, so reading and classifying lines
+// (most of the work) overlaps with folding events into the model on a
+// second core. The sequence yields batches in the order read; the scanner's
+// Err, Stats and Banner may be read once it is done. A panic in the scanner
+// is raised again in the caller, where loader.guard catches it.
+func scanAhead(sc *logscan.Scanner, name string) func(yield func([]scannedEvent) bool) {
+	return func(yield func([]scannedEvent) bool) {
+		full := make(chan []scannedEvent, 4)
+		free := make(chan []scannedEvent, 6)
+		stop := make(chan struct{})
+		var crash any
+		go func() {
+			defer close(full)
+			defer func() { crash = recover() }()
+			self := name
+			batch := make([]scannedEvent, 0, scanBatch)
+			for sc.Next() {
+				if self == "" {
+					self = sc.Banner().Name
+				}
+				batch = append(batch, scannedEvent{sc.Event(), self})
+				if len(batch) < scanBatch {
+					continue
+				}
+				select {
+				case full <- batch:
+				case <-stop:
+					return
+				}
+				select {
+				case batch = <-free:
+					batch = batch[:0]
+				default:
+					batch = make([]scannedEvent, 0, scanBatch)
+				}
+			}
+			if len(batch) > 0 {
+				select {
+				case full <- batch:
+				case <-stop:
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			for range full { // wait for the scanner to be done with sc
+			}
+			if crash != nil {
+				panic(crash)
+			}
+		}()
+		for batch := range full {
+			if !yield(batch) {
+				return
+			}
+			clear(batch)
+			select {
+			case free <- batch:
+			default:
+			}
+		}
+	}
+}
+
 // logFacts is what one log tells beyond its events.
 type logFacts struct {
 	bootstrapping bool // a boot logged "JetStream cluster bootstrapping" and no leader yet
@@ -85,20 +163,20 @@ func (l *loader) log(lg bundle.Log) {
 	}
 	name, source := l.logServerName(lg)
 	sc := logscan.NewScanner(r, logscan.Options{File: lg.Path, Server: name})
+	l.tl.startFile()
 	first := len(l.m.Timeline)
 	firstState := len(l.m.MetaLeaderStates)
 	var facts logFacts
-	var self string // this server's name, for "Self is new … leader"
-	self = name
-	for sc.Next() {
-		ev := sc.Event()
-		if self == "" {
-			self = sc.Banner().Name
+	for batch := range scanAhead(sc, name) {
+		for _, se := range batch {
+			l.logEvent(se.ev, se.self, &facts)
 		}
-		l.logEvent(ev, self, &facts)
 	}
 	if err := sc.Err(); err != nil {
 		l.note("log %s: %v", lg.Path, err)
+	}
+	if n := l.tl.endFile(lg.Path); n != "" {
+		l.note("%s", n)
 	}
 	st := sc.Stats()
 	l.logLines += st.Lines
@@ -135,6 +213,7 @@ func (l *loader) log(lg bundle.Log) {
 			l.m.MetaFoundings[i].Server = name
 		}
 	}
+	l.endLogHistory(lg.Path, name)
 	srv := l.addServer(name, source)
 	srv.Sources["log"] = true
 	if st.Lines > 0 {
@@ -167,8 +246,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	}
 	te := report.TimelineEvent{Time: ev.Time, Server: server, Source: "log", Kind: ev.Kind, Group: ev.Group,
 		Account: ev.Account, Stream: ev.Stream, Text: ev.Text, File: ev.File, Line: ev.Line}
-	l.m.Timeline = append(l.m.Timeline, te)
-	ti := len(l.m.Timeline) - 1
+	l.tl.add(te, ev.Level)
 
 	switch ev.Kind {
 	case "restored-stream", "restoring-stream", "stream-leader":
@@ -189,9 +267,9 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		// A boot with no clean stop logged before it: the previous process
 		// was killed or crashed after its last line.
 		if facts.booted && !facts.stopped && !facts.last.Time.IsZero() {
-			l.m.Timeline = append(l.m.Timeline, report.TimelineEvent{Time: facts.last.Time, Server: server, Source: "log", Kind: "unclean-stop",
+			l.tl.add(report.TimelineEvent{Time: facts.last.Time, Server: server, Source: "log", Kind: "unclean-stop",
 				Text: fmt.Sprintf("no clean shutdown logged before the restart at line %d: the process was killed or crashed after this time (last line %d)", ev.Line, facts.last.Line),
-				File: ev.File, Line: facts.last.Line})
+				File: ev.File, Line: facts.last.Line}, "")
 		}
 		facts.booted, facts.stopped = true, false
 		facts.bootstrapping = false
@@ -220,29 +298,82 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 			if ev.Kind == "peer-remove" {
 				kind = "remove-peer"
 			}
-			g := l.group(ev.Group)
-			g.History = append(g.History, report.HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: server, Source: "log"})
+			l.logHistory(ev.Group, report.HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: server, Source: "log"})
 		}
 	case "leader-switch", "term", "vote":
 		if ev.Group != "" && ev.Term > 0 {
 			t := ev.Time
-			g := l.group(ev.Group)
-			g.History = append(g.History, report.HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: server, Source: "log"})
+			l.logHistory(ev.Group, report.HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: server, Source: "log"})
 		}
 	}
 	if !isLeaderEvent {
 		return
 	}
-	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: ev.Time, Server: server, Leader: leader, Source: "log", Timeline: ti})
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: ev.Time, Server: server, Leader: leader, Source: "log", Timeline: -1})
+	l.tl.ref(len(l.m.MetaLeaderStates)-1, ev.File, ev.Kind, ev.Line)
 	if leader != "" {
-		g := l.group("_meta_")
 		t := ev.Time
-		g.History = append(g.History, report.HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: server, Source: "log"})
+		l.logHistory("_meta_", report.HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: server, Source: "log"})
 		if facts.bootstrapping {
 			l.m.MetaFoundings = append(l.m.MetaFoundings, MetaFounding{Time: ev.Time, Server: server, Leader: leader, Source: "log"})
 			facts.bootstrapping = false
 		}
 	}
+}
+
+// Bounds of the group history one log file gives each group: the first
+// historyHead and the last historyTail events (elections and membership),
+// so a long log's history stays readable and its memory bounded.
+const (
+	historyHead = 1000
+	historyTail = 1000
+)
+
+// logHistory adds a group history event read from the current log.
+func (l *loader) logHistory(group string, e report.HistoryEvent) {
+	if l.history == nil {
+		l.history = map[string]*logGroupHistory{}
+	}
+	h := l.history[group]
+	if h == nil {
+		h = &logGroupHistory{kept: headTail[report.HistoryEvent]{head: historyHead, tail: historyTail}}
+		l.history[group] = h
+		l.historyOrder = append(l.historyOrder, group)
+	}
+	if _, dropped := h.kept.push(e); dropped {
+		h.dropped++
+	}
+}
+
+// logGroupHistory is what one log file gives one group's history.
+type logGroupHistory struct {
+	kept    headTail[report.HistoryEvent]
+	dropped int
+}
+
+// endLogHistory adds the current log's group history to the groups, naming
+// the server in events read before its name was known.
+func (l *loader) endLogHistory(file, server string) {
+	var left []string
+	for _, name := range l.historyOrder {
+		h := l.history[name]
+		g := l.group(name)
+		from := len(g.History)
+		g.History = h.kept.appendTo(g.History)
+		for i := from; i < len(g.History); i++ {
+			if g.History[i].Server == "" {
+				g.History[i].Server = server
+			}
+		}
+		if h.dropped > 0 {
+			left = append(left, fmt.Sprintf("%s %d", name, h.dropped))
+		}
+	}
+	if len(left) > 0 {
+		l.note("log %s: group history keeps the first %d and the last %d events per group; left out between them: %s (--events FILE gives every log event)", file, historyHead, historyTail, strings.Join(left, ", "))
+	}
+	clear(l.history)
+	l.historyOrder = l.historyOrder[:0]
 }
 
 // leaderID is the peer id of a leader named in a log line.
@@ -276,23 +407,34 @@ func (l *loader) clockOffsets() {
 	if len(servers) < 2 {
 		return
 	}
+	for _, s := range servers {
+		o := by[s]
+		sort.SliceStable(o, func(i, j int) bool { return o[i].t.Before(o[j].t) })
+	}
 	ref := servers[0]
 	var parts []string
 	for _, s := range servers[1:] {
 		var diffs []time.Duration
+		other := by[s]
 		for _, a := range by[ref] {
+			// Only the other server's elections within maxElectionSpread
+			// can match: a binary search finds the first of them.
 			best := time.Duration(-1)
 			var bd time.Duration
-			for _, b := range by[s] {
+			from := a.t.Add(-maxElectionSpread)
+			for _, b := range other[sort.Search(len(other), func(i int) bool { return !other[i].t.Before(from) }):] {
+				d := b.t.Sub(a.t)
+				if d > maxElectionSpread {
+					break
+				}
 				if b.leader != a.leader {
 					continue
 				}
-				d := b.t.Sub(a.t)
 				ad := d
 				if ad < 0 {
 					ad = -ad
 				}
-				if ad <= maxElectionSpread && (best < 0 || ad < best) {
+				if best < 0 || ad < best {
 					best, bd = ad, d
 				}
 			}

@@ -179,7 +179,7 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		if e.Line > 0 {
 			where += fmt.Sprintf(":%d", e.Line)
 		}
-		c.Excerpt = append(c.Excerpt, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Text, 240), Where: where})
+		c.Excerpt = append(c.Excerpt, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Summary(), 240), Where: where})
 	}
 	return c
 }

@@ -64,6 +64,9 @@ func newTimeScale(r *report.Report) (timeScale, bool) {
 		if !e.Time.IsZero() {
 			times = append(times, e.Time)
 		}
+		if e.Until != nil && !e.Until.IsZero() {
+			times = append(times, *e.Until)
+		}
 	}
 	for _, g := range r.Groups {
 		for _, h := range g.History {

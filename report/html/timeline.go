@@ -376,7 +376,7 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		kinds map[string]int
 	}
 	marks := map[key]*agg{}
-	activity := make([]map[int]int, len(lanes))
+	activity := make([]map[int]float64, len(lanes))
 	for i, e := range r.Timeline {
 		li, ok := laneOf[e.Server]
 		if !ok || e.Time.IsZero() {
@@ -384,9 +384,18 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		}
 		x := sc.x(e.Time) - plotLeft
 		if activity[li] == nil {
-			activity[li] = map[int]int{}
+			activity[li] = map[int]float64{}
 		}
-		activity[li][int(x/activityColumn)]++
+		// A run stands for Count events from Time to Until: its weight is
+		// spread over the columns it covers (bounded by the plot's width).
+		n := float64(max(e.Count, 1))
+		c0, c1 := int(x/activityColumn), int(x/activityColumn)
+		if e.Until != nil && e.Until.After(e.Time) {
+			c1 = int((sc.x(*e.Until) - plotLeft) / activityColumn)
+		}
+		for c := c0; c <= c1; c++ {
+			activity[li][c] += n / float64(c1-c0+1)
+		}
 		cat, ok := markKinds[e.Kind]
 		if !ok {
 			continue
@@ -397,8 +406,8 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 			a = &agg{first: i, kinds: map[string]int{}}
 			marks[k] = a
 		}
-		a.count++
-		a.kinds[e.Kind]++
+		a.count += max(e.Count, 1)
+		a.kinds[e.Kind] += max(e.Count, 1)
 	}
 	keys := make([]key, 0, len(marks))
 	for k := range marks {
@@ -421,7 +430,7 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 	for _, k := range keys {
 		a := marks[k]
 		e := r.Timeline[a.first]
-		title := e.Time.UTC().Format(timeFormat) + " " + e.Kind + ": " + clip(e.Text, 200)
+		title := e.Time.UTC().Format(timeFormat) + " " + e.Kind + ": " + clip(e.Summary(), 200)
 		if a.count > 1 {
 			title = fmt.Sprintf("%d events from %s: %s", a.count, e.Time.UTC().Format(timeFormat), kindCounts(a.kinds))
 		}
@@ -437,11 +446,9 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		lanes[k.lane].Marks = append(lanes[k.lane].Marks, m)
 	}
 	for li, cols := range activity {
-		max := 0
+		most := 0.0
 		for _, n := range cols {
-			if n > max {
-				max = n
-			}
+			most = max(most, n)
 		}
 		idx := make([]int, 0, len(cols))
 		for c := range cols {
@@ -451,8 +458,8 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		for _, c := range idx {
 			n := cols[c]
 			// Height on a log scale so a single event shows beside a flood.
-			h := 1.5 + 4.5*math.Log1p(float64(n))/math.Log1p(float64(max))
-			lanes[li].Activity = append(lanes[li].Activity, bar{X: plotLeft + float64(c)*activityColumn, H: h, Title: fmt.Sprintf("%d events", n)})
+			h := 1.5 + 4.5*math.Log1p(n)/math.Log1p(most)
+			lanes[li].Activity = append(lanes[li].Activity, bar{X: plotLeft + float64(c)*activityColumn, H: h, Title: fmt.Sprintf("%.0f events", math.Ceil(n))})
 		}
 	}
 }

@@ -129,7 +129,7 @@ func groupRows(r *report.Report) [][]any {
 func timelineRows(r *report.Report) [][]any {
 	var rows [][]any
 	for _, e := range r.Timeline {
-		rows = append(rows, []any{e.Time.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), e.Server, e.Source, e.Kind, e.Group, e.Account, e.Stream, e.Text, e.File, e.Line})
+		rows = append(rows, []any{e.Time.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), e.Server, e.Source, e.Kind, e.Group, e.Account, e.Stream, e.Summary(), e.File, e.Line})
 	}
 	return rows
 }

@@ -6,6 +6,7 @@
 //	go run . list             # scenario names and descriptions
 //	go run . big -out DIR [-size 1GiB] [-version v2.15.2]
 //	go run . recover -dir DIR [-version v2.15.2]
+//	go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug]
 //
 // See README.md.
 package main
@@ -68,10 +69,12 @@ func run() int {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	out := fs.String("out", "", "bundles root (default ../bundles); for `big`: the directory to write")
 	keep := fs.Bool("keep", false, "keep scratch directories")
-	size := fs.String("size", "1GiB", "big: minimum store size")
+	size := fs.String("size", "1GiB", "big: minimum store size; biglog: minimum log size")
 	version := fs.String("version", "v2.15.2", "big/recover: nats-server version")
 	dir := fs.String("dir", "", "recover: store directory written by `big`")
 	keepIndex := fs.Bool("keep-index", false, "recover: keep msgs/index.db (baseline: recovery from index.db)")
+	rounds := fs.Int("rounds", 4, "biglog: churn rounds (leader kills) before the log is repeated")
+	debug := fs.Bool("debug", false, "biglog: servers log at debug level")
 	if len(os.Args) < 2 {
 		usage()
 		return 2
@@ -109,15 +112,20 @@ func run() int {
 			fmt.Printf("%-36s %s\n", s.Name, s.Doc)
 		}
 		return 0
-	case "big":
+	case "big", "biglog":
 		if *out == "" {
-			logf("big: -out DIR is required")
+			logf("%s: -out DIR is required", cmd)
 			return 2
 		}
 		n, err := parseSize(*size)
 		if err != nil {
-			logf("big: %v", err)
+			logf("%s: %v", cmd, err)
 			return 2
+		}
+		if cmd == "biglog" {
+			return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error {
+				return runBigLog(ctx, *out, n, *version, *rounds, *debug)
+			}))
 		}
 		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runBig(ctx, *out, n, *version) }))
 	case "recover":
@@ -206,6 +214,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: go run . all | list | <scenario>... [-out DIR] [-keep]")
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
+	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }
 
 func parseSize(s string) (int64, error) {
