@@ -376,7 +376,14 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		kinds map[string]int
 	}
 	marks := map[key]*agg{}
-	activity := make([]map[int]float64, len(lanes))
+	// activity holds per lane the difference of the density between a
+	// column and the one before, so a run adds its weight over all the
+	// columns it covers in constant time.
+	columns := int(math.Ceil(plotWidth/activityColumn)) + 1
+	column := func(t time.Time) int {
+		return min(max(int((sc.x(t)-plotLeft)/activityColumn), 0), columns-1)
+	}
+	activity := make([][]float64, len(lanes))
 	for i, e := range r.Timeline {
 		li, ok := laneOf[e.Server]
 		if !ok || e.Time.IsZero() {
@@ -384,18 +391,18 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		}
 		x := sc.x(e.Time) - plotLeft
 		if activity[li] == nil {
-			activity[li] = map[int]float64{}
+			activity[li] = make([]float64, columns+1)
 		}
 		// A run stands for Count events from Time to Until: its weight is
-		// spread over the columns it covers (bounded by the plot's width).
+		// spread evenly over the columns it covers.
 		n := float64(max(e.Count, 1))
-		c0, c1 := int(x/activityColumn), int(x/activityColumn)
+		c0, c1 := column(e.Time), column(e.Time)
 		if e.Until != nil && e.Until.After(e.Time) {
-			c1 = int((sc.x(*e.Until) - plotLeft) / activityColumn)
+			c1 = column(*e.Until)
 		}
-		for c := c0; c <= c1; c++ {
-			activity[li][c] += n / float64(c1-c0+1)
-		}
+		w := n / float64(c1-c0+1)
+		activity[li][c0] += w
+		activity[li][c1+1] -= w
 		cat, ok := markKinds[e.Kind]
 		if !ok {
 			continue
@@ -445,21 +452,28 @@ func drawMarks(r *report.Report, sc timeScale, lanes []laneView, laneOf map[stri
 		}
 		lanes[k.lane].Marks = append(lanes[k.lane].Marks, m)
 	}
-	for li, cols := range activity {
-		most := 0.0
-		for _, n := range cols {
-			most = max(most, n)
+	for li, diff := range activity {
+		if diff == nil {
+			continue
 		}
-		idx := make([]int, 0, len(cols))
-		for c := range cols {
-			idx = append(idx, c)
+		density := make([]float64, columns)
+		most, level := 0.0, 0.0
+		for c := range density {
+			level += diff[c]
+			density[c] = level
+			most = max(most, level)
 		}
-		sort.Ints(idx)
-		for _, c := range idx {
-			n := cols[c]
+		for c, n := range density {
+			if n < 1e-9 {
+				continue
+			}
 			// Height on a log scale so a single event shows beside a flood.
 			h := 1.5 + 4.5*math.Log1p(n)/math.Log1p(most)
-			lanes[li].Activity = append(lanes[li].Activity, bar{X: plotLeft + float64(c)*activityColumn, H: h, Title: fmt.Sprintf("%.0f events", math.Ceil(n))})
+			title := fmt.Sprintf("%.0f events", math.Round(n))
+			if n < 0.5 {
+				title = "part of a run of events"
+			}
+			lanes[li].Activity = append(lanes[li].Activity, bar{X: plotLeft + float64(c)*activityColumn, H: h, Title: title})
 		}
 	}
 }
