@@ -35,7 +35,7 @@ const maxErrors = 50
 
 // ServerRef names the server a capture came from, as far as the capture says.
 // A bare /raftz or /healthz answer names no server; Node is then the only clue
-// (the raft node id, getHash of the server name: see PeerID).
+// (the raft node id, getHash of the server name: see natsfmt.PeerID).
 type ServerRef struct {
 	Name    string
 	ID      string // server id (the random N… nkey), not the raft node id

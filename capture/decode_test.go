@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -58,20 +59,6 @@ func golden(t *testing.T, name string, caps []Capture) {
 	}
 }
 
-func TestPeerID(t *testing.T) {
-	// Pairs from formats.md 5.1 (verified against real servers) and the
-	// incident-000 thread.
-	for name, id := range map[string]string{
-		"n1": "fjFyEjc1", "n2": "44jzkV9D", "n3": "BXScrY9i",
-		"nats-0": "S1Nunr6R", "nats-1": "yrzKKRBu", "nats-2": "cnrtt3eg", "nats-3": "bkCGheKT", "nats-4": "HuYMtjaW",
-		"": NoLeaderPeer,
-	} {
-		if got := PeerID(name); got != id {
-			t.Errorf("PeerID(%q) = %s, want %s", name, got, id)
-		}
-	}
-}
-
 func TestIncident000Jsz(t *testing.T) {
 	caps := decodeFixture(t, "incident000-request-jetstream.jsonl")
 	if len(caps) != 5 {
@@ -90,7 +77,7 @@ func TestIncident000Jsz(t *testing.T) {
 		}
 		names[c.Server.Name] = true
 		m := c.Jsz.Meta
-		if m == nil || m.ClusterSize != 10 || m.Peer != NoLeaderPeer || m.HasLeader() || m.LeaderPeer() != "" {
+		if m == nil || m.ClusterSize != 10 || m.Peer != natsfmt.NoLeaderPeer || m.HasLeader() || m.LeaderPeer() != "" {
 			t.Errorf("capture %d: meta %+v", i, m)
 		}
 		v, ok := c.Meta()
@@ -127,7 +114,7 @@ func TestIncident000Raftz(t *testing.T) {
 	if g.Size != 10 || g.QuorumNeeded != 6 || g.Term != 1191202101440508490 || g.Leader != "" || g.EverHadLeader || g.VotedFor != "HuYMtjaW" {
 		t.Errorf("group: %+v", g)
 	}
-	if c.Server.Node != "S1Nunr6R" || c.Server.Node != PeerID("nats-0") {
+	if c.Server.Node != "S1Nunr6R" || c.Server.Node != natsfmt.PeerID("nats-0") {
 		t.Errorf("node %q", c.Server.Node)
 	}
 	for _, id := range []string{`"kCGheKT`, `yrzKKR@u`, "cnr4t3eg", "bkCGheKT"} {
@@ -146,8 +133,8 @@ func TestIncident000Raftz(t *testing.T) {
 		}
 		if p.Name != "" {
 			named++
-			if PeerID(p.Name) != p.ID {
-				t.Errorf("peer %s named %s hashes to %s", p.ID, p.Name, PeerID(p.Name))
+			if natsfmt.PeerID(p.Name) != p.ID {
+				t.Errorf("peer %s named %s hashes to %s", p.ID, p.Name, natsfmt.PeerID(p.Name))
 			}
 		}
 		if p.Seen {

@@ -1,41 +1,23 @@
 package capture
 
 import (
-	"crypto/sha256"
 	"sort"
 	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // MetaGroup is the raft group name of the JetStream meta layer.
 const MetaGroup = "_meta_"
 
-// NoLeaderPeer is what /jsz meta_cluster.peer holds when there is no meta
-// leader: the server hashes the (empty) leader name, so every server of a
-// leaderless cluster reports this same id. It is PeerID("").
-const NoLeaderPeer = "fqA4S4SK"
-
-const peerIDDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// PeerID is the raft node id nats-server derives from a server name
-// (events.go getHash, 8 characters): byte i of SHA-256(name), modulo 62,
-// picks a character of [0-9A-Za-z]. The same in 2.10, 2.12 and 2.15.
-func PeerID(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	var b [8]byte
-	for i := range b {
-		b[i] = peerIDDigits[int(sum[i])%len(peerIDDigits)]
-	}
-	return string(b[:])
-}
-
 // HasLeader says whether the answering server knew a meta leader. Peer is the
 // hash of the leader's name, so a leaderless answer still carries a peer:
-// NoLeaderPeer, the hash of the empty name.
+// natsfmt.NoLeaderPeer, the hash of the empty name.
 func (m *MetaCluster) HasLeader() bool {
 	if m == nil {
 		return false
 	}
-	return m.Leader != "" || (m.Peer != "" && m.Peer != NoLeaderPeer)
+	return m.Leader != "" || (m.Peer != "" && m.Peer != natsfmt.NoLeaderPeer)
 }
 
 // LeaderPeer is the leader's node id, or "" when there is no leader.
@@ -44,7 +26,7 @@ func (m *MetaCluster) LeaderPeer() string {
 		return ""
 	}
 	if m.Peer == "" {
-		return PeerID(m.Leader)
+		return natsfmt.PeerID(m.Leader)
 	}
 	return m.Peer
 }
@@ -184,10 +166,10 @@ func MetaFromCluster(m *MetaCluster, selfName string) MetaView {
 	if m.QuorumNeeded > 0 {
 		v.Quorum, v.QuorumFromServer = m.QuorumNeeded, true
 	} else if m.ClusterSize > 0 {
-		v.Quorum = m.ClusterSize/2 + 1
+		v.Quorum = natsfmt.Quorum(m.ClusterSize)
 	}
 	if selfName != "" {
-		v.Self = PeerID(selfName)
+		v.Self = natsfmt.PeerID(selfName)
 	}
 	seen := map[string]bool{}
 	if v.HasLeader {
@@ -197,7 +179,7 @@ func MetaFromCluster(m *MetaCluster, selfName string) MetaView {
 	for _, r := range m.Replicas {
 		id := r.Peer
 		if id == "" && r.Name != "" {
-			id = PeerID(r.Name)
+			id = natsfmt.PeerID(r.Name)
 		}
 		if seen[id] {
 			continue

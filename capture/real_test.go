@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // auditBundle is the generator's `nats audit gather` bundle (testdata/gen):
@@ -150,8 +151,8 @@ func TestAuditEnvelopes(t *testing.T) {
 			t.Errorf("%s: server %+v, want %s %s %s", p, c.Server, ws.Name, ws.Version, ws.Cluster)
 		}
 		// A /raftz answer names the answering node when it lists a group.
-		if c.Raftz != nil && len(c.Raftz.Accounts()) > 0 && (c.Server.Node != ws.PeerID || c.Server.Node != PeerID(c.Server.Name)) {
-			t.Errorf("%s: node %q, want %s = PeerID(%s)", p, c.Server.Node, ws.PeerID, c.Server.Name)
+		if c.Raftz != nil && len(c.Raftz.Accounts()) > 0 && (c.Server.Node != ws.PeerID || c.Server.Node != natsfmt.PeerID(c.Server.Name)) {
+			t.Errorf("%s: node %q, want %s = natsfmt.PeerID(%s)", p, c.Server.Node, ws.PeerID, c.Server.Name)
 		}
 		checkMetaView(t, p, c, ws)
 		// One request: the same endpoint (and account) of every server.
@@ -226,11 +227,11 @@ func TestCaptureAgreement(t *testing.T) {
 				t.Fatal(err)
 			}
 			g, _, ok := r.Meta()
-			if !ok || g.ID != PeerID(ws.Name) {
+			if !ok || g.ID != natsfmt.PeerID(ws.Name) {
 				t.Errorf("%s %s: raftz meta id %s", dir, ws.Name, g.ID)
 			}
 			jm, rm := MetaFromCluster(j.Meta, ws.Name), MetaFromRaftz(g)
-			if jm.Leader != rm.Leader || (jm.LeaderName != "" && jm.Leader != PeerID(jm.LeaderName)) {
+			if jm.Leader != rm.Leader || (jm.LeaderName != "" && jm.Leader != natsfmt.PeerID(jm.LeaderName)) {
 				t.Errorf("%s %s: jsz leader %s (%s), raftz leader %s", dir, ws.Name, jm.Leader, jm.LeaderName, rm.Leader)
 			}
 			compared++

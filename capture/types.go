@@ -74,7 +74,7 @@ type JetStreamStats struct {
 //
 // Peer is the node id of the LEADER (getHash of the leader's name), not of the
 // answering server. With no leader the server hashes the empty name, so every
-// server reports NoLeaderPeer; use HasLeader.
+// server reports natsfmt.NoLeaderPeer; use HasLeader.
 type MetaCluster struct {
 	Name            string        `json:"name"`
 	Leader          string        `json:"leader"`

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // commit.idx layout (v2.15.2, _meta_ only; raft.go openCommitFile,
@@ -41,6 +42,11 @@ func ReadCommitIndex(file, group string, r io.ReaderAt, size int64) (*CommitInde
 // with an ErrChecksum error at offset 8 (the server ignores such a file:
 // "Commit file corrupt, checksums did not match").
 func DecodeCommitIndex(file, group string, b []byte) (*CommitIndex, error) {
+	v, err := decodeCommitIndex(file, group, b)
+	return v, binfmt.Stamp(err, natsfmt.StructCommitIdx)
+}
+
+func decodeCommitIndex(file, group string, b []byte) (*CommitIndex, error) {
 	d := binfmt.NewDecbuf(file, 0, b)
 	if d.Len() < commitLen {
 		d.Fail(binfmt.ErrTruncated, "commit file needs %d bytes, has %d", commitLen, d.Len())

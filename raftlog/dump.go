@@ -195,10 +195,10 @@ func (d *dumper) consumerSnapshot(indent string, cs *ConsumerSnapshot) {
 		return
 	}
 	for _, p := range cs.Pending {
-		d.line("", fmt.Sprintf("%s  pending stream_seq=%d consumer_seq=%d ts=%s", indent, p.Stream, p.Consumer, fmtTS(p.TS)), nil)
+		d.line("", fmt.Sprintf("%s  pending stream_seq=%d consumer_seq=%d ts=%s", indent, p.StreamSeq, p.ConsumerSeq, fmtTS(p.TS)), nil)
 	}
 	for _, r := range cs.Redelivered {
-		d.line("", fmt.Sprintf("%s  redelivered stream_seq=%d count=%d", indent, r.Stream, r.Count), nil)
+		d.line("", fmt.Sprintf("%s  redelivered stream_seq=%d count=%d", indent, r.StreamSeq, r.Count), nil)
 	}
 }
 

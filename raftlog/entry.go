@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // Append entry layout (raft.go (*appendEntry).encode, decodeAppendEntry):
@@ -17,8 +18,8 @@ import (
 //	entry: u32 LE size (= 1 + len(data)) | u8 type | data
 //	lterm: v2.12+ only; v2.10 writes nothing after the last entry.
 const (
-	appendEntryBaseLen = PeerIDLen + 4*8 + 2 // 42
-	entryHeaderLen     = 4 + 1               // size + type
+	appendEntryBaseLen = natsfmt.PeerIDLen + 4*8 + 2 // 42
+	entryHeaderLen     = 4 + 1                       // size + type
 )
 
 // EntryType is the raft entry type (raft.go EntryType; same values in all
@@ -88,13 +89,18 @@ func (ae *AppendEntry) Index() uint64 { return ae.PIndex + 1 }
 // b[0] (the WAL record's payload), used in errors. On a malformed entry list
 // it returns what it decoded before the fault together with the error.
 func DecodeAppendEntry(file string, base int64, b []byte) (*AppendEntry, error) {
+	v, err := decodeAppendEntry(file, base, b)
+	return v, binfmt.Stamp(err, natsfmt.StructAppendEntry)
+}
+
+func decodeAppendEntry(file string, base int64, b []byte) (*AppendEntry, error) {
 	d := binfmt.NewDecbuf(file, base, b)
 	if d.Len() < appendEntryBaseLen {
 		d.Fail(binfmt.ErrTruncated, "append entry needs %d bytes, has %d", appendEntryBaseLen, d.Len())
 		return nil, d.Err()
 	}
 	ae := &AppendEntry{
-		Leader: string(d.Bytes(PeerIDLen)),
+		Leader: string(d.Bytes(natsfmt.PeerIDLen)),
 		Term:   d.U64(),
 		Commit: d.U64(),
 		PTerm:  d.U64(),
@@ -152,9 +158,9 @@ func (e *Entry) Peer(file string) (string, error) {
 	default:
 		return "", binfmt.Errorf(file, e.Offset, binfmt.ErrFormat, "entry type %v carries no peer id", e.Type)
 	}
-	if len(e.Data) != PeerIDLen {
+	if len(e.Data) != natsfmt.PeerIDLen {
 		return string(e.Data), binfmt.Errorf(file, e.DataOffset, binfmt.ErrFormat,
-			"%v peer id is %d bytes, want %d", e.Type, len(e.Data), PeerIDLen)
+			"%v peer id is %d bytes, want %d", e.Type, len(e.Data), natsfmt.PeerIDLen)
 	}
 	return string(e.Data), nil
 }

@@ -12,36 +12,22 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 )
-
-func TestPeerIDKnownNames(t *testing.T) {
-	// From the incidents README and formats.md 5.1 (real clusters' ids).
-	for name, id := range map[string]string{
-		"nats-0": "S1Nunr6R", "nats-1": "yrzKKRBu", "nats-2": "cnrtt3eg", "nats-3": "bkCGheKT", "nats-4": "HuYMtjaW",
-		"n1": "fjFyEjc1", "n2": "44jzkV9D", "n3": "BXScrY9i",
-	} {
-		if got := raftlog.PeerID(name); got != id {
-			t.Errorf("PeerID(%q) = %q, want %q", name, got, id)
-		}
-		if !raftlog.ValidPeerID(id) {
-			t.Errorf("ValidPeerID(%q) = false", id)
-		}
-	}
-}
 
 func TestPeerIDFromServers(t *testing.T) {
 	n, banners := 0, 0
 	for _, sc := range allServers(t) {
 		if sc.peerID != "" {
 			n++
-			if got := raftlog.PeerID(sc.name); got != sc.peerID {
+			if got := natsfmt.PeerID(sc.name); got != sc.peerID {
 				t.Errorf("%s: PeerID(%q) = %q, raftz says %q", sc.label, sc.name, got, sc.peerID)
 			}
 		}
 		if name, node := sc.banner["Name"], sc.banner["Node"]; name != "" {
 			banners++
-			if got := raftlog.PeerID(name); got != node {
+			if got := natsfmt.PeerID(name); got != node {
 				t.Errorf("%s: banner Name %q Node %q, PeerID gives %q", sc.label, name, node, got)
 			}
 		}
@@ -58,10 +44,10 @@ func TestBitFlippedIDs(t *testing.T) {
 		id, of string
 		valid  bool // a flip can land inside the alphabet: 't' (0x74) -> '4' (0x34)
 	}{{`"kCGheKT`, "bkCGheKT", false}, {"yrzKKR@u", "yrzKKRBu", false}, {"cnr4t3eg", "cnrtt3eg", true}} {
-		if raftlog.ValidPeerID(c.id) != c.valid {
+		if natsfmt.ValidPeerID(c.id) != c.valid {
 			t.Errorf("ValidPeerID(%q) = %v", c.id, !c.valid)
 		}
-		if got, d, _ := raftlog.NearestPeer(c.id, known); got != c.of || d != 1 {
+		if got, d, _ := natsfmt.NearestPeer(c.id, known); got != c.of || d != 1 {
 			t.Errorf("NearestPeer(%q) = %q at %d bits, want %q at 1", c.id, got, d, c.of)
 		}
 	}
@@ -69,12 +55,12 @@ func TestBitFlippedIDs(t *testing.T) {
 		a, b string
 		d    int
 	}{{"", "", 0}, {"a", "a", 0}, {"a", "b", 2}, {"abc", "ab", 8}, {"S1Nunr6R", "S1Nunr6R", 0}} {
-		if got := raftlog.BitDistance(c.a, c.b); got != c.d {
+		if got := natsfmt.BitDistance(c.a, c.b); got != c.d {
 			t.Errorf("BitDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
 		}
 	}
 	for _, bad := range []string{"", "short", "toolong12", "abc-defg", "abcdefg\x00"} {
-		if raftlog.ValidPeerID(bad) {
+		if natsfmt.ValidPeerID(bad) {
 			t.Errorf("ValidPeerID(%q) = true", bad)
 		}
 	}
@@ -205,7 +191,7 @@ func TestPeerStateCorrupt(t *testing.T) {
 	if len(known.Peers) < 2 || len(known.Peers[0]) == 0 {
 		t.Fatalf("%s _meta_/peers.idx: peers %v, want at least 2", sc.label, known.Peers)
 	}
-	if flipped := string(known.Peers[0][0]^0x40) + known.Peers[0][1:]; raftlog.ValidPeerID(flipped) {
+	if flipped := string(known.Peers[0][0]^0x40) + known.Peers[0][1:]; natsfmt.ValidPeerID(flipped) {
 		t.Fatalf("%s _meta_/peers.idx: first id %s flipped at bit 0x40 gives the valid id %s: pick another file", sc.label, known.Peers[0], flipped)
 	}
 	for _, c := range []struct {
@@ -272,8 +258,12 @@ func TestSnapshots(t *testing.T) {
 			}
 			switch {
 			case g == "_meta_":
-				if _, err := raftlog.DecodeMetaSnapshot(file, sn.DataOffset, sn.Data); err != nil {
+				// A meta snapshot of zero streams has empty data (formats.md
+				// 6.3; membership-v2.12.1's killed servers), no S2 block.
+				if sas, err := raftlog.DecodeMetaSnapshot(file, sn.DataOffset, sn.Data); err != nil {
 					t.Errorf("%s %s: %v", sc.label, file, err)
+				} else if len(sn.Data) == 0 && len(sas) != 0 {
+					t.Errorf("%s %s: empty data gives %d streams", sc.label, file, len(sas))
 				}
 			case strings.HasPrefix(g, "S-"):
 				ss, err := raftlog.DecodeStreamSnapshot(file, sn.DataOffset, sn.Data)
@@ -341,7 +331,7 @@ func TestWAL(t *testing.T) {
 				if r.ae.Index() != r.rec.Seq {
 					t.Errorf("%s %s: record seq %d holds index %d", sc.label, r.file, r.rec.Seq, r.ae.Index())
 				}
-				if !raftlog.ValidPeerID(r.ae.Leader) || r.ae.Term == 0 || r.ae.Trailing != 0 {
+				if !natsfmt.ValidPeerID(r.ae.Leader) || r.ae.Term == 0 || r.ae.Trailing != 0 {
 					t.Errorf("%s %s seq %d: leader %q term %d trailing %d", sc.label, r.file, r.rec.Seq, r.ae.Leader, r.ae.Term, r.ae.Trailing)
 				}
 				// The lterm trailer came with v2.12 (formats.md 5.5).
@@ -374,7 +364,7 @@ func TestWAL(t *testing.T) {
 							t.Errorf("%s %s seq %d: peer state %+v %v", sc.label, r.file, r.rec.Seq, ps, err)
 						}
 					case raftlog.EntryAddPeer, raftlog.EntryRemovePeer, raftlog.EntryLeaderTransfer:
-						if p, err := e.Peer(r.file); err != nil || !raftlog.ValidPeerID(p) {
+						if p, err := e.Peer(r.file); err != nil || !natsfmt.ValidPeerID(p) {
 							t.Errorf("%s %s seq %d: %v peer %q %v", sc.label, r.file, r.rec.Seq, e.Type, p, err)
 						}
 					case raftlog.EntrySnapshot:
@@ -650,7 +640,7 @@ func TestPhantomPeers(t *testing.T) {
 			if !slices.Contains(flips, raftlog.PeerFlip{ID: w.Peer, Of: w.OriginPeer, Bits: w.Bits}) {
 				t.Errorf("%s: Flips %+v lacks %q -> %q (%d bits)", sc.label, flips, w.Peer, w.OriginPeer, w.Bits)
 			}
-			if invalid[w.Peer] == raftlog.ValidPeerID(w.Peer) {
+			if invalid[w.Peer] == natsfmt.ValidPeerID(w.Peer) {
 				t.Errorf("%s: Check invalid-id for %q = %v", sc.label, w.Peer, invalid[w.Peer])
 			}
 		}

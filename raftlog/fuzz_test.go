@@ -154,7 +154,7 @@ func FuzzMetaSnapshot(f *testing.F) {
 	addAll(f, collectSeeds(f).metaSnaps)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// A block that truly decodes to hundreds of MiB (a decompression
-		// bomb, allowed up to MaxDecompressed) only makes the fuzzer slow;
+		// bomb, allowed up to natsfmt.MaxDecompressed) only makes the fuzzer slow;
 		// the limit itself is FuzzS2Block's subject.
 		if claim, n := binary.Uvarint(b); n > 0 && claim > 1<<20 {
 			t.Skip()
@@ -180,13 +180,5 @@ func FuzzStreamSnapshot(f *testing.F) {
 				}
 			}
 		}
-	})
-}
-
-func FuzzConsumerSnapshot(f *testing.F) {
-	addAll(f, collectSeeds(f).consumerSnaps)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, err := raftlog.DecodeConsumerSnapshot("snap", 0, b)
-		checkErr(t, err, len(b))
 	})
 }

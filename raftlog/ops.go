@@ -1,11 +1,13 @@
 package raftlog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // OpCode is the first byte of every EntryNormal payload (jetstream_cluster.go
@@ -184,6 +186,11 @@ const MaxAssignmentJSON = 64 << 20
 // file offset base. Unknown ops are returned with their body in Raw and no
 // error.
 func DecodeOp(file string, base int64, b []byte) (*Op, error) {
+	v, err := decodeOp(file, base, b)
+	return v, binfmt.Stamp(err, natsfmt.StructEntryOp)
+}
+
+func decodeOp(file string, base int64, b []byte) (*Op, error) {
 	if len(b) == 0 {
 		return nil, binfmt.Errorf(file, base, binfmt.ErrTruncated, "empty entry has no op byte")
 	}
@@ -203,7 +210,7 @@ func DecodeOp(file string, base int64, b []byte) (*Op, error) {
 		}
 	case OpAssignCompressedConsumer:
 		var js []byte
-		if js, err = decodeS2Stream(file, boff, body, MaxAssignmentJSON); err == nil {
+		if js, err = natsfmt.DecodeS2Stream(file, boff, bytes.NewReader(body), int64(len(body)), MaxAssignmentJSON); err == nil {
 			op.Consumer = &ConsumerAssignment{}
 			// Offsets inside the decompressed JSON do not map to the file:
 			// report the op's body offset.
@@ -304,7 +311,7 @@ func decodeStreamMsg(file string, off int64, b []byte, compressed bool) (*Stream
 }
 
 func decodeCompressedStreamMsg(file string, off int64, b []byte) (*StreamMsg, error) {
-	raw, err := decodeS2Block(file, off, b, MaxStreamMsgBody)
+	raw, err := natsfmt.DecodeS2Block(file, off, b, MaxStreamMsgBody)
 	if err != nil {
 		return nil, err
 	}
@@ -351,10 +358,15 @@ func decodeBatch(file string, off int64, b []byte, commit bool) (*BatchInfo, *St
 // no streams and gives an empty, non-nil slice. base is the file offset of
 // data[0].
 func DecodeMetaSnapshot(file string, base int64, data []byte) ([]*StreamAssignment, error) {
+	v, err := decodeMetaSnapshot(file, base, data)
+	return v, binfmt.Stamp(err, natsfmt.StructSnapshotData)
+}
+
+func decodeMetaSnapshot(file string, base int64, data []byte) ([]*StreamAssignment, error) {
 	if len(data) == 0 {
 		return []*StreamAssignment{}, nil
 	}
-	js, err := decodeS2Block(file, base, data, MaxDecompressed)
+	js, err := natsfmt.DecodeS2Block(file, base, data, natsfmt.MaxDecompressed)
 	if err != nil {
 		return nil, err
 	}

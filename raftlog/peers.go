@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // peers.idx / EntryPeerState / snapshot peerstate layout (raft.go
@@ -46,7 +47,7 @@ type PeerState struct {
 
 // Quorum is the number of votes needed with this cluster size
 // (clusterSize/2 + 1, raft.go).
-func (ps *PeerState) Quorum() int { return int(ps.ClusterSize/2) + 1 }
+func (ps *PeerState) Quorum() int { return natsfmt.Quorum(int(ps.ClusterSize)) }
 
 // ReadPeerState reads and decodes a whole peers.idx.
 func ReadPeerState(file string, r io.ReaderAt, size int64) (*PeerState, error) {
@@ -60,7 +61,8 @@ func ReadPeerState(file string, r io.ReaderAt, size int64) (*PeerState, error) {
 // DecodePeerState decodes peers.idx bytes. It fails, as the server does, if
 // fewer than numPeers ids fit in the bytes present.
 func DecodePeerState(file string, b []byte) (*PeerState, error) {
-	return decodePeerState(file, 0, b)
+	ps, err := decodePeerState(file, 0, b)
+	return ps, binfmt.Stamp(err, natsfmt.StructPeersIdx)
 }
 
 func decodePeerState(file string, base int64, b []byte) (*PeerState, error) {
@@ -73,13 +75,13 @@ func decodePeerState(file string, base int64, b []byte) (*PeerState, error) {
 	countOff := d.Offset()
 	n := d.U32()
 	// The count is bounded by the bytes that could hold the ids.
-	if uint64(n) > uint64(d.Len()/PeerIDLen) {
+	if uint64(n) > uint64(d.Len()/natsfmt.PeerIDLen) {
 		return nil, binfmt.Errorf(file, countOff, binfmt.ErrTruncated,
-			"peer count %d needs %d bytes, %d left", n, uint64(n)*PeerIDLen, d.Len())
+			"peer count %d needs %d bytes, %d left", n, uint64(n)*natsfmt.PeerIDLen, d.Len())
 	}
 	ps.Peers = make([]string, 0, n)
 	for range n {
-		ps.Peers = append(ps.Peers, string(d.Bytes(PeerIDLen)))
+		ps.Peers = append(ps.Peers, string(d.Bytes(natsfmt.PeerIDLen)))
 	}
 	if d.Len() >= peerStateTrailLen {
 		ps.DomainExt, ps.HasDomainExt = d.U16(), true
@@ -114,7 +116,7 @@ func (ps *PeerState) Check() []PeerIssue {
 	var out []PeerIssue
 	seen := make(map[string]bool, len(ps.Peers))
 	for _, p := range ps.Peers {
-		if !ValidPeerID(p) {
+		if !natsfmt.ValidPeerID(p) {
 			out = append(out, PeerIssue{IssueInvalidID, p, fmt.Sprintf("peer id %q is not 8 characters of 0-9A-Za-z", p)})
 		}
 		if seen[p] {
@@ -147,14 +149,14 @@ type PeerFlip struct {
 }
 
 // Flips returns, for every listed id not in known, the nearest known id when
-// it is at most maxBits bits away (BitDistance).
+// it is at most maxBits bits away (natsfmt.BitDistance).
 func (ps *PeerState) Flips(known []string, maxBits int) []PeerFlip {
 	var out []PeerFlip
 	for _, p := range ps.Peers {
 		if slices.Contains(known, p) {
 			continue
 		}
-		if k, d, ok := NearestPeer(p, known); ok && d <= maxBits {
+		if k, d, ok := natsfmt.NearestPeer(p, known); ok && d <= maxBits {
 			out = append(out, PeerFlip{ID: p, Of: k, Bits: d})
 		}
 	}

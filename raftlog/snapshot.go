@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // Snapshot file layout, snapshots/snap.<term>.<index> (raft.go
@@ -55,6 +56,11 @@ func ReadSnapshot(file, group string, r io.ReaderAt, size int64) (*Snapshot, err
 // read, ChecksumOK false) with an ErrChecksum error at the checksum's
 // offset. A last index of 0, which the server discards, is ErrFormat.
 func DecodeSnapshot(file, group string, b []byte) (*Snapshot, error) {
+	v, err := decodeSnapshot(file, group, b)
+	return v, binfmt.Stamp(err, natsfmt.StructSnapshotHeader)
+}
+
+func decodeSnapshot(file, group string, b []byte) (*Snapshot, error) {
 	if len(b) < minSnapshotLen {
 		return nil, binfmt.Errorf(file, 0, binfmt.ErrTruncated, "snapshot is %d bytes, minimum %d", len(b), minSnapshotLen)
 	}
@@ -65,7 +71,7 @@ func DecodeSnapshot(file, group string, b []byte) (*Snapshot, error) {
 	s.ChecksumOK = want == s.Sum
 	var first error
 	if !s.ChecksumOK {
-		first = binfmt.Errorf(file, int64(hoff), binfmt.ErrChecksum, "snapshot checksum %x, want %x (key %q)", s.Sum, want, group)
+		first = binfmt.Stamp(binfmt.Errorf(file, int64(hoff), binfmt.ErrChecksum, "snapshot checksum %x, want %x (key %q)", s.Sum, want, group), natsfmt.StructSnapshotTrailer)
 	}
 	d := binfmt.NewDecbuf(file, 0, b[:hoff])
 	s.Term = d.U64()

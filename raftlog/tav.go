@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // tav.idx layout (raft.go writeTermVote, readTermVote):
@@ -13,7 +14,7 @@ import (
 //	+-------------+------------------------------+
 const (
 	termLen     = 8
-	termVoteLen = termLen + PeerIDLen
+	termVoteLen = termLen + natsfmt.PeerIDLen
 	// MaxTavSize bounds a tav.idx read whole; a real one is 8 or 16 bytes.
 	MaxTavSize = 4 << 10
 )
@@ -45,6 +46,11 @@ func ReadTermVote(file string, r io.ReaderAt, size int64) (*TermVote, error) {
 // returned with an ErrTruncated error as well. A vote of 1..7 bytes is also
 // ErrTruncated; the term is still returned.
 func DecodeTermVote(file string, b []byte) (*TermVote, error) {
+	v, err := decodeTermVote(file, b)
+	return v, binfmt.Stamp(err, natsfmt.StructTermVote)
+}
+
+func decodeTermVote(file string, b []byte) (*TermVote, error) {
 	tv := &TermVote{}
 	if len(b) == 0 {
 		return tv, nil
@@ -57,10 +63,10 @@ func DecodeTermVote(file string, b []byte) (*TermVote, error) {
 	tv.Term, tv.HasTerm = d.U64(), true
 	switch {
 	case d.Len() == 0:
-	case d.Len() < PeerIDLen:
-		d.Fail(binfmt.ErrTruncated, "vote needs %d bytes, has %d", PeerIDLen, d.Len())
+	case d.Len() < natsfmt.PeerIDLen:
+		d.Fail(binfmt.ErrTruncated, "vote needs %d bytes, has %d", natsfmt.PeerIDLen, d.Len())
 	default:
-		tv.Vote = string(d.Bytes(PeerIDLen))
+		tv.Vote = string(d.Bytes(natsfmt.PeerIDLen))
 		tv.Trailing = d.Len()
 	}
 	return tv, d.Err()

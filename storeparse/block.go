@@ -18,26 +18,20 @@ import (
 	"io"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
-	"github.com/klauspost/compress/s2"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
-// Record framing constants (filestore.go, all of v2.10.22, v2.12.1, v2.15.2).
-//
-//	+--------+--------+--------+------+---------+--------------+---------+--------+
-//	| rl u32 | seq u64| ts i64 | slen | subject | [hlen u32 hdr]| payload | hh64   |
-//	+--------+--------+--------+------+---------+--------------+---------+--------+
-//	0        4        12       20     22                                 rl-8     rl
+// Record framing: natsfmt reads the record header and computes the checksum
+// (the diagram is in ../internal/natsfmt/record.go); these are its sizes
+// under the names this package uses.
 const (
-	msgHdrSize   = 22      // rl + seq + ts + slen
-	checksumSize = 8       // trailing HighwayHash-64
-	emptyRecord  = 30      // msgHdrSize + checksumSize: a record with nothing in it
-	hbit         = 1 << 31 // in rl: the record carries NATS headers
-	ebit         = 1 << 63 // in seq: erased (secure delete)
-	tbit         = 1 << 62 // in seq: delete tombstone
+	msgHdrSize   = natsfmt.RecordHeaderLen
+	checksumSize = natsfmt.ChecksumLen
+	emptyRecord  = natsfmt.EmptyRecordLen
 	// RLBadThresh is the largest record length nats-server accepts on read
 	// (rlBadThresh). A length above it is corruption, never a record, so it
 	// also bounds the reader's buffer.
-	RLBadThresh = 32 << 20
+	RLBadThresh = natsfmt.RLBadThresh
 )
 
 // Compressed block header: "cmp" + algorithm 1 (S2) + uvarint original size.
@@ -96,7 +90,6 @@ type BlockReader struct {
 	lastGood int64  // end offset of the last record whose framing was sane
 	lastSeq  uint64 // seq of the last sane non-tombstone record
 	torn     bool
-	sumBuf   [8]byte
 
 	resynced  bool
 	resyncOff int64
@@ -165,27 +158,9 @@ func decompressBlock(file string, r io.ReaderAt, size int64, head []byte) ([]byt
 	// not by orig: nats-server's Decompress ignores orig, and v2.12.1 was seen
 	// writing an orig that is not the exact length.
 	limit := min(uint64(maxDecompressed), uint64(size)*maxRatio)
-	out := make([]byte, 0, min(orig, uint64(size)*8)) // grows with what S2 really yields
-	// The reader's first buffer is sized by the body (a frame is never
-	// larger), not 1 MiB up front: small sealed blocks are common.
-	dec := s2.NewReader(io.NewSectionReader(r, hdr, body), s2.ReaderMaxBlockSize(4<<20),
-		s2.ReaderAllocBlock(int(min(max(body, 1<<10), 1<<20))))
-	lim := io.LimitReader(dec, int64(limit)+1)
-	for {
-		if len(out) == cap(out) {
-			out = append(out, 0)[:len(out)] // grow
-		}
-		m, err := lim.Read(out[len(out):cap(out)])
-		out = out[:len(out)+m]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, binfmt.Errorf(file, hdr, binfmt.ErrFormat, "S2 stream: %v", err)
-		}
-	}
-	if uint64(len(out)) > limit {
-		return nil, binfmt.Errorf(file, hdr, binfmt.ErrTooLarge, "S2 stream yields more than %d bytes", limit)
+	out, err := natsfmt.DecodeS2Stream(file, hdr, io.NewSectionReader(r, hdr, body), body, int(limit))
+	if err != nil {
+		return nil, binfmt.Stamp(err, natsfmt.StructCompressedBlock)
 	}
 	var tail [checksumSize]byte
 	if _, err := r.ReadAt(tail[:], size-checksumSize); err != nil {
@@ -277,23 +252,12 @@ func (b *BlockReader) next(r *Record) error {
 		*r = Record{}
 		return b.framing(off, fmt.Sprintf("%d bytes left, less than a record header", len(hdr)), true)
 	}
-	rawRL := binary.LittleEndian.Uint32(hdr[0:])
-	rawSeq := binary.LittleEndian.Uint64(hdr[4:])
-	slen := int(binary.LittleEndian.Uint16(hdr[20:]))
-	hasHdr := rawRL&hbit != 0
-	rl := int64(rawRL &^ hbit)
-	shlen := slen
-	if hasHdr {
-		shlen += 4
-	}
-	dlen := rl - msgHdrSize
-	switch {
-	case rl > RLBadThresh:
+	h := natsfmt.ParseRecordHeader(hdr)
+	rl, slen := h.Len, h.SubjectLen
+	switch why := h.FrameError(); {
+	case why != "":
 		*r = Record{}
-		return b.framing(off, fmt.Sprintf("record length %d over the %d limit", rl, RLBadThresh), false)
-	case dlen < checksumSize || int64(shlen) > dlen-checksumSize:
-		*r = Record{}
-		return b.framing(off, fmt.Sprintf("impossible record: rl %d slen %d headers %v", rl, slen, hasHdr), false)
+		return b.framing(off, why, false)
 	case rl > left:
 		*r = Record{}
 		return b.framing(off, fmt.Sprintf("record of %d bytes overruns the block (%d left)", rl, left), true)
@@ -308,29 +272,28 @@ func (b *BlockReader) next(r *Record) error {
 		*r = Record{}
 		return b.framing(off, fmt.Sprintf("record of %d bytes, only %d readable", rl, len(rec)), true)
 	}
-	seq, tomb := rawSeq&^(ebit|tbit), rawSeq&tbit != 0
-	body := rec[msgHdrSize : rl-checksumSize]
-	rest := body[slen:]
+	seq := h.Seq
+	rest := rec[msgHdrSize+slen : rl-checksumSize]
 	*r = Record{
 		Offset:     off,
 		Len:        int(rl),
 		Seq:        seq,
-		TS:         int64(binary.LittleEndian.Uint64(rec[12:])),
-		Subject:    body[:slen:slen],
-		HasHeaders: hasHdr,
-		Erased:     rawSeq&ebit != 0,
-		Tombstone:  tomb,
+		TS:         h.TS,
+		Subject:    h.Subject(rec),
+		HasHeaders: h.HasHeaders,
+		Erased:     h.Erased,
+		Tombstone:  h.Tombstone,
 	}
-	b.advance(off, rl, seq, tomb)
-	if hasHdr {
+	b.advance(off, rl, seq, h.Tombstone)
+	copy(r.Sum[:], h.StoredChecksum(rec))
+	if h.HasHeaders {
 		hlen := int64(binary.LittleEndian.Uint32(rest))
 		rest = rest[4:]
 		if hlen > int64(len(rest)) {
 			// The framing holds (rl is sane) so later records are still
 			// reachable; only this record's header length is bad.
-			copy(r.Sum[:], rec[rl-checksumSize:])
 			r.Data = rest
-			return &binfmt.CorruptError{File: b.file, Offset: off + msgHdrSize + int64(slen), Seq: seq,
+			return &binfmt.CorruptError{File: b.file, Offset: off + msgHdrSize + int64(slen), Seq: seq, Structure: natsfmt.StructBlockRecord,
 				Err: fmt.Errorf("%w: header length %d exceeds the %d bytes of the record body", binfmt.ErrFormat, hlen, len(rest))}
 		}
 		r.Header = rest[:hlen:hlen]
@@ -339,28 +302,16 @@ func (b *BlockReader) next(r *Record) error {
 		r.Data = rest
 	}
 	if b.hh == nil {
-		copy(r.Sum[:], rec[rl-checksumSize:])
 		return nil
 	}
-	// Hashed: seq and ts, the subject, then headers and payload (the
-	// 4-byte header length is not hashed), in place.
-	b.hh.Reset()
-	b.hh.Write(rec[4:20])
-	b.hh.Write(r.Subject)
-	if hasHdr {
-		b.hh.Write(body[slen+4:])
-	} else {
-		b.hh.Write(rest)
-	}
-	sum := b.hh.Sum64()
-	copy(r.Sum[:], rec[rl-checksumSize:])
-	if sum == binary.LittleEndian.Uint64(r.Sum[:]) {
+	sum, ok := natsfmt.RecordChecksum(b.hh, h, rec)
+	if ok {
 		r.ChecksumOK = true
 		return nil
 	}
 	var got [8]byte
 	binary.LittleEndian.PutUint64(got[:], sum)
-	return &binfmt.CorruptError{File: b.file, Offset: off, Seq: seq,
+	return &binfmt.CorruptError{File: b.file, Offset: off, Seq: seq, Structure: natsfmt.StructBlockRecord,
 		Err: fmt.Errorf("%w: record checksum %x, computed %x (key %q)", binfmt.ErrChecksum, r.Sum, got, b.key)}
 }
 
@@ -401,7 +352,7 @@ func (b *BlockReader) framing(off int64, what string, short bool) error {
 	if b.lastSeq != 0 {
 		what += fmt.Sprintf(" (last good seq %d)", b.lastSeq)
 	}
-	e := &binfmt.CorruptError{File: b.file, Offset: off, Err: fmt.Errorf("%w: %s", sentinel, what)}
+	e := &binfmt.CorruptError{File: b.file, Offset: off, Structure: natsfmt.StructBlockRecord, Err: fmt.Errorf("%w: %s", sentinel, what)}
 	b.err = e
 	return e
 }
@@ -457,16 +408,9 @@ func (b *BlockReader) resync(off int64) (int64, uint64, bool) {
 		if err != nil || len(hdr) < msgHdrSize {
 			return 0, 0, false
 		}
-		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
-		if rl < emptyRecord || rl > RLBadThresh || p+rl > b.size {
-			continue
-		}
-		seq := binary.LittleEndian.Uint64(hdr[4:]) &^ (ebit | tbit)
-		if seq <= b.lastSeq || seq > b.lastSeq+maxResyncSeqJump {
-			continue
-		}
-		slen := int64(binary.LittleEndian.Uint16(hdr[20:]))
-		if slen > rl-emptyRecord {
+		h := natsfmt.ParseRecordHeader(hdr)
+		rl, seq := h.Len, h.Seq
+		if h.FrameError() != "" || p+rl > b.size || seq <= b.lastSeq || seq > b.lastSeq+maxResyncSeqJump {
 			continue
 		}
 		budget -= rl
@@ -474,19 +418,7 @@ func (b *BlockReader) resync(off int64) (int64, uint64, bool) {
 		if err != nil || int64(len(rec)) < rl {
 			continue
 		}
-		hasHdr := binary.LittleEndian.Uint32(rec[0:])&hbit != 0
-		b.hh.Reset()
-		b.hh.Write(rec[4:20])
-		b.hh.Write(rec[msgHdrSize : msgHdrSize+slen])
-		body := rec[msgHdrSize+slen : rl-checksumSize]
-		if hasHdr {
-			if len(body) < 4 {
-				continue
-			}
-			body = body[4:]
-		}
-		b.hh.Write(body)
-		if bytes.Equal(b.hh.Sum(b.sumBuf[:0]), rec[rl-checksumSize:]) {
+		if _, ok := natsfmt.RecordChecksum(b.hh, h, rec); ok {
 			return p, seq, true
 		}
 	}

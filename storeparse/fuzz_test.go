@@ -161,29 +161,6 @@ func FuzzParseIndex(f *testing.F) {
 	})
 }
 
-func FuzzSeqSet(f *testing.F) {
-	// Delete maps cut out of real index.db files (the 0x16 0x02 header on).
-	for _, b := range fixtureFiles(f, "msgs/index.db") {
-		if i := bytes.Index(b, []byte{0x16, 0x02}); i >= 0 {
-			f.Add(b[i:])
-		}
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, n, err := DecodeSeqSet("seqset", 0, b)
-		checkErr(t, err)
-		if err == nil {
-			if n > len(b) || s.Len() != s.size {
-				t.Fatalf("used %d of %d, len %d size %d", n, len(b), s.Len(), s.size)
-			}
-			for _, q := range s.Seqs(100) {
-				if !s.Contains(q) {
-					t.Fatalf("Each yields %d but Contains says no", q)
-				}
-			}
-		}
-	})
-}
-
 func FuzzStreamMeta(f *testing.F) {
 	// Stream and consumer meta.inf with their meta.sum (same folder: both
 	// globs list folders in the same order).
@@ -203,15 +180,5 @@ func FuzzStreamMeta(f *testing.F) {
 		_, err = ParseConsumerMeta("meta.inf", inf)
 		checkErr(t, err)
 		checkErr(t, CheckMetaSum("meta.sum", sum, inf, "ORDERS"))
-	})
-}
-
-func FuzzConsumerState(f *testing.F) {
-	for _, b := range fixtureFiles(f, "obs/*/o.dat") {
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, err := ParseConsumerState("o.dat", b)
-		checkErr(t, err)
 	})
 }

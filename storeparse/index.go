@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // index.db constants (filestore.go _writeFullState / recoverFullState).
@@ -50,7 +51,7 @@ type IndexBlock struct {
 	NumDeleted uint64
 	TTLs       uint64 // version >= 2
 	Schedules  uint64 // version >= 3
-	Deleted    *SeqSet
+	Deleted    *natsfmt.SeqSet
 }
 
 // Msgs is the block's message count as nats-server recomputes it.
@@ -71,6 +72,11 @@ func (b IndexBlock) Msgs() uint64 {
 // encrypted index.db (the caller knows: meta.key exists) fails the magic
 // check; pass it through only after decryption.
 func ParseIndex(file string, data []byte, key string) (*StreamIndex, error) {
+	x, err := parseIndex(file, data, key)
+	return x, binfmt.Stamp(err, natsfmt.StructIndexDB)
+}
+
+func parseIndex(file string, data []byte, key string) (*StreamIndex, error) {
 	if len(data) < indexMinLen {
 		return nil, binfmt.Errorf(file, 0, binfmt.ErrTruncated, "index.db of %d bytes, nats-server requires %d", len(data), indexMinLen)
 	}
@@ -133,7 +139,7 @@ func ParseIndex(file string, data []byte, key string) (*StreamIndex, error) {
 		}
 		if b.NumDeleted > 0 && d.Err() == nil {
 			off := d.Offset()
-			ss, n, err := DecodeSeqSet(file, off, d.Rest())
+			ss, n, err := natsfmt.DecodeSeqSet(file, off, d.Rest())
 			if err != nil {
 				return x, firstErr(err, sumErr)
 			}

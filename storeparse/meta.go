@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // StreamMeta is the part of a stream's meta.inf (JSON of FileStreamInfo:
@@ -84,9 +85,9 @@ func lenientJSON(file string, data []byte, v any) ([]string, error) {
 			off = se.Offset
 		}
 		if len(data) > 0 && data[0] != '{' {
-			return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "not JSON (encrypted?): %v", err)
+			return nil, binfmt.Stamp(binfmt.Errorf(file, 0, binfmt.ErrFormat, "not JSON (encrypted?): %v", err), natsfmt.StructMetaInf)
 		}
-		return nil, binfmt.Errorf(file, off, binfmt.ErrFormat, "meta.inf JSON: %v", err)
+		return nil, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, "meta.inf JSON: %v", err), natsfmt.StructMetaInf)
 	}
 	var errs []string
 	for k, raw := range fields {
@@ -103,6 +104,10 @@ func lenientJSON(file string, data []byte, v any) ([]string, error) {
 // name for a WAL) or "<stream>/<consumer>" for a consumer. sumFile names
 // meta.sum in errors.
 func CheckMetaSum(sumFile string, sum, inf []byte, key string) error {
+	return binfmt.Stamp(checkMetaSum(sumFile, sum, inf, key), natsfmt.StructMetaSum)
+}
+
+func checkMetaSum(sumFile string, sum, inf []byte, key string) error {
 	want := binfmt.HH64(key, inf)
 	got := bytes.TrimSpace(sum)
 	var dec [8]byte

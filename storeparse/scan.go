@@ -1,7 +1,6 @@
 package storeparse
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // ScanOptions tunes ScanStream.
@@ -57,17 +57,8 @@ type State struct {
 	NumDeleted uint64 `json:"num_deleted"`
 }
 
-// SeqRange is an inclusive range of sequences.
-type SeqRange struct {
-	First, Last uint64
-}
-
-func (r SeqRange) String() string {
-	if r.First == r.Last {
-		return strconv.FormatUint(r.First, 10)
-	}
-	return fmt.Sprintf("%d-%d", r.First, r.Last)
-}
+// SeqRange is an inclusive range of sequences (the project's one range type).
+type SeqRange = natsfmt.SeqRange
 
 // BlockScan is what one block holds, recomputed from its records as
 // nats-server's rebuildStateFromBufLocked does.
@@ -283,14 +274,14 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 	data, err := readFileFS(fsys, inf, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
-			s.problem(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)})
+			s.problem(binfmt.Stamp(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaInf))
 		}
 		return
 	}
 	if s.Encrypted {
-		s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"), natsfmt.StructMetaInf))
 		return
 	}
 	m, err := ParseStreamMeta(inf, data)
@@ -305,7 +296,7 @@ func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
 	}
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
-		s.problem(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)})
+		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaSum))
 		return
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
@@ -361,12 +352,12 @@ func (s *StreamScan) readIndex(fsys fs.FS) {
 	data, err := readFileFS(fsys, p, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(p, err))
+			s.problem(binfmt.Stamp(asCorrupt(p, err), natsfmt.StructIndexDB))
 		}
 		return
 	}
 	if s.Encrypted && exists(fsys, path.Join(s.Dir, "meta.key")) {
-		s.problem(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"))
+		s.problem(binfmt.Stamp(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"), natsfmt.StructIndexDB))
 		return
 	}
 	x, err := ParseIndex(p, data, s.Name)
@@ -437,15 +428,14 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 		if _, err := ra.ReadAt(hdr[:], off); err != nil {
 			return 0
 		}
-		rl := int64(binary.LittleEndian.Uint32(hdr[0:]) &^ hbit)
-		if rl < emptyRecord || rl > RLBadThresh {
+		h := natsfmt.ParseRecordHeader(hdr[:])
+		if h.FrameError() != "" {
 			return 0
 		}
-		raw := binary.LittleEndian.Uint64(hdr[4:])
-		if seq := raw &^ (ebit | tbit); raw&tbit == 0 && seq != 0 {
-			return seq
+		if !h.Tombstone && h.Seq != 0 {
+			return h.Seq
 		}
-		off += rl
+		off += h.Len
 	}
 	return 0
 }
@@ -480,7 +470,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	e.Seq = from
 	switch {
 	case to >= from && to != 0:
-		r := SeqRange{from, to}
+		r := SeqRange{First: from, Last: to}
 		s.Lost = append(s.Lost, r)
 		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, r)
 	case isLast && bs.Torn:
@@ -492,7 +482,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 		s.LostUnknown = true
 		e.Err = fmt.Errorf("%w; after seq %d, lost sequences unknown", e.Err, bs.LastSeq)
 	}
-	s.problem(e)
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
 }
 
 // noteEmpty reports a block file of 0 bytes that index.db lists: what it
@@ -510,13 +500,13 @@ func (s *StreamScan) noteEmpty(bs *BlockScan) {
 	}
 	e := &binfmt.CorruptError{File: bs.File, Offset: 0, Seq: ib.FirstSeq}
 	if n := ib.Msgs(); n > 0 {
-		r := SeqRange{ib.FirstSeq, ib.LastSeq}
+		r := SeqRange{First: ib.FirstSeq, Last: ib.LastSeq}
 		s.Lost = append(s.Lost, r)
 		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db says it held sequences %s (%d messages)", binfmt.ErrTruncated, r, n)
 	} else {
 		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db lists it with no messages (first %d, last %d): any tombstones it held are gone, and a rebuild would bring back the messages they deleted", binfmt.ErrTruncated, ib.FirstSeq, ib.LastSeq)
 	}
-	s.problem(e)
+	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
 }
 
 // noteBad collects the unreadable sequences of a block and what the server
@@ -889,12 +879,12 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 		cdir := path.Join(odir, e.Name())
 		inf := path.Join(cdir, "meta.inf")
 		if exists(fsys, path.Join(cdir, "meta.key")) {
-			s.problem(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"))
+			s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "consumer meta.key present; meta.inf and o.dat are sealed"), natsfmt.StructMetaInf))
 			s.Consumers = append(s.Consumers, c)
 			continue
 		}
 		if data, err := readFileFS(fsys, inf, smallFileLimit); err != nil {
-			s.problem(asCorrupt(inf, err))
+			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
 			m, err := ParseConsumerMeta(inf, data)
 			s.problem(err)
@@ -907,7 +897,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			s.problem(err)
 			c.State = st
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(asCorrupt(od, err))
+			s.problem(binfmt.Stamp(asCorrupt(od, err), natsfmt.StructConsumerState))
 		}
 		s.Consumers = append(s.Consumers, c)
 	}
@@ -925,7 +915,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	n := len(r)
 	switch {
 	case n == 0 || r[n-1].Last+1 < first: // the usual case: in order, apart
-		*rs = append(r, SeqRange{first, last})
+		*rs = append(r, SeqRange{First: first, Last: last})
 		return
 	case r[n-1].First <= first: // touches the last range
 		r[n-1].Last = max(r[n-1].Last, last)
@@ -935,7 +925,7 @@ func (rs *rangeSet) add(first, last uint64) {
 	i := sort.Search(n, func(i int) bool { return r[i].First >= first })
 	r = append(r, SeqRange{})
 	copy(r[i+1:], r[i:])
-	r[i] = SeqRange{first, last}
+	r[i] = SeqRange{First: first, Last: last}
 	out := r[:0]
 	for _, x := range r {
 		if k := len(out); k > 0 && out[k-1].Last+1 >= x.First {

@@ -227,7 +227,7 @@ func badRecordOnly(t *testing.T, sc, ref *StreamScan, seq uint64, blk uint32) {
 	if len(sc.Lost) != 0 || sc.LostUnknown {
 		t.Errorf("lost %v (unknown %v): nothing but the bad record is lost", sc.Lost, sc.LostUnknown)
 	}
-	if len(sc.Unreadable) != 1 || sc.Unreadable[0] != (SeqRange{seq, seq}) {
+	if len(sc.Unreadable) != 1 || sc.Unreadable[0] != (SeqRange{First: seq, Last: seq}) {
 		t.Errorf("unreadable %v, want %d", sc.Unreadable, seq)
 	}
 	want := ref.State
@@ -240,7 +240,7 @@ func badRecordOnly(t *testing.T, sc, ref *StreamScan, seq uint64, blk uint32) {
 		t.Errorf("index.db counts the bad record rightly, yet mismatches %v (healthy %v, current %v)", sc.Mismatches, ref.Mismatches, sc.indexCurrent())
 	}
 	ib, _ := sc.Index.Block(blk)
-	if len(sc.RebuildLost) != 1 || sc.RebuildLost[0] != (SeqRange{seq, ib.LastSeq}) || sc.RebuildLostMsgs != ib.LastSeq-seq {
+	if len(sc.RebuildLost) != 1 || sc.RebuildLost[0] != (SeqRange{First: seq, Last: ib.LastSeq}) || sc.RebuildLostMsgs != ib.LastSeq-seq {
 		t.Errorf("a rebuild would lose %v (%d intact), want %d-%d (%d intact)", sc.RebuildLost, sc.RebuildLostMsgs, seq, ib.LastSeq, ib.LastSeq-seq)
 	}
 }
@@ -329,7 +329,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 		}
 		// index.db knows block 8's last sequence: the loss is named exactly.
 		ib, _ := sc.Index.Block(8)
-		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{mid.seq, ib.LastSeq}) {
+		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{First: mid.seq, Last: ib.LastSeq}) {
 			t.Errorf("lost %v, want %d-%d", sc.Lost, mid.seq, ib.LastSeq)
 		}
 	})
@@ -343,7 +343,7 @@ func corruptions(t *testing.T, bs bundleStore) {
 			t.Fatalf("want a torn tail at %d, got %v", tail.off, sc.Problems)
 		}
 		ib, _ := sc.Index.Block(10)
-		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{tail.seq, ib.LastSeq}) {
+		if len(sc.Lost) != 1 || sc.Lost[0] != (SeqRange{First: tail.seq, Last: ib.LastSeq}) {
 			t.Errorf("lost %v, want %d-%d", sc.Lost, tail.seq, ib.LastSeq)
 		}
 		if len(sc.Mismatches) == 0 {
@@ -478,7 +478,7 @@ func TestEmptiedBlock(t *testing.T) {
 				if ce == nil || ce.Offset != 0 || ce.Seq != ib.FirstSeq || len(sc.Problems) != 1 {
 					t.Fatalf("want one truncation of %s at 0 seq %d, got %v", blk, ib.FirstSeq, sc.Problems)
 				}
-				if want := (SeqRange{ib.FirstSeq, ib.LastSeq}); len(sc.Lost) != 1 || sc.Lost[0] != want {
+				if want := (SeqRange{First: ib.FirstSeq, Last: ib.LastSeq}); len(sc.Lost) != 1 || sc.Lost[0] != want {
 					t.Errorf("lost %v, want %v", sc.Lost, want)
 				}
 			})

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // Parallel block scanning.
@@ -57,7 +58,8 @@ type blockResult struct {
 
 func (r *blockResult) problem(err error) {
 	if err != nil {
-		r.problems = append(r.problems, err)
+		// Every problem of a block's scan is about its records.
+		r.problems = append(r.problems, binfmt.Stamp(err, natsfmt.StructBlockRecord))
 	}
 }
 
@@ -427,7 +429,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 	}
 	bs.GoodEnd = br.GoodEnd()
 	if bs.firstBad >= 0 && last >= bs.firstBadFrom {
-		bs.RebuildLost = []SeqRange{{bs.firstBadFrom, last}}
+		bs.RebuildLost = []SeqRange{{First: bs.firstBadFrom, Last: last}}
 	}
 	if bs.Msgs == 0 {
 		if bs.FirstSeq > 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -283,10 +284,10 @@ func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
 }
 
 // metaKinds are the timeline kinds that tell the meta group's story.
-var metaKinds = map[string]bool{
-	"meta-leader": true, "meta-leader-self": true, "no-meta-leader": true, "meta-contact-lost": true,
-	"meta-bootstrap": true, "meta-recover": true, "peer-add": true, "peer-remove": true, "peers-evicted": true,
-	"quorum-rescue": true, "healthcheck-failed": true, "unclean-stop": true, "start": true, "snapshot-corrupt": true,
+var metaKinds = map[natsfmt.EventKind]bool{
+	natsfmt.EventMetaLeader: true, natsfmt.EventMetaLeaderSelf: true, natsfmt.EventNoMetaLeader: true, natsfmt.EventMetaContactLost: true,
+	natsfmt.EventMetaBootstrap: true, natsfmt.EventMetaRecover: true, natsfmt.EventPeerAdd: true, natsfmt.EventPeerRemove: true, natsfmt.EventPeersEvicted: true,
+	natsfmt.EventQuorumRescue: true, natsfmt.EventHealthcheckFailed: true, natsfmt.EventUncleanStop: true, natsfmt.EventStart: true, natsfmt.EventSnapshotCorrupt: true,
 }
 
 // relatedEvents picks the timeline events behind a finding: the meta group's
@@ -295,17 +296,17 @@ var metaKinds = map[string]bool{
 func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
 	var refs []int
 	for i, e := range tl {
-		match := false
+		match, kind := false, natsfmt.EventKind(e.Kind)
 		switch {
 		case f.Stream != "":
 			match = e.Stream == f.Stream && (f.Account == "" || e.Account == "" || e.Account == f.Account) &&
-				(f.Server == "" || e.Server == f.Server || e.Kind == "stream-leader")
+				(f.Server == "" || e.Server == f.Server || kind == natsfmt.EventStreamLeader)
 		case f.Group == "_meta_":
-			match = metaKinds[e.Kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
+			match = metaKinds[kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
 		case f.Group != "":
 			match = e.Group == f.Group
 		case f.Server != "":
-			match = e.Server == f.Server && (e.Kind == "filestore-corrupt" || e.Kind == "index-rebuilt" || e.Kind == "block-missing" || e.Kind == "unclean-stop")
+			match = e.Server == f.Server && (kind == natsfmt.EventFilestoreCorrupt || kind == natsfmt.EventIndexRebuilt || kind == natsfmt.EventBlockMissing || kind == natsfmt.EventUncleanStop)
 		}
 		if match {
 			refs = append(refs, i)

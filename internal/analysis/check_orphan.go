@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -268,7 +269,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 					kept++
 				}
 			}
-			if kept >= len(prev.peers)/2+1 {
+			if kept >= natsfmt.Quorum(len(prev.peers)) {
 				continue
 			}
 			out = append(out, report.Finding{
@@ -334,7 +335,7 @@ func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
 		return false
 	}
 	left := len(before) - len(burst)
-	return left < len(before)/2+1
+	return left < natsfmt.Quorum(len(before))
 }
 
 func describeHistory(e report.HistoryEvent) string {

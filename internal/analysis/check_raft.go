@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -68,7 +68,7 @@ func unknownPeers(m *Model) []peerSighting {
 
 // nearestKnown returns the known id closest to id, its server and distance.
 func nearestKnown(p *Pass, id string) (peer, server string, bits int, ok bool) {
-	peer, bits, ok = raftlog.NearestPeer(id, p.Facts.KnownIDs)
+	peer, bits, ok = natsfmt.NearestPeer(id, p.Facts.KnownIDs)
 	if ok {
 		server = p.Model.IDs[peer]
 	}
@@ -86,7 +86,7 @@ var checkPeerIDCorrupt = Check{
 		var out []report.Finding
 		for _, s := range p.Facts.UnknownPeers {
 			near, srv, bits, ok := nearestKnown(p, s.peer)
-			valid := raftlog.ValidPeerID(s.peer)
+			valid := natsfmt.ValidPeerID(s.peer)
 			if valid && (!ok || bits > maxNearBits(p)) {
 				continue // peer-unknown's business
 			}
@@ -123,7 +123,7 @@ var checkPeerUnknown = Check{
 		var out []report.Finding
 		for _, s := range p.Facts.UnknownPeers {
 			_, _, bits, ok := nearestKnown(p, s.peer)
-			if !raftlog.ValidPeerID(s.peer) || (ok && bits <= maxNearBits(p)) {
+			if !natsfmt.ValidPeerID(s.peer) || (ok && bits <= maxNearBits(p)) {
 				continue
 			}
 			out = append(out, report.Finding{
@@ -161,7 +161,7 @@ var checkQuorumUnreachable = Check{
 					continue
 				}
 				done[viewKey(v)] = true
-				quorum := v.ClusterSize/2 + 1
+				quorum := natsfmt.Quorum(v.ClusterSize)
 				var missing []string
 				reachable := 0
 				for _, id := range v.Peers {
@@ -213,7 +213,7 @@ func existing(f *Facts, peers []string) []string {
 // (each also grows the cluster size by one).
 func tempServersNeeded(size, reachable int) int {
 	for k := 0; k < 64; k++ {
-		if reachable+k >= (size+k)/2+1 {
+		if reachable+k >= natsfmt.Quorum(size+k) {
 			return k
 		}
 	}
@@ -230,7 +230,7 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) str
 	switch {
 	case versionAtLeast(v, 2, 15):
 		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. It makes the surviving servers' meta state the truth, and removing a peer drops its replicas: back up every server's store first (copy each jetstream folder out). With the system account, on the surviving servers:\n", v)
-		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", max(1, reachable/2+1))
+		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", natsfmt.Quorum(reachable))
 		b.WriteString("then, once a meta leader is elected, remove each missing peer:\n")
 	default:
 		k := tempServersNeeded(size, reachable)
@@ -260,7 +260,7 @@ func peerRemoveCommand(id string) string {
 	}
 	body := fmt.Sprintf(`{"peer_id":%s}`, jsonString(id))
 	cmd := "nats request '$JS.API.SERVER.REMOVE' " + shellQuote(body)
-	if raftlog.ValidPeerID(id) {
+	if natsfmt.ValidPeerID(id) {
 		cmd = fmt.Sprintf("nats server cluster peer-remove -f %s   # or: %s", id, cmd)
 	}
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -20,7 +21,7 @@ var checkStoreCorrupt = Check{
 		// one finding per server says so, not one per file.
 		encrypted := map[string][]string{}
 		for _, c := range m.Corruptions {
-			if c.Kind == "encrypted" {
+			if c.Kind == natsfmt.CorruptEncrypted {
 				encrypted[c.Server] = append(encrypted[c.Server], c.File)
 			}
 		}
@@ -33,16 +34,16 @@ var checkStoreCorrupt = Check{
 			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed): without its key its message blocks, index.db, meta.inf and raft WALs cannot be read or checked, so its stream figures are not recomputed here (its raft snapshots, peers.idx and tav.idx are not encrypted and are read)", srv, len(files)),
 				Evidence: shown,
-				Remedy:   storeRemedy(Corruption{Kind: "encrypted"}),
+				Remedy:   storeRemedy(Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
 		}
 		for _, c := range m.Corruptions {
-			if c.Kind == "encrypted" {
+			if c.Kind == natsfmt.CorruptEncrypted {
 				continue
 			}
 			f := report.Finding{
 				Server: c.Server, Account: c.Account, Stream: c.Stream,
-				File: c.File, Seq: c.Seq, Kind: c.Kind, Ranges: c.Lost,
+				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: c.Evidence,
 			}
 			if c.HasOffset {
@@ -50,7 +51,7 @@ var checkStoreCorrupt = Check{
 			}
 			f.Remedy = storeRemedy(c)
 			switch c.Kind {
-			case "index":
+			case natsfmt.CorruptIndex:
 				// index.db is a cache the server rebuilds from the blocks.
 				f.Severity = report.Warning
 			}
@@ -64,25 +65,25 @@ var checkStoreCorrupt = Check{
 // the file and the kind of damage. Whatever rebuilds, removes, truncates or
 // peer-removes is preceded by what it destroys and how to save it.
 func storeRemedy(c Corruption) string {
-	base := path.Base(c.File)
+	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
-	case c.Kind == "encrypted":
+	case c.Kind == natsfmt.CorruptEncrypted:
 		return "the store is encrypted; analyze the data on the server itself or with its jetstream key"
-	case base == "meta.inf" || base == "meta.sum":
+	case c.Structure == natsfmt.StructMetaInf || c.Structure == natsfmt.StructMetaSum:
 		what := "meta.inf and meta.sum disagree"
-		if c.Kind == "missing" {
-			what = base + " is missing"
+		if c.Kind == natsfmt.CorruptMissing {
+			what = name + " is missing"
 		}
-		fix := fmt.Sprintf("put back the file named here: copy %s from a healthy replica of the stream (meta.inf and meta.sum together)", base)
+		fix := fmt.Sprintf("put back the file named here: copy %s from a healthy replica of the stream (meta.inf and meta.sum together)", name)
 		if c.Stream != "" && c.Replicas <= 1 {
 			fix = "rewrite it from the stream config (meta.inf is the stream config as JSON, meta.sum its checksum; see `jsforensics dump meta`)"
 		}
 		return fmt.Sprintf("%s: the server skips this stream at start and serves none of its messages, but its blocks are intact. Keep the stream folder (do not delete or recreate the stream: that removes the blocks); with the server stopped, %s.", what, fix)
-	case base == "index.db":
+	case c.Structure == natsfmt.StructIndexDB:
 		return fmt.Sprintf("index.db is a cache; nothing needs removing: the server finds it unusable and rebuilds the state from the blocks at start. A rebuild cuts every block at its first bad record: if store-corrupt names a block of this stream, copy the stream folder out first (cp -a %s SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage.", path.Dir(path.Dir(c.File)))
-	case base == "o.dat" || strings.Contains(c.File, "/obs/"):
+	case c.Structure == natsfmt.StructConsumerState:
 		return fmt.Sprintf("the consumer's state or config is damaged: copy %s out first, then let the consumer be recreated from its config with a start sequence after its ack floor; the stream's messages are not affected", c.File)
-	case !strings.HasSuffix(base, ".blk"):
+	case c.Structure != natsfmt.StructBlockRecord:
 		return fmt.Sprintf("copy %s out before the server starts on it again; inspect it with `jsforensics dump`", c.File)
 	}
 	var b strings.Builder
@@ -91,7 +92,7 @@ func storeRemedy(c Corruption) string {
 		keep = fmt.Sprintf(" Keep %s: do not remove it.", c.IndexDB)
 	}
 	switch c.Kind {
-	case "checksum":
+	case natsfmt.CorruptChecksum:
 		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
 	default:
 		lost := "what the block held from the damage on"

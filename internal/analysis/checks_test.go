@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -19,7 +19,7 @@ func incidentModel() *Model {
 	m := &Model{IDs: map[string]string{}}
 	names := []string{"nats-0", "nats-1", "nats-2", "nats-3", "nats-4"}
 	for _, n := range names {
-		id := raftlog.PeerID(n)
+		id := natsfmt.PeerID(n)
 		m.IDs[id] = n
 		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id, StoreDir: n, Version: "2.10.22", Sources: map[string]bool{"store": true}})
 	}
@@ -124,7 +124,7 @@ func TestPeerRemoveCommandQuotes(t *testing.T) {
 
 func TestPeerUnknownFarID(t *testing.T) {
 	m := incidentModel()
-	m.Groups[0].Views = []View{{GroupView: report.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", raftlog.PeerID("nats-9")}, Source: "peers.idx"}}}
+	m.Groups[0].Views = []View{{GroupView: report.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", natsfmt.PeerID("nats-9")}, Source: "peers.idx"}}}
 	fs, _ := runChecks(m, Checks, nil)
 	if n := len(byCode(fs, "peer-unknown")); n != 1 {
 		t.Errorf("%d peer-unknown, want 1", n)
@@ -153,11 +153,11 @@ func TestMetaSplitViews(t *testing.T) {
 	m := &Model{IDs: map[string]string{}}
 	var all []string
 	for _, n := range []string{"old-0", "old-1", "old-2", "new-0", "new-1", "new-2"} {
-		m.IDs[raftlog.PeerID(n)] = n
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: raftlog.PeerID(n), Alive: true})
-		all = append(all, raftlog.PeerID(n))
+		m.IDs[natsfmt.PeerID(n)] = n
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), Alive: true})
+		all = append(all, natsfmt.PeerID(n))
 	}
-	small := []string{raftlog.PeerID("new-0"), raftlog.PeerID("new-1"), raftlog.PeerID("new-2"), raftlog.PeerID("old-1")}
+	small := []string{natsfmt.PeerID("new-0"), natsfmt.PeerID("new-1"), natsfmt.PeerID("new-2"), natsfmt.PeerID("old-1")}
 	g := &Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range m.Servers {
 		v := View{GroupView: report.GroupView{Server: s.Name, ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
@@ -220,8 +220,8 @@ func TestMetaNoLeaderNeedsPersistence(t *testing.T) {
 
 func TestOrphanRisk(t *testing.T) {
 	m := &Model{IDs: map[string]string{}}
-	a := &Server{Name: "a", PeerID: raftlog.PeerID("a"), StoreDir: "a"}
-	b := &Server{Name: "b", PeerID: raftlog.PeerID("b"), StoreDir: "b"}
+	a := &Server{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a"}
+	b := &Server{Name: "b", PeerID: natsfmt.PeerID("b"), StoreDir: "b"}
 	m.Servers = []*Server{a, b}
 	a.Meta = &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{
 		{"$G", "KEEP"}:  {Account: "$G", Stream: "KEEP", Peers: []string{a.PeerID}, Consumers: map[string][]string{"C1": nil}},
@@ -357,11 +357,11 @@ func TestReplacedMajority(t *testing.T) {
 	ids := map[string]string{}
 	var servers []*Server
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
-		ids[raftlog.PeerID(n)] = n
-		servers = append(servers, &Server{Name: n, PeerID: raftlog.PeerID(n), StoreDir: n})
+		ids[natsfmt.PeerID(n)] = n
+		servers = append(servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n})
 	}
-	old := []string{raftlog.PeerID("n2"), raftlog.PeerID("n4"), raftlog.PeerID("n5")}
-	cur := []string{raftlog.PeerID("n1"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
+	old := []string{natsfmt.PeerID("n2"), natsfmt.PeerID("n4"), natsfmt.PeerID("n5")}
+	cur := []string{natsfmt.PeerID("n1"), natsfmt.PeerID("n3"), natsfmt.PeerID("n5")}
 	for _, s := range servers {
 		peers := cur
 		if s.Name == "n2" || s.Name == "n4" {
@@ -377,7 +377,7 @@ func TestReplacedMajority(t *testing.T) {
 	// Replacing one of three keeps a majority: safe.
 	for _, s := range servers {
 		if s.Name == "n2" || s.Name == "n4" {
-			s.Meta.Streams[AssetKey{"APP", "R"}].Peers = []string{raftlog.PeerID("n2"), raftlog.PeerID("n3"), raftlog.PeerID("n5")}
+			s.Meta.Streams[AssetKey{"APP", "R"}].Peers = []string{natsfmt.PeerID("n2"), natsfmt.PeerID("n3"), natsfmt.PeerID("n5")}
 		}
 	}
 	if fs := runCheck(checkUnsafeMembershipChange, m); len(fs) != 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // TestCaptureTiedToLogBanner: a bundle of logs and bare /raftz answers whose
@@ -59,8 +59,8 @@ func TestCaptureTiedToLogBanner(t *testing.T) {
 			t.Errorf("no raftz meta view attributed to %s; views %v", n, raftzViews)
 			continue
 		}
-		if !slices.Contains(peers, raftlog.PeerID(n)) {
-			t.Errorf("raftz meta view of %s: peers %v lack its own id %s", n, peers, raftlog.PeerID(n))
+		if !slices.Contains(peers, natsfmt.PeerID(n)) {
+			t.Errorf("raftz meta view of %s: peers %v lack its own id %s", n, peers, natsfmt.PeerID(n))
 		}
 	}
 	for _, note := range rep.Notes {

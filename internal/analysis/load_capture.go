@@ -10,12 +10,9 @@ import (
 
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// noLeaderPeer is the hash of the empty name: /jsz meta_cluster.peer when no
-// leader is known.
-const noLeaderPeer = "fqA4S4SK"
 
 // nodePlaceholder prefixes the name of a server known only by its raft node
 // id, until a source names it (nameNodePlaceholders).
@@ -220,10 +217,10 @@ func (l *loader) capture(c capture.Capture) {
 		l.captureRaftz(srv, c, at)
 	case "healthz":
 		h := c.Healthz
-		kind := "healthcheck-ok"
+		kind := string(natsfmt.EventHealthcheckOK)
 		text := "healthz: " + h.Status
 		if h.Status != "ok" {
-			kind = "healthcheck-failed"
+			kind = string(natsfmt.EventHealthcheckFailed)
 			text += ": " + h.Error
 			for _, e := range h.Errors {
 				text += "; " + e.Error
@@ -322,14 +319,14 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 			leader = mv.Leader
 		}
 	}
-	kind, text := "meta-leader", fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
+	kind, text := string(natsfmt.EventMetaLeader), fmt.Sprintf("%s: meta leader %s, cluster_size %d", source, leader, mv.ClusterSize)
 	if !mv.HasLeader {
-		kind, text = "no-meta-leader", fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, noLeaderPeer, mv.ClusterSize)
+		kind, text = string(natsfmt.EventNoMetaLeader), fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
 	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
 	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: source, Timeline: ti})
 	if mv.ClusterSize > 0 {
-		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: mv.ClusterSize/2 + 1, Leader: leader, Source: source}, LeaderKnown: true}
+		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
 		}
@@ -354,7 +351,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
 				VotedFor: rg.VotedFor, Applied: rg.Applied, Commit: rg.Committed, Leader: rg.Leader, Source: "raftz"}, LeaderKnown: true}
 			if v.Quorum == 0 && v.ClusterSize > 0 {
-				v.Quorum = v.ClusterSize/2 + 1
+				v.Quorum = natsfmt.Quorum(v.ClusterSize)
 			}
 			peers := []string{}
 			if rg.ID != "" {
@@ -389,9 +386,9 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 						leader = n
 					}
 				}
-				kind, text := "meta-leader", fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
+				kind, text := string(natsfmt.EventMetaLeader), fmt.Sprintf("raftz: _meta_ %s, leader %s, size %d, quorum %d, term %d", rg.State, leader, rg.Size, v.Quorum, rg.Term)
 				if leader == "" {
-					kind = "no-meta-leader"
+					kind = string(natsfmt.EventNoMetaLeader)
 					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
 				}
 				ti := l.event(at, srv.Name, "raftz", kind, "_meta_", text, c.File, c.Line)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/logscan"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -248,8 +249,8 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		Account: ev.Account, Stream: ev.Stream, Text: ev.Text, File: ev.File, Line: ev.Line}
 	l.tl.add(te, ev.Level)
 
-	switch ev.Kind {
-	case "restored-stream", "restoring-stream", "stream-leader":
+	switch natsfmt.EventKind(ev.Kind) {
+	case natsfmt.EventRestoredStream, natsfmt.EventRestoringStream, natsfmt.EventStreamLeader:
 		if ev.Stream != "" {
 			if l.m.LogStreams == nil {
 				l.m.LogStreams = map[string]map[AssetKey]report.TimelineEvent{}
@@ -262,24 +263,24 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	}
 	leader, isLeaderEvent := "", false
 	defer func() { facts.last = te }()
-	switch ev.Kind {
-	case "start":
+	switch natsfmt.EventKind(ev.Kind) {
+	case natsfmt.EventStart:
 		// A boot with no clean stop logged before it: the previous process
 		// was killed or crashed after its last line.
 		if facts.booted && !facts.stopped && !facts.last.Time.IsZero() {
-			l.tl.add(report.TimelineEvent{Time: facts.last.Time, Server: server, Source: "log", Kind: "unclean-stop",
+			l.tl.add(report.TimelineEvent{Time: facts.last.Time, Server: server, Source: "log", Kind: string(natsfmt.EventUncleanStop),
 				Text: fmt.Sprintf("no clean shutdown logged before the restart at line %d: the process was killed or crashed after this time (last line %d)", ev.Line, facts.last.Line),
 				File: ev.File, Line: facts.last.Line}, "")
 		}
 		facts.booted, facts.stopped = true, false
 		facts.bootstrapping = false
-	case "stop":
+	case natsfmt.EventStop:
 		facts.stopped = true
-	case "meta-bootstrap":
+	case natsfmt.EventMetaBootstrap:
 		facts.bootstrapping = true
-	case "meta-leader-self":
+	case natsfmt.EventMetaLeaderSelf:
 		leader, isLeaderEvent = server, true
-	case "meta-leader":
+	case natsfmt.EventMetaLeader:
 		leader, isLeaderEvent = ev.Leader, true
 		if i := strings.IndexByte(leader, '/'); i >= 0 {
 			leader = leader[:i]
@@ -287,20 +288,20 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		if leader == "" {
 			leader = "(remote)"
 		}
-	case "no-meta-leader", "meta-contact-lost":
+	case natsfmt.EventNoMetaLeader, natsfmt.EventMetaContactLost:
 		isLeaderEvent = true
-	case "healthcheck-failed":
+	case natsfmt.EventHealthcheckFailed:
 		isLeaderEvent = strings.Contains(ev.Text, "meta leader")
-	case "peer-add", "peer-remove":
+	case natsfmt.EventPeerAdd, natsfmt.EventPeerRemove:
 		if ev.Group != "" && ev.Peer != "" {
 			t := ev.Time
 			kind := "add-peer"
-			if ev.Kind == "peer-remove" {
+			if ev.Kind == string(natsfmt.EventPeerRemove) {
 				kind = "remove-peer"
 			}
 			l.logHistory(ev.Group, report.HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: server, Source: "log"})
 		}
-	case "leader-switch", "term", "vote":
+	case natsfmt.EventLeaderSwitch, natsfmt.EventTerm, natsfmt.EventVote:
 		if ev.Group != "" && ev.Term > 0 {
 			t := ev.Time
 			l.logHistory(ev.Group, report.HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: server, Source: "log"})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -231,8 +232,8 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 							ev = "remove-peer"
 						}
 						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.Name, Source: "wal"})
-						kind := map[string]string{"add-peer": "peer-add", "remove-peer": "peer-remove"}[ev]
-						l.walEvent(tp, srv.Name, kind, g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), blk.File)
+						kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
+						l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), blk.File)
 					}
 				case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
 					if g.Kind == "meta" && !compacted {

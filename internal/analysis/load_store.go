@@ -13,13 +13,14 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // peerID is the raft node id nats-server derives from a server name.
-func peerID(name string) string { return raftlog.PeerID(name) }
+func peerID(name string) string { return natsfmt.PeerID(name) }
 
 // readSmall reads a small file of the bundle, refusing one over limit.
 func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
@@ -185,9 +186,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted,
 	}
-	for _, r := range scan.Unreadable {
-		c.Unreadable = append(c.Unreadable, report.Range{First: r.First, Last: r.Last})
-	}
+	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
 		if cs.State != nil {
@@ -258,7 +257,7 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 		c.IndexDB = path.Join(scan.Dir, "msgs", "index.db")
 	}
 	switch c.Kind {
-	case "checksum":
+	case natsfmt.CorruptChecksum:
 		var bad *storeparse.BadRecord
 		for i := range bs.Bad {
 			if bs.Bad[i].Offset == c.Offset {
@@ -279,13 +278,13 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("on a rebuild (index.db removed or stale) the server truncates %s at offset %d, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences %d-%d go, the bad record and %d intact messages after it",
 				c.File, bad.Offset, r.First, r.Last, bs.RebuildLostMsgs))
 		}
-	case "truncated", "unparsable":
+	case natsfmt.CorruptTruncated, natsfmt.CorruptUnparsable:
 		if bs.Torn {
-			c.Kind = "torn-tail"
+			c.Kind = natsfmt.CorruptTornTail
 		}
 		for _, r := range scan.Lost {
 			if r.First == c.Seq {
-				c.Lost = append(c.Lost, report.Range{First: r.First, Last: r.Last})
+				c.Lost = append(c.Lost, r)
 			}
 		}
 	}
@@ -313,28 +312,9 @@ func corruptionFrom(server, account, stream, dir string, err error) Corruption {
 		}
 		c.Offset, c.HasOffset, c.Seq = ce.Offset, true, ce.Seq
 	}
-	switch {
-	case errors.Is(err, binfmt.ErrEncrypted):
-		c.Kind = "encrypted"
-	case errors.Is(err, binfmt.ErrChecksum):
-		c.Kind = "checksum"
-		if strings.HasSuffix(c.File, "meta.sum") || strings.HasSuffix(c.File, "meta.inf") {
-			c.Kind = "meta-checksum"
-		} else if strings.HasSuffix(c.File, "index.db") {
-			c.Kind = "index"
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		c.Kind = "missing"
-	case errors.Is(err, binfmt.ErrTruncated):
-		c.Kind = "truncated"
-	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):
-		c.Kind = "unparsable"
-		if strings.HasSuffix(c.File, "index.db") {
-			c.Kind = "index"
-		}
-	default:
-		c.Kind = "unreadable"
-	}
+	// The kind and structure come from the error, stamped by the parser's
+	// reader of the file, not from the file's name.
+	c.Kind, c.Structure = natsfmt.KindOf(err), binfmt.StructureOf(err)
 	return c
 }
 
@@ -361,7 +341,7 @@ type metaRef struct {
 func (l *loader) blameMetaFiles() {
 	for i := range l.m.Corruptions {
 		c := &l.m.Corruptions[i]
-		if c.Kind != "meta-checksum" || path.Base(c.File) != "meta.sum" || strings.Contains(c.File, "/obs/") {
+		if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum || strings.Contains(c.File, "/obs/") {
 			continue
 		}
 		dir := path.Dir(c.File)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -127,8 +129,9 @@ type Corruption struct {
 	Offset                  int64
 	HasOffset               bool
 	Seq                     uint64
-	Kind                    string // checksum, truncated, format, encrypted, meta-checksum, index, …
-	Replicas                int    // the stream's replicas when known
+	Kind                    natsfmt.CorruptionKind // natsfmt.KindOf the parser error: its sentinel and structure
+	Structure               binfmt.Structure       // what failed, as the parser's reader stamped it
+	Replicas                int                    // the stream's replicas when known
 	Message                 string
 	Lost                    []report.Range // every sequence this damage costs the copy
 	// Evidence says what the server does with the damage on its next

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -58,7 +59,7 @@ var lifeKinds = map[string]bool{"start": true, "stop": true, "shutdown": true, "
 // stateChange says whether a log event is kept in full: a state change, or a
 // warning or error that names an asset.
 func stateChange(e report.TimelineEvent, level string) bool {
-	if stateKinds[e.Kind] || metaKinds[e.Kind] {
+	if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
 		return true
 	}
 	switch level {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -87,7 +88,7 @@ func TestTimelineRunsKeepStateChanges(t *testing.T) {
 		if e.Count < 2 || e.Until == nil || e.Until.Before(e.Time) || e.Source != "log" || e.File == "" || e.Line == 0 {
 			t.Errorf("malformed run %+v", e)
 		}
-		if stateKinds[e.Kind] || metaKinds[e.Kind] {
+		if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
 			t.Errorf("a state change collapsed into a run: %+v", e)
 		}
 	}
@@ -95,7 +96,7 @@ func TestTimelineRunsKeepStateChanges(t *testing.T) {
 		t.Error("no run in the timeline of three debug logs")
 	}
 	for _, e := range full.Timeline {
-		if stateKinds[e.Kind] || metaKinds[e.Kind] {
+		if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
 			if kept[line(e)] == 0 {
 				t.Errorf("state change missing from the timeline with runs: %s", line(e))
 			}

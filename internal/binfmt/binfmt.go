@@ -25,13 +25,22 @@ var (
 	ErrEncrypted = errors.New("encrypted")
 )
 
+// Structure names the on-disk structure whose decoding failed ("block
+// record", "index.db", …; the names of nats-server's structures are
+// constants in internal/natsfmt).
+type Structure string
+
 // CorruptError reports a problem at a byte offset of a file. File is whatever
 // name the caller gave the decoder (a path relative to the bundle, usually).
+// Structure is stamped by the framing reader of the file (Stamp), as
+// prometheus tsdb/wlog's reader stamps its CorruptionErr: payload decoders
+// add only the cause, so a verdict never has to be guessed from a file name.
 type CorruptError struct {
-	File   string
-	Offset int64
-	Seq    uint64 // the message sequence or raft index concerned, 0 if unknown
-	Err    error
+	File      string
+	Offset    int64
+	Seq       uint64 // the message sequence or raft index concerned, 0 if unknown
+	Structure Structure
+	Err       error
 }
 
 func (e *CorruptError) Error() string {
@@ -47,6 +56,26 @@ func (e *CorruptError) Error() string {
 }
 
 func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Stamp names the structure that failed in err, when err is a
+// *CorruptError that names none yet (the innermost framing reader wins),
+// and returns err. Other errors, and nil, come back as they are.
+func Stamp(err error, s Structure) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) && ce.Structure == "" {
+		ce.Structure = s
+	}
+	return err
+}
+
+// StructureOf is the structure named in err's *CorruptError, or "".
+func StructureOf(err error) Structure {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return ce.Structure
+	}
+	return ""
+}
 
 // Errorf builds a CorruptError whose Err wraps sentinel with a formatted detail.
 func Errorf(file string, off int64, sentinel error, format string, args ...any) *CorruptError {

@@ -1,4 +1,4 @@
-package raftlog
+package natsfmt
 
 import "crypto/sha256"
 
@@ -8,9 +8,15 @@ const PeerIDLen = 8
 // peerIDDigits is the alphabet of peer ids (accounts.go digits).
 const peerIDDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
+// NoLeaderPeer is what /jsz meta_cluster.peer holds when there is no meta
+// leader: the server hashes the (empty) leader name, so every server of a
+// leaderless cluster reports this same id. It is PeerID("").
+const NoLeaderPeer = "fqA4S4SK"
+
 // PeerID returns the raft peer id nats-server derives from a server name
-// (events.go getHashSize with sysHashLen 8): the first 8 bytes of the
-// SHA-256 of the name, each taken modulo 62 as an index into 0-9A-Za-z.
+// (events.go getHashSize with sysHashLen 8; the same in 2.10, 2.12 and
+// 2.15): the first 8 bytes of the SHA-256 of the name, each taken modulo 62
+// as an index into 0-9A-Za-z.
 func PeerID(serverName string) string {
 	sum := sha256.Sum256([]byte(serverName))
 	var id [PeerIDLen]byte
@@ -30,15 +36,11 @@ func ValidPeerID(id string) bool {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
-		if !isPeerIDChar(id[i]) {
+		if c := id[i]; !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
 			return false
 		}
 	}
 	return true
-}
-
-func isPeerIDChar(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
 }
 
 // BitDistance returns the Hamming distance between a and b counted in bits
@@ -69,3 +71,7 @@ func NearestPeer(id string, known []string) (nearest string, dist int, ok bool) 
 	}
 	return nearest, dist, ok
 }
+
+// Quorum is the number of votes a raft group of clusterSize peers needs
+// (raft.go: clusterSize/2 + 1).
+func Quorum(clusterSize int) int { return clusterSize/2 + 1 }

@@ -1,4 +1,4 @@
-package storeparse
+package natsfmt
 
 import (
 	"math/bits"
@@ -8,25 +8,28 @@ import (
 )
 
 // AVL seqset encoding (avl/seqset.go Encode/Decode, identical in v2.10.22,
-// v2.12.1 and v2.15.2):
+// v2.12.1 and v2.15.2): the delete map of index.db and the delete blocks of
+// stream snapshots.
 //
 //	+------+-----+--------------+----------+------------------------------+
 //	| 0x16 | ver | numNodes u32 | size u32 | numNodes × node              |
 //	+------+-----+--------------+----------+------------------------------+
+//	0      1     2              6          10
 //	node v2: base u64 | 32 × bucket u64 | height u16   (266 bytes)
 //	node v1: base u64 | 64 × bucket u64 | height u16   (522 bytes)
 //
 // sequence = base + bucket*64 + bit. Nodes come in tree pre-order.
 const (
-	seqSetMagic   = 0x16
+	SeqSetMagic   = 0x16
 	seqSetHdr     = 10
 	seqSetNodeV2  = 8 + 32*8 + 2
 	seqSetNodeV1  = 8 + 64*8 + 2
 	bitsPerBucket = 64
 )
 
-// SeqSet is a decoded delete map: a set of sequences kept as the bitmap
-// nodes it was encoded with (never expanded), sorted by base.
+// SeqSet is a decoded seqset: a set of sequences kept as the bitmap nodes it
+// was encoded with (never expanded, so memory stays proportional to the bytes
+// read), sorted by base.
 type SeqSet struct {
 	nodes []seqNode
 	size  int // the number of sequences the encoding claims
@@ -37,11 +40,13 @@ type seqNode struct {
 	bits []uint64 // 32 (v2) or 64 (v1) buckets
 }
 
-// DecodeSeqSet decodes an AVL seqset at the start of b and returns it with
-// the number of bytes it used. base is b[0]'s offset in file (for errors).
+// DecodeSeqSet decodes a seqset at the start of b and returns it with the
+// number of bytes it used; base is b[0]'s offset in file (for errors). A set
+// whose stored size differs from the sequences its nodes hold comes back
+// with an ErrFormat error and the byte count, so a caller may read on.
 func DecodeSeqSet(file string, base int64, b []byte) (*SeqSet, int, error) {
 	d := binfmt.NewDecbuf(file, base, b)
-	if m := d.Byte(); d.Err() == nil && m != seqSetMagic {
+	if m := d.Byte(); d.Err() == nil && m != SeqSetMagic {
 		d.Fail(binfmt.ErrFormat, "seqset magic 0x%02x, want 0x16", m)
 	}
 	ver := d.Byte()
@@ -59,7 +64,8 @@ func DecodeSeqSet(file string, base int64, b []byte) (*SeqSet, int, error) {
 	if err := d.Err(); err != nil {
 		return nil, 0, err
 	}
-	// The node count is bounded by the bytes that could hold the nodes.
+	// The node count is bounded by the bytes that could hold the nodes
+	// (avl/seqset.go decodev2 refuses the same way).
 	if uint64(nn) > uint64(d.Len()/nodeLen) {
 		return nil, 0, binfmt.Errorf(file, base+2, binfmt.ErrFormat, "seqset claims %d nodes, %d bytes hold at most %d", nn, d.Len(), d.Len()/nodeLen)
 	}
@@ -84,6 +90,14 @@ func DecodeSeqSet(file string, base int64, b []byte) (*SeqSet, int, error) {
 		return s, int(d.Offset() - base), binfmt.Errorf(file, base+6, binfmt.ErrFormat, "seqset says %d sequences, nodes hold %d", size, got)
 	}
 	return s, int(d.Offset() - base), nil
+}
+
+// Size is the number of sequences the encoding claims (which should equal Len).
+func (s *SeqSet) Size() int {
+	if s == nil {
+		return 0
+	}
+	return s.size
 }
 
 // Len counts the sequences in the set.
@@ -121,7 +135,8 @@ func (s *SeqSet) Contains(seq uint64) bool {
 	return false
 }
 
-// Each calls f for every sequence in ascending order until f returns false.
+// Each calls f for every sequence in ascending node order until f returns
+// false (a corrupt set with overlapping nodes may repeat a sequence).
 func (s *SeqSet) Each(f func(seq uint64) bool) {
 	if s == nil {
 		return
@@ -145,6 +160,22 @@ func (s *SeqSet) Seqs(limit int) []uint64 {
 	s.Each(func(seq uint64) bool {
 		out = append(out, seq)
 		return limit <= 0 || len(out) < limit
+	})
+	return out
+}
+
+// Ranges returns the set as maximal ascending runs. It allocates in
+// proportion to the runs, so callers printing huge sets may prefer Len and
+// Contains.
+func (s *SeqSet) Ranges() []SeqRange {
+	var out []SeqRange
+	s.Each(func(q uint64) bool {
+		if n := len(out); n > 0 && out[n-1].Last+1 == q {
+			out[n-1].Last = q
+		} else if n == 0 || q > out[n-1].Last {
+			out = append(out, SeqRange{q, q})
+		}
+		return true
 	})
 	return out
 }

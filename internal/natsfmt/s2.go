@@ -1,15 +1,17 @@
-package raftlog
+package natsfmt
 
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/klauspost/compress/s2"
 )
 
-// S2 appears in two forms here: the block format (meta snapshots, op 14)
-// and the framed stream format (op 9). A block's header claims its decoded
+// S2 appears in two forms: the block format (raft meta snapshots, op 14
+// stream messages) and the framed stream format (op 9 assignments, and
+// compressed message blocks after their "cmp\x01" header). A block's header claims its decoded
 // length, and S2's repeat codes let a few bytes expand to megabytes, so the
 // claim cannot be bounded by a ratio to the bytes present. Instead
 // s2BlockLen walks the tags once without writing anything and sums the
@@ -126,11 +128,18 @@ func s2BlockLen(src []byte, limit int) (total int, badAt int, ok bool) {
 	return d, 0, true
 }
 
-// decodeS2Block decodes an S2 block whose first byte is at file offset off.
-func decodeS2Block(file string, off int64, src []byte, limit int) ([]byte, error) {
+// DecodeS2Block decodes an S2 block whose first byte is at file offset off,
+// refusing more than limit decoded bytes (limit <= 0: MaxDecompressed).
+func DecodeS2Block(file string, off int64, src []byte, limit int) ([]byte, error) {
 	if limit <= 0 || limit > MaxDecompressed {
 		limit = MaxDecompressed
 	}
+	return decodeS2Block(file, off, src, limit)
+}
+
+// decodeS2Block is DecodeS2Block with limit taken as it is (a stream passes
+// what is left of its own limit, which may be 0).
+func decodeS2Block(file string, off int64, src []byte, limit int) ([]byte, error) {
 	claim, n := binary.Uvarint(src)
 	if n <= 0 {
 		return nil, binfmt.Errorf(file, off, binfmt.ErrFormat, "S2 block length header is not a uvarint")
@@ -170,26 +179,39 @@ func maskedCRC(b []byte) uint32 {
 	return (c>>15 | c<<17) + 0xa282ead8
 }
 
-// decodeS2Stream decodes a whole S2 (or Snappy) framed stream held in src,
-// whose first byte is at file offset off, checking every chunk's length
-// against the bytes present and its CRC.
-func decodeS2Stream(file string, off int64, src []byte, limit int) ([]byte, error) {
+// DecodeS2Stream decodes a whole S2 (or Snappy) framed stream: the size
+// bytes of r, whose byte 0 is at file offset base, checking every chunk's
+// length against the bytes present and its CRC, and refusing more than limit
+// decoded bytes (limit <= 0: MaxDecompressed). It reads one chunk at a time
+// (a chunk is at most 16 MiB, and never more than the bytes left), and every
+// error carries the file offset of the chunk that failed.
+func DecodeS2Stream(file string, base int64, r io.ReaderAt, size int64, limit int) ([]byte, error) {
 	if limit <= 0 || limit > MaxDecompressed {
 		limit = MaxDecompressed
 	}
-	var out []byte
-	for p := 0; p < len(src); {
-		at := off + int64(p)
-		if len(src)-p < chunkHeaderLen {
-			return out, binfmt.Errorf(file, at, binfmt.ErrTruncated, "S2 chunk header needs %d bytes, %d left", chunkHeaderLen, len(src)-p)
+	var out, buf []byte
+	var hdr [chunkHeaderLen]byte
+	for p := int64(0); p < size; {
+		at := base + p
+		if size-p < chunkHeaderLen {
+			return out, binfmt.Errorf(file, at, binfmt.ErrTruncated, "S2 chunk header needs %d bytes, %d left", chunkHeaderLen, size-p)
 		}
-		typ := src[p]
-		clen := int(src[p+1]) | int(src[p+2])<<8 | int(src[p+3])<<16
+		if m, err := r.ReadAt(hdr[:], p); m < chunkHeaderLen {
+			return out, binfmt.Errorf(file, at, binfmt.ErrTruncated, "S2 chunk header, %d bytes readable: %v", m, err)
+		}
+		typ := hdr[0]
+		clen := int64(hdr[1]) | int64(hdr[2])<<8 | int64(hdr[3])<<16
 		p += chunkHeaderLen
-		if clen > len(src)-p {
-			return out, binfmt.Errorf(file, at, binfmt.ErrTruncated, "S2 chunk of %d bytes, %d left", clen, len(src)-p)
+		if clen > size-p {
+			return out, binfmt.Errorf(file, at, binfmt.ErrTruncated, "S2 chunk of %d bytes, %d left", clen, size-p)
 		}
-		body := src[p : p+clen]
+		if int64(cap(buf)) < clen {
+			buf = make([]byte, clen)
+		}
+		body := buf[:clen]
+		if m, err := r.ReadAt(body, p); int64(m) < clen {
+			return out, binfmt.Errorf(file, at, binfmt.ErrTruncated, "S2 chunk of %d bytes, %d readable: %v", clen, m, err)
+		}
 		p += clen
 		switch {
 		case typ == chunkStreamID:
