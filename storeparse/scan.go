@@ -38,6 +38,14 @@ type ScanOptions struct {
 	// most 8), 1 one at a time. The result is the same whatever the number.
 	// With Visit set blocks are always read one at a time, in order.
 	Workers int
+	// DigestWindow, when not 0, has every block sum the digests of the
+	// messages it counts per window of that many sequences
+	// (StreamScan.Windows, digest.go), for comparing replicas.
+	DigestWindow uint64
+	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
+	// were read (tombstones, index.db, limits) moved the first sequence:
+	// that message's time would take a second read of its block.
+	SkipFirstTS bool
 }
 
 // BlockInfo names the block a visited record belongs to.
@@ -104,6 +112,10 @@ type BlockScan struct {
 	// none) so removals need no second read; dropped when over budget.
 	rls    []uint32
 	rlBase uint64
+
+	windows []WindowDigest // see ScanOptions.DigestWindow
+	dwin    uint64         // its window size
+	dgs     []uint64       // MessageDigest beside rls (0: not summed)
 }
 
 // BadRecord is a record whose framing holds but whose checksum fails. Seq
@@ -159,6 +171,10 @@ type StreamScan struct {
 	// Unreadable are the sequences of records on disk whose checksum fails
 	// (framing intact): not counted in State, each is its own damage.
 	Unreadable []SeqRange
+	// BadDeleted are the sequences of records whose checksum fails but
+	// whose deletion a tombstone or index.db records: the damage costs no
+	// message (a rebuild still cuts the block there: RebuildLost).
+	BadDeleted []SeqRange
 	// RebuildLost is what the server would drop on rebuilding the damaged
 	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
 	RebuildLost     []SeqRange
@@ -168,8 +184,11 @@ type StreamScan struct {
 	Consumers       []ConsumerScan
 	Problems        []error // *binfmt.CorruptError, in file order
 
-	rlLo    int // Blocks before rlLo have no record-length cache
-	rlTotal int // record lengths cached in Blocks[rlLo:]
+	skipFirstTS bool // ScanOptions.SkipFirstTS
+	dgLo        int  // Blocks before dgLo have no digest cache
+	dgTotal     int  // digests cached in Blocks[dgLo:]
+	rlLo        int  // Blocks before rlLo have no record-length cache
+	rlTotal     int  // record lengths cached in Blocks[rlLo:]
 }
 
 // ScanStream reads the stream (or raft WAL) folder dir of fsys: meta.inf,
@@ -181,7 +200,7 @@ type StreamScan struct {
 // the error return is for a folder that cannot be read at all or a Visit
 // error.
 func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
-	s := &StreamScan{Dir: dir}
+	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS}
 	if _, err := fs.Stat(fsys, dir); err != nil {
 		return nil, err
 	}
@@ -223,6 +242,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if !opts.IgnoreIndex && s.indexCurrent() {
 		s.applyIndexDeletes(fsys)
 	}
+	s.resolveBadDeleted(tombs)
 	if !opts.NoLimits && s.Meta != nil {
 		s.applyLimits(fsys)
 	}
@@ -519,6 +539,52 @@ func (s *StreamScan) noteBad(bs *BlockScan) {
 	s.RebuildLostMsgs += bs.RebuildLostMsgs
 }
 
+// resolveBadDeleted moves the unreadable sequences whose deletion is on
+// record (a tombstone, or index.db's delete map when index.db verifies; a
+// deletion is never undone, so a stale index.db still proves one) from
+// Unreadable to BadDeleted and counts them as deleted: a damaged record of a
+// deleted message is no lost message.
+func (s *StreamScan) resolveBadDeleted(tombs []uint64) {
+	if len(s.Unreadable) == 0 {
+		return
+	}
+	tombed := make(map[uint64]bool, len(tombs))
+	for _, t := range tombs {
+		tombed[t] = true
+	}
+	deleted := func(b *BlockScan, seq uint64) bool {
+		if tombed[seq] {
+			return true
+		}
+		if s.Index == nil || !s.Index.ChecksumOK {
+			return false
+		}
+		ib, ok := s.Index.Block(b.Index)
+		return ok && (seq < ib.FirstSeq || ib.Deleted.Contains(seq))
+	}
+	var unreadable rangeSet
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		if len(b.bad) == 0 {
+			continue
+		}
+		var keep rangeSet
+		for _, r := range b.bad {
+			for q := r.First; q <= r.Last; q++ {
+				if deleted(b, q) {
+					b.deleted.add(q, q)
+					(*rangeSet)(&s.BadDeleted).add(q, q)
+				} else {
+					keep.add(q, q)
+					unreadable.add(q, q)
+				}
+			}
+		}
+		b.bad = keep
+	}
+	s.Unreadable = unreadable
+}
+
 // assemble combines the blocks as recoverMsgs does.
 func (s *StreamScan) assemble() {
 	st := &s.State
@@ -577,6 +643,7 @@ func (s *StreamScan) remove(fsys fs.FS, b *BlockScan, del func(seq uint64) bool)
 }
 
 func (s *StreamScan) drop(b *BlockScan, seq uint64, rl int) {
+	b.forgetDigest(seq)
 	b.Msgs--
 	b.Bytes -= uint64(rl)
 	s.State.Msgs--
@@ -669,7 +736,7 @@ func (s *StreamScan) trimRLCache() {
 	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
 		b := &s.Blocks[s.rlLo]
 		s.rlTotal -= len(b.rls)
-		b.rls = nil
+		b.rls, b.dgs = nil, nil
 		s.rlLo++
 	}
 }
@@ -761,7 +828,10 @@ func (s *StreamScan) finish(fsys fs.FS) {
 	for i := range s.Blocks {
 		if b := &s.Blocks[i]; b.Msgs > 0 {
 			if b.FirstSeq != st.FirstSeq {
-				st.FirstSeq, st.FirstTS = b.FirstSeq, s.tsOf(fsys, b, b.FirstSeq)
+				st.FirstSeq, st.FirstTS = b.FirstSeq, 0
+				if !s.skipFirstTS {
+					st.FirstTS = s.tsOf(fsys, b, b.FirstSeq)
+				}
 			}
 			break
 		}

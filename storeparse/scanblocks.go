@@ -67,6 +67,7 @@ func (r *blockResult) problem(err error) {
 type blockScanner struct {
 	dir, name string
 	visit     func(BlockInfo, *Record) error
+	window    uint64 // ScanOptions.DigestWindow
 	mapOK     bool
 	budget    *memBudget         // nil: no other scanner runs
 	buf       []byte             // ReadAt buffer kept from block to block
@@ -90,6 +91,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		s.noteEmpty(res.bs)
 		s.Blocks = append(s.Blocks, *res.bs)
 		s.trimRLCache()
+		s.trimDigestCache()
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -97,7 +99,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 	}
 	workers = min(workers, maxScanWorkers, len(idxs))
 	if opts.Visit != nil || workers <= 1 {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, mapOK: opts.Visit == nil}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, mapOK: opts.Visit == nil}
 		for i, n := range idxs {
 			res := sc.scan(fsys, n, keys[n])
 			if res.err != nil {
@@ -126,7 +128,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		budget   = newMemBudget(scanMemBudget)
 	)
 	work := func() {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, mapOK: true, budget: budget}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, mapOK: true, budget: budget}
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -421,6 +423,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.Msgs++
 			bs.Bytes += uint64(r.Len)
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)
+			bs.addDigest(sc.window, &r)
 			if bs.firstBad >= 0 {
 				bs.RebuildLostMsgs++
 			}

@@ -130,7 +130,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	}
 	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
 	l.guard("reading stores", l.stores)
-	l.guard("comparing replicas", l.replicaDigests)
+	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)

@@ -2,9 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -22,57 +24,34 @@ var checkReplicaDivergence = Check{
 		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
-			copies := withDigests(st)
-			if len(copies) < 2 {
+			cmp := st.Comparison
+			if cmp == nil || len(cmp.Diverged) == 0 {
 				continue
 			}
-			// For every sequence held by two copies or more, the groups of
-			// servers that agree on its content.
-			seqs := map[uint64]bool{}
-			for _, c := range copies {
-				for s := range c.Digests {
-					seqs[s] = true
-				}
-			}
-			var diverged []uint64
-			patterns := map[string][]uint64{} // "n1,n3 | n2,n4" -> seqs
-			for s := range seqs {
-				by := map[uint64][]string{}
-				for _, c := range copies {
-					if d, ok := c.Digests[s]; ok {
-						by[d] = append(by[d], c.Server)
-					}
-				}
-				if len(by) < 2 {
-					continue
-				}
-				diverged = append(diverged, s)
+			// The ranges of every sequence that diverged, and per pattern
+			// ("n1,n3 | n2,n4") the sequences that split that way.
+			var ranges []report.Range
+			patterns := map[string][]report.Range{}
+			count := uint64(0)
+			for _, d := range cmp.Diverged {
+				ranges = appendRange(ranges, d.Range)
+				count += d.Last - d.First + 1
 				var sides []string
-				for _, srv := range by {
-					sort.Strings(srv)
-					sides = append(sides, strings.Join(srv, ","))
+				for _, mask := range d.Sides {
+					sides = append(sides, strings.Join(cmp.servers(mask), ","))
 				}
 				sort.Strings(sides)
 				k := strings.Join(sides, " | ")
-				patterns[k] = append(patterns[k], s)
-			}
-			if len(diverged) == 0 {
-				continue
-			}
-			sort.Slice(diverged, func(i, j int) bool { return diverged[i] < diverged[j] })
-			ranges := toRanges(diverged)
-			var servers []string
-			for _, c := range copies {
-				servers = append(servers, c.Server)
+				patterns[k] = appendRange(patterns[k], d.Range)
 			}
 			f := report.Finding{
-				Account: st.Account, Stream: st.Name, Seq: diverged[0], Ranges: ranges, Servers: servers,
+				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(1<<len(cmp.Copies) - 1),
 				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
-					st.Account, st.Name, len(diverged), rangesText(ranges)),
+					st.Account, st.Name, count, rangesText(ranges)),
 				Remedy: divergenceRemedy(st),
 			}
 			for _, k := range sortedKeys(patterns) {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(toRanges(sortedSeqs(patterns[k]))), k))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(patterns[k]), k))
 			}
 			if len(st.AssignedTo) > 0 {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(st.AssignedTo, ", ")))
@@ -92,76 +71,167 @@ var checkReplicaGap = Check{
 		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
-			var copies []*StreamCopy
-			for _, c := range withDigests(st) {
-				// Only current replicas must hold everything; a removed
-				// server's copy stops where it left.
-				if len(st.AssignedTo) == 0 || slices.Contains(st.AssignedTo, c.Server) {
-					copies = append(copies, c)
-				}
-			}
-			if len(copies) < 2 {
+			cmp := st.Comparison
+			if cmp == nil {
 				continue
 			}
-			for _, c := range copies {
-				var lacks []uint64
-				holders := map[string]bool{}
-				for _, o := range copies {
-					if o == c {
-						continue
-					}
-					for s := range o.Digests {
-						if s < c.FirstSeq || s > c.LastSeq {
-							continue // outside what this copy covers: a lag, not a gap
-						}
-						if _, ok := c.Digests[s]; !ok {
-							lacks = append(lacks, s)
-							holders[o.Server] = true
-						}
-					}
+			// Only current replicas must hold everything; a removed
+			// server's copy stops where it left.
+			var assigned uint64
+			for i, c := range cmp.Copies {
+				if len(st.AssignedTo) == 0 || slices.Contains(st.AssignedTo, c.Server) {
+					assigned |= 1 << i
 				}
-				if len(lacks) == 0 {
+			}
+			for i, c := range cmp.Copies {
+				if assigned&(1<<i) == 0 {
 					continue
 				}
-				lacks = sortedSeqs(dedupe(lacks))
-				ranges := toRanges(lacks)
-				out = append(out, report.Finding{
-					Account: st.Account, Stream: st.Name, Server: c.Server, Ranges: ranges, Seq: lacks[0],
-					Servers: sortedKeys(holders),
-					Message: fmt.Sprintf("%s's replica of %s > %s lacks %d sequence(s) (%s) that %s hold(s), inside its own first..last range, with no deletion recorded",
-						c.Server, st.Account, st.Name, len(lacks), rangesText(ranges), strings.Join(sortedKeys(holders), ", ")),
-					Remedy: fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks) before any of them is removed; then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, c.Server, c.Server, st.Name, c.Server),
-				})
+				holes, behind := cmp.lacks(i, assigned)
+				if len(holes) > 0 {
+					out = append(out, gapFinding(m, st, cmp, c, "hole", holes, assigned))
+				}
+				if len(behind) > 0 {
+					out = append(out, gapFinding(m, st, cmp, c, "behind", behind, assigned))
+				}
 			}
 		}
 		return out
 	},
 }
 
-func withDigests(st *Stream) []*StreamCopy {
-	var out []*StreamCopy
-	for _, c := range st.Copies {
-		if c.Digests != nil {
-			out = append(out, c)
+// lacks returns the spans copy i does not hold that another copy in
+// assigned holds: holes inside its own first..last range, and the part after
+// its last sequence (behind). Below its first sequence the server may have
+// removed messages by age or purge without a record, so nothing is claimed.
+func (cmp *ReplicaComparison) lacks(i int, assigned uint64) (holes, behind []CoverageSpan) {
+	c := cmp.Copies[i]
+	for _, sp := range cmp.Coverage {
+		sp.Holders &= assigned
+		if sp.Holders&(1<<i) != 0 || sp.Holders == 0 || sp.Last < c.FirstSeq {
+			continue
+		}
+		sp.First = max(sp.First, c.FirstSeq)
+		if c.Messages > 0 && sp.First <= c.LastSeq {
+			h := sp
+			h.Last = min(h.Last, c.LastSeq)
+			holes = append(holes, h)
+			sp.First = c.LastSeq + 1
+		}
+		if sp.First <= sp.Last {
+			behind = append(behind, sp)
 		}
 	}
+	return holes, behind
+}
+
+// servers names the copies in mask, sorted.
+func (cmp *ReplicaComparison) servers(mask uint64) []string {
+	var out []string
+	for i, c := range cmp.Copies {
+		if mask&(1<<i) != 0 {
+			out = append(out, c.Server)
+		}
+	}
+	sort.Strings(out)
 	return out
+}
+
+func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kind string, spans []CoverageSpan, assigned uint64) report.Finding {
+	var ranges []report.Range
+	holders := uint64(0)
+	count := uint64(0)
+	fewest := len(cmp.Copies)
+	for _, sp := range spans {
+		ranges = appendRange(ranges, sp.Range)
+		holders |= sp.Holders
+		count += sp.Last - sp.First + 1
+		fewest = min(fewest, bits.OnesCount64(sp.Holders))
+	}
+	names := cmp.servers(holders)
+	nAssigned := bits.OnesCount64(assigned)
+	state := serverState(m, c.Server)
+	f := report.Finding{
+		Account: st.Account, Stream: st.Name, Server: c.Server, Ranges: ranges, Seq: ranges[0].First, Kind: kind,
+		Servers: names,
+	}
+	where := "inside its own first..last range, with no deletion recorded"
+	if kind == "behind" {
+		where = fmt.Sprintf("after its last sequence %d: it is behind", c.LastSeq)
+	}
+	f.Message = fmt.Sprintf("%s's replica of %s > %s lacks %d sequence(s) (%s) that %s hold(s), %s; %s; %d full cop%s of those sequences exist among the %d current replicas",
+		c.Server, st.Account, st.Name, count, rangesText(ranges), strings.Join(names, ", "), where, state.text, fewest, plural(fewest, "y", "ies"), nAssigned)
+	for _, sp := range spans {
+		if len(f.Evidence) == maxRangesShown {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more ranges", len(spans)-maxRangesShown))
+			break
+		}
+		hs := cmp.servers(sp.Holders)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: held by %s (%d of %d current replicas)", rangesText([]report.Range{sp.Range}), strings.Join(hs, ", "), len(hs), nAssigned))
+	}
+	keep := fmt.Sprintf("Only %d cop%s of those sequences exist (%s): copy those stream folders out and do not remove or peer-remove those servers.", fewest, plural(fewest, "y", "ies"), strings.Join(names, ", "))
+	rebuild := fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks); then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, c.Server, c.Server, st.Name, c.Server)
+	switch {
+	case kind == "behind" && state.down:
+		f.Remedy = fmt.Sprintf("%s Start %s: once up, it catches up from the stream leader.", keep, c.Server)
+	case kind == "behind":
+		f.Remedy = fmt.Sprintf("%s %s catches up from the stream leader while it is up and the group has a leader: check `nats stream info %s` until its lag is 0. If it never catches up, %s.", keep, c.Server, st.Name, rebuild)
+	default:
+		f.Remedy = fmt.Sprintf("%s Then: %s.", keep, rebuild)
+	}
+	return f
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// liveness is what the bundle says of a server's process at its end.
+type liveness struct {
+	down bool
+	text string
+}
+
+// serverState tells from the timeline (the last start or stop its logs
+// show) and captures whether a server was up when the bundle was taken.
+func serverState(m *Model, name string) liveness {
+	var last *report.TimelineEvent
+	for i := range m.Timeline {
+		e := &m.Timeline[i]
+		if e.Server != name {
+			continue
+		}
+		switch e.Kind {
+		case "start", "shutdown", "stop", "js-shutdown", "unclean-stop":
+			last = e
+		}
+	}
+	srv := m.server(name)
+	switch {
+	case last != nil && last.Kind != "start":
+		return liveness{down: true, text: fmt.Sprintf("%s is down (the last start/stop its log shows is %s at %s)", name, last.Kind, last.Time.Format(time.RFC3339))}
+	case last != nil:
+		return liveness{text: fmt.Sprintf("%s is running (started at %s, no stop logged after)", name, last.Time.Format(time.RFC3339))}
+	case srv != nil && srv.Alive:
+		return liveness{text: fmt.Sprintf("%s was seen running (log or capture)", name)}
+	}
+	return liveness{down: true, text: fmt.Sprintf("no log or capture shows %s running", name)}
 }
 
 func divergenceRemedy(st *Stream) string {
 	return fmt.Sprintf("Stop writes to %s and keep every copy (copy each server's stream folder out) before any restart or peer-remove: the replica elected next overwrites the others. Decide which copy is authoritative from the publishers' acknowledgements, read the differing messages from each copy with `jsforensics dump blk`, then rebuild the other replicas from it (scale to R1 on the chosen server and back up).", st.Name)
 }
 
-func toRanges(seqs []uint64) []report.Range {
-	var out []report.Range
-	for _, s := range seqs {
-		if n := len(out); n > 0 && out[n-1].Last+1 == s {
-			out[n-1].Last = s
-			continue
-		}
-		out = append(out, report.Range{First: s, Last: s})
+// appendRange appends r to rs, merged with the last range when adjacent.
+func appendRange(rs []report.Range, r report.Range) []report.Range {
+	if n := len(rs); n > 0 && rs[n-1].Last+1 >= r.First {
+		rs[n-1].Last = max(rs[n-1].Last, r.Last)
+		return rs
 	}
-	return out
+	return append(rs, r)
 }
 
 func rangesText(rs []report.Range) string {
@@ -178,24 +248,6 @@ func rangesText(rs []report.Range) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedSeqs(in []uint64) []uint64 {
-	out := append([]uint64(nil), in...)
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func dedupe(in []uint64) []uint64 {
-	seen := map[uint64]bool{}
-	var out []uint64
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // noReplicas skips the replica checks where no stream has two copies.

@@ -50,9 +50,13 @@ var checkStoreCorrupt = Check{
 				f.Offset = report.Ptr(c.Offset)
 			}
 			f.Remedy = storeRemedy(c)
-			switch c.Kind {
-			case natsfmt.CorruptIndex:
+			switch {
+			case c.Kind == natsfmt.CorruptIndex:
 				// index.db is a cache the server rebuilds from the blocks.
+				f.Severity = report.Warning
+			case c.OfDeleted && !c.Rebuilds:
+				// The record of a deleted message: nothing is lost unless
+				// the block is rebuilt, which a current index.db prevents.
 				f.Severity = report.Warning
 			}
 			out = append(out, f)
@@ -93,6 +97,10 @@ func storeRemedy(c Corruption) string {
 	}
 	switch c.Kind {
 	case natsfmt.CorruptChecksum:
+		if c.OfDeleted {
+			fmt.Fprintf(&b, "The bad record is of seq %d, a message deleted before the damage: no message is lost while the block is not rebuilt.%s Removing index.db (or any rebuild) makes the server truncate the block at this record and lose the intact messages after it.", c.Seq, keep)
+			break
+		}
 		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
 	default:
 		lost := "what the block held from the damage on"

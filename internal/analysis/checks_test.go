@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -311,21 +312,17 @@ func TestREADMEListsEveryCheck(t *testing.T) {
 }
 
 func TestReplicaDivergenceAndGap(t *testing.T) {
-	digests := func(from, to uint64, salt uint64) map[uint64]uint64 {
-		d := map[uint64]uint64{}
-		for s := from; s <= to; s++ {
-			d[s] = s*1000 + salt
-		}
-		return d
+	a := &StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 10, Messages: 10}
+	b := &StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 10, Messages: 10}
+	c := &StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 10, Messages: 8}
+	span := func(first, last uint64, holders uint64) CoverageSpan {
+		return CoverageSpan{Range: report.Range{First: first, Last: last}, Holders: holders}
 	}
-	a := &StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
-	b := &StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
-	c := &StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 10, Digests: digests(1, 10, 0)}
 	// c holds other messages under 3-4 and lacks 7-8.
-	c.Digests[3], c.Digests[4] = 1, 2
-	delete(c.Digests, 7)
-	delete(c.Digests, 8)
-	st := &Stream{Account: "$G", Name: "S", Copies: []*StreamCopy{a, b, c}, AssignedTo: []string{"a", "b", "c"}}
+	cmp := &ReplicaComparison{Copies: []*StreamCopy{a, b, c},
+		Coverage: []CoverageSpan{span(7, 8, 0b011)},
+		Diverged: []DivergedSpan{{Range: report.Range{First: 3, Last: 4}, Sides: []uint64{0b011, 0b100}}}}
+	st := &Stream{Account: "$G", Name: "S", Copies: cmp.Copies, AssignedTo: []string{"a", "b", "c"}, Comparison: cmp}
 	m := &Model{Streams: []*Stream{st}}
 
 	div := runCheck(checkReplicaDivergence, m)
@@ -336,20 +333,31 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 		t.Errorf("sides: %v", div[0].Evidence)
 	}
 	gap := runCheck(checkReplicaGap, m)
-	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
+	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Kind != "hole" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
 		t.Fatalf("gap: %+v", gap)
 	}
-	// A replica that is merely behind (its last seq is lower) has no gap, and
-	// a removed server's copy is not a current replica.
-	c.Digests = digests(1, 6, 0)
-	c.LastSeq = 6
-	if gap := runCheck(checkReplicaGap, m); len(gap) != 0 {
-		t.Errorf("lagging replica reported as gap: %+v", gap)
+	// A replica that is behind (its last seq is lower) lacks a tail: a gap
+	// of kind behind, with the copies that exist.
+	c.LastSeq, c.Messages = 6, 6
+	cmp.Coverage = []CoverageSpan{span(7, 10, 0b011)}
+	gap = runCheck(checkReplicaGap, m)
+	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Kind != "behind" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 10}) ||
+		!strings.Contains(gap[0].Message, "2 full copies") || !strings.Contains(gap[0].Message, "no log or capture shows c running") {
+		t.Fatalf("behind: %+v", gap)
 	}
+	// A removed server's copy is not a current replica: it may lack
+	// anything, and what only it holds is no current replica's gap.
 	st.AssignedTo = []string{"a", "b"}
-	delete(a.Digests, 5)
-	if gap := runCheck(checkReplicaGap, m); len(gap) != 1 || gap[0].Server != "a" {
+	cmp.Coverage = []CoverageSpan{span(5, 5, 0b110), span(7, 10, 0b011)}
+	gap = runCheck(checkReplicaGap, m)
+	if len(gap) != 1 || gap[0].Server != "a" || gap[0].Ranges[0] != (report.Range{First: 5, Last: 5}) ||
+		!reflect.DeepEqual(gap[0].Servers, []string{"b"}) || !strings.Contains(gap[0].Message, "1 full copy ") {
 		t.Errorf("gap among current replicas: %+v", gap)
+	}
+	// Below a replica's first sequence nothing is claimed.
+	a.FirstSeq = 6
+	if gap := runCheck(checkReplicaGap, m); len(gap) != 0 {
+		t.Errorf("below first: %+v", gap)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
 )
 
 // Model holds the facts computed once from a bundle; every check reads it and
@@ -86,6 +87,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// Comparison is how the copies compare message by message; nil with
+	// fewer than two readable copies.
+	Comparison *ReplicaComparison
 }
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
@@ -99,9 +103,10 @@ type StreamCopy struct {
 	Encrypted                bool
 	// Unreadable: records on disk that fail their checksum, not counted.
 	Unreadable []report.Range
-	// Digests holds, per live sequence, a digest of the message content;
-	// nil unless the stream has several copies to compare.
-	Digests map[uint64]uint64
+	// Windows and Live are what the replica comparison reads of this copy
+	// (load_replicas.go); nil for an encrypted copy.
+	Windows []storeparse.WindowDigest
+	Live    *storeparse.Live
 }
 
 // Group is a raft group and every view of it.
@@ -140,6 +145,13 @@ type Corruption struct {
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string
+	// OfDeleted: the damaged record is of a message whose deletion a
+	// tombstone or index.db records; it costs no message unless the server
+	// rebuilds the block (and is no critical while index.db is current).
+	OfDeleted bool
+	// Rebuilds: the server rebuilds this block at its next start (index.db
+	// missing or stale), cutting it at its first bad record.
+	Rebuilds bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.

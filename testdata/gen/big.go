@@ -89,12 +89,8 @@ func runBig(ctx context.Context, out string, size int64, version string) error {
 				return err
 			}
 		}
-		select {
-		case <-js.PublishAsyncComplete():
-		case <-time.After(60 * time.Second):
-			return fmt.Errorf("async publish stalled at %d messages", n)
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := awaitPublished(ctx, js, 60*time.Second, n); err != nil {
+			return err
 		}
 		info, err := st.Info(ctx)
 		if err != nil {

@@ -244,7 +244,11 @@ func copyFile(src, dst string) error {
 }
 
 // copyTree copies the regular files and directories of src into dst (created).
-func copyTree(src, dst string) error {
+func copyTree(src, dst string) error { return mirrorTree(src, dst, copyFile) }
+
+// mirrorTree recreates the directories of src under dst and calls file for
+// each regular file.
+func mirrorTree(src, dst string, file func(src, dst string) error) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -258,7 +262,7 @@ func copyTree(src, dst string) error {
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case d.Type().IsRegular():
-			return copyFile(p, target)
+			return file(p, target)
 		}
 		return nil // sockets, symlinks: none expected in a store
 	})

@@ -73,6 +73,7 @@ func run() int {
 	version := fs.String("version", "v2.15.2", "big/recover: nats-server version")
 	dir := fs.String("dir", "", "recover: store directory written by `big`")
 	keepIndex := fs.Bool("keep-index", false, "recover: keep msgs/index.db (baseline: recovery from index.db)")
+	msgs := fs.Int64("msgs", 4_000_000, "replicas: messages in the R3 stream")
 	rounds := fs.Int("rounds", 4, "biglog: churn rounds (leader kills) before the log is repeated")
 	debug := fs.Bool("debug", false, "biglog: servers log at debug level")
 	if len(os.Args) < 2 {
@@ -128,6 +129,12 @@ func run() int {
 			}))
 		}
 		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runBig(ctx, *out, n, *version) }))
+	case "replicas":
+		if *out == "" {
+			logf("replicas: -out DIR is required")
+			return 2
+		}
+		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runReplicas(ctx, *out, *msgs, *version) }))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")

@@ -1,0 +1,94 @@
+package storeparse
+
+import (
+	"os"
+	"reflect"
+	"testing"
+)
+
+// TestDigestsAgreeWithLive: on every stream of every committed store, the
+// one-read products of the scan agree with each other and with the figures:
+// the live ranges hold exactly State.Msgs sequences from FirstSeq to
+// LastSeq; reading every live message back (Live.Messages) and summing its
+// digests per window gives the window digests of the scan wherever no
+// removal left a window dirty; and the window digests do not depend on how
+// many blocks are read at once.
+func TestDigestsAgreeWithLive(t *testing.T) {
+	for _, kept := range []int{digestCacheMax, 0} {
+		checkDigestsAgree(t, kept)
+	}
+}
+
+// checkDigestsAgree is TestDigestsAgreeWithLive with at most kept digests
+// kept for removals: with none, every window a removal touched must be
+// dirty, for the comparison to read it.
+func checkDigestsAgree(t *testing.T, kept int) {
+	defer func(m int) { digestCacheMax = m }(digestCacheMax)
+	digestCacheMax = kept
+	streams, dirty := 0, 0
+	for _, bs := range allStores(t) {
+		fsys := os.DirFS(bs.Root)
+		for _, dir := range streamDirs(t, bs.Root) {
+			seq, err := ScanStream(fsys, dir, ScanOptions{DigestWindow: 8, Workers: 1, SkipConsumers: true})
+			if err != nil || seq.Encrypted {
+				continue
+			}
+			par, err := ScanStream(fsys, dir, ScanOptions{DigestWindow: 8, Workers: 4, SkipConsumers: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			streams++
+			name := bs.String() + " " + dir
+			if !reflect.DeepEqual(seq.Windows(), par.Windows()) {
+				t.Errorf("%s: windows differ with 1 and 4 workers (digests kept %d)", name, kept)
+			}
+			var n, lo, hi uint64
+			for r := range seq.Live().Ranges() {
+				if n > 0 && r.First <= hi+1 {
+					t.Errorf("%s: ranges not ascending and apart at %v", name, r)
+				}
+				if n == 0 {
+					lo = r.First
+				}
+				hi = r.Last
+				n += r.Last - r.First + 1
+			}
+			if n != seq.State.Msgs || (n > 0 && (lo != seq.State.FirstSeq || hi != seq.State.LastSeq)) {
+				t.Errorf("%s: live ranges hold %d sequences %d..%d, state %+v", name, n, lo, hi, seq.State)
+			}
+			read := map[uint64]WindowDigest{}
+			count := uint64(0)
+			err = seq.Live().Messages(fsys, 0, ^uint64(0), func(s, d uint64) {
+				w := read[s/8]
+				w.Window, w.Sum, w.Count = s/8, w.Sum+d, w.Count+1
+				read[s/8] = w
+				count++
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if count != seq.State.Msgs {
+				t.Errorf("%s: Messages gave %d, state holds %d", name, count, seq.State.Msgs)
+			}
+			for _, w := range seq.Windows() {
+				if w.Dirty {
+					dirty++
+				}
+				if !w.Dirty && read[w.Window] != w {
+					t.Errorf("%s: window %d scanned %+v, read back %+v", name, w.Window, w, read[w.Window])
+				}
+			}
+		}
+	}
+	if streams == 0 {
+		t.Fatal("no stream scanned")
+	}
+	// The stores hold removals after the read (KV history, tombstones,
+	// max_bytes): without kept digests some window must be dirty.
+	if kept == 0 && dirty == 0 {
+		t.Error("no window marked dirty without kept digests")
+	}
+	if kept > 0 && dirty > 0 {
+		t.Errorf("%d windows dirty with digests kept", dirty)
+	}
+}
