@@ -112,6 +112,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		}
 	}
 	rep.Findings = findings
+	rep.Diagnosis = diagnose(findings)
 	rep.Checks = outcomes
 	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
