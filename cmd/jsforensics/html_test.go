@@ -108,6 +108,7 @@ type pageDOM struct {
 	Cards         []int    `json:"cards"`
 	Streams       []string `json:"streams"`
 	RangeMarks    []int    `json:"rangeMarks"`
+	Causes        [][]int  `json:"causes"`
 	SVGElements   int      `json:"svgElements"`
 	ExternalLoads int      `json:"externalLoads"`
 }
@@ -129,6 +130,8 @@ const domProbe = `(() => {
     cards: [...document.querySelectorAll('article[data-finding-card]')].map(a => +a.dataset.findingCard),
     streams: [...document.querySelectorAll('section.stream')].map(s => s.dataset.stream),
     rangeMarks: [...document.querySelectorAll('#replicas rect[data-finding]')].map(r => +r.dataset.finding),
+    causes: [...document.querySelectorAll('#diagnosis [data-cause]')].map(c =>
+      [...c.querySelectorAll('a[href^="#finding-"]')].filter(a => document.querySelector(a.getAttribute('href'))).map(a => +a.getAttribute('href').slice(9))),
     svgElements: document.querySelectorAll('svg *').length,
     externalLoads: performance.getEntriesByType('resource').length,
   };
@@ -287,6 +290,22 @@ func checkPageDOM(t *testing.T, rep *report.Report, dom pageDOM) {
 	for _, s := range rep.Streams {
 		if k := s.Account + " > " + s.Name; !streams[k] {
 			t.Errorf("no replica map for stream %q", k)
+		}
+	}
+	// The diagnosis: one item per cause, linking each of its findings to a
+	// card that exists.
+	if len(dom.Causes) != len(rep.Diagnosis) {
+		t.Errorf("%d causes on the page, %d in the report", len(dom.Causes), len(rep.Diagnosis))
+	}
+	for ci, c := range rep.Diagnosis {
+		if ci >= len(dom.Causes) {
+			break
+		}
+		links := has(dom.Causes[ci])
+		for _, fi := range c.Findings {
+			if !links[fi] {
+				t.Errorf("cause %d does not link finding %d to its card", ci, fi)
+			}
 		}
 	}
 	if dom.ExternalLoads != 0 {

@@ -37,14 +37,18 @@ var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
 	"sub": func(a, b float64) float64 {
 		return a - b
 	},
+	"add1": func(i int) int { return i + 1 },
 }).ParseFS(files, "page.tmpl"))
 
 // timeFormat is how the page prints a moment.
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// maxExcerpt bounds the timeline lines shown under one finding; the JSON
-// keeps all of its refs.
-const maxExcerpt = 12
+// maxExcerpt bounds the timeline lines shown under one finding, and
+// maxCauseExcerpt under one cause of the diagnosis; the JSON keeps all refs.
+const (
+	maxExcerpt      = 12
+	maxCauseExcerpt = 40
+)
 
 type pageView struct {
 	Report         *report.Report
@@ -58,6 +62,23 @@ type pageView struct {
 	Findings       []findingCard
 	Streams        []streamView
 	StreamsOmitted int
+	Diagnosis      []causeView
+}
+
+// causeView is one cause of the diagnosis: what happened, what to do
+// first, the findings it links, and its timeline, shown here once.
+type causeView struct {
+	Index    int
+	C        report.Cause
+	Findings []causeFinding
+	Excerpt  []excerptLine
+	Omitted  int
+}
+
+type causeFinding struct {
+	Index    int
+	Code     string
+	Severity string
 }
 
 // findingCard is one finding as shown in the findings list.
@@ -70,6 +91,7 @@ type findingCard struct {
 	Excerpt  []excerptLine
 	Omitted  int
 	MarkedAt float64
+	Cause    int // the diagnosis cause that shows its timeline, or -1
 }
 
 type excerptLine struct {
@@ -92,6 +114,22 @@ func Write(w io.Writer, r *report.Report) error {
 	cards := make([]findingCard, len(r.Findings))
 	for i, f := range r.Findings {
 		cards[i] = newCard(r, i, f)
+	}
+	for ci, c := range r.Diagnosis {
+		cv := causeView{Index: ci, C: c}
+		for _, fi := range c.Findings {
+			if fi < 0 || fi >= len(cards) {
+				continue
+			}
+			cv.Findings = append(cv.Findings, causeFinding{Index: fi, Code: r.Findings[fi].Code, Severity: string(r.Findings[fi].Severity)})
+			// The cause shows the chain's timeline once; its findings'
+			// cards point there instead of repeating it.
+			if len(c.TimelineRefs) > 0 && cards[fi].Cause < 0 {
+				cards[fi].Cause, cards[fi].Excerpt, cards[fi].Omitted = ci, nil, 0
+			}
+		}
+		cv.Excerpt, cv.Omitted = excerpt(r, c.TimelineRefs, maxCauseExcerpt)
+		v.Diagnosis = append(v.Diagnosis, cv)
 	}
 	v.Timeline = buildTimeline(r, cards)
 	// Cards in the order of the other renderers: by severity, then code.
@@ -118,7 +156,7 @@ func cardKey(f report.Finding) string {
 }
 
 func newCard(r *report.Report, i int, f report.Finding) findingCard {
-	c := findingCard{Index: i, F: f, MarkedAt: -1, Where: report.FindingPlaces(f)}
+	c := findingCard{Index: i, F: f, MarkedAt: -1, Cause: -1, Where: report.FindingPlaces(f)}
 	if o := f.LikelyOrigin; o != nil {
 		c.Facts = append(c.Facts, fmt.Sprintf("likely a corrupted copy of %s (%s), %d bit(s) away", o.Peer, o.Server, o.Bits))
 	}
@@ -165,11 +203,19 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 	}
 	c.Ranges = strings.Join(rs, ", ")
 
-	refs := f.TimelineRefs
-	if len(refs) > maxExcerpt {
-		c.Omitted = len(refs) - maxExcerpt
-		refs = refs[len(refs)-maxExcerpt:]
+	c.Excerpt, c.Omitted = excerpt(r, f.TimelineRefs, maxExcerpt)
+	return c
+}
+
+// excerpt returns the newest n of the timeline events refs index, and how
+// many older ones it left out.
+func excerpt(r *report.Report, refs []int, n int) ([]excerptLine, int) {
+	omitted := 0
+	if len(refs) > n {
+		omitted = len(refs) - n
+		refs = refs[len(refs)-n:]
 	}
+	var out []excerptLine
 	for _, ref := range refs {
 		if ref < 0 || ref >= len(r.Timeline) {
 			continue
@@ -179,9 +225,9 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		if e.Line > 0 {
 			where += fmt.Sprintf(":%d", e.Line)
 		}
-		c.Excerpt = append(c.Excerpt, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Summary(), 240), Where: where})
+		out = append(out, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Summary(), 240), Where: where})
 	}
-	return c
+	return out, omitted
 }
 
 // clip shortens s to n bytes, on a rune boundary.
