@@ -138,6 +138,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("telling which of meta.inf and meta.sum changed", l.blameMetaFiles)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
+	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.guard("ordering", l.finish)
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/capture"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -54,7 +55,7 @@ func (b *Bundle) inventory(lim Limits) error {
 	for _, p := range files {
 		b.sniffFile(p)
 	}
-	b.Problems = append(b.Problems, applyAuditManifests(readFileFS{b.FS}, b.Captures)...)
+	applyAuditManifests(b.manifests, b.Captures)
 	b.Stores, b.Logs, b.Captures, b.Problems = orEmpty(b.Stores), orEmpty(b.Logs), orEmpty(b.Captures), orEmpty(b.Problems)
 	b.name()
 	sort.Slice(b.Stores, func(i, j int) bool { return b.Stores[i].Dir < b.Stores[j].Dir })
@@ -68,10 +69,6 @@ func (b *Bundle) inventory(lim Limits) error {
 	})
 	return nil
 }
-
-type readFileFS struct{ fs.FS }
-
-func (r readFileFS) ReadFile(p string) ([]byte, error) { return fs.ReadFile(r.FS, p) }
 
 func (b *Bundle) problem(p, format string, args ...any) {
 	b.Problems = append(b.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
@@ -125,9 +122,14 @@ func (b *Bundle) sniffFile(p string) {
 		b.problem(p, "unreadable: %v", err)
 		return
 	}
-	if c, ok := classifyCapture(data); ok {
-		c.Path = p
+	if c, ix, ok := classifyCapture(p, data); ok {
 		b.Captures = append(b.Captures, c)
+		if ix != nil {
+			if b.manifests == nil {
+				b.manifests = map[string]capture.AuditIndex{}
+			}
+			b.manifests[p] = ix
+		}
 	}
 }
 
@@ -224,7 +226,7 @@ func (b *Bundle) name() {
 // itself a store root.
 func (b *Bundle) outerName() string {
 	p := filepath.ToSlash(b.Root)
-	if b.tmp != "" {
+	if b.Archive != "" {
 		p = filepath.ToSlash(filepath.Base(b.Path))
 	}
 	parts := strings.Split(strings.Trim(p, "/"), "/")
