@@ -143,6 +143,9 @@ type Stream struct {
 	Captured []OnDisk `json:"captured,omitempty"`
 }
 
+// SourceSealed is OnDisk.Source for a copy encrypted at rest that no key opened.
+const SourceSealed = "sealed"
+
 // OnDisk is one server's copy of a stream, recomputed from its message blocks.
 type OnDisk struct {
 	Server   string `json:"server"`
@@ -154,7 +157,9 @@ type OnDisk struct {
 	// Path is the stream folder, or the capture file, relative to the
 	// bundle. Added field.
 	Path string `json:"path,omitempty"`
-	// Source is where the figures come from: "blocks" or "jsz". Added field.
+	// Source is where the figures come from: "blocks" or "jsz", or
+	// SourceSealed: encrypted at rest and not opened, figures unknown (0
+	// here, not the copy's content). Added field.
 	Source string `json:"source,omitempty"`
 	// Consumers found in the stream's obs/ folder. Added field.
 	Consumers []Consumer `json:"consumers,omitempty"`

@@ -32,7 +32,7 @@ var checkStoreCorrupt = Check{
 				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
 			}
 			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
-				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed): without its key its message blocks, index.db, meta.inf and raft WALs cannot be read or checked, so its stream figures are not recomputed here (its raft snapshots, peers.idx and tav.idx are not encrypted and are read)", srv, len(files)),
+				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
 				Remedy:   storeRemedy(Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
@@ -72,7 +72,7 @@ func storeRemedy(c Corruption) string {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
-		return "the store is encrypted; analyze the data on the server itself or with its jetstream key"
+		return sealedRemedy
 	case c.Structure == natsfmt.StructMetaInf || c.Structure == natsfmt.StructMetaSum:
 		what := "meta.inf and meta.sum disagree"
 		if c.Kind == natsfmt.CorruptMissing {

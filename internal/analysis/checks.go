@@ -94,6 +94,8 @@ var Checks = []Check{
 	checkReplicaDivergence,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
+	checkServerRenamed,
+	checkPeerOffline,
 }
 
 // Outcome results of a check.

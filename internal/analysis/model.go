@@ -39,7 +39,26 @@ type Model struct {
 	// (restored at boot, leading), with the last such line.
 	LogStreams map[string]map[AssetKey]report.TimelineEvent
 
+	// Renames are servers seen under an earlier name (a log whose boots
+	// name the server differently), oldest first: one server, two names.
+	Renames []Rename
+
+	// KeysGiven: the stores were read with the operator's keys
+	// (Options.Keys); what stayed sealed is then not this key's.
+	KeysGiven bool
+	// EncryptedStores are the servers whose store is encrypted at rest.
+	EncryptedStores map[string]bool
+
 	Notes []string
+}
+
+// Rename is one server that ran as Old and runs as New now.
+type Rename struct {
+	Old, New string
+	File     string // the log whose boot banners say so
+	Line     int    // the first boot under New
+	OldLine  int    // the last boot under Old
+	Time     time.Time
 }
 
 // Server is one server, by whatever sources it was seen.
