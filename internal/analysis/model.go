@@ -44,7 +44,7 @@ type Model struct {
 	// name the server differently), oldest first: one server, two names.
 	Renames []Rename
 	// AckLogs are the publishers' ack logs the bundle holds (acklog).
-	AckLogs []*acklog.Summary
+	AckLogs []*AckLog
 
 	// KeysGiven: the stores were read with the operator's keys
 	// (Options.Keys); what stayed sealed is then not this key's.
@@ -63,6 +63,19 @@ type Rename struct {
 	OldLine  int    // the last boot under Old
 	Time     time.Time
 }
+
+// AckLog is what one publisher's ack log says the servers acknowledged,
+// stream by stream, as acklog decodes it; the model names the types so that
+// checks read them without importing the parser.
+type (
+	AckLog      = acklog.Summary
+	AckedStream = acklog.StreamAcks
+	AckRun      = acklog.Run
+)
+
+// ackFormatJepsen marks an ack log that is a Jepsen history: published
+// values, no sequences.
+const ackFormatJepsen = acklog.FormatEDN
 
 // Server is one server, by whatever sources it was seen.
 type Server struct {

@@ -56,13 +56,49 @@ type pageView struct {
 	Warning        int
 	Info           int
 	Worst          string
-	Servers        []report.Server
 	Timeline       timelineView
 	Legend         []string
 	Findings       []findingCard
 	Streams        []streamView
 	StreamsOmitted int
 	Diagnosis      []causeView
+	Tables         []tableView
+}
+
+// tableView is one of the report's tables (report.Tables: the columns every
+// format shows), its rows bounded.
+type tableView struct {
+	*report.Table
+	Omitted int
+}
+
+// maxTableRows bounds a table on the page; the JSON and xlsx hold them all.
+const maxTableRows = 2000
+
+func boundTable(t *report.Table) tableView {
+	v := tableView{Table: t}
+	if len(t.Rows) > maxTableRows {
+		cut := *t
+		cut.Rows = t.Rows[:maxTableRows]
+		v = tableView{Table: &cut, Omitted: len(t.Rows) - maxTableRows}
+	}
+	return v
+}
+
+// findingPlaces names where a finding is from its row of the findings
+// table: the server, group, peer, stream and file columns that are set.
+func findingPlaces(t *report.Table, row []string) []string {
+	var out []string
+	for _, c := range []struct{ header, label string }{
+		{"server", "server "}, {"group", "group "}, {"peer", "peer "}, {"stream", "stream "}, {"file", ""},
+	} {
+		for i, col := range t.Columns {
+			if col.Header == c.header && i < len(row) && row[i] != "" {
+				out = append(out, c.label+row[i])
+			}
+		}
+	}
+	return out
 }
 
 // causeView is one cause of the diagnosis: what happened, what to do
@@ -102,7 +138,7 @@ type excerptLine struct {
 func Write(w io.Writer, r *report.Report) error {
 	counts := r.CountBySeverity()
 	v := pageView{Report: r, Critical: counts[report.Critical], Warning: counts[report.Warning], Info: counts[report.Info],
-		Servers: r.Servers, Legend: markOrder}
+		Legend: markOrder}
 	switch {
 	case v.Critical > 0:
 		v.Worst = "critical"
@@ -139,11 +175,20 @@ func Write(w io.Writer, r *report.Report) error {
 		k := cardKey(r.Findings[i])
 		byIdentity[k] = append(byIdentity[k], i)
 	}
-	for _, f := range sorted {
-		k := cardKey(f)
-		i := byIdentity[k][0]
-		byIdentity[k] = byIdentity[k][1:]
+	// The card's "where" is the findings table's row (row k is sorted[k]),
+	// so the page names places as the other formats do.
+	ft := report.FindingsTable(r)
+	for k, f := range sorted {
+		key := cardKey(f)
+		i := byIdentity[key][0]
+		byIdentity[key] = byIdentity[key][1:]
+		if k < len(ft.Rows) {
+			cards[i].Where = findingPlaces(ft, ft.Rows[k])
+		}
 		v.Findings = append(v.Findings, cards[i])
+	}
+	for _, t := range report.Tables(r) {
+		v.Tables = append(v.Tables, boundTable(t))
 	}
 	v.Streams, v.StreamsOmitted = buildStreams(r)
 	return page.Execute(w, v)
@@ -156,7 +201,7 @@ func cardKey(f report.Finding) string {
 }
 
 func newCard(r *report.Report, i int, f report.Finding) findingCard {
-	c := findingCard{Index: i, F: f, MarkedAt: -1, Cause: -1, Where: report.FindingPlaces(f)}
+	c := findingCard{Index: i, F: f, MarkedAt: -1, Cause: -1}
 	if o := f.LikelyOrigin; o != nil {
 		c.Facts = append(c.Facts, fmt.Sprintf("likely a corrupted copy of %s (%s), %d bit(s) away", o.Peer, o.Server, o.Bits))
 	}

@@ -196,7 +196,13 @@ func (s timeScale) ticks() []tick {
 			if t.Before(p.from) {
 				continue
 			}
-			out = append(out, tick{X: s.x(t), Label: t.Format(layout)})
+			x, label := s.x(t), t.Format(layout)
+			// Labels are about 5.5 units a character: keep neighbours apart,
+			// and clear of the "undated" column's heading at the right.
+			if n := len(out); (n > 0 && x-out[n-1].X < 2.75*float64(len(label)+len(out[n-1].Label))+10) || x > plotRight-25 {
+				continue
+			}
+			out = append(out, tick{X: x, Label: label})
 		}
 	}
 	return out
