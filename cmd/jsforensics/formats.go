@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/html"
 	"github.com/jsforensics/jsforensics/report/xlsx"
 )
 
@@ -31,6 +32,7 @@ var outputFormats = []outputFormat{
 	{name: "json", write: func(w io.Writer, r *report.Report, _ terminal) error { return report.WriteJSON(w, r) }},
 	{name: "markdown", aliases: []string{"md"}, write: func(w io.Writer, r *report.Report, _ terminal) error { return report.WriteMarkdown(w, r) }},
 	{name: "xlsx", binary: true, write: func(w io.Writer, r *report.Report, _ terminal) error { return xlsx.Write(w, r) }},
+	{name: "html", write: func(w io.Writer, r *report.Report, _ terminal) error { return html.Write(w, r) }},
 }
 
 // formatNames lists the format names for help and error messages.
