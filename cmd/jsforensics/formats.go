@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/html"
 	"github.com/jsforensics/jsforensics/report/xlsx"
 )
 
@@ -40,6 +41,7 @@ var outputFormats = []outputFormat{
 		return report.WriteMarkdownWith(w, r, report.MarkdownOptions{Verbose: o.verbose})
 	}},
 	{name: "xlsx", binary: true, write: func(w io.Writer, r *report.Report, _ renderOptions) error { return xlsx.Write(w, r) }},
+	{name: "html", write: func(w io.Writer, r *report.Report, _ renderOptions) error { return html.Write(w, r) }},
 }
 
 // formatNames lists the format names for help and error messages.
