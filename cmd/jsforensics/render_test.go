@@ -141,3 +141,23 @@ func TestDiagnosisFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderRefusesBrokenReports: a saved report cut short, or rewritten
+// to another schema, fails with exit 1 and a message naming the file,
+// and nothing is written.
+func TestRenderRefusesBrokenReports(t *testing.T) {
+	saved := runCLI(t, "analyze", filepath.Join(bundles, "incident-000-captures", "bundle"), "--format", "json")
+	for name, broken := range map[string][]byte{
+		"truncated":    saved[:len(saved)/2],
+		"other schema": bytes.Replace(saved, []byte(report.Schema), []byte("jsforensics.report/v9"), 1),
+	} {
+		p := filepath.Join(t.TempDir(), "report.json")
+		if err := os.WriteFile(p, broken, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		if code := run([]string{"render", p}, &out, &errb); code != exitFailure || out.Len() != 0 || !strings.Contains(errb.String(), p) {
+			t.Errorf("%s: exit %d, stdout %d bytes, stderr %q", name, code, out.Len(), errb.String())
+		}
+	}
+}
