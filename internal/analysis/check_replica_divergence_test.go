@@ -57,3 +57,39 @@ func TestReplicaDivergenceOneSequence(t *testing.T) {
 		t.Fatalf("%+v", div)
 	}
 }
+
+// TestStandaloneNamesakeIsNoReplica: a non-clustered server's store (no
+// _js_ folder) holding a stream of the same account and name as a
+// cluster's R3 stream — here the v2.10.22 cluster's ORDERS laid beside the
+// v2.15.2 cluster's, as a bundle of two environments can — is a different
+// stream: it is not compared with the cluster's replicas, and no
+// divergence or gap is raised between them.
+func TestStandaloneNamesakeIsNoReplica(t *testing.T) {
+	dir := copyTree(t, bundlesDir+"/v2.15.2-flat/bundle")
+	other := copyTree(t, bundlesDir+"/v2.10.22-per-server/bundle/nats-0/data/jetstream/$G/streams/ORDERS")
+	dst := filepath.Join(dir, "standalone", "jetstream", "$G", "streams", "ORDERS")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, dst); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Stream == "ORDERS" && (f.Code == "replica-divergence" || f.Code == "replica-gap") {
+			t.Errorf("%s across unrelated streams: %s", f.Code, f.Message)
+		}
+	}
+	copies := 0
+	for _, st := range rep.Streams {
+		if st.Name == "ORDERS" {
+			copies += len(st.OnDisk)
+		}
+	}
+	if copies != 4 {
+		t.Errorf("ORDERS copies reported: %d, want the 3 replicas and the standalone one", copies)
+	}
+}

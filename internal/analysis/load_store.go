@@ -196,6 +196,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq,
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted,
+		Clustered: st.SysAccount != "",
 	}
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
 	c.Blocks = blockSpans(scan.Blocks)

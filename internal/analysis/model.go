@@ -171,6 +171,9 @@ type StreamCopy struct {
 	// (load_replicas.go); nil for an encrypted copy.
 	Windows []storeparse.WindowDigest
 	Live    *storeparse.Live
+	// Clustered: the server's store holds raft groups (a _js_ folder); a
+	// non-clustered server's stream is never a replica of a cluster's.
+	Clustered bool
 }
 
 // Group is a raft group and every view of it.
