@@ -1,0 +1,439 @@
+package analysis
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// These tests feed the analyzer committed real-server bundles re-arranged
+// the way people ship them (other folder layouts, archive forms, log
+// envelopes, capture encodings) and require the same analysis as the
+// bundle as committed: the analyzer must find everything by content.
+
+// placement is where a fixture's want.json says each server's parts are.
+type placement struct {
+	Servers []struct {
+		Name     string            `json:"name"`
+		Store    string            `json:"store_dir"`
+		Log      string            `json:"log"`
+		Captures map[string]string `json:"captures"`
+	} `json:"servers"`
+}
+
+func readPlacement(t *testing.T, fixtureName string) placement {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(bundlesDir, fixtureName, "want.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p placement
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// copyInto copies file or folder src to dst (dst's parents created).
+func copyInto(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rearranged lays a fixture's parts out anew: place gives, per server index
+// and part ("store", "log", "capture:<kind>"), the path in the new bundle
+// ("" leaves the part out). Store paths name the jetstream folder itself.
+func rearranged(t *testing.T, fixtureName string, place func(i int, part string) string) string {
+	t.Helper()
+	src := filepath.Join(bundlesDir, fixtureName, "bundle")
+	dst := t.TempDir()
+	for i, s := range readPlacement(t, fixtureName).Servers {
+		parts := map[string]string{"store": s.Store, "log": s.Log}
+		for kind, p := range s.Captures {
+			parts["capture:"+kind] = p
+		}
+		for part, from := range parts {
+			if from == "" {
+				continue
+			}
+			if to := place(i, part); to != "" {
+				copyInto(t, filepath.Join(src, from), filepath.Join(dst, to))
+			}
+		}
+	}
+	return dst
+}
+
+// summary is what a re-arrangement must not change.
+type qaSum struct {
+	Servers  []string // name peer-id cluster version
+	Figures  []string // server account > stream: figures, from the blocks and /jsz
+	Findings []string
+	Events   []string // timeline events per server and source kind
+}
+
+func qaSummary(r *report.Report) qaSum {
+	var s qaSum
+	for _, sv := range r.Servers {
+		s.Servers = append(s.Servers, fmt.Sprintf("%s %s %s %s", sv.Name, sv.PeerID, sv.Cluster, sv.Version))
+	}
+	for _, st := range r.Streams {
+		for _, d := range st.OnDisk {
+			s.Figures = append(s.Figures, fmt.Sprintf("disk %s %s > %s: %d..%d n=%d b=%d del=%d", d.Server, st.Account, st.Name, d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted))
+		}
+		for _, d := range st.Captured {
+			s.Figures = append(s.Figures, fmt.Sprintf("jsz %s %s > %s: %d..%d n=%d b=%d del=%d", d.Server, st.Account, st.Name, d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted))
+		}
+	}
+	for _, f := range r.Findings {
+		s.Findings = append(s.Findings, fmt.Sprintf("%s %s %s %s/%s %s", f.Code, f.Severity, f.Server, f.Account, f.Stream, f.Group))
+	}
+	count := map[string]int{}
+	for _, e := range r.Timeline {
+		n := e.Count
+		if n == 0 {
+			n = 1
+		}
+		count[e.Server+" "+e.Source] += n
+	}
+	for k, n := range count {
+		s.Events = append(s.Events, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(s.Servers)
+	sort.Strings(s.Figures)
+	sort.Strings(s.Findings)
+	sort.Strings(s.Events)
+	return s
+}
+
+// sameAnalysis runs the analyzer on the committed bundle and on path and
+// reports every difference in their summaries; the bundle at path must not
+// change.
+func sameAnalysis(t *testing.T, fixtureName, path string, skipEvents bool) {
+	t.Helper()
+	before := treeDigest(t, path)
+	want := qaSummary(analyze(t, filepath.Join(bundlesDir, fixtureName, "bundle")))
+	rep := analyze(t, path)
+	got := qaSummary(rep)
+	if after := treeDigest(t, path); after != before {
+		t.Errorf("bundle changed by the analysis")
+	}
+	diff := func(what string, w, g []string) {
+		if strings.Join(w, "\n") != strings.Join(g, "\n") {
+			t.Errorf("%s differ:\n committed %q\n rearranged %q\n notes %q", what, w, g, rep.Notes)
+		}
+	}
+	diff("servers", want.Servers, got.Servers)
+	diff("figures", want.Figures, got.Figures)
+	diff("findings", want.Findings, got.Findings)
+	if !skipEvents {
+		diff("timeline", want.Events, got.Events)
+	}
+}
+
+// treeDigest lists every file under path with its size and contents' hash.
+func treeDigest(t *testing.T, path string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %x\n", p, len(data), crc(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func crc(b []byte) uint32 {
+	var h uint32 = 2166136261
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return h
+}
+
+var qaFixtures = []string{"v2.10.22-per-server", "v2.15.2-flat", "lifecycle-v2.12.1"}
+
+func TestRearrangedLayouts(t *testing.T) {
+	layouts := map[string]func(i int, part string) string{
+		// every store under volumes/<pvc-uuid>/jetstream, logs and captures
+		// in their own trees, no server name in any path
+		"volumes": func(i int, part string) string {
+			switch {
+			case part == "store":
+				return fmt.Sprintf("volumes/pvc-%08x-1f2e-4c1d-9a0b-%012x/jetstream", 0x5eed0000+i*7919, i*104729)
+			case part == "log":
+				return fmt.Sprintf("logs/pod-%c.log", 'a'+i)
+			default:
+				return fmt.Sprintf("captures/10.0.0.%d/%s.json", 11+i, strings.TrimPrefix(part, "capture:"))
+			}
+		},
+		// the store root given as the folder holding jetstream/
+		"parent": func(i int, part string) string {
+			switch {
+			case part == "store":
+				return fmt.Sprintf("pv/%d/jetstream", i)
+			case part == "log":
+				return fmt.Sprintf("logs/%d/server.log", i)
+			default:
+				return fmt.Sprintf("captures/%d/%s.json", i, strings.TrimPrefix(part, "capture:"))
+			}
+		},
+		// under nested top folders, the way an archive's folder comes
+		"nested": func(i int, part string) string {
+			top := "support-2026-12-01/bundle/"
+			switch {
+			case part == "store":
+				return fmt.Sprintf(top+"host%d/var/lib/nats/jetstream", i)
+			case part == "log":
+				return fmt.Sprintf(top+"host%d/var/log/nats.log", i)
+			default:
+				return fmt.Sprintf(top+"host%d/monitor/%s", i, strings.TrimPrefix(part, "capture:"))
+			}
+		},
+	}
+	for _, fx := range qaFixtures {
+		for name, place := range layouts {
+			t.Run(fx+"/"+name, func(t *testing.T) {
+				sameAnalysis(t, fx, rearranged(t, fx, place), false)
+			})
+		}
+	}
+}
+
+// packTree writes the files under dir as a tar (gzipped when gz) or a zip,
+// each entry named by name(rel) (slash-separated rel).
+func packTree(t *testing.T, dir string, asZip, gz bool, name func(string) string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var zw *zip.Writer
+	var tw *tar.Writer
+	var gw *gzip.Writer
+	switch {
+	case asZip:
+		zw = zip.NewWriter(&buf)
+	case gz:
+		gw = gzip.NewWriter(&buf)
+		tw = tar.NewWriter(gw)
+	default:
+		tw = tar.NewWriter(&buf)
+	}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		n := name(filepath.ToSlash(rel))
+		if zw != nil {
+			w, err := zw.Create(n)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(data)
+			return err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err == nil && zw != nil {
+		err = zw.Close()
+	}
+	if err == nil && tw != nil {
+		err = tw.Close()
+	}
+	if err == nil && gw != nil {
+		err = gw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func writeFile(t *testing.T, path string, b []byte) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestArchiveForms(t *testing.T) {
+	same := func(rel string) string { return rel }
+	top := func(rel string) string { return "nats-support-20261201/cluster/" + rel }
+	back := func(rel string) string { return strings.ReplaceAll(rel, "/", `\`) }
+	for _, fx := range qaFixtures {
+		src := filepath.Join(bundlesDir, fx, "bundle")
+		forms := map[string]func(dir string) string{
+			"plain.tar": func(dir string) string {
+				return writeFile(t, filepath.Join(dir, "support.tar"), packTree(t, src, false, false, same))
+			},
+			"top-folders.tgz": func(dir string) string {
+				return writeFile(t, filepath.Join(dir, "support.tgz"), packTree(t, src, false, true, top))
+			},
+			"no-suffix": func(dir string) string {
+				return writeFile(t, filepath.Join(dir, "upload-7731"), packTree(t, src, false, true, top))
+			},
+			"zip-in-tgz": func(dir string) string {
+				inner := writeFile(t, filepath.Join(t.TempDir(), "x", "cluster.zip"), packTree(t, src, true, false, same))
+				return writeFile(t, filepath.Join(dir, "outer.tar.gz"), packTree(t, filepath.Dir(inner), false, true, same))
+			},
+			"backslash.zip": func(dir string) string {
+				return writeFile(t, filepath.Join(dir, "win.zip"), packTree(t, src, true, false, back))
+			},
+		}
+		for name, make := range forms {
+			t.Run(fx+"/"+name, func(t *testing.T) {
+				sameAnalysis(t, fx, make(t.TempDir()), false)
+			})
+		}
+	}
+}
+
+// logLineTime reads the server's own stamp of a log line
+// ("[pid] YYYY/MM/DD hh:mm:ss.uuuuuu [LVL] …"), as UTC.
+func logLineTime(line string) (time.Time, bool) {
+	_, rest, ok := strings.Cut(line, "] ")
+	if !ok || len(rest) < 26 {
+		return time.Time{}, false
+	}
+	ts, err := time.Parse("2006/01/02 15:04:05.000000", rest[:26])
+	return ts, err == nil
+}
+
+// rewrapLogs rewrites every server log of a copied fixture, line by line
+// (wrap gets the line and its server stamp, zero when it has none), or as
+// a whole file (whole, which may write several files).
+func rewrapLogs(t *testing.T, fixtureName string, whole func(t *testing.T, path string, lines []string)) string {
+	t.Helper()
+	dir := copyTree(t, filepath.Join(bundlesDir, fixtureName, "bundle"))
+	for _, s := range readPlacement(t, fixtureName).Servers {
+		p := filepath.Join(dir, s.Log)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitAfter(string(b), "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		whole(t, p, lines)
+	}
+	return dir
+}
+
+func perLine(wrap func(line string, ts time.Time) string) func(t *testing.T, path string, lines []string) {
+	return func(t *testing.T, path string, lines []string) {
+		var b strings.Builder
+		var last time.Time
+		for _, l := range lines {
+			if ts, ok := logLineTime(l); ok {
+				last = ts
+			}
+			b.WriteString(wrap(l, last))
+		}
+		writeFile(t, path, []byte(b.String()))
+	}
+}
+
+func TestLogForms(t *testing.T) {
+	gz := func(t *testing.T, b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	forms := map[string]func(t *testing.T, path string, lines []string){
+		"docker-json": perLine(func(l string, ts time.Time) string {
+			b, _ := json.Marshal(map[string]string{"log": l, "stream": "stderr", "time": ts.Format(time.RFC3339Nano)})
+			return string(b) + "\n"
+		}),
+		"kubectl-prefix-timestamps": perLine(func(l string, ts time.Time) string {
+			return "[pod/nats-x/nats] " + ts.Format("2006-01-02T15:04:05.000000000Z") + " " + l
+		}),
+		"crlf": perLine(func(l string, _ time.Time) string {
+			return strings.TrimSuffix(l, "\n") + "\r\n"
+		}),
+		// rsyslog or journald forwarding the server's stderr lines whole
+		"syslog-3164": perLine(func(l string, ts time.Time) string {
+			return "<30>" + ts.Format(time.Stamp) + " node-7 nats-server[1]: " + l
+		}),
+		// logrotate's names: the oldest third gzipped, the middle one plain
+		"rotated-gz": func(t *testing.T, path string, lines []string) {
+			n := len(lines) / 3
+			writeFile(t, path+".2.gz", gz(t, []byte(strings.Join(lines[:n], ""))))
+			writeFile(t, path+".1", []byte(strings.Join(lines[n:2*n], "")))
+			writeFile(t, path, []byte(strings.Join(lines[2*n:], "")))
+		},
+	}
+	for _, fx := range qaFixtures {
+		for name, form := range forms {
+			t.Run(fx+"/"+name, func(t *testing.T) {
+				sameAnalysis(t, fx, rewrapLogs(t, fx, form), false)
+			})
+		}
+		// the banner rotated away: the log's first lines gone, so fewer
+		// events, but every server, figure and finding as before
+		t.Run(fx+"/no-banner", func(t *testing.T) {
+			cut := func(t *testing.T, path string, lines []string) {
+				writeFile(t, path, []byte(strings.Join(lines[len(lines)/4:], "")))
+			}
+			sameAnalysis(t, fx, rewrapLogs(t, fx, cut), true)
+		})
+	}
+}
