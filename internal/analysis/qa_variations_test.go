@@ -437,3 +437,99 @@ func TestLogForms(t *testing.T) {
 		})
 	}
 }
+
+// rewriteCaptures re-encodes every JSON capture of a copied fixture (a
+// file outside the stores holding one or more JSON documents): enc gets
+// the documents and returns the file's new bytes.
+func rewriteCaptures(t *testing.T, fixtureName string, enc func(docs []json.RawMessage) []byte) string {
+	t.Helper()
+	dir := copyTree(t, filepath.Join(bundlesDir, fixtureName, "bundle"))
+	stores := map[string]bool{}
+	for _, s := range readPlacement(t, fixtureName).Servers {
+		if s.Store != "" {
+			stores[filepath.Join(dir, s.Store)] = true
+		}
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if stores[p] || d.Name() == "streams" || d.Name() == "_js_" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 || (b[0] != '{' && b[0] != '[') {
+			return err
+		}
+		var docs []json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(b))
+		for dec.More() {
+			var doc json.RawMessage
+			if dec.Decode(&doc) != nil {
+				return nil // not JSON throughout (a log line starts with "[pid]")
+			}
+			docs = append(docs, doc)
+		}
+		if len(docs) == 0 {
+			return nil
+		}
+		n++
+		return os.WriteFile(p, enc(docs), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatalf("%s: no capture rewritten", fixtureName)
+	}
+	return dir
+}
+
+func TestCaptureForms(t *testing.T) {
+	each := func(sep string, f func(json.RawMessage) []byte) func([]json.RawMessage) []byte {
+		return func(docs []json.RawMessage) []byte {
+			var out [][]byte
+			for _, d := range docs {
+				out = append(out, f(d))
+			}
+			return append(bytes.Join(out, []byte(sep)), '\n')
+		}
+	}
+	compact := func(d json.RawMessage) []byte {
+		var b bytes.Buffer
+		_ = json.Compact(&b, d)
+		return b.Bytes()
+	}
+	pretty := func(d json.RawMessage) []byte {
+		var b bytes.Buffer
+		_ = json.Indent(&b, d, "", "  ")
+		return b.Bytes()
+	}
+	forms := map[string]func([]json.RawMessage) []byte{
+		"compact-ndjson":      each("\n", compact),
+		"pretty-concatenated": each("\n", pretty),
+		"json-array": func(docs []json.RawMessage) []byte {
+			if len(docs) == 1 {
+				return compact(docs[0])
+			}
+			return append(append([]byte("["), each(",\n", pretty)(docs)...), ']')
+		},
+		"bom": func(docs []json.RawMessage) []byte {
+			return append([]byte("\xef\xbb\xbf"), each("\n", pretty)(docs)...)
+		},
+		"crlf-pretty": func(docs []json.RawMessage) []byte {
+			return bytes.ReplaceAll(each("\n", pretty)(docs), []byte("\n"), []byte("\r\n"))
+		},
+	}
+	for _, fx := range append(qaFixtures, "incident-000-captures") {
+		for name, form := range forms {
+			t.Run(fx+"/"+name, func(t *testing.T) {
+				sameAnalysis(t, fx, rewriteCaptures(t, fx, form), false)
+			})
+		}
+	}
+}
