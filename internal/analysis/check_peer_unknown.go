@@ -12,7 +12,7 @@ var checkPeerUnknown = Check{
 	Code:        "peer-unknown",
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
-	Skip:        noGroupViews,
+	Skip:        noGroupViewsOrLoneServer,
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
 		for _, s := range p.Facts.UnknownPeers {
@@ -29,4 +29,23 @@ var checkPeerUnknown = Check{
 		}
 		return out
 	},
+}
+
+// noGroupViewsOrLoneServer also skips a bundle of one server alone (a
+// single volume shipped by itself): that the peers it lists are missing
+// from the bundle says nothing of whether they are gone.
+func noGroupViewsOrLoneServer(p *Pass) string {
+	if r := noGroupViews(p); r != "" {
+		return r
+	}
+	var present []string
+	for _, s := range p.Model.Servers {
+		if s.StoreDir != "" || s.Alive {
+			present = append(present, s.Name)
+		}
+	}
+	if len(present) == 1 {
+		return fmt.Sprintf("the bundle holds one server only (%s): the peers its raft groups list are not in the bundle, which does not tell they are gone", present[0])
+	}
+	return ""
 }

@@ -13,7 +13,7 @@ var checkQuorumUnreachable = Check{
 	Code:        "quorum-unreachable",
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist",
-	Skip:        noGroupViews,
+	Skip:        noGroupViewsOrLoneServer,
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
