@@ -58,9 +58,39 @@ func ParseRotatedName(name string) (base string, at time.Time, ok bool) {
 	return name[:cut-1], t, true
 }
 
+// logrotateNumber splits logrotate's numbered backup name ("<file>.N",
+// "<file>.N.gz"; .1 the newest) into the live file's name and N.
+func logrotateNumber(name string) (base string, n int, ok bool) {
+	name = strings.TrimSuffix(name, ".gz")
+	dot := strings.LastIndexByte(name, '.')
+	if dot <= 0 || dot == len(name)-1 || len(name)-dot > 5 {
+		return "", 0, false
+	}
+	for _, c := range name[dot+1:] {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return name[:dot], n, n > 0
+}
+
+// RotationBase is the live log file a file name belongs to: name without a
+// rotation suffix (nats-server's or logrotate's numbered one, and ".gz").
+func RotationBase(name string) string {
+	if b, _, ok := ParseRotatedName(name); ok {
+		return b
+	}
+	if b, _, ok := logrotateNumber(name); ok {
+		return b
+	}
+	return strings.TrimSuffix(name, ".gz")
+}
+
 // RotationOrder returns names ordered for reading one server's log from the
 // oldest line to the newest: the files of each live log name, rotated
-// backups first by rotation time, then the live file. Names are compared by
+// backups first (logrotate's numbered ones, highest number first, then
+// nats-server's by rotation time), then the live file. Names are compared by
 // their base name (path.Base) so a bundle's directory layout does not
 // matter; different live names are kept apart and ordered by name.
 func RotationOrder(names []string) []string {
@@ -68,6 +98,7 @@ func RotationOrder(names []string) []string {
 		name   string
 		base   string
 		at     time.Time
+		number int // logrotate's .N
 		backup bool
 	}
 	items := make([]item, 0, len(names))
@@ -75,6 +106,8 @@ func RotationOrder(names []string) []string {
 		it := item{name: n, base: strings.TrimSuffix(path.Base(n), ".gz")}
 		if b, at, ok := ParseRotatedName(path.Base(n)); ok {
 			it.base, it.at, it.backup = b, at, true
+		} else if b, num, ok := logrotateNumber(path.Base(n)); ok {
+			it.base, it.number, it.backup = b, num, true
 		}
 		items = append(items, it)
 	}
@@ -85,6 +118,9 @@ func RotationOrder(names []string) []string {
 		}
 		if a.backup != b.backup {
 			return a.backup // backups before the live file
+		}
+		if a.number != b.number {
+			return a.number > b.number // .2 is older than .1
 		}
 		if !a.at.Equal(b.at) {
 			return a.at.Before(b.at)

@@ -917,3 +917,13 @@ func TestCutUTF8(t *testing.T) {
 		t.Errorf("bounded strings broken: raw %d field %d", len(ev.Raw), len(ev.Fields["err"]))
 	}
 }
+
+// logrotate numbers its backups, .1 the newest (.N.gz when compressed):
+// they are read highest number first, then the live file.
+func TestLogrotateOrder(t *testing.T) {
+	in := []string{"n/js-0.log", "n/js-0.log.1", "n/js-0.log.10.gz", "n/js-0.log.2.gz", "m/nats.log", "m/nats.log.3"}
+	want := []string{"n/js-0.log.10.gz", "n/js-0.log.2.gz", "n/js-0.log.1", "n/js-0.log", "m/nats.log.3", "m/nats.log"}
+	if got := RotationOrder(in); !slices.Equal(got, want) {
+		t.Fatalf("RotationOrder = %v, want %v", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -22,8 +23,14 @@ func (l *loader) logs() {
 		paths = append(paths, lg.Path)
 	}
 	plan := l.meter.begin(StageLogs, l.b.FS, paths)
+	var set, carried string // the rotation set read last, and its server
 	for i, lg := range ordered {
-		l.guard("reading log "+lg.Path, func() { l.log(lg) })
+		// A rotated set is one log: a file goes on under the name the one
+		// before it ended with, so a rename across a rotation is seen.
+		if s := rotationSet(lg.Path); s != set {
+			set, carried = s, ""
+		}
+		l.guard("reading log "+lg.Path, func() { carried = l.log(lg, carried) })
 		plan.done(i)
 	}
 	if l.logLines > 0 {
@@ -33,6 +40,11 @@ func (l *loader) logs() {
 		l.note("writing the log events: %v (the export stops there)", l.tl.encErr)
 	}
 	l.clockOffsets()
+}
+
+// rotationSet names the live log a file is, or is a rotated part of.
+func rotationSet(file string) string {
+	return path.Join(path.Dir(file), logscan.RotationBase(path.Base(file)))
 }
 
 // orderLogs puts each server's rotated files before its current one, so
@@ -155,21 +167,26 @@ type logFacts struct {
 	last          report.TimelineEvent
 }
 
-func (l *loader) log(lg bundle.Log) {
+// log reads one log file; carried is the server the previous file of its
+// rotation set ended as ("" for none). It returns the server the file ends as.
+func (l *loader) log(lg bundle.Log, carried string) string {
 	f, err := l.b.FS.Open(lg.Path)
 	if err != nil {
 		l.note("log %s: %v", lg.Path, err)
-		return
+		return ""
 	}
 	defer f.Close()
 	var r io.Reader = f
 	if lg.Compressed {
 		if r, err = logscan.Decompress(f); err != nil {
 			l.note("log %s: %v", lg.Path, err)
-			return
+			return ""
 		}
 	}
 	name, source := l.logServerName(lg)
+	if carried != "" {
+		name, source = carried, "log"
+	}
 	sc := logscan.NewScanner(r, logscan.Options{File: lg.Path, Server: name})
 	l.tl.startFile()
 	first := len(l.m.Timeline)
@@ -246,6 +263,10 @@ func (l *loader) log(lg bundle.Log) {
 			l.note("log %s line %d: node id %s does not match name %q", lg.Path, b.Line, b.Node, b.Name)
 		}
 	}
+	if source == "unknown" {
+		return ""
+	}
+	return name
 }
 
 // logEvent folds one classified line into the timeline and the facts.

@@ -334,7 +334,7 @@ func (l *loader) dedupeTimeline() {
 		}
 		dup := false
 		for _, s := range win {
-			if s.file != e.File {
+			if s.file != e.File && rotationSet(s.file) != rotationSet(e.File) { // a rotated set's files hold no copies of each other
 				dup = true
 				break
 			}
