@@ -665,3 +665,86 @@ func sameFiguresNamesAside(t *testing.T, fixtureName, path string) {
 		t.Errorf("findings differ:\n committed %q\n rearranged %q", want.Findings, got.Findings)
 	}
 }
+
+// TestThinCaptures: captures holding less, as people take them: /jsz with
+// ?accounts=true only (no stream detail) and /raftz of one account only
+// (the all-accounts page dropped). The stores give the same figures and no
+// finding appears that the full captures do not give.
+func TestThinCaptures(t *testing.T) {
+	dropStreamDetail := func(docs []json.RawMessage) []byte {
+		var out [][]byte
+		for _, d := range docs {
+			var v any
+			if json.Unmarshal(d, &v) != nil {
+				out = append(out, d)
+				continue
+			}
+			var walk func(any)
+			walk = func(x any) {
+				switch x := x.(type) {
+				case map[string]any:
+					delete(x, "stream_detail")
+					for _, c := range x {
+						walk(c)
+					}
+				case []any:
+					for _, c := range x {
+						walk(c)
+					}
+				}
+			}
+			walk(v)
+			b, _ := json.Marshal(v)
+			out = append(out, b)
+		}
+		return append(bytes.Join(out, []byte("\n")), '\n')
+	}
+	for _, fx := range qaFixtures {
+		t.Run(fx+"/jsz-accounts-only", func(t *testing.T) {
+			path := rewriteCaptures(t, fx, dropStreamDetail)
+			sameDisk(t, fx, path)
+			for _, f := range qaSummary(analyze(t, path)).Figures {
+				if strings.HasPrefix(f, "jsz ") {
+					t.Errorf("stream detail still read: %s", f)
+				}
+			}
+		})
+		t.Run(fx+"/raftz-one-account", func(t *testing.T) {
+			path := copyTree(t, filepath.Join(bundlesDir, fx, "bundle"))
+			for _, s := range readPlacement(t, fx).Servers {
+				if p, ok := s.Captures["raftz"]; ok {
+					if err := os.Remove(filepath.Join(path, p)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			sameDisk(t, fx, path)
+		})
+	}
+}
+
+// sameDisk: path gives the committed bundle's servers, figures from the
+// blocks, and findings, any of them missing nothing and adding nothing.
+func sameDisk(t *testing.T, fixtureName, path string) {
+	t.Helper()
+	want := qaSummary(analyze(t, filepath.Join(bundlesDir, fixtureName, "bundle")))
+	rep := analyze(t, path)
+	got := qaSummary(rep)
+	disk := func(fs []string) (out []string) {
+		for _, f := range fs {
+			if strings.HasPrefix(f, "disk ") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for what, pair := range map[string][2][]string{
+		"servers":  {want.Servers, got.Servers},
+		"figures":  {disk(want.Figures), disk(got.Figures)},
+		"findings": {want.Findings, got.Findings},
+	} {
+		if strings.Join(pair[0], "\n") != strings.Join(pair[1], "\n") {
+			t.Errorf("%s differ:\n committed %q\n thinned %q\n notes %q", what, pair[0], pair[1], rep.Notes)
+		}
+	}
+}
