@@ -444,7 +444,7 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 			return 0
 		}
 		h := natsfmt.ParseRecordHeader(hdr[:])
-		if h.FrameError() != "" {
+		if !h.Framed() {
 			return 0
 		}
 		if !h.Tombstone && h.Seq != 0 {
