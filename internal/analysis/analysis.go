@@ -164,6 +164,8 @@ type loader struct {
 	serverIDs map[string]string
 	// nodeNameIndex maps raft node ids to server names (nodeNames).
 	nodeNameIndex map[string]string
+	// streamIndex finds m.Streams by account and name (streamEntry).
+	streamIndex map[AssetKey]*Stream
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
 }

@@ -29,6 +29,9 @@ var checkOrphanRisk = Check{
 		noMeta := map[string]bool{}
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
+				if c.NoMeta {
+					continue // never loaded, so never deleted (store-corrupt says why)
+				}
 				srv := p.Facts.Server(c.Server)
 				if srv == nil || srv.Meta == nil {
 					if !noMeta[c.Server] {
@@ -46,7 +49,7 @@ var checkOrphanRisk = Check{
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
 					srv := p.Facts.Server(c.Server)
-					if srv == nil || srv.Meta == win.Meta {
+					if c.NoMeta || srv == nil || srv.Meta == win.Meta {
 						continue
 					}
 					out = append(out, orphanFindings(m, srv, win.Meta, st, c, fmt.Sprintf("meta-split: the meta state of %s (higher term) replaces this server's", win.Name))...)

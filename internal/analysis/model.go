@@ -101,6 +101,10 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
+	// NoMeta: meta.inf is missing, so the server skips the folder at start
+	// ("Missing stream metafile"): it never loads the stream, so it never
+	// deletes it as an orphan either.
+	NoMeta bool
 	// Unreadable: records on disk that fail their checksum, not counted.
 	Unreadable []report.Range
 	// Windows and Live are what the replica comparison reads of this copy
@@ -145,6 +149,9 @@ type Corruption struct {
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string
+	// EmptyFolder: a stream folder holding nothing at all (no meta.inf, no
+	// blocks); the server warns and skips it, nothing is lost.
+	EmptyFolder bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.

@@ -1,0 +1,70 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// TestEmptyStreamFolders: thousands of empty stream folders (as a restore
+// stopped halfway leaves them) are what nats-server makes of them, a warning
+// per folder at start and nothing else: one collapsed warning with the
+// count and max_examples examples, no orphan-risk (the server never loads
+// the stream, so never deletes it), no critical.
+func TestEmptyStreamFolders(t *testing.T) {
+	const n = 2000
+	dir := emptyFolders(t, n)
+	for _, limit := range []float64{10, 3} {
+		rep, err := Run(dir, Options{Settings: map[string]float64{"store-corrupt.max_examples": limit}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var empty []report.Finding
+		for _, f := range rep.Findings {
+			if f.Severity == report.Critical {
+				t.Errorf("critical %s on %s: %s", f.Code, f.File, f.Message)
+			}
+			if f.Code == "store-corrupt" && f.Kind == "missing" {
+				empty = append(empty, f)
+			}
+		}
+		if len(empty) != 1 {
+			t.Fatalf("%d missing findings, want 1 collapsed: %s", len(empty), summarize(empty))
+		}
+		f := empty[0]
+		if f.Count != n || f.Severity != report.Warning || len(f.Evidence) != int(limit)+1 {
+			t.Errorf("collapsed finding: count %d severity %s, %d evidence lines (want %d, %s, %d): %v", f.Count, f.Severity, len(f.Evidence), n, report.Warning, int(limit)+1, f.Evidence)
+		}
+	}
+}
+
+// TestStreamFolderWithoutMeta: a folder whose blocks are there but whose
+// meta.inf is gone is still critical (the server skips it and serves none of
+// its messages), named once, and not an orphan: the server never loads it.
+func TestStreamFolderWithoutMeta(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(eventsDir), "meta.inf")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing int
+	for _, f := range rep.Findings {
+		switch {
+		case f.Code == "orphan-risk" && f.Stream == "EVENTS":
+			t.Errorf("orphan-risk for a stream the server never loads: %s", f.Message)
+		case f.Code == "store-corrupt" && f.File == eventsDir+"/meta.inf":
+			missing++
+			if f.Severity != report.Critical || f.Kind != "missing" {
+				t.Errorf("%s %s, want critical missing", f.Severity, f.Kind)
+			}
+		}
+	}
+	if missing != 1 {
+		t.Errorf("%d findings on the missing meta.inf, want 1: %s", missing, summarize(rep.Findings))
+	}
+}
