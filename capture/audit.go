@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path"
 	"sort"
 	"time"
 
@@ -67,16 +69,50 @@ type AuditMetadata struct {
 	Version                string    `json:"version"`
 }
 
-type auditTag struct {
+// AuditTag is one tag of a manifest entry (jsm.go audit/archive tag.go).
+type AuditTag struct {
 	Name  string `json:"Name"`
 	Value string `json:"Value"`
 }
 
-// ReadAuditArchive reads a `nats audit gather` zip (jsm.go audit/archive,
-// SPEC.md) by its manifest: each entry tagged with a server, a cluster and an
-// artifact type of /jsz, /varz, /healthz or /raftz is decoded with Decode and
-// filed under its server. Each entry holds one pretty-printed system-API
-// answer ({"server":…,"data":…}).
+// AuditIndex is a decoded manifest: entry path (relative to the folder
+// holding capture/) to its tags.
+type AuditIndex map[string][]AuditTag
+
+// Tag gives the value of the tag called name of entry p, "" if none.
+func (ix AuditIndex) Tag(p, name string) string {
+	for _, t := range ix[p] {
+		if t.Name == name {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+// DecodeAuditManifest decodes an audit archive's manifest (AuditManifest):
+// a JSON object whose every key is a path under capture/ and every value an
+// array of {"Name","Value"} tags.
+func DecodeAuditManifest(file string, data []byte) (AuditIndex, error) {
+	var ix AuditIndex
+	if err := json.Unmarshal(data, &ix); err != nil {
+		return nil, fieldError(file, 0, 1, err)
+	}
+	if len(ix) == 0 {
+		return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "no entries: not an audit manifest")
+	}
+	if len(ix) > MaxAuditEntries {
+		return nil, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "%d manifest entries, more than %d", len(ix), MaxAuditEntries)
+	}
+	for k := range ix {
+		if !isAuditPath(k) {
+			return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "entry %q is not under capture/: not an audit manifest", k)
+		}
+	}
+	return ix, nil
+}
+
+// ReadAuditArchive reads a `nats audit gather` zip held in r: ReadAudit on
+// the zip's files.
 //
 // The error is non-nil only when the archive cannot be read at all (not a
 // zip, no manifest); problems with single entries go to Audit.Problems.
@@ -89,39 +125,44 @@ func ReadAuditArchive(r io.ReaderAt, size int64) (*Audit, error) {
 	if len(zr.File) > MaxAuditEntries {
 		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d entries, more than %d", len(zr.File), MaxAuditEntries)
 	}
-	files := make(map[string]*zip.File, len(zr.File))
-	for _, f := range zr.File {
-		files[f.Name] = f
-	}
+	return ReadAudit(zr, ".")
+}
+
+// ReadAudit reads the files of a `nats audit gather` archive (jsm.go
+// audit/archive, SPEC.md) under the folder dir of fsys (the folder holding
+// capture/: a support bundle's FS, or the zip itself) by its manifest: each
+// entry tagged with a server, a cluster and an artifact type of /jsz,
+// /varz, /healthz or /raftz is decoded with Decode and filed under its
+// server. Each entry holds one pretty-printed system-API answer
+// ({"server":…,"data":…}). Errors name files by their path in fsys.
+//
+// The error is non-nil only when the manifest cannot be read; problems with
+// single entries go to Audit.Problems.
+func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 	a := &Audit{}
 	budget := MaxAuditTotalBytes
-
-	mf := files[AuditManifest]
-	if mf == nil {
-		return nil, binfmt.Errorf(name, 0, binfmt.ErrFormat, "no %s: not an audit archive", AuditManifest)
+	mpath := path.Join(dir, AuditManifest)
+	mb, err := readEntry(fsys, mpath, &budget)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, binfmt.Errorf(mpath, 0, binfmt.ErrFormat, "no %s: not an audit archive", AuditManifest)
 	}
-	mb, err := readEntry(mf, &budget)
 	if err != nil {
 		return nil, err
 	}
-	var manifest map[string][]auditTag
-	if err := json.Unmarshal(mb, &manifest); err != nil {
-		return nil, fieldError(AuditManifest, 0, 1, err)
-	}
-	if len(manifest) > MaxAuditEntries {
-		return nil, binfmt.Errorf(AuditManifest, 0, binfmt.ErrTooLarge, "%d manifest entries, more than %d", len(manifest), MaxAuditEntries)
+	manifest, err := DecodeAuditManifest(mpath, mb)
+	if err != nil {
+		return nil, err
 	}
 
-	if f := files[auditMetadata]; f != nil {
-		if b, err := readEntry(f, &budget); err != nil {
-			a.Problems = append(a.Problems, err)
-		} else {
-			var md AuditMetadata
-			if err := json.Unmarshal(b, &md); err != nil {
-				a.Problems = append(a.Problems, fieldError(auditMetadata, 0, 1, err))
-			}
-			a.Metadata = &md
+	mdpath := path.Join(dir, auditMetadata)
+	if b, err := readEntry(fsys, mdpath, &budget); err == nil {
+		var md AuditMetadata
+		if err := json.Unmarshal(b, &md); err != nil {
+			a.Problems = append(a.Problems, fieldError(mdpath, 0, 1, err))
 		}
+		a.Metadata = &md
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		a.Problems = append(a.Problems, err)
 	}
 
 	paths := make([]string, 0, len(manifest))
@@ -140,16 +181,16 @@ func ReadAuditArchive(r io.ReaderAt, size int64) (*Audit, error) {
 			a.Skipped++
 			continue
 		}
-		f := files[p]
-		if f == nil {
-			a.Problems = append(a.Problems, binfmt.Errorf(p, 0, binfmt.ErrTruncated, "listed in the manifest but not in the zip"))
-			continue
-		}
+		file := path.Join(dir, p)
 		if budget <= 0 {
-			a.Problems = append(a.Problems, binfmt.Errorf(p, 0, binfmt.ErrTooLarge, "archive decompresses to more than %d bytes; rest not read", MaxAuditTotalBytes))
+			a.Problems = append(a.Problems, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "archive decompresses to more than %d bytes; rest not read", MaxAuditTotalBytes))
 			break
 		}
-		caps, err := decodeEntry(f, kind, &budget)
+		caps, err := decodeEntry(fsys, file, kind, &budget)
+		if errors.Is(err, fs.ErrNotExist) {
+			a.Problems = append(a.Problems, binfmt.Errorf(file, 0, binfmt.ErrTruncated, "listed in the manifest but not in the archive"))
+			continue
+		}
 		if err != nil {
 			a.Problems = append(a.Problems, err)
 		}
@@ -161,7 +202,7 @@ func ReadAuditArchive(r io.ReaderAt, size int64) (*Audit, error) {
 		}
 		for _, c := range caps {
 			if c.Kind != kind && c.Kind != KindUnknown {
-				a.Problems = append(a.Problems, binfmt.Errorf(p, c.Offset, binfmt.ErrFormat, "tagged %s but holds a %s answer", tags["artifact_type"], c.Kind))
+				a.Problems = append(a.Problems, binfmt.Errorf(file, c.Offset, binfmt.ErrFormat, "tagged %s but holds a %s answer", tags["artifact_type"], c.Kind))
 				continue
 			}
 			if c.Server.Name == "" {
@@ -226,22 +267,28 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func openEntry(f *zip.File, budget *int64) (io.ReadCloser, error) {
-	if f.UncompressedSize64 > uint64(MaxAuditEntryBytes) {
-		return nil, binfmt.Errorf(f.Name, 0, binfmt.ErrTooLarge, "entry of %d bytes, more than %d", f.UncompressedSize64, MaxAuditEntryBytes)
-	}
-	rc, err := f.Open()
+// openEntry opens file of fsys, refusing one whose size is past
+// MaxAuditEntryBytes, and charges what is read against budget.
+func openEntry(fsys fs.FS, file string, budget *int64) (io.ReadCloser, error) {
+	f, err := fsys.Open(file)
 	if err != nil {
-		return nil, binfmt.Errorf(f.Name, 0, binfmt.ErrFormat, "%v", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "%v", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxAuditEntryBytes {
+		f.Close()
+		return nil, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "entry of %d bytes, more than %d", fi.Size(), MaxAuditEntryBytes)
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{&budgetReader{r: rc, budget: budget}, rc}, nil
+	}{&budgetReader{r: f, budget: budget}, f}, nil
 }
 
-func readEntry(f *zip.File, budget *int64) ([]byte, error) {
-	rc, err := openEntry(f, budget)
+func readEntry(fsys fs.FS, file string, budget *int64) ([]byte, error) {
+	rc, err := openEntry(fsys, file, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -249,22 +296,21 @@ func readEntry(f *zip.File, budget *int64) ([]byte, error) {
 	// The declared size may lie: read at most one byte past the cap.
 	b, err := io.ReadAll(io.LimitReader(rc, MaxAuditEntryBytes+1))
 	if err != nil {
-		return b, zipError(f.Name, int64(len(b)), err)
+		return b, zipError(file, int64(len(b)), err)
 	}
 	if int64(len(b)) > MaxAuditEntryBytes {
-		return nil, binfmt.Errorf(f.Name, MaxAuditEntryBytes, binfmt.ErrTooLarge, "entry larger than %d bytes", MaxAuditEntryBytes)
+		return nil, binfmt.Errorf(file, MaxAuditEntryBytes, binfmt.ErrTooLarge, "entry larger than %d bytes", MaxAuditEntryBytes)
 	}
 	return b, nil
 }
 
-func decodeEntry(f *zip.File, kind string, budget *int64) ([]Capture, error) {
-	rc, err := openEntry(f, budget)
+func decodeEntry(fsys fs.FS, file, kind string, budget *int64) ([]Capture, error) {
+	rc, err := openEntry(fsys, file, budget)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	caps, err := decodeStream(f.Name, kind, &zipErrReader{r: rc, name: f.Name}, MaxAuditEntryBytes)
-	return caps, err
+	return decodeStream(file, kind, &zipErrReader{r: rc, name: file}, MaxAuditEntryBytes)
 }
 
 // zipErrReader turns a zip checksum failure into a CorruptError.

@@ -90,6 +90,10 @@ type decodeState struct {
 	lr   *lineReader
 	caps []Capture
 	errs []error
+	// values counts the top-level JSON values and array says the first was
+	// an array: the file's shape, for Sniff.
+	values int
+	array  bool
 }
 
 func (s *decodeState) fail(err error) bool {
@@ -100,6 +104,11 @@ func (s *decodeState) fail(err error) bool {
 // decodeStream is Decode with the kind an empty answer is taken for (hint)
 // and the byte limit given.
 func decodeStream(file, hint string, r io.Reader, limit int64) ([]Capture, error) {
+	return decodeAll(file, hint, r, limit).result()
+}
+
+// decodeAll runs the decoder over r and returns its state.
+func decodeAll(file, hint string, r io.Reader, limit int64) *decodeState {
 	s := &decodeState{file: file, hint: hint, lr: newLineReader(r, limit)}
 	var src io.Reader = s.lr
 	var base int64 // offset of the decoder's input start within the file
@@ -160,7 +169,7 @@ func decodeStream(file, hint string, r io.Reader, limit int64) ([]Capture, error
 			rest := io.MultiReader(dec.Buffered(), src)
 			skipped, ok := skipLine(rest, errAt-in)
 			if !ok {
-				return s.result()
+				return s
 			}
 			base = in + skipped
 			src = rest
@@ -176,7 +185,7 @@ func decodeStream(file, hint string, r io.Reader, limit int64) ([]Capture, error
 		}
 		break
 	}
-	return s.result()
+	return s
 }
 
 func (s *decodeState) result() ([]Capture, error) {
@@ -225,6 +234,9 @@ func (s *decodeState) value(raw json.RawMessage, start int64) bool {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return true
+	}
+	if s.values++; s.values == 1 {
+		s.array = raw[0] == '['
 	}
 	switch raw[0] {
 	case '{':

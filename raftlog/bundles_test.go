@@ -191,12 +191,13 @@ func expectKeys(raw json.RawMessage) map[string]json.RawMessage {
 
 // strict reports whether the server's state should look healthy: bundles
 // whose scenario is not one that damages the raft or meta state on purpose
-// (phantom peers, orphans).
+// (phantom peers, orphans, renamed servers).
 func (sc *serverCase) strict() bool {
 	m := expectKeys(sc.expect)
 	_, phantom := m["phantom_peers"]
 	_, orphan := m["streams_b"]
-	return !phantom && !orphan
+	_, renamed := m["renamed"]
+	return !phantom && !orphan && !renamed
 }
 
 // removedPeers returns the peer ids the bundle's scenario removed from the

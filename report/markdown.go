@@ -44,6 +44,10 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	ew.printf("\n## Streams\n\n| account | stream | server | first | last | messages | bytes | deleted | assigned to |\n|---|---|---|--:|--:|--:|--:|--:|---|\n")
 	for _, st := range r.Streams {
 		for _, d := range st.OnDisk {
+			if d.Source == SourceSealed {
+				ew.printf("| %s | %s | %s | sealed | | | | | %s |\n", mdCell(st.Account), mdCell(st.Name), mdCell(d.Server), mdCell(strings.Join(st.AssignedTo, ", ")))
+				continue
+			}
 			ew.printf("| %s | %s | %s | %d | %d | %d | %d | %d | %s |\n", mdCell(st.Account), mdCell(st.Name), mdCell(d.Server),
 				d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted, mdCell(strings.Join(st.AssignedTo, ", ")))
 		}

@@ -45,6 +45,9 @@ type Report struct {
 	Streams     []Stream        `json:"streams"`
 	Timeline    []TimelineEvent `json:"timeline"`
 	Findings    []Finding       `json:"findings"`
+	// Diagnosis links the findings into causes and consequences: what
+	// happened and what to do first, cause by cause. Added field.
+	Diagnosis []Cause `json:"diagnosis,omitempty"`
 	// Checks says, per registered check, whether it judged the bundle:
 	// passed, failed (with how many findings), skipped (and why), or not-run
 	// (the check broke). Added field.
@@ -52,6 +55,21 @@ type Report struct {
 	// Notes are statements about the analysis itself (a server whose name could
 	// not be established, a check that could not run). Added field.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Cause is one chain of findings: a cause and the consequences it explains.
+type Cause struct {
+	// Summary says what happened, in one or two sentences naming the
+	// figures an operator needs (ids, sizes, servers, streams).
+	Summary string `json:"summary"`
+	// FirstStep is what to do first; the findings' remedies hold the rest.
+	FirstStep string   `json:"first_step,omitempty"`
+	Severity  Severity `json:"severity"`
+	// Findings index the report's findings, the cause first.
+	Findings []int `json:"findings"`
+	// TimelineRefs index the timeline: the events behind the whole chain,
+	// each once, oldest first.
+	TimelineRefs []int `json:"timeline_refs,omitempty"`
 }
 
 // CheckOutcome is what one check made of the bundle.
@@ -125,6 +143,9 @@ type Stream struct {
 	Captured []OnDisk `json:"captured,omitempty"`
 }
 
+// SourceSealed is OnDisk.Source for a copy encrypted at rest that no key opened.
+const SourceSealed = "sealed"
+
 // OnDisk is one server's copy of a stream, recomputed from its message blocks.
 type OnDisk struct {
 	Server   string `json:"server"`
@@ -136,7 +157,9 @@ type OnDisk struct {
 	// Path is the stream folder, or the capture file, relative to the
 	// bundle. Added field.
 	Path string `json:"path,omitempty"`
-	// Source is where the figures come from: "blocks" or "jsz". Added field.
+	// Source is where the figures come from: "blocks" or "jsz", or
+	// SourceSealed: encrypted at rest and not opened, figures unknown (0
+	// here, not the copy's content). Added field.
 	Source string `json:"source,omitempty"`
 	// Consumers found in the stream's obs/ folder. Added field.
 	Consumers []Consumer `json:"consumers,omitempty"`

@@ -90,6 +90,10 @@ func WriteText(w io.Writer, r *Report) error {
 				if i > 0 {
 					acc, name, rep, asg = "", "", "", ""
 				}
+				if d.Source == SourceSealed {
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\tsealed\t\t\t\t\t%s\t\n", acc, name, rep, d.Server, asg)
+					continue
+				}
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", acc, name, rep, d.Server, d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted, asg)
 			}
 		}

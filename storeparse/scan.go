@@ -171,6 +171,10 @@ type StreamScan struct {
 	// Unreadable are the sequences of records on disk whose checksum fails
 	// (framing intact): not counted in State, each is its own damage.
 	Unreadable []SeqRange
+	// BadDeleted are the sequences of records whose checksum fails but
+	// whose deletion a tombstone or index.db records: the damage costs no
+	// message (a rebuild still cuts the block there: RebuildLost).
+	BadDeleted []SeqRange
 	// RebuildLost is what the server would drop on rebuilding the damaged
 	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
 	RebuildLost     []SeqRange
@@ -238,6 +242,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if !opts.IgnoreIndex && s.indexCurrent() {
 		s.applyIndexDeletes(fsys)
 	}
+	s.resolveBadDeleted(tombs)
 	if !opts.NoLimits && s.Meta != nil {
 		s.applyLimits(fsys)
 	}
@@ -532,6 +537,52 @@ func (s *StreamScan) noteBad(bs *BlockScan) {
 	}
 	s.RebuildLost = append(s.RebuildLost, bs.RebuildLost...)
 	s.RebuildLostMsgs += bs.RebuildLostMsgs
+}
+
+// resolveBadDeleted moves the unreadable sequences whose deletion is on
+// record (a tombstone, or index.db's delete map when index.db verifies; a
+// deletion is never undone, so a stale index.db still proves one) from
+// Unreadable to BadDeleted and counts them as deleted: a damaged record of a
+// deleted message is no lost message.
+func (s *StreamScan) resolveBadDeleted(tombs []uint64) {
+	if len(s.Unreadable) == 0 {
+		return
+	}
+	tombed := make(map[uint64]bool, len(tombs))
+	for _, t := range tombs {
+		tombed[t] = true
+	}
+	deleted := func(b *BlockScan, seq uint64) bool {
+		if tombed[seq] {
+			return true
+		}
+		if s.Index == nil || !s.Index.ChecksumOK {
+			return false
+		}
+		ib, ok := s.Index.Block(b.Index)
+		return ok && (seq < ib.FirstSeq || ib.Deleted.Contains(seq))
+	}
+	var unreadable rangeSet
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		if len(b.bad) == 0 {
+			continue
+		}
+		var keep rangeSet
+		for _, r := range b.bad {
+			for q := r.First; q <= r.Last; q++ {
+				if deleted(b, q) {
+					b.deleted.add(q, q)
+					(*rangeSet)(&s.BadDeleted).add(q, q)
+				} else {
+					keep.add(q, q)
+					unreadable.add(q, q)
+				}
+			}
+		}
+		b.bad = keep
+	}
+	s.Unreadable = unreadable
 }
 
 // assemble combines the blocks as recoverMsgs does.

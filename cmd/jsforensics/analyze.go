@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/report/xlsx"
 )
@@ -23,6 +24,8 @@ type analyzeOptions struct {
 	skip     []string
 	timeline string
 	events   string
+	keys     []string // jetstream keys (crypt.go); never printed
+	limits   bundle.Limits
 }
 
 func newAnalyzeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -46,6 +49,8 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
 	c.Flags().StringVar(&o.timeline, "timeline", "runs", "log events in the timeline: runs (state changes in full, routine repetition as runs) or full (every event)")
 	c.Flags().StringVar(&o.events, "events", "", "also write every log event to this file, one JSON object a line")
+	c.Flags().StringArrayVar(&o.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
+	addLimitFlags(c, &o.limits)
 	return c
 }
 
@@ -67,7 +72,7 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip}
+	opts := analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip, Limits: o.limits, Keys: jetstreamKeys(o.keys)}
 	switch o.timeline {
 	case "runs":
 	case "full":

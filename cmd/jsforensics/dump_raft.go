@@ -97,12 +97,19 @@ func newDumpSnapCmd(stdout io.Writer) *cobra.Command {
 
 func newDumpWALCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return sizedDump("wal", "Print every append entry of a raft WAL block (_js_/<group>/msgs/N.blk)", o.flags,
-		func(file string, r *os.File, size int64) error {
+	var jsKey string
+	return sizedDump("wal", "Print every append entry of a raft WAL block (_js_/<group>/msgs/N.blk)",
+		func(c *cobra.Command) { o.flags(c); addBlockKeyFlag(c, &jsKey) },
+		func(file string, f *os.File, size int64) error {
 			g, err := o.groupOf(file, 2)
 			if err != nil {
 				return err
 			}
+			r, done, err := unsealedBlock(file, f, jsKey)
+			if err != nil {
+				return err
+			}
+			defer done()
 			num, ok := strings.CutSuffix(filepath.Base(file), ".blk")
 			if !ok {
 				return fmt.Errorf("%q is not a msgs/N.blk file", file)

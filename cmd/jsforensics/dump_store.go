@@ -30,9 +30,18 @@ func (o *storeDumpOptions) flags(c *cobra.Command, keyHelp string) {
 
 func newDumpBlkCmd(stdout io.Writer) *cobra.Command {
 	var o storeDumpOptions
+	var jsKey string
 	return sizedDump("blk", "Print every record of a message block (msgs/N.blk)",
-		func(c *cobra.Command) { o.flags(c, `checksum key "<stream or group>-<N>" (default: from the path)`) },
-		func(file string, r *os.File, size int64) error {
+		func(c *cobra.Command) {
+			o.flags(c, `checksum key "<stream or group>-<N>" (default: from the path)`)
+			addBlockKeyFlag(c, &jsKey)
+		},
+		func(file string, f *os.File, size int64) error {
+			r, done, err := unsealedBlock(file, f, jsKey)
+			if err != nil {
+				return err
+			}
+			defer done()
 			key := o.key
 			if key == "" {
 				k, ok := storeparse.BlockKey(absPath(file))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/internal/storecrypt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -25,6 +26,9 @@ type Options struct {
 	// Only, when set, runs just these checks; Skip leaves these out. Codes
 	// are validated against the registered checks.
 	Only, Skip []string
+	// Keys open stores encrypted at rest: the servers' jetstream `key`,
+	// then any `prev_encryption_key`. Never printed nor reported.
+	Keys []string
 }
 
 // SelectChecks returns the registered checks that only and skip leave,
@@ -101,17 +105,22 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		for _, c := range st.Copies {
 			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: c.Server, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
 				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers, Unreadable: c.Unreadable})
+			if c.Encrypted {
+				rs.OnDisk[len(rs.OnDisk)-1].Source = report.SourceSealed
+			}
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
 	rep.Timeline = m.Timeline
 	findings, outcomes := runChecks(m, checks, settings)
+	guardRemedies(m, findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(m.Timeline, findings[i])
 		}
 	}
 	rep.Findings = findings
+	rep.Diagnosis = diagnose(findings)
 	rep.Checks = outcomes
 	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
@@ -129,6 +138,9 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
 	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
+	if len(opts.Keys) > 0 {
+		defer l.unseal(opts.Keys)()
+	}
 	l.guard("reading stores", l.stores)
 	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
@@ -137,6 +149,10 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("telling which of meta.inf and meta.sum changed", l.blameMetaFiles)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
+	l.guard("opening encrypted stores", l.keyNotes)
+	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
+	l.guard("reading stream messages in raft WALs", l.walSeqs)
+	l.guard("reading ack logs", l.ackLogs)
 	l.guard("ordering", l.finish)
 	return m
 }
@@ -168,6 +184,8 @@ type loader struct {
 	streamIndex map[AssetKey]*Stream
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
+	// crypt is the view opening encrypted stores (Options.Keys), nil without keys.
+	crypt *storecrypt.FS
 }
 
 // addServer returns the server named name, creating it.

@@ -29,7 +29,9 @@ func metaViewsAll(m *Model) []*metaSide {
 		return nil
 	}
 	best := map[string]View{}
+	former := formerIDs(m)
 	for _, v := range meta.Views {
+		v.Peers = memberPeers(m, v, former)
 		cur, ok := best[v.Server]
 		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {
 			best[v.Server] = v
@@ -295,7 +297,7 @@ var checkMetaNoLeader = Check{
 		f := report.Finding{
 			Group: "_meta_", Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
 			Message: fmt.Sprintf("the meta group has no leader on %s", strings.Join(servers, ", ")),
-			Remedy:  "JetStream API calls fail until a meta leader is elected: see quorum-unreachable and peer-id-corrupt for why no leader can be elected; check routes between the servers (nats server report jetstream, /routez)",
+			Remedy:  "JetStream API calls fail until a meta leader is elected: see quorum-unreachable, peer-id-corrupt, server-renamed and peer-offline for why no leader can be elected; check routes between the servers (nats server report jetstream, /routez)",
 		}
 		if since != nil && !since.IsZero() {
 			f.Message += " since " + since.UTC().Format(time.RFC3339)

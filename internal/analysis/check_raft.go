@@ -152,6 +152,7 @@ var checkQuorumUnreachable = Check{
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
+		former, departed := p.Facts.Former, p.Facts.Departed
 		for _, g := range m.Groups {
 			done := map[string]bool{}
 			for _, v := range g.Views {
@@ -165,13 +166,13 @@ var checkQuorumUnreachable = Check{
 				var missing []string
 				reachable := 0
 				for _, id := range v.Peers {
-					if p.Facts.Exists(id) {
+					if p.Facts.Exists(id) && !departed[id] {
 						reachable++
 					} else {
 						missing = append(missing, id)
 					}
 				}
-				if reachable >= quorum {
+				if reachable >= quorum || onlyFormer(missing, former) { // server-renamed's
 					continue
 				}
 				var holders []string
@@ -201,7 +202,7 @@ var checkQuorumUnreachable = Check{
 func existing(f *Facts, peers []string) []string {
 	var out []string
 	for _, p := range peers {
-		if f.Exists(p) {
+		if f.Exists(p) && !f.Departed[p] {
 			out = append(out, p+"="+f.ServerByID(p).Name)
 		}
 	}

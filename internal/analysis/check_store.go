@@ -33,7 +33,7 @@ var checkStoreCorrupt = Check{
 				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
 			}
 			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
-				Message:  fmt.Sprintf("the store of %s is encrypted at rest (%d files sealed): without its key its message blocks, index.db, meta.inf and raft WALs cannot be read or checked, so its stream figures are not recomputed here (its raft snapshots, peers.idx and tav.idx are not encrypted and are read)", srv, len(files)),
+				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
 				Remedy:   storeRemedy(Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
@@ -58,7 +58,7 @@ var checkStoreCorrupt = Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			f.Remedy = storeRemedy(c)
+			f.Remedy = storeRemedy(c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
 				f.Remedy = "nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway; once no server needs it, remove it with the server stopped to silence the warning"
@@ -71,8 +71,10 @@ var checkStoreCorrupt = Check{
 
 // corruptionSeverity is critical but where the server loses nothing:
 // index.db is a cache it rebuilds from the blocks, an empty folder it skips.
+// The record of a deleted message costs nothing unless the block is
+// rebuilt, which a current index.db prevents.
 func corruptionSeverity(c Corruption) report.Severity {
-	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex {
+	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds {
 		return report.Warning
 	}
 	return report.Critical
@@ -95,7 +97,7 @@ func storeRemedy(c Corruption) string {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
-		return "the store is encrypted; analyze the data on the server itself or with its jetstream key"
+		return sealedRemedy
 	case c.Structure == natsfmt.StructMetaInf || c.Structure == natsfmt.StructMetaSum:
 		what := "meta.inf and meta.sum disagree"
 		if c.Kind == natsfmt.CorruptMissing {
@@ -120,6 +122,10 @@ func storeRemedy(c Corruption) string {
 	}
 	switch c.Kind {
 	case natsfmt.CorruptChecksum:
+		if c.OfDeleted {
+			fmt.Fprintf(&b, "The bad record is of seq %d, a message deleted before the damage: no message is lost while the block is not rebuilt.%s Removing index.db (or any rebuild) makes the server truncate the block at this record and lose the intact messages after it.", c.Seq, keep)
+			break
+		}
 		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
 	default:
 		lost := "what the block held from the damage on"

@@ -92,8 +92,11 @@ var Checks = []Check{
 	checkOrphanRisk,
 	checkReplicaGap,
 	checkReplicaDivergence,
+	checkAckedLost,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
+	checkServerRenamed,
+	checkPeerOffline,
 }
 
 // Outcome results of a check.

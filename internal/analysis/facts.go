@@ -25,6 +25,10 @@ type Facts struct {
 	SplitWinner *Server
 	// KnownIDs are the peer ids of every name known in the bundle, sorted.
 	KnownIDs []string
+	// Former maps renamed servers' old ids to the rename (formerIDs);
+	// Departed holds the ids of servers gone but still peers (departedPeers).
+	Former   map[string]Rename
+	Departed map[string]bool
 
 	byName map[string]*Server
 	byID   map[string]*Server
@@ -42,6 +46,7 @@ func ComputeFacts(m *Model) *Facts {
 		}
 	}
 	f.KnownIDs = sortedKeys(m.IDs)
+	f.Former, f.Departed = formerIDs(m), departedPeers(m)
 	f.MetaSidesAll = metaViewsAll(m)
 	f.MetaSides = f.dropRemoved(f.MetaSidesAll)
 	kept := map[*metaSide]bool{}

@@ -2,8 +2,7 @@ package analysis
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -26,10 +25,15 @@ const recentlySeen = 30 * time.Second
 // captures decodes every captured monitoring answer in the bundle.
 func (l *loader) captures() {
 	var all []capture.Capture
-	if l.b.Archive == "zip" && hasKind(l.b.Captures, bundle.KindAuditManifest) {
-		// A `nats audit gather` archive: read by its manifest.
-		if a := l.auditArchive(); a != nil {
-			all = append(all, a.Captures()...)
+	// A `nats audit gather` archive: read by its manifest, through the
+	// bundle's FS; its files are not read again one by one.
+	var audits []string
+	for _, bc := range l.b.Captures {
+		if dir, ok := bundle.AuditDir(bc); ok {
+			if a := l.auditArchive(dir); a != nil {
+				all = append(all, a.Captures()...)
+				audits = append(audits, path.Join(dir, "capture")+"/")
+			}
 		}
 	}
 	type pending struct {
@@ -37,27 +41,25 @@ func (l *loader) captures() {
 		c  capture.Capture
 	}
 	var unnamed []pending
-	if len(all) == 0 {
-		for _, bc := range l.b.Captures {
-			if bc.Kind == bundle.KindAuditManifest || bc.Kind == bundle.KindAuditMetadata {
-				continue
-			}
-			f, err := l.b.FS.Open(bc.Path)
-			if err != nil {
-				l.note("capture %s: %v", bc.Path, err)
-				continue
-			}
-			caps, err := capture.Decode(bc.Path, f)
-			f.Close()
-			if err != nil {
-				l.note("capture %s: %v", bc.Path, err)
-			}
-			for _, c := range caps {
-				if c.Server.Name == "" {
-					unnamed = append(unnamed, pending{bc, c})
-				} else {
-					all = append(all, c)
-				}
+	for _, bc := range l.b.Captures {
+		if bc.Kind == bundle.KindAuditManifest || underAny(bc.Path, audits) {
+			continue
+		}
+		f, err := l.b.FS.Open(bc.Path)
+		if err != nil {
+			l.note("capture %s: %v", bc.Path, err)
+			continue
+		}
+		caps, err := capture.Decode(bc.Path, f)
+		f.Close()
+		if err != nil {
+			l.note("capture %s: %v", bc.Path, err)
+		}
+		for _, c := range caps {
+			if c.Server.Name == "" {
+				unnamed = append(unnamed, pending{bc, c})
+			} else {
+				all = append(all, c)
 			}
 		}
 	}
@@ -80,29 +82,19 @@ func (l *loader) captures() {
 	}
 }
 
-func hasKind(cs []bundle.Capture, kind string) bool {
-	for _, c := range cs {
-		if c.Kind == kind {
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d) {
 			return true
 		}
 	}
 	return false
 }
 
-func (l *loader) auditArchive() *capture.Audit {
-	f, err := os.Open(l.b.Path)
+func (l *loader) auditArchive(dir string) *capture.Audit {
+	a, err := capture.ReadAudit(l.b.FS, dir)
 	if err != nil {
-		l.note("audit archive: %v", err)
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	a, err := capture.ReadAuditArchive(f, fi.Size())
-	if err != nil {
-		l.note("audit archive %s: %v", filepath.Base(l.b.Path), err)
+		l.note("audit archive %s: %v", dir, err)
 		return nil
 	}
 	for _, p := range a.Problems {

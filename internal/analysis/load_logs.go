@@ -215,6 +215,11 @@ func (l *loader) log(lg bundle.Log) {
 		}
 	}
 	l.endLogHistory(lg.Path, name)
+	renamed := bn.Name != "" && bn.Name != name && source != "unknown"
+	if renamed {
+		l.renamedInLog(lg.Path, name, sc.Boots())
+		name = bn.Name
+	}
 	srv := l.addServer(name, source)
 	srv.Sources["log"] = true
 	if st.Lines > 0 {
@@ -227,7 +232,7 @@ func (l *loader) log(lg bundle.Log) {
 		if b.Cluster != "" {
 			srv.Cluster = b.Cluster
 		}
-		if b.Name != "" && b.Name != name {
+		if b.Name != "" && b.Name != name && !renamed {
 			l.note("log %s: a boot at line %d names the server %q, not %q (renamed server?)", lg.Path, b.Line, b.Name, name)
 		}
 		if b.Node != "" && b.Name != "" && b.Node != peerID(b.Name) {

@@ -288,9 +288,18 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 			return true
 		}
 		c.Lost = []report.Range{{First: bad.Seq, Last: bad.Seq}}
-		if scan.IndexCurrent() {
+		c.Rebuilds = !scan.IndexCurrent()
+		for _, r := range scan.BadDeleted {
+			if bad.Seq >= r.First && bad.Seq <= r.Last {
+				c.Lost, c.OfDeleted = nil, true
+			}
+		}
+		switch {
+		case c.OfDeleted:
+			c.Evidence = append(c.Evidence, fmt.Sprintf("seq %d was deleted before the damage (a tombstone or index.db records it): no message is lost on this copy while the server does not rebuild the block", bad.Seq))
+		case scan.IndexCurrent():
 			c.Evidence = append(c.Evidence, fmt.Sprintf("next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq %d, whose read fails its checksum (%q)", bad.Seq, "no message found"))
-		} else {
+		default:
 			c.Evidence = append(c.Evidence, "next start: index.db is missing or stale, so the server rebuilds this block from its records")
 		}
 		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {

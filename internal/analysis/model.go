@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -39,7 +40,28 @@ type Model struct {
 	// (restored at boot, leading), with the last such line.
 	LogStreams map[string]map[AssetKey]report.TimelineEvent
 
+	// Renames are servers seen under an earlier name (a log whose boots
+	// name the server differently), oldest first: one server, two names.
+	Renames []Rename
+	// AckLogs are the publishers' ack logs the bundle holds (acklog).
+	AckLogs []*acklog.Summary
+
+	// KeysGiven: the stores were read with the operator's keys
+	// (Options.Keys); what stayed sealed is then not this key's.
+	KeysGiven bool
+	// EncryptedStores are the servers whose store is encrypted at rest.
+	EncryptedStores map[string]bool
+
 	Notes []string
+}
+
+// Rename is one server that ran as Old and runs as New now.
+type Rename struct {
+	Old, New string
+	File     string // the log whose boot banners say so
+	Line     int    // the first boot under New
+	OldLine  int    // the last boot under Old
+	Time     time.Time
 }
 
 // Server is one server, by whatever sources it was seen.
@@ -87,6 +109,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// WALSeqs: per server, the sequences of stream messages its copy of
+	// the stream's raft WAL holds (what an extract finds there).
+	WALSeqs map[string][]report.Range
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison
@@ -152,6 +177,13 @@ type Corruption struct {
 	// EmptyFolder: a stream folder holding nothing at all (no meta.inf, no
 	// blocks); the server warns and skips it, nothing is lost.
 	EmptyFolder bool
+	// OfDeleted: the damaged record is of a message whose deletion a
+	// tombstone or index.db records; it costs no message unless the server
+	// rebuilds the block (and is no critical while index.db is current).
+	OfDeleted bool
+	// Rebuilds: the server rebuilds this block at its next start (index.db
+	// missing or stale), cutting it at its first bad record.
+	Rebuilds bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/logscan"
 )
 
 // nameUnnamedStores gives a name to stores whose folder, paired log and
@@ -90,6 +91,35 @@ func (l *loader) nameNodePlaceholders() {
 		}
 		l.note("server with raft node id %s is %s (its name hashes to that id)", node, name)
 		l.renameServer(srv, name, "capture")
+	}
+}
+
+// renamedInLog handles a log whose boots name the server differently
+// (server_name changed on the same store and log): the server is the one it
+// runs as now (the last boot's name), the earlier names are recorded as
+// Renames and everything said under them is merged into it. The old names
+// stay known, so their peer ids map to them, not to "unknown".
+func (l *loader) renamedInLog(file, first string, boots []logscan.Banner) {
+	latest := boots[len(boots)-1]
+	newLine := latest.Line
+	for i := len(boots) - 1; i >= 0 && boots[i].Name == latest.Name; i-- {
+		newLine = boots[i].Line
+	}
+	names := []string{first}
+	lastLine := map[string]int{}
+	for _, b := range boots {
+		if b.Name != "" && b.Name != latest.Name {
+			names = appendUnique(names, b.Name)
+			lastLine[b.Name] = b.Line
+		}
+	}
+	for _, old := range names {
+		if old == latest.Name {
+			continue
+		}
+		l.m.Renames = append(l.m.Renames, Rename{Old: old, New: latest.Name, File: file, Line: newLine, OldLine: lastLine[old], Time: latest.Time})
+		l.note("log %s: the server ran as %s and runs as %s since line %d (server_name changed on the same log): one server, two names", file, old, latest.Name, newLine)
+		l.renameServer(l.addServer(old, "log"), latest.Name, "log")
 	}
 }
 

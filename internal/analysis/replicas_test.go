@@ -64,6 +64,7 @@ func TestStreamBlocksReadOnce(t *testing.T) {
 		t.Run(fx.name, func(t *testing.T) {
 			m, opens, plain := loadCounting(t, fx.forms[0])
 			reread := map[string]bool{} // blocks holding a sequence where copies differ
+			mayReread := map[string]bool{}
 			for _, st := range m.Streams {
 				if st.Comparison == nil {
 					continue
@@ -72,6 +73,17 @@ func TestStreamBlocksReadOnce(t *testing.T) {
 					for _, c := range st.Comparison.Copies {
 						for _, f := range blocksHolding(t, plain, c, d.Range) {
 							reread[f] = true
+						}
+					}
+				}
+				// A window that one copy holds fewer messages of (a replica
+				// behind) has another count: it is read again to tell a gap
+				// from divergence (scaledown-v2.12.1: a departed replica).
+				for _, cv := range st.Comparison.Coverage {
+					win := report.Range{First: cv.First / digestWindow * digestWindow, Last: (cv.Last/digestWindow+1)*digestWindow - 1}
+					for _, c := range st.Comparison.Copies {
+						for _, f := range blocksHolding(t, plain, c, win) {
+							mayReread[f] = true
 						}
 					}
 				}
@@ -86,7 +98,7 @@ func TestStreamBlocksReadOnce(t *testing.T) {
 				if reread[name] {
 					want = 2
 				}
-				if n != want {
+				if n != want && !(mayReread[name] && n == 2) {
 					t.Errorf("%s opened %d times, want %d", name, n, want)
 				}
 			}

@@ -267,3 +267,60 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}), "scale the asset to R1 and back", "copy every server's folder")
 	warnedBefore(t, metaSplitRemedy(m, nil), "move (do not delete)", "discards its assignments", "copy those stream folders out")
 }
+
+// n1OrdersBlock is the one block of R3 stream ORDERS on n1 of the flat
+// bundle: seq 4 is a live record at offset 268, seq 30 a deleted one
+// (index.db's delete map and a tombstone at the block's end say so) at 2571.
+const n1OrdersBlock = "store-n1/$G/streams/ORDERS/msgs/1.blk"
+
+// TestBitFlipInReplicaIsOneFinding: a payload bit flipped in one replica's
+// record of an R3 stream costs that record on that replica only. For a live
+// message: one critical store-corrupt naming the sequence, the copy counts
+// one message less, and no replica-gap (the damaged copy is not accused of
+// lacking what it holds damaged, the others are not accused of lacking what
+// they deleted). For a deleted message: one warning, the copy's figures
+// equal the other replicas', nothing lost.
+func TestBitFlipInReplicaIsOneFinding(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		off       int // a payload byte of the record
+		seq       uint64
+		severity  report.Severity
+		lostMsgs  uint64
+		lostRange bool
+	}{
+		{"live record", 268 + 22 + len("orders.new") + 5, 4, report.Critical, 1, true},
+		{"deleted record", 2571 + 22 + len("orders.cancelled") + 56 + 100, 30, report.Warning, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyTree(t, corruptBundle)
+			rewrite(t, filepath.Join(dir, filepath.FromSlash(n1OrdersBlock)), flipBit(tc.off, 2))
+			rep, err := Run(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var store, other []report.Finding
+			for _, f := range rep.Findings {
+				switch {
+				case f.Code == "store-corrupt" && f.File == n1OrdersBlock:
+					store = append(store, f)
+				case f.Stream == "ORDERS" && f.Severity != report.Info:
+					other = append(other, f)
+				}
+			}
+			if len(store) != 1 || store[0].Seq != tc.seq || store[0].Severity != tc.severity || (len(store[0].Ranges) > 0) != tc.lostRange {
+				t.Fatalf("want one %s store-corrupt at seq %d: %s", tc.severity, tc.seq, summarize(store))
+			}
+			if len(other) != 0 {
+				t.Errorf("one damage, yet also %s", summarize(other))
+			}
+			n1, n2 := onDisk(t, rep, "ORDERS", "n1"), onDisk(t, rep, "ORDERS", "n2")
+			if n1.Messages+tc.lostMsgs != n2.Messages || n1.LastSeq != n2.LastSeq || n1.FirstSeq != n2.FirstSeq {
+				t.Errorf("n1 %d msgs %d..%d, n2 %d msgs %d..%d: want n1 to lack %d", n1.Messages, n1.FirstSeq, n1.LastSeq, n2.Messages, n2.FirstSeq, n2.LastSeq, tc.lostMsgs)
+			}
+			if tc.lostMsgs == 0 && n1.Deleted != n2.Deleted {
+				t.Errorf("deleted: n1 %d, n2 %d", n1.Deleted, n2.Deleted)
+			}
+		})
+	}
+}

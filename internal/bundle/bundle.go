@@ -15,25 +15,46 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+
+	"github.com/jsforensics/jsforensics/capture"
 )
 
 // Limits bound what Open unpacks and walks. A zero field takes its default.
+// No limit is a fixed size: a bundle of several servers' stores is tens of
+// GiB, so what bounds an archive by default is the room in the temporary
+// folder (checked before unpacking starts) and the ratio of what an entry
+// expands to against what it is compressed to.
 type Limits struct {
 	// MaxTotalBytes caps the bytes unpacked from an archive, nested archives
-	// included. Default 8 GiB.
+	// included. Default 1 TiB.
 	MaxTotalBytes int64
 	// MaxEntries caps the archive entries unpacked (and the files and folders
-	// walked in any bundle). Default 200,000.
+	// walked in any bundle). Default 2,000,000 (100,000 streams of a few
+	// files each).
 	MaxEntries int
-	// MaxEntryBytes caps one unpacked entry. Default 4 GiB.
+	// MaxEntryBytes caps one unpacked entry. Default 1 TiB.
 	MaxEntryBytes int64
+	// MaxRatio refuses, before its bytes are written, an entry that
+	// expands more than MaxRatio times its compressed size once past
+	// RatioFloor bytes: a decompression bomb. Default 1000 (deflate cannot
+	// do better than about 1032:1; real store files compress 2-20:1).
+	MaxRatio int64
+	// RatioFloor is the size below which the ratio is not checked (a
+	// folder of zeroed preallocated files is small and honest). Default
+	// 1 GiB.
+	RatioFloor int64
+	// TempDir is where an archive is unpacked; "" is os.TempDir() (TMPDIR).
+	TempDir string
 }
 
 // Default limits.
 const (
-	DefaultMaxTotalBytes = 8 << 30
-	DefaultMaxEntries    = 200_000
-	DefaultMaxEntryBytes = 4 << 30
+	DefaultMaxTotalBytes = 1 << 40
+	DefaultMaxEntries    = 2_000_000
+	DefaultMaxEntryBytes = 1 << 40
+	DefaultMaxRatio      = 1000
+	DefaultRatioFloor    = 1 << 30
 )
 
 func (l Limits) withDefaults() Limits {
@@ -46,12 +67,22 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxEntryBytes <= 0 {
 		l.MaxEntryBytes = DefaultMaxEntryBytes
 	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = DefaultMaxRatio
+	}
+	if l.RatioFloor <= 0 {
+		l.RatioFloor = DefaultRatioFloor
+	}
 	return l
 }
 
 // ErrLimit is wrapped by the error Open returns when an archive goes past a
 // Limits cap. Test with errors.Is.
 var ErrLimit = errors.New("bundle limit exceeded")
+
+// ErrNoRoom is wrapped by the error Open returns when the temporary folder
+// has too little free space for what an archive unpacks to.
+var ErrNoRoom = errors.New("not enough free space to unpack")
 
 // ErrNotBundle is wrapped by the error Open returns when the path is neither a
 // directory nor an archive it can read.
@@ -62,7 +93,9 @@ var ErrNotBundle = errors.New("not a directory, zip, tar or tar.gz")
 type Bundle struct {
 	Path string `json:"path"` // as given to Open
 	FS   fs.FS  `json:"-"`    // read-only view of the bundle's files; refuses paths escaping Root
-	Root string `json:"-"`    // on-disk folder behind FS (the directory itself, or the temporary unpack folder)
+	// Root is the on-disk folder behind FS (the directory itself, or the
+	// temporary unpack folder); "" for a zip read in place.
+	Root string `json:"-"`
 	// Archive is the archive format Open unpacked ("zip", "tar", "tar.gz"),
 	// empty for a directory bundle.
 	Archive string `json:"archive,omitempty"`
@@ -71,10 +104,20 @@ type Bundle struct {
 	Logs     []Log     `json:"logs"`     // sorted by Path
 	Captures []Capture `json:"captures"` // sorted by Path
 	Problems []Problem `json:"problems"` // sorted by Path, then Reason
+	// Undelivered are the files the archive held but could not deliver
+	// intact (a torn or unreadable entry: archive damage, said in
+	// Problems): missing, or only a prefix of them. They are not store
+	// damage. Sorted.
+	Undelivered []string `json:"undelivered,omitempty"`
+	// AckLogs are the publishers' ack logs, found by content (acklog.Sniff); sorted.
+	AckLogs []string `json:"ack_logs,omitempty"`
 
-	root   *os.Root
-	tmp    string // temporary folder to remove, "" for a directory bundle
-	closed bool
+	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
+	root      *os.Root
+	zipFile   *os.File // a zip read in place
+	late      lateDamage
+	tmp       string // temporary folder to remove, "" for a directory bundle
+	closed    bool
 }
 
 // Problem is an entry that was refused or could not be read.
@@ -104,7 +147,19 @@ func Open(path string, lim Limits) (*Bundle, error) {
 		if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("%s: %w", path, ErrNotBundle)
 		}
-		tmp, err := os.MkdirTemp("", "jsforensics-bundle-")
+		if zr, zf, ok := zipInPlace(path, fi.Size(), lim); ok {
+			b.Archive, b.zipFile = kindZip, zf
+			b.FS = &zipFS{zr: zr, b: b, name: filepath.Base(path)}
+			if err := b.inventory(lim); err != nil {
+				b.Close()
+				return nil, err
+			}
+			return b, nil
+		}
+		if err := checkRoom(path, fi.Size(), lim); err != nil {
+			return nil, err
+		}
+		tmp, err := os.MkdirTemp(lim.TempDir, "jsforensics-bundle-")
 		if err != nil {
 			return nil, err
 		}
@@ -140,6 +195,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 	}
 	defer dst.Close()
 	x := &extractor{dst: dst, lim: lim}
+	defer x.closeFolders()
 	kind, err := x.extract(filepath.Base(path), f, size, ".")
 	if err != nil {
 		return err
@@ -149,7 +205,23 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 		return err
 	}
 	b.Problems = append(b.Problems, x.problems...)
+	b.Undelivered = append(b.Undelivered, x.undelivered...)
+	sort.Strings(b.Undelivered)
 	return nil
+}
+
+// Delivered says whether the file at p (a path in FS) came out of the
+// archive intact: false for a file in Undelivered, true for every other
+// path (and for every file of a directory bundle).
+func (b *Bundle) Delivered(p string) bool {
+	i := sort.SearchStrings(b.Undelivered, p)
+	if i < len(b.Undelivered) && b.Undelivered[i] == p {
+		return false
+	}
+	b.late.mu.Lock()
+	defer b.late.mu.Unlock()
+	_, damaged := b.late.problems[p]
+	return !damaged
 }
 
 // Close releases the bundle and removes any temporary folder. It is safe to
@@ -162,6 +234,9 @@ func (b *Bundle) Close() error {
 	var errs []error
 	if b.root != nil {
 		errs = append(errs, b.root.Close())
+	}
+	if b.zipFile != nil {
+		errs = append(errs, b.zipFile.Close())
 	}
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))

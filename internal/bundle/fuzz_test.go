@@ -111,7 +111,7 @@ func FuzzSniff(f *testing.F) {
 		if lg, ok := sniffLog(data, true); ok && lg.Format == "" {
 			t.Errorf("log without a format")
 		}
-		if c, ok := classifyCapture(data); ok && (c.Kind == "" || c.Shape == "") {
+		if c, _, ok := classifyCapture("fuzz.json", data); ok && (c.Kind == "" || c.Shape == "") {
 			t.Errorf("capture without kind or shape: %+v", c)
 		}
 		var c candidates

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,11 +190,11 @@ func TestHostileArchives(t *testing.T) {
 		{name: "gzip bomb", file: "b.tar.gz", data: gz(t, mkTar(t, []entry{normal, {name: "bomb.bin", body: big}})),
 			lim: Limits{MaxTotalBytes: 1 << 20}, wantErr: ErrLimit, errText: `"bomb.bin" expands past the 1048576-byte total limit`},
 		{name: "zip lying size", file: "b.zip", data: mkZip(t, []entry{normal, {name: "bomb.bin", body: big, declared: 100}}),
-			lim: Limits{MaxTotalBytes: 1 << 20}, problem: "bomb.bin: entry in b.zip at offset", absent: []string{"bomb.bin"}, present: []string{"ok/readme.txt"}},
+			lim: Limits{MaxTotalBytes: 1 << 20}, present: []string{"ok/readme.txt"}}, // read in place: see TestZipInPlaceReadDamage
 		{name: "truncated tgz", file: "b.tgz", data: fullGz[:len(fullGz)*2/3],
-			problem: "incomplete", present: []string{"ok/readme.txt", "ok/second.txt"}, absent: []string{"ok/third.txt"}},
+			problem: `ok/second.txt: archive damage: entry "ok/second.txt" of b.tgz, data at offset 1536 of the tar stream`, present: []string{"ok/readme.txt", "ok/second.txt"}, absent: []string{"ok/third.txt"}},
 		{name: "truncated tar", file: "b.tar", data: full[:1024+512+100],
-			problem: "ok/second.txt: entry in b.tar with data at offset 1536 incomplete: 100 of 32768 bytes", present: []string{"ok/readme.txt"}},
+			problem: `ok/second.txt: archive damage: entry "ok/second.txt" of b.tar, data at offset 1536 of the tar stream: 100 of 32768 bytes`, present: []string{"ok/readme.txt"}},
 		{name: "truncated zip", file: "b.zip", data: mkZip(t, []entry{normal})[:40], wantErr: zip.ErrFormat, errText: "b.zip"},
 		{name: "not an archive", file: "b.zip", data: []byte("just some text\n"), wantErr: ErrNotBundle, errText: "b.zip"},
 		{name: "gzip not tar", file: "b.tar.gz", data: gz(t, []byte("just some text\n")), wantErr: ErrNotBundle},
@@ -310,5 +311,112 @@ func TestDirectorySymlinks(t *testing.T) {
 	}
 	if _, err := fs.ReadFile(b.FS, "x.log"); err == nil {
 		t.Errorf("FS opened a symlink pointing outside the bundle")
+	}
+}
+
+// Refused names are quoted whole in the notes: path cleaning must not
+// resolve the ".." inside them. The archive is hostile, its contents are real
+// bundle files under hostile names, at the top and inside a nested archive.
+func TestRefusedNamesQuotedWhole(t *testing.T) {
+	real := smallRealEntries(t)
+	if len(real) < 2 {
+		t.Skip("no real bundle files")
+	}
+	hostile := []string{"ok/../../../x", "../../etc/passwd", "a/./../../b", "/abs/path", `..\..\win`}
+	var ents []entry
+	for i, name := range hostile {
+		ents = append(ents, entry{name: name, body: real[i%len(real)].body})
+	}
+	ents = append(ents, real[0])
+	inner := mkTar(t, ents)
+	ents = append(ents, entry{name: "nested/inner.tar", body: inner})
+	for _, kind := range []string{"zip", "tar.gz"} {
+		t.Run(kind, func(t *testing.T) {
+			_, src := sandbox(t)
+			file := filepath.Join(src, "hostile."+kind)
+			data := gz(t, mkTar(t, ents))
+			if kind == "zip" {
+				data = mkZip(t, ents)
+			}
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b, err := Open(file, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			for _, name := range hostile {
+				for _, where := range []string{"", "nested/inner/"} {
+					want := where + strconv.Quote(name)
+					found := false
+					for _, p := range b.Problems {
+						if p.Path == want && strings.Contains(p.Reason, "refused") {
+							found = true
+						}
+					}
+					if !found {
+						t.Errorf("no refusal noted as %s; problems: %v", want, b.Problems)
+					}
+				}
+			}
+			if _, err := fs.Stat(b.FS, real[0].name); err != nil {
+				t.Errorf("the honest entry %s was not unpacked: %v", real[0].name, err)
+			}
+		})
+	}
+}
+
+// A zip read in place meets an entry's damage only when the entry is read:
+// the entry whose directory size lies fails its read, is recorded as archive
+// damage, and is no longer delivered; its honest neighbour is.
+func TestZipInPlaceReadDamage(t *testing.T) {
+	big := bytes.Repeat([]byte{0}, 4<<20)
+	_, src := sandbox(t)
+	file := filepath.Join(src, "b.zip")
+	os.WriteFile(file, mkZip(t, []entry{{name: "ok/readme.txt", body: []byte("hello\n")}, {name: "bomb.bin", body: big, declared: 100}}), 0o644)
+	b, err := Open(file, Limits{MaxTotalBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Root != "" || b.Archive != "zip" {
+		t.Fatalf("not read in place: root %q archive %q", b.Root, b.Archive)
+	}
+	if data, err := fs.ReadFile(b.FS, "bomb.bin"); err == nil || len(data) > 100 {
+		t.Fatalf("read %d bytes of an entry that declares 100, err %v", len(data), err)
+	}
+	if _, err := fs.ReadFile(b.FS, "ok/readme.txt"); err != nil {
+		t.Fatal(err)
+	}
+	dmg := b.ReadDamage()
+	if len(dmg) != 1 || dmg[0].Path != "bomb.bin" || !strings.Contains(dmg[0].Reason, "archive damage") {
+		t.Errorf("read damage %v", dmg)
+	}
+	if b.Delivered("bomb.bin") || !b.Delivered("ok/readme.txt") || strings.Join(b.NotDelivered(), ",") != "bomb.bin" {
+		t.Errorf("delivered: bomb %v readme %v, not delivered %v", b.Delivered("bomb.bin"), b.Delivered("ok/readme.txt"), b.NotDelivered())
+	}
+}
+
+// The committed zips are read in place: nothing is written to TMPDIR.
+func TestCommittedZipsReadInPlace(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		for _, src := range fx.sources {
+			if !strings.HasSuffix(src, ".zip") {
+				continue
+			}
+			tmp, _ := sandbox(t)
+			b, err := Open(src, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.Root != "" || len(listTree(t, tmp)) != 0 {
+				t.Errorf("%s: unpacked to %q (TMPDIR holds %v), want read in place", src, b.Root, listTree(t, tmp))
+			}
+			if len(b.Stores)+len(b.Captures) == 0 {
+				t.Errorf("%s: nothing found in place", src)
+			}
+			b.Close()
+		}
 	}
 }

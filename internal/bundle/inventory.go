@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/capture"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -57,7 +59,7 @@ func (b *Bundle) inventory(lim Limits) error {
 	for _, p := range files {
 		b.sniffFile(p)
 	}
-	b.Problems = append(b.Problems, applyAuditManifests(readFileFS{b.FS}, b.Captures)...)
+	applyAuditManifests(b.manifests, b.Captures)
 	b.Stores, b.Logs, b.Captures, b.Problems = orEmpty(b.Stores), orEmpty(b.Logs), orEmpty(b.Captures), orEmpty(b.Problems)
 	b.name()
 	sort.Slice(b.Stores, func(i, j int) bool { return b.Stores[i].Dir < b.Stores[j].Dir })
@@ -71,10 +73,6 @@ func (b *Bundle) inventory(lim Limits) error {
 	})
 	return nil
 }
-
-type readFileFS struct{ fs.FS }
-
-func (r readFileFS) ReadFile(p string) ([]byte, error) { return fs.ReadFile(r.FS, p) }
 
 func (b *Bundle) problem(p, format string, args ...any) {
 	b.Problems = append(b.Problems, Problem{Path: p, Reason: fmt.Sprintf(format, args...)})
@@ -119,6 +117,10 @@ func (b *Bundle) sniffFile(p string) {
 		b.Logs = append(b.Logs, lg)
 		return
 	}
+	if !compressed && acklog.Sniff(head) {
+		b.AckLogs = append(b.AckLogs, p) // walked in order: sorted
+		return
+	}
 	if compressed || !looksJSON(head) {
 		if notCaptured(p, head) {
 			b.problem(p, "at offset 0: neither a server log nor JSON, though named like a capture or log (starts %q)", head[:min(len(head), 16)])
@@ -137,9 +139,14 @@ func (b *Bundle) sniffFile(p string) {
 	if off, err := jsonDamage(data); err != nil {
 		b.problem(p, "at offset %d: JSON stops decoding (%v); what decodes before it is read", off, err)
 	}
-	if c, ok := classifyCapture(data); ok {
-		c.Path = p
+	if c, ix, ok := classifyCapture(p, data); ok {
 		b.Captures = append(b.Captures, c)
+		if ix != nil {
+			if b.manifests == nil {
+				b.manifests = map[string]capture.AuditIndex{}
+			}
+			b.manifests[p] = ix
+		}
 	}
 }
 
@@ -236,7 +243,7 @@ func (b *Bundle) name() {
 // itself a store root.
 func (b *Bundle) outerName() string {
 	p := filepath.ToSlash(b.Root)
-	if b.tmp != "" {
+	if b.Archive != "" {
 		p = filepath.ToSlash(filepath.Base(b.Path))
 	}
 	parts := strings.Split(strings.Trim(p, "/"), "/")

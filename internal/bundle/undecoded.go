@@ -56,7 +56,7 @@ func jsonDamage(data []byte) (offset int64, err error) {
 	body := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	skipped := int64(len(data) - len(body))
 	dec := json.NewDecoder(bytes.NewReader(body))
-	for range maxCaptureValues {
+	for range maxCheckedValues {
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			if err == io.EOF {
@@ -75,6 +75,10 @@ func jsonDamage(data []byte) (offset int64, err error) {
 	}
 	return 0, nil
 }
+
+// maxCheckedValues bounds the JSON values jsonDamage reads (one per server
+// in natscli output; a few thousand servers at most).
+const maxCheckedValues = 100000
 
 // invalidUTF8 is the offset of the first byte that is not UTF-8, or -1.
 func invalidUTF8(b []byte) int {

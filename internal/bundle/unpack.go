@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +27,9 @@ const (
 	kindTarGz = "tar.gz"
 )
 
+// copyBufSize is the buffer entries are copied through.
+const copyBufSize = 256 << 10
+
 // extractor unpacks archives into dst, sharing one budget of bytes and
 // entries across the outer archive and the archives nested in it.
 type extractor struct {
@@ -35,6 +40,10 @@ type extractor struct {
 	nested   bool  // unpacking a nested archive: do not look for more
 	files    []string
 	problems []Problem
+	// undelivered are the files whose entries were torn or unreadable.
+	undelivered []string
+	buf         []byte              // copy buffer, shared by all entries
+	folders     map[string]*os.Root // folders kept open, by path
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
@@ -98,14 +107,15 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 	case kindZip:
 		return kind, x.extractZip(name, r, size, prefix)
 	case kindTar:
-		return kind, x.extractTar(name, io.NewSectionReader(r, 0, size), prefix)
+		return kind, x.extractTar(name, io.NewSectionReader(r, 0, size), prefix, nil)
 	case kindTarGz:
-		gz, err := gzip.NewReader(io.NewSectionReader(r, 0, size))
+		in := &countReader{r: io.NewSectionReader(r, 0, size)}
+		gz, err := gzip.NewReader(in)
 		if err != nil {
 			return kind, fmt.Errorf("%s: gzip: %w", name, err)
 		}
 		defer gz.Close()
-		return kind, x.extractTar(name, gz, prefix)
+		return kind, x.extractTar(name, gz, prefix, func() (int64, int64) { return in.n, size })
 	}
 	return "", fmt.Errorf("%s: %w", name, ErrNotBundle)
 }
@@ -113,15 +123,27 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix string) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
-		return fmt.Errorf("%s: %w", name, err)
+		before := len(x.problems)
+		x.problem(archiveNote(prefix), "archive damage: %s: central directory unreadable (%s): %v; entries read by scanning local headers",
+			name, zipEndRecord(r, size), err)
+		found, lerr := x.extractZipLocal(name, r, size, prefix, nil)
+		if lerr == nil && found == 0 {
+			// Nothing of a zip is left: not an archive to analyse.
+			x.problems = x.problems[:before]
+			return fmt.Errorf("%s: %w (%s), and no readable local header", name, err, zipEndRecord(r, size))
+		}
+		return lerr
 	}
+	// Entries the directory lists but that cannot be read where it says
+	// are looked for again by their local headers.
+	retry := map[string]string{}
 	for _, f := range zr.File {
 		if err := x.count(name, f.Name); err != nil {
 			return err
 		}
 		// Windows tools (PowerShell 5 Compress-Archive) write "\" separators,
 		// against the zip specification; read them as "/".
-		p, ok := x.target(name, prefix, strings.ReplaceAll(f.Name, `\`, "/"))
+		p, ok := x.target(name, prefix, strings.ReplaceAll(f.Name, `\`, "/"), f.Name)
 		if !ok {
 			continue
 		}
@@ -141,20 +163,20 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 			x.problem(p, "encrypted entry in %s at offset %d not unpacked", name, off)
 			continue
 		}
-		if f.UncompressedSize64 > uint64(x.lim.MaxEntryBytes) {
-			return fmt.Errorf("%w: %s: entry %q claims %d bytes, more than the %d-byte entry limit",
-				ErrLimit, name, f.Name, f.UncompressedSize64, x.lim.MaxEntryBytes)
+		if err := x.checkDeclared(name, f.Name, f.UncompressedSize64); err != nil {
+			return err
 		}
-		if f.UncompressedSize64 > uint64(x.lim.MaxTotalBytes-x.total) {
-			return fmt.Errorf("%w: %s: entry %q claims %d bytes, past the %d-byte total limit",
-				ErrLimit, name, f.Name, f.UncompressedSize64, x.lim.MaxTotalBytes)
+		csize := int64(min(f.CompressedSize64, uint64(size)))
+		if err := x.ratioCheck(name, f.Name, int64(min(f.UncompressedSize64, 1<<62)), csize); err != nil {
+			return err
 		}
 		rc, err := f.Open()
 		if err != nil {
-			x.problem(p, "entry in %s at offset %d unreadable: %v", name, off, err)
+			retry[f.Name] = fmt.Sprintf("local header not where the central directory says: %v", err)
 			continue
 		}
-		n, err := x.writeFile(name, f.Name, p, rc, f.Modified)
+		// The reader takes at most the compressed size the directory gives.
+		n, err := x.writeFile(name, f.Name, p, x.ratioLimited(name, f.Name, rc, func() int64 { return csize }), f.Modified)
 		rc.Close()
 		if err != nil {
 			if errors.Is(err, ErrLimit) {
@@ -164,10 +186,114 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 			// checksum, wrong size): what was written cannot be trusted.
 			x.dst.Remove(p)
 			x.dropFile(p)
-			x.problem(p, "entry in %s at offset %d unreadable after %d bytes: %v", name, off, n, err)
+			x.torn(p, "archive damage: entry %q of %s, data at offset %d: unreadable after %d bytes: %v; not delivered", f.Name, name, off, n, err)
 		}
 	}
+	if len(retry) == 0 {
+		return nil
+	}
+	_, err = x.extractZipLocal(name, r, size, prefix, retry)
+	return err
+}
+
+// checkDeclared refuses an entry whose declared size is past the limits
+// before a byte of it is read.
+func (x *extractor) checkDeclared(archive, entry string, declared uint64) error {
+	if declared > uint64(x.lim.MaxEntryBytes) {
+		return fmt.Errorf("%w: %s: entry %q claims %d bytes, more than the %d-byte entry limit",
+			ErrLimit, archive, entry, declared, x.lim.MaxEntryBytes)
+	}
+	if declared > uint64(x.lim.MaxTotalBytes-x.total) {
+		return fmt.Errorf("%w: %s: entry %q claims %d bytes, past the %d-byte total limit",
+			ErrLimit, archive, entry, declared, x.lim.MaxTotalBytes)
+	}
 	return nil
+}
+
+// extractZipLocal unpacks a zip by walking its local headers, when the
+// central directory cannot be trusted. With retry nil every entry found is
+// unpacked; otherwise only the entries named in it (which the directory
+// listed but could not deliver, each with why), and those still not found
+// intact are archive damage: reported, and marked not delivered.
+// It returns how many entries it found.
+func (x *extractor) extractZipLocal(name string, r io.ReaderAt, size int64, prefix string, retry map[string]string) (int, error) {
+	zs := newZipScanner(r, size)
+	found := 0
+	done := map[string]bool{}
+	for {
+		e, body, err := zs.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			x.problem(archiveNote(prefix), "archive damage: %s: entry %q at offset %d: %v", name, e.name, e.header, err)
+			if body == nil {
+				continue
+			}
+		}
+		found++
+		if retry != nil {
+			if _, ok := retry[e.name]; !ok || done[e.name] {
+				continue
+			}
+		} else if err := x.count(name, e.name); err != nil {
+			return found, err
+		}
+		p, ok := x.target(name, prefix, strings.ReplaceAll(e.name, `\`, "/"), e.name)
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(e.name, "/"):
+			x.mkdir(p)
+			continue
+		case e.flags&0x1 != 0:
+			x.problem(p, "encrypted entry in %s at offset %d not unpacked", name, e.data)
+			continue
+		}
+		if err := x.checkDeclared(name, e.name, e.usize); err != nil {
+			return found, err
+		}
+		done[e.name] = true
+		n, err := x.writeFile(name, e.name, p, x.ratioLimited(name, e.name, body, body.consumed), e.modified)
+		if err != nil {
+			if errors.Is(err, ErrLimit) {
+				return found, err
+			}
+			x.dst.Remove(p)
+			x.dropFile(p)
+			x.torn(p, "archive damage: entry %q of %s, local header at offset %d: unreadable after %d bytes: %v; not delivered", e.name, name, e.header, n, err)
+			continue
+		}
+		if why, ok := retry[e.name]; ok {
+			x.problem(p, "archive damage: entry %q of %s: %s; read intact from its local header at offset %d", e.name, name, why, e.header)
+		}
+	}
+	for _, g := range zs.gaps {
+		x.problem(archiveNote(prefix), "archive damage: %s: %s", name, g)
+	}
+	for _, entry := range slices.Sorted(maps.Keys(retry)) {
+		if done[entry] {
+			continue
+		}
+		if p, ok := x.target(name, prefix, strings.ReplaceAll(entry, `\`, "/"), entry); ok {
+			x.torn(p, "archive damage: entry %q of %s: %s; no intact local header found for it; not delivered", entry, name, retry[entry])
+		}
+	}
+	return found, nil
+}
+
+// torn records archive damage to the entry unpacked to p: the file is not
+// delivered intact (it is missing, or holds only a prefix).
+func (x *extractor) torn(p, format string, args ...any) {
+	x.problem(p, format, args...)
+	x.undelivered = append(x.undelivered, p)
+}
+
+// archiveNote is the path a problem of the whole archive unpacked under
+// prefix is filed under.
+func archiveNote(prefix string) string {
+	return strings.TrimPrefix(path.Join(prefix, "."), "./")
 }
 
 // countReader counts the bytes read through it, to give tar offsets.
@@ -182,7 +308,9 @@ func (c *countReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
+// compressed, when not nil, gives the compressed bytes read so far and the
+// archive's compressed size, for the ratio check of a .tar.gz.
+func (x *extractor) extractTar(name string, r io.Reader, prefix string, compressed func() (read, size int64)) error {
 	cr := &countReader{r: r}
 	tr := tar.NewReader(cr)
 	for i := 0; ; i++ {
@@ -196,15 +324,15 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 				return fmt.Errorf("%s: tar: %w", name, err)
 			}
 			// A truncated or damaged archive: keep what came before.
-			x.problem(strings.TrimPrefix(path.Join(prefix, "."), "./"),
-				"%s: tar stream unreadable at offset %d after %d entries: %v", name, off, i, err)
+			x.problem(archiveNote(prefix),
+				"archive damage: %s: tar stream unreadable at offset %d after %d entries: %v; entries after it not read", name, off, i, err)
 			return nil
 		}
 		off = cr.n // the entry's data starts here in the (decompressed) tar stream
 		if err := x.count(name, hdr.Name); err != nil {
 			return err
 		}
-		p, ok := x.target(name, prefix, hdr.Name)
+		p, ok := x.target(name, prefix, hdr.Name, hdr.Name)
 		if !ok {
 			continue
 		}
@@ -216,13 +344,24 @@ func (x *extractor) extractTar(name string, r io.Reader, prefix string) error {
 				return fmt.Errorf("%w: %s: entry %q is %d bytes, more than the %d-byte entry limit",
 					ErrLimit, name, hdr.Name, hdr.Size, x.lim.MaxEntryBytes)
 			}
-			n, err := x.writeFile(name, hdr.Name, p, tr, hdr.ModTime)
+			var body io.Reader = tr
+			if compressed != nil {
+				// The entry cannot take more compressed bytes than the
+				// archive has left.
+				read, size := compressed()
+				if err := x.ratioCheck(name, hdr.Name, hdr.Size, size-read); err != nil {
+					return err
+				}
+				body = x.ratioLimited(name, hdr.Name, tr, func() int64 { r, _ := compressed(); return r - read + 1 })
+			}
+			n, err := x.writeFile(name, hdr.Name, p, body, hdr.ModTime)
 			if err != nil {
 				if errors.Is(err, ErrLimit) {
 					return err
 				}
-				// The bytes written are the entry's true prefix: keep them.
-				x.problem(p, "entry in %s with data at offset %d incomplete: %d of %d bytes: %v", name, off, n, hdr.Size, err)
+				// The bytes written are the entry's true prefix: keep them
+				// (for a dump), but they are not the file.
+				x.torn(p, "archive damage: entry %q of %s, data at offset %d of the tar stream: %d of %d bytes: %v; not delivered intact", hdr.Name, name, off, n, hdr.Size, err)
 				return nil
 			}
 		case tar.TypeSymlink:
@@ -247,8 +386,9 @@ func (x *extractor) count(archive, entry string) error {
 // target turns an entry name into a path under prefix, or records why not.
 // Names that are absolute or hold a ".." element are refused outright, even
 // when they would resolve inside the tree: no honest bundle writes them.
-func (x *extractor) target(archive, prefix, name string) (string, bool) {
-	shown := name
+// raw is the name as the archive writes it, shown in the notes.
+func (x *extractor) target(archive, prefix, name, raw string) (string, bool) {
+	shown := raw
 	if name == "" {
 		x.problem(prefix, "entry with an empty name in %s refused", archive)
 		return "", false
@@ -275,27 +415,77 @@ func (x *extractor) target(archive, prefix, name string) (string, bool) {
 	return p, true
 }
 
-// sanitize gives a printable stand-in path for a refused name.
+// sanitize gives a printable stand-in path for a refused name: the name
+// quoted whole after the folder it was found in. It is not joined with
+// path.Join, whose cleaning would resolve the ".." inside the quotes
+// ("ok/../../../x" would print as `../../x"`).
 func sanitize(prefix, name string) string {
-	return path.Join(prefix, strconv.Quote(name))
+	if prefix == "." || prefix == "" {
+		return strconv.Quote(name)
+	}
+	return prefix + "/" + strconv.Quote(name)
 }
 
 func (x *extractor) mkdir(p string) {
-	if err := x.dst.MkdirAll(p, 0o755); err != nil {
+	if _, err := x.folder(p); err != nil {
 		x.problem(p, "cannot create folder: %v", err)
 	}
+}
+
+// maxOpenFolders bounds the folders kept open by folder.
+const maxOpenFolders = 128
+
+// folder gives the folder dir of dst, created if need be, as a Root of its
+// own, opened from its parent's: each file then costs one system call to
+// create, and each folder one to make and one to open, instead of one per
+// path element (os.Root resolves a path element by element). A few are kept
+// open (closed by closeFolders).
+func (x *extractor) folder(dir string) (*os.Root, error) {
+	if dir == "." {
+		return x.dst, nil
+	}
+	if r, ok := x.folders[dir]; ok {
+		return r, nil
+	}
+	parent, err := x.folder(path.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	base := path.Base(dir)
+	if err := parent.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	r, err := parent.OpenRoot(base)
+	if err != nil {
+		return nil, err
+	}
+	if len(x.folders) >= maxOpenFolders {
+		x.closeFolders()
+	}
+	if x.folders == nil {
+		x.folders = map[string]*os.Root{}
+	}
+	x.folders[dir] = r
+	return r, nil
+}
+
+func (x *extractor) closeFolders() {
+	for _, r := range x.folders {
+		r.Close()
+	}
+	clear(x.folders)
 }
 
 // writeFile copies one entry to p, charging its bytes against the limits. It
 // returns the bytes written.
 func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.Time) (int64, error) {
-	if dir := path.Dir(p); dir != "." {
-		if err := x.dst.MkdirAll(dir, 0o755); err != nil {
-			x.problem(p, "cannot create parent folder: %v", err)
-			return 0, nil
-		}
+	parent, err := x.folder(path.Dir(p))
+	if err != nil {
+		x.problem(p, "cannot create parent folder: %v", err)
+		return 0, nil
 	}
-	f, err := x.dst.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	base := path.Base(p)
+	f, err := parent.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			x.problem(p, "duplicate entry in %s: first kept", archive)
@@ -305,7 +495,12 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 		return 0, nil
 	}
 	budget := min(x.lim.MaxEntryBytes, x.lim.MaxTotalBytes-x.total)
-	n, err := io.Copy(f, io.LimitReader(r, budget+1))
+	if x.buf == nil {
+		x.buf = make([]byte, copyBufSize)
+	}
+	// One buffer for every entry (io.Copy would allocate one per file: an
+	// archive of a hundred thousand small files).
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, io.LimitReader(r, budget+1), x.buf)
 	x.total += n
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -318,7 +513,7 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 		return n, fmt.Errorf("%w: %s: entry %q expands past the %d-byte total limit", ErrLimit, archive, entry, x.lim.MaxTotalBytes)
 	}
 	if !mtime.IsZero() {
-		_ = x.dst.Chtimes(p, mtime, mtime) // best effort: file times are evidence, not essential
+		_ = parent.Chtimes(base, mtime, mtime) // best effort: file times are evidence, not essential
 	}
 	if !x.nested {
 		x.files = append(x.files, p)

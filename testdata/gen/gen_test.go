@@ -202,7 +202,13 @@ func TestParseSize(t *testing.T) {
 // (encrypted blocks, key files, ...) and refuse a snapshot whose header was
 // broken.
 func TestPlainSnapshotEncryptedBundle(t *testing.T) {
-	root := filepath.Join(bundles, "encrypted-v2.15.2")
+	for _, name := range []string{"encrypted-v2.15.2", "encrypted-aes-v2.12.1"} {
+		t.Run(name, func(t *testing.T) { plainSnapshotsOf(t, name) })
+	}
+}
+
+func plainSnapshotsOf(t *testing.T, name string) {
+	root := filepath.Join(bundles, name)
 	wb, err := os.ReadFile(filepath.Join(root, "want.json"))
 	if err != nil {
 		t.Skipf("committed bundle missing: %v", err)

@@ -51,6 +51,9 @@ func allScenarios() []Scenario {
 		membershipScenarios,   // scen_membership.go (incident 002)
 		encryptedScenarios,    // scen_encrypted.go
 		lifecycleScenarios,    // scen_lifecycle.go
+		renameScenarios,       // scen_rename.go (issue 12)
+		scaledownScenarios,    // scen_scaledown.go (issue 12)
+		ackLossScenarios,      // scen_ackloss.go (issue 12)
 	} {
 		all = append(all, f()...)
 	}

@@ -1,9 +1,10 @@
 package main
 
-// A healthy 3-server v2.15.2 cluster with JetStream encryption at rest
-// (jetstream { key: ..., cipher: chacha }). The key is never written into
-// the bundle: only want.json expect.key holds it, for a future decrypting
-// feature; the analyzer must cope without it.
+// Healthy 3-server clusters with JetStream encryption at rest
+// (jetstream { key: ..., cipher: chacha|aes }): v2.15.2 with chacha,
+// v2.12.1 with aes. The key is never written into the bundle: only
+// want.json expect.key holds it, for `analyze --key`; the analyzer must
+// cope without it too.
 
 import (
 	"bytes"
@@ -21,14 +22,35 @@ func encryptedScenarios() []Scenario {
 	return []Scenario{
 		{Name: "encrypted-v2.15.2",
 			Doc: "healthy 3 x v2.15.2 cluster vault (enc-0..2) with JetStream encryption at rest (chacha), per-server layout, key only in want.json",
-			Run: encrypted},
+			Run: func(ctx context.Context, env *Env) error {
+				return encrypted(ctx, env, encryptedRun{name: "encrypted-v2.15.2", version: "v2.15.2", cluster: "vault",
+					servers: []string{"enc-0", "enc-1", "enc-2"}, cipher: "chacha", key: encKey, logProbe: "chacha"})
+			}},
+		{Name: "encrypted-aes-v2.12.1",
+			Doc: "healthy 3 x v2.12.1 cluster vault-aes (aes-0..2) with JetStream encryption at rest (cipher: aes), per-server layout, key only in want.json",
+			Run: func(ctx context.Context, env *Env) error {
+				return encrypted(ctx, env, encryptedRun{name: "encrypted-aes-v2.12.1", version: "v2.12.1", cluster: "vault-aes",
+					servers: []string{"aes-0", "aes-1", "aes-2"}, cipher: "aes", key: encKeyAES, logProbe: "aes-gcm"})
+			}},
 	}
 }
 
-// encKey is the JetStream encryption key of the encrypted bundle's servers.
-const encKey = "jsf-gen-vault-key-1b7e0c52a94d"
+// encKey and encKeyAES are the JetStream encryption keys of the encrypted
+// bundles' servers.
+const (
+	encKey    = "jsf-gen-vault-key-1b7e0c52a94d"
+	encKeyAES = "jsf-gen-vault-aes-key-7d31f09a6e25"
+)
 
-// EncryptedExpect is want.json's expect for encrypted-v2.15.2.
+// encryptedRun is one encrypted scenario: a version and a cipher.
+type encryptedRun struct {
+	name, version, cluster string
+	servers                []string
+	cipher, key            string
+	logProbe               string // lower-case word the servers' encryption log lines hold
+}
+
+// EncryptedExpect is want.json's expect for the encrypted-* bundles.
 type EncryptedExpect struct {
 	Encrypted bool   `json:"encrypted"`
 	Cipher    string `json:"cipher"`
@@ -57,22 +79,23 @@ type EncryptedExpect struct {
 	LogLines map[string][]string `json:"log_lines"`
 }
 
-func encrypted(ctx context.Context, env *Env) error {
-	c, err := NewCluster(ctx, env.Scratch, "v2.15.2", "vault", []string{"enc-0", "enc-1", "enc-2"})
+func encrypted(ctx context.Context, env *Env, run encryptedRun) error {
+	encKey := run.key
+	c, err := NewCluster(ctx, env.Scratch, run.version, run.cluster, run.servers)
 	if err != nil {
 		return err
 	}
 	defer c.Kill()
 	for _, s := range c.Servers {
-		s.JetStreamExtra = fmt.Sprintf("key: %q\n  cipher: chacha", encKey)
+		s.JetStreamExtra = fmt.Sprintf("key: %q\n  cipher: %s", encKey, run.cipher)
 	}
 	caps, err := runHealthy(ctx, env, c)
 	if err != nil {
 		return err
 	}
 	layout := LayoutPerServer()
-	x := EncryptedExpect{Encrypted: true, Cipher: "chacha", Key: encKey,
-		Config:          []string{`key: "<expect.key>"`, "cipher: chacha"},
+	x := EncryptedExpect{Encrypted: true, Cipher: run.cipher, Key: encKey,
+		Config:          []string{`key: "<expect.key>"`, "cipher: " + run.cipher},
 		Workload:        "HealthyWorkload: ORDERS R3, EVENTS R1, LOGS R1 s2, TMP R1 purged, KV cfg R3; consumers PROC (R3), SHIP, AUDIT",
 		PlaintextProbes: []string{"orders.paid", "events.sensor", "processed batch", "svc.3.limit", `"order":7`},
 		PlaintextFiles:  []string{}, PlaintextSnapshots: []string{}, LogLines: map[string][]string{}}
@@ -116,7 +139,7 @@ func encrypted(ctx context.Context, env *Env) error {
 		}
 		for _, l := range strings.Split(string(logb), "\n") {
 			// (the scratch path holds the scenario name, "encrypted-...")
-			if ll := strings.ToLower(strings.ReplaceAll(l, env.Scratch, "")); strings.Contains(ll, "encrypt") || strings.Contains(ll, "cipher") || strings.Contains(ll, "chacha") {
+			if ll := strings.ToLower(strings.ReplaceAll(l, env.Scratch, "")); strings.Contains(ll, "encrypt") || strings.Contains(ll, "cipher") || strings.Contains(ll, run.logProbe) {
 				x.LogLines[s.Name] = append(x.LogLines[s.Name], l)
 			}
 		}
@@ -131,7 +154,7 @@ func encrypted(ctx context.Context, env *Env) error {
 	if len(x.KeyFiles) == 0 {
 		return fmt.Errorf("no .key files in the stores: encryption not in effect?")
 	}
-	b := &Bundle{Name: "encrypted-v2.15.2", Version: "2.15.2", Layout: layout, Servers: c.Servers, Captures: caps, Expect: x}
+	b := &Bundle{Name: run.name, Version: strings.TrimPrefix(run.version, "v"), Layout: layout, Servers: c.Servers, Captures: caps, Expect: x}
 	return b.Write(env.Scratch, env.Out)
 }
 

@@ -1,0 +1,249 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// departedPeers are the peers that the servers answering the captures still
+// count in their raft groups but have not heard from (/raftz last_seen
+// older than recentlySeen, or never): valid ids of servers known by name
+// that answered no capture themselves, and no renamed server's old id.
+// A departed server may still have its store and log in the bundle (a
+// StatefulSet keeps its volumes); what matters is that it is not running.
+func departedPeers(m *Model) map[string]bool {
+	former := formerIDs(m)
+	listed, heard := map[string]bool{}, map[string]bool{}
+	for _, g := range m.Groups {
+		for _, v := range g.Views {
+			if v.Source != "raftz" {
+				continue
+			}
+			self := ""
+			if s := m.server(v.Server); s != nil {
+				self = s.PeerID
+			}
+			for _, p := range v.Peers {
+				if p != self {
+					listed[p] = true
+				}
+			}
+			for _, p := range v.Alive {
+				heard[p] = true
+			}
+		}
+	}
+	out := map[string]bool{}
+	for p := range listed {
+		if heard[p] || !natsfmt.ValidPeerID(p) {
+			continue
+		}
+		if _, renamed := former[p]; renamed {
+			continue
+		}
+		if _, known := m.IDs[p]; !known {
+			continue // peer-unknown's business
+		}
+		if s := m.serverByID(p); s != nil && answeredCapture(s) {
+			continue
+		}
+		out[p] = true
+	}
+	return out
+}
+
+// answeredCapture says whether a server answered a monitoring request of the
+// bundle (it was running when the captures were taken).
+func answeredCapture(s *Server) bool {
+	for k := range s.Sources {
+		if k != "log" && k != "store" {
+			return true
+		}
+	}
+	return false
+}
+
+// groupMembership is one group a departed server still sits in.
+type groupMembership struct {
+	group        *Group
+	size, quorum int
+	live         int
+	peers        []string
+}
+
+// currentViews are the views of a group from servers that answered
+// captures (their own raft state as it runs), else every view.
+func currentViews(m *Model, g *Group) []View {
+	var out []View
+	for _, v := range g.Views {
+		if s := m.server(v.Server); s != nil && answeredCapture(s) && len(v.Peers) > 0 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		for _, v := range g.Views {
+			if len(v.Peers) > 0 {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func memberships(m *Model, f *Facts, id string, departed map[string]bool) []groupMembership {
+	var out []groupMembership
+	for _, g := range m.Groups {
+		var gm *groupMembership
+		for _, v := range currentViews(m, g) {
+			if !containsString(v.Peers, id) {
+				continue
+			}
+			if gm == nil {
+				gm = &groupMembership{group: g}
+			}
+			gm.size = max(gm.size, v.ClusterSize)
+			for _, p := range v.Peers {
+				gm.peers = appendUnique(gm.peers, p)
+			}
+		}
+		if gm == nil || gm.size == 0 {
+			continue
+		}
+		gm.quorum = natsfmt.Quorum(gm.size)
+		for _, p := range gm.peers {
+			if f.Exists(p) && !departed[p] {
+				gm.live++
+			}
+		}
+		sort.Strings(gm.peers)
+		out = append(out, *gm)
+	}
+	return out
+}
+
+var checkPeerOffline = Check{
+	Code:        "peer-offline",
+	Severity:    report.Warning,
+	Description: "a server that is known by name but answered no capture, and that the live servers have not heard from, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
+	Run: func(p *Pass) []report.Finding {
+		m, departed := p.Model, p.Facts.Departed
+		ids := sortedKeys(departed)
+		var out []report.Finding
+		for _, id := range ids {
+			ms := memberships(m, p.Facts, id, departed)
+			if len(ms) == 0 {
+				continue
+			}
+			name := m.IDs[id]
+			f := report.Finding{Server: name, Peer: id, Servers: []string{name}}
+			var stalled []string
+			for _, gm := range ms {
+				what := groupLabel(gm.group)
+				spare := gm.live - gm.quorum
+				line := fmt.Sprintf("%s: cluster_size %d, quorum %d, %d live peer(s) of %s: ", what, gm.size, gm.quorum, gm.live, strings.Join(gm.peers, " "))
+				if spare < 0 {
+					line += "below quorum, stalled (see quorum-unreachable)"
+					stalled = append(stalled, what)
+				} else {
+					line += fmt.Sprintf("survives %d more failure(s)", spare)
+				}
+				f.Evidence = append(f.Evidence, line)
+				if gm.group.Kind == "meta" {
+					f.Group, f.ClusterSize, f.Quorum, f.Reachable = gm.group.Name, gm.size, gm.quorum, report.Ptr(gm.live)
+				}
+			}
+			if f.Group == "" {
+				f.Group = ms[0].group.Name
+			}
+			if s := m.serverByID(id); s != nil && s.StoreDir != "" {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s's store is in the bundle (%s) but %s answered no capture and the live servers have not heard from it", name, s.StoreDir, name))
+			}
+			f.Message = fmt.Sprintf("server %s (%s) is gone but still a peer of %d raft group(s)", name, id, len(ms))
+			if len(stalled) > 0 {
+				f.Message += fmt.Sprintf("; %s kept less than a quorum of live peers", strings.Join(stalled, ", "))
+			}
+			f.Remedy = peerOfflineRemedy(m, ids, departed)
+			out = append(out, f)
+		}
+		return out
+	},
+}
+
+// peerOfflineRemedy is the peer-remove sequence the scale-down fixture
+// proved (testdata/bundles/scaledown-v2.12.1, expect.remedy): one server at
+// a time, the next once the meta group has shrunk.
+func peerOfflineRemedy(m *Model, ids []string, departed map[string]bool) string {
+	var b strings.Builder
+	b.WriteString("What removing a peer destroys first: the removed server's copies of every stream and consumer stop counting; the meta leader places new replicas on live servers, which copy from the surviving replicas. A group whose every up-to-date copy sits on removed servers (none live) comes back empty. Save first: keep the departed servers' volumes and copy their stores aside before removing them; do not start them again after the removal")
+	v := minVersion(m)
+	if versionAtLeast(v, 2, 12) && !versionAtLeast(v, 2, 15) {
+		b.WriteString(" (2.12 to 2.14 re-add a removed peer that still talks raft after 5 minutes)")
+	}
+	b.WriteString(".\nThen, with the system account, one at a time, waiting after each until `nats server report jetstream` shows the meta group one smaller with a leader and the stream groups re-placed (two removals in flight recompute placements from a stale peer set):\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "  %s   # %s\n", peerRemoveCommand(id), m.IDs[id])
+	}
+	b.WriteString("Proved on nats-server 2.12.1 (5 -> 3 without peer-remove): after both removals the stalled stream was re-placed on live servers and took writes again.")
+	return b.String()
+}
+
+// departureCauses chains the servers gone without peer-remove into one
+// cause, with the groups they left below quorum (quorum-unreachable whose
+// missing peers are all departed) as its consequences (diagnose).
+func departureCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	gone := map[string]bool{}
+	var names []string
+	for i, f := range fs {
+		if f.Code == "peer-offline" && !used[i] {
+			chain = append(chain, i)
+			gone[f.Peer] = true
+			names = append(names, f.Server)
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	var stalled []string
+	for i, f := range fs {
+		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
+			continue
+		}
+		all := true
+		for _, p := range f.Missing {
+			all = all && gone[p]
+		}
+		if all {
+			chain = append(chain, i)
+			stalled = append(stalled, f.Group)
+		}
+	}
+	var behind []string
+	for i, f := range fs {
+		// A departed server's copy missing what the group took since.
+		if f.Code == "replica-gap" && !used[i] && slices.Contains(names, f.Server) {
+			chain = append(chain, i)
+			behind = append(behind, f.Server+"'s copy of "+f.Account+" > "+f.Stream)
+		}
+	}
+	summary := fmt.Sprintf("%d server(s) left without peer-remove (%s) and still count as peers", len(names), strings.Join(names, ", "))
+	if len(behind) > 0 {
+		summary += fmt.Sprintf("; %s missed the writes since", strings.Join(behind, ", "))
+	}
+	sev := report.Warning
+	if len(stalled) > 0 {
+		summary += fmt.Sprintf("; %d group(s) kept less than a quorum of live peers and take no writes (%s)", len(stalled), strings.Join(stalled, ", "))
+	}
+	for _, i := range chain {
+		used[i] = true
+		if fs[i].Severity == report.Critical {
+			sev = report.Critical
+		}
+	}
+	return []report.Cause{{Summary: summary + ".", FirstStep: firstStep(fs[chain[0]].Remedy), Severity: sev, Findings: chain}}
+}

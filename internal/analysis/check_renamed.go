@@ -1,0 +1,295 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// formerIDs maps the peer id of every name a server of the bundle ran under
+// before, and that no server runs under now, to that rename. Such an id
+// is one server's old identity, never a server of its own.
+func formerIDs(m *Model) map[string]Rename {
+	out := map[string]Rename{}
+	for _, r := range m.Renames {
+		id := peerID(r.Old)
+		if m.server(r.Old) != nil || m.serverByID(id) != nil {
+			continue // a server runs under that name (again)
+		}
+		if _, ok := out[id]; !ok {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+// memberPeers is a view's peer set without the renamed server's own new id
+// when that id is one too many: /raftz adds the answering node to its
+// peers, but on 2.15 a renamed server is no member of a group that knows it
+// by its old id (2.12 adds the new id to the meta group, which then counts
+// both).
+func memberPeers(m *Model, v View, former map[string]Rename) []string {
+	if len(v.Peers) <= v.ClusterSize {
+		return v.Peers
+	}
+	renamedSelf := false
+	for _, r := range former {
+		if r.New == v.Server {
+			renamedSelf = true
+		}
+	}
+	if !renamedSelf {
+		return v.Peers
+	}
+	self := ""
+	if s := m.server(v.Server); s != nil {
+		self = s.PeerID
+	}
+	var out []string
+	for _, p := range v.Peers {
+		if p != self {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// renameCost is what one group lost to renamed peers.
+type renameCost struct {
+	group           *Group
+	size, quorum    int
+	peers, live     []string
+	leader, leader0 bool // a view names a leader; a view says there is none
+}
+
+func renameCosts(m *Model, f *Facts, id string, former map[string]Rename) []renameCost {
+	var out []renameCost
+	for _, g := range m.Groups {
+		c := renameCost{group: g}
+		for _, v := range g.Views {
+			peers := memberPeers(m, v, former)
+			if !containsString(peers, id) {
+				continue
+			}
+			if v.ClusterSize > c.size {
+				c.size = v.ClusterSize
+			}
+			for _, p := range peers {
+				c.peers = appendUnique(c.peers, p)
+			}
+			if v.LeaderKnown {
+				c.leader = c.leader || v.Leader != ""
+				c.leader0 = c.leader0 || v.Leader == ""
+			}
+		}
+		if c.size == 0 {
+			continue
+		}
+		c.quorum = natsfmt.Quorum(c.size)
+		for _, p := range c.peers {
+			if _, gone := former[p]; !gone && f.Exists(p) {
+				c.live = append(c.live, p)
+			}
+		}
+		sort.Strings(c.peers)
+		out = append(out, c)
+	}
+	return out
+}
+
+// groupLabel names a group with its asset when known: "S-R3F-x (APP > ORDERS)".
+func groupLabel(g *Group) string {
+	if g.Asset == "" {
+		return g.Name
+	}
+	return g.Name + " (" + g.Account + " > " + g.Asset + ")"
+}
+
+// onlyFormer says whether every id of a non-empty list is a renamed
+// server's old id.
+func onlyFormer(ids []string, former map[string]Rename) bool {
+	for _, id := range ids {
+		if _, ok := former[id]; !ok {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// removedByRename lists the streams a renamed server's log shows it deleting
+// after its first boot under the new name (DBG `JetStream removing stream`),
+// each with the size it restored just before, as evidence lines.
+func removedByRename(m *Model, r Rename) (lines []string, streams []string) {
+	restored := map[AssetKey]report.TimelineEvent{}
+	for _, e := range m.Timeline {
+		if e.Server != r.New || e.File != r.File || e.Line < r.Line {
+			continue
+		}
+		k := AssetKey{e.Account, e.Stream}
+		switch e.Kind {
+		case "restored-stream":
+			restored[k] = e
+		case "stream-removed":
+			s := e.Account + " > " + e.Stream
+			if containsString(streams, s) {
+				continue
+			}
+			streams = append(streams, s)
+			line := fmt.Sprintf("%s deleted its copy of %s at %s (%s line %d: %q)", r.New, s,
+				e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.File, e.Line, strings.TrimSpace(e.Text))
+			if b, ok := restored[k]; ok {
+				line += fmt.Sprintf(", right after restoring it (line %d: %q)", b.Line, strings.TrimSpace(b.Text))
+			}
+			lines = append(lines, line+": it is no member of the stream's group, which lists its old id")
+		}
+	}
+	return lines, streams
+}
+
+var checkServerRenamed = Check{
+	Code:        "server-renamed",
+	Severity:    report.Critical,
+	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
+	Run: func(p *Pass) []report.Finding {
+		m, former := p.Model, p.Facts.Former
+		var out []report.Finding
+		for _, id := range sortedKeys(former) {
+			r := former[id]
+			costs := renameCosts(m, p.Facts, id, former)
+			if len(costs) == 0 {
+				continue // no group remembers the old identity
+			}
+			srv := m.server(r.New)
+			f := report.Finding{Server: r.New, Peer: id,
+				Evidence: []string{fmt.Sprintf("%s: booted as %q (last at line %d) and as %q from line %d on, same store and log: one server; %s is getHash(%q), its id now is %s",
+					r.File, r.Old, r.OldLine, r.New, r.Line, id, r.Old, srv.PeerID)}}
+			var lost []string
+			for _, c := range costs {
+				what := groupLabel(c.group)
+				state := "a leader is named"
+				if !c.leader {
+					state = "no leader"
+				}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: cluster_size %d, quorum %d, peers %s; %d of them a live server answers to; %s",
+					what, c.size, c.quorum, strings.Join(c.peers, " "), len(c.live), state))
+				if len(c.live) < c.quorum {
+					lost = append(lost, c.group.Name)
+				}
+				if c.group.Kind == "meta" {
+					f.Group, f.ClusterSize, f.Quorum, f.Reachable = c.group.Name, c.size, c.quorum, report.Ptr(len(c.live))
+					for _, p := range c.peers {
+						if _, gone := former[p]; gone {
+							f.Missing = append(f.Missing, p)
+						}
+					}
+				}
+			}
+			if f.Group == "" {
+				f.Group = costs[0].group.Name
+			}
+			removed, streams := removedByRename(m, r)
+			f.Evidence = append(f.Evidence, removed...)
+			f.Message = fmt.Sprintf("server %s is %s renamed (%s -> %s): %d raft group(s) still list its old id %s, which no server answers to",
+				r.New, r.Old, r.Old, r.New, len(costs), id)
+			if len(lost) > 0 {
+				f.Message += fmt.Sprintf("; %d of them (%s) cannot reach quorum", len(lost), strings.Join(lost, ", "))
+			}
+			if len(streams) > 0 {
+				f.Message += fmt.Sprintf("; at its first start as %s it deleted its copies of %s", r.New, strings.Join(streams, ", "))
+			}
+			f.Remedy = renameRemedy(m, former)
+			out = append(out, f)
+		}
+		return out
+	},
+}
+
+// renameRemedy is the way out that the rename fixtures proved on real
+// servers (testdata/bundles/rename-v2.15.2 and rename-v2.12.1, want.json
+// expect.remedies), by version.
+func renameRemedy(m *Model, former map[string]Rename) string {
+	var renames []Rename
+	for _, id := range sortedKeys(former) {
+		renames = append(renames, former[id])
+	}
+	sort.Slice(renames, func(i, j int) bool { return renames[i].Old < renames[j].Old })
+	var olds, news, deleted []string
+	for _, r := range renames {
+		olds, news = append(olds, r.Old), append(news, r.New)
+		_, s := removedByRename(m, r)
+		for _, x := range s {
+			deleted = appendUnique(deleted, x+" on "+r.New)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("What this destroys first: a renamed server deletes, at its first start, every stream copy whose group lists only its old id")
+	if len(deleted) > 0 {
+		fmt.Fprintf(&b, " (here: %s)", strings.Join(deleted, "; "))
+	}
+	b.WriteString(". Their messages are then only in the stream groups' raft WALs (<system account>/_js_/S-*/msgs/) of each store, and no way out below brings them back into the streams. Save them before anything else: stop the servers and copy every store directory aside (the whole JetStream root).\n")
+	v := minVersion(m)
+	new215 := versionAtLeast(v, 2, 15)
+	fmt.Fprintf(&b, "Then bring the meta group back (this bundle: %s):\n", dashIfEmpty(v))
+	fmt.Fprintf(&b, "a) keep the new names (proved on 2.12.1 and 2.15.2): start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader (%d peers, quorum %d). Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
+		strings.Join(olds, ", "), 2*len(olds), len(olds)+1)
+	for _, r := range renames {
+		fmt.Fprintf(&b, "  stop %s, then: %s\n", r.Old, peerRemoveCommand(peerID(r.Old)))
+	}
+	fmt.Fprintf(&b, "   The group ends at its own size (%d), led by one of %s; streams come back empty, R3 ones without a leader, and R1 streams whose only peer was an old id may be gone from the meta state.\n", len(olds), strings.Join(news, ", "))
+	if new215 {
+		fmt.Fprintf(&b, "b) or revert server_name to %s on the same stores (proved on 2.15.2): a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader.\n", strings.Join(olds, ", "))
+		b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
+	} else {
+		fmt.Fprintf(&b, "Not: reverting server_name to %s: on 2.12.1 the renamed servers had already added their new ids to the meta group (size %d), so the reverted servers are %d of %d and elect no leader. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "), 2*len(olds), len(olds), 2*len(olds))
+	}
+	return b.String()
+}
+
+// renameCauses chains the servers renamed in place into one cause, with
+// the leaderless meta group it leaves as its consequence (diagnose).
+func renameCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	var who []string
+	var meta *report.Finding
+	for i := range fs {
+		f := &fs[i]
+		if f.Code != "server-renamed" || used[i] {
+			continue
+		}
+		chain = append(chain, i)
+		who = append(who, strings.SplitN(f.Message, ":", 2)[0])
+		if f.Group == "_meta_" && meta == nil {
+			meta = f
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(chain), strings.Join(who, "; "))
+	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {
+		fmt.Fprintf(&b, "; the meta group (size %d, quorum %d) has %d live peer(s) and elects no leader", meta.ClusterSize, meta.Quorum, *meta.Reachable)
+		for i, f := range fs {
+			if f.Code == "meta-no-leader" && !used[i] {
+				chain = append(chain, i)
+			}
+		}
+	}
+	b.WriteString(".")
+	for _, i := range chain {
+		used[i] = true
+	}
+	return []report.Cause{{Summary: b.String(), FirstStep: firstStep(fs[chain[0]].Remedy), Severity: report.Critical, Findings: chain}}
+}

@@ -1,0 +1,197 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/internal/storecrypt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// unseal puts the bundle's stores behind the storecrypt view until the
+// returned func puts the bundle's own FS back, so that every step of the
+// load reads an encrypted store as a plain one. The keys are the
+// operator's (never in a note, an error or the report).
+func (l *loader) unseal(keys []string) (restore func()) {
+	var roots []string
+	for _, st := range l.b.Stores {
+		roots = append(roots, st.Dir)
+	}
+	orig := l.b.FS
+	l.crypt = storecrypt.New(orig, keys, roots...)
+	l.b.FS = l.crypt
+	l.m.KeysGiven = true
+	return func() { l.b.FS = orig }
+}
+
+// sealedAssets names what a server's sealed files hold: the streams, the
+// consumers (stream/consumer) and the raft WALs (by group), each once.
+func sealedAssets(files []string) (streams, consumers, wals []string) {
+	seen := map[string]bool{}
+	add := func(list *[]string, name string) {
+		if !seen[name] {
+			seen[name] = true
+			*list = append(*list, name)
+		}
+	}
+	for _, f := range files {
+		p := strings.Split(f, "/")
+		for i := 0; i+1 < len(p); i++ {
+			switch {
+			case p[i] == "_js_":
+				add(&wals, p[i+1])
+			case p[i] == "streams" && i+3 < len(p) && p[i+2] == "obs":
+				add(&consumers, p[i+1]+"/"+p[i+3])
+			case p[i] == "streams":
+				add(&streams, p[i+1])
+			default:
+				continue
+			}
+			break
+		}
+	}
+	return streams, consumers, wals
+}
+
+// listShort is the first few names of a list and how many more there are.
+func listShort(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// keyNotes says, per server, what the keys opened: every key file (the
+// store was read as a plain one), none (the key is not this store's: it
+// stays sealed, as without a key), or some (the rest are damaged or sealed
+// under another key).
+func (l *loader) keyNotes() {
+	l.markEncrypted()
+	if l.crypt == nil {
+		return
+	}
+	for _, st := range l.b.Stores {
+		kfs := l.crypt.KeyFiles(st.Dir)
+		if len(kfs) == 0 {
+			continue
+		}
+		name := st.Dir
+		if srv := l.storeServer(st); srv != nil {
+			name = srv.Name
+		}
+		var failed []string
+		ciphers := map[string]bool{}
+		prev := 0
+		for _, kf := range kfs {
+			switch {
+			case kf.Err == nil:
+				what := "streams"
+				if strings.Contains(kf.Path, "/_js_/") {
+					what = "raft WALs"
+				}
+				ciphers[fmt.Sprintf("%s %s", what, kf.Cipher)] = true
+				if kf.KeyIndex > 0 {
+					prev++
+				}
+			case errors.Is(kf.Err, storecrypt.ErrWrongKey):
+				failed = append(failed, kf.Path)
+			default:
+				failed = append(failed, kf.Path+" ("+kf.Err.Error()+")")
+			}
+		}
+		var cs []string
+		for _, what := range []string{"streams", "raft WALs"} {
+			for _, c := range []storecrypt.Cipher{storecrypt.ChaCha, storecrypt.AES} {
+				if k := fmt.Sprintf("%s %s", what, c); ciphers[k] {
+					cs = append(cs, k)
+				}
+			}
+		}
+		switch {
+		case len(failed) == len(kfs):
+			l.note("%s: the key given does not open this store's stream keys (none of its %d key files opens with it, under either cipher): it is not the key this store was sealed with, so its streams, consumers and raft WALs stay sealed and are read as without a key; nothing here says they are damaged", name, len(kfs))
+		case len(failed) > 0:
+			shown := failed
+			if len(shown) > 5 {
+				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(failed)-5))
+			}
+			l.note("%s: store encrypted at rest (%s); the key opens %d of its %d key files, not %s: these are damaged or sealed under another key (a prev_encryption_key not given?); what they seal stays unread", name, strings.Join(cs, ", "), len(kfs)-len(failed), len(kfs), strings.Join(shown, ", "))
+		default:
+			l.note("%s: store encrypted at rest (%s); all %d key files open with the key given, so it is read and checked as a plain store", name, strings.Join(cs, ", "), len(kfs))
+		}
+		if prev > 0 {
+			l.note("%s: %d key files open only with a later key given (prev_encryption_key), which the server also tries", name, prev)
+		}
+	}
+}
+
+// sealedMessage says what could not be read of a server's store sealed at
+// rest: by asset, with why (no key, or not this key), and that the figures
+// shown for its copies are not their content.
+func sealedMessage(server string, files []string, keysGiven bool) string {
+	why := "no key was given"
+	if keysGiven {
+		why = "the key given does not open it (see notes)"
+	}
+	streams, consumers, wals := sealedAssets(files)
+	var what []string
+	for _, k := range []struct {
+		names []string
+		one   string
+	}{{streams, "stream"}, {consumers, "consumer"}, {wals, "raft WAL"}} {
+		if n := len(k.names); n == 1 {
+			what = append(what, fmt.Sprintf("1 %s (%s)", k.one, k.names[0]))
+		} else if n > 1 {
+			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, listShort(k.names, 5)))
+		}
+	}
+	return fmt.Sprintf("the store of %s is encrypted at rest and %s: %s could not be read (%d files sealed). "+
+		"This says nothing of their state: their copies are listed as sealed, not as empty, and the replica comparison, index and WAL checks leave them out; "+
+		"its raft snapshots, peers.idx and tav.idx are not encrypted and are read", server, why, strings.Join(what, ", "), len(files))
+}
+
+// sealedRemedy is the remedy of a sealed store. Starting a server on a
+// config whose key is redacted destroys the data (issue 12: v2.12.1 brought
+// every stream back empty and deleted block files and consumer folders).
+const sealedRemedy = "run the analysis again with the servers' JetStream key: --key KEY or JSF_KEY=KEY (the `key` of the jetstream block in the servers' own config; give --key again for a prev_encryption_key). " +
+	"Do not start a server on a copy of the config from a bundle, whose key is redacted, nor on any config whose key differs from the one the store was sealed with: " +
+	"it cannot open these stores and brings their streams back empty, deleting their block files and consumer folders."
+
+// markEncrypted records the servers whose store is encrypted at rest,
+// opened or not: a remedy that has one of them started must say on which
+// config (guardRemedies).
+func (l *loader) markEncrypted() {
+	l.m.EncryptedStores = map[string]bool{}
+	for _, c := range l.m.Corruptions {
+		if c.Kind == natsfmt.CorruptEncrypted {
+			l.m.EncryptedStores[c.Server] = true
+		}
+	}
+	if l.crypt == nil {
+		return
+	}
+	for _, st := range l.b.Stores {
+		if srv := l.storeServer(st); srv != nil && len(l.crypt.KeyFiles(st.Dir)) > 0 {
+			l.m.EncryptedStores[srv.Name] = true
+		}
+	}
+}
+
+// guardRemedies adds to every remedy that starts a server, in a bundle
+// with stores encrypted at rest, on which config to do it: a server started
+// on a bundle's copy of its config (key redacted) empties its streams.
+func guardRemedies(m *Model, findings []report.Finding) {
+	if len(m.EncryptedStores) == 0 {
+		return
+	}
+	servers := sortedKeys(m.EncryptedStores)
+	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))
+	for i := range findings {
+		r := strings.ToLower(findings[i].Remedy)
+		if findings[i].Remedy != sealedRemedy && strings.Contains(r, "start") && !strings.Contains(r, "encrypted at rest") {
+			findings[i].Remedy += caveat
+		}
+	}
+}
