@@ -35,6 +35,9 @@ type peerSighting struct {
 	peer    string
 	servers []string // servers whose view lists it
 	sources []string
+	// file and offset: the first peers.idx or tav.idx that holds it.
+	server, file string
+	offset       int64
 }
 
 // unknownPeers lists, per group, the peer ids that map to no known server.
@@ -43,19 +46,30 @@ func unknownPeers(m *Model) []peerSighting {
 	for _, g := range m.Groups {
 		seen := map[string]*peerSighting{}
 		var order []string
+		sight := func(v View, p, source, file string, off int64) {
+			if _, ok := m.IDs[p]; ok {
+				return
+			}
+			s := seen[p]
+			if s == nil {
+				s = &peerSighting{group: g.Name, peer: p}
+				seen[p] = s
+				order = append(order, p)
+			}
+			if s.file == "" && file != "" {
+				s.server, s.file, s.offset = v.Server, file, off
+			}
+			s.servers = appendUnique(s.servers, v.Server)
+			s.sources = appendUnique(s.sources, v.Server+" "+source)
+		}
 		for _, v := range g.Views {
 			for _, p := range v.Peers {
-				if _, ok := m.IDs[p]; ok {
-					continue
-				}
-				s := seen[p]
-				if s == nil {
-					s = &peerSighting{group: g.Name, peer: p}
-					seen[p] = s
-					order = append(order, p)
-				}
-				s.servers = appendUnique(s.servers, v.Server)
-				s.sources = appendUnique(s.sources, v.Server+" "+v.Source)
+				sight(v, p, v.Source, v.File, v.PeerOffsets[p])
+			}
+			// The vote tav.idx keeps is a peer id too: a flipped or zeroed
+			// one is no more a server's than one in peers.idx.
+			if v.VoteFile != "" && v.VotedFor != "" {
+				sight(v, v.VotedFor, "tav.idx vote", v.VoteFile, 8)
 			}
 		}
 		sort.Strings(order)
@@ -91,7 +105,7 @@ var checkPeerIDCorrupt = Check{
 				continue // peer-unknown's business
 			}
 			f := report.Finding{
-				Group: s.group, Peer: s.peer,
+				Group: s.group, Peer: s.peer, Server: s.server, File: s.file,
 				Message: fmt.Sprintf("raft group %s lists peer %q, which no server can have", s.group, s.peer),
 				Evidence: append([]string{fmt.Sprintf("listed by %s", strings.Join(s.sources, ", "))},
 					peerIDEvidence(s.peer, valid)...),
@@ -101,10 +115,29 @@ var checkPeerIDCorrupt = Check{
 				f.Message = fmt.Sprintf("raft group %s lists peer %q, %d bit(s) away from %s (%s): a corrupted copy of that server's id", s.group, s.peer, bits, near, srv)
 			}
 			f.Remedy = peerRemoveRemedy(m, s.group, []string{s.peer})
+			if s.file != "" {
+				f.Offset = report.Ptr(s.offset)
+			}
+			if onlyVote(s) {
+				// A vote is no membership: the server that kept it votes
+				// again next term; tav.idx damage is a warning (store-corrupt).
+				f.Severity = report.Warning
+				f.Message = strings.Replace(f.Message, "lists peer", "holds a vote (tav.idx) for peer", 1)
+			}
 			out = append(out, f)
 		}
 		return out
 	},
+}
+
+// onlyVote says whether s was seen in tav.idx votes only.
+func onlyVote(s peerSighting) bool {
+	for _, src := range s.sources {
+		if !strings.HasSuffix(src, " tav.idx vote") {
+			return false
+		}
+	}
+	return true
 }
 
 func peerIDEvidence(id string, valid bool) []string {

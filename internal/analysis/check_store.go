@@ -73,8 +73,12 @@ var checkStoreCorrupt = Check{
 // index.db is a cache it rebuilds from the blocks, an empty folder it skips.
 // The record of a deleted message costs nothing unless the block is
 // rebuilt, which a current index.db prevents.
+//
+// tav.idx and commit.idx are warnings too: a server reading a damaged one
+// starts from no vote, or from its WAL's commit, and its peers correct it.
 func corruptionSeverity(c Corruption) report.Severity {
-	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds {
+	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds ||
+		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
 		return report.Warning
 	}
 	return report.Critical

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -77,6 +76,7 @@ type walState struct {
 	ops         []*raftlog.Op
 	maxCommit   uint64
 	lastIndex   uint64
+	maxTerm     uint64 // the highest term of the snapshot and entries read
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -85,8 +85,9 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	view := View{GroupView: report.GroupView{Server: srv.Name, Source: "peers.idx"}}
 	havePeers := false
 
-	if b, err := readSmall(l.b.FS, path.Join(dir, "peers.idx"), raftlog.MaxPeersIdxSize); err == nil {
-		ps, err := raftlog.DecodePeerState(path.Join(dir, "peers.idx"), b)
+	peersFile := path.Join(dir, "peers.idx")
+	if b, ok := l.raftFile(srv, name, peersFile, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); ok {
+		ps, err := raftlog.DecodePeerState(peersFile, b)
 		if err != nil {
 			l.raftCorrupt(srv, name, err)
 		} else {
@@ -95,22 +96,27 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			view.Quorum = ps.Quorum()
 			view.Peers = append([]string(nil), ps.Peers...)
 			sort.Strings(view.Peers)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		l.raftCorrupt(srv, name, err)
-	}
-	if b, err := readSmall(l.b.FS, path.Join(dir, "tav.idx"), 1<<10); err == nil {
-		tv, err := raftlog.DecodeTermVote(path.Join(dir, "tav.idx"), b)
-		if err != nil {
-			l.raftCorrupt(srv, name, err)
-		} else {
-			view.Term, view.VotedFor = tv.Term, tv.Vote
+			view.File, view.PeerOffsets = peersFile, map[string]int64{}
+			for i, p := range ps.Peers {
+				view.PeerOffsets[p] = ps.PeerOffset(i)
+			}
+			l.peerIssues(srv, name, g.Kind, peersFile, ps)
 		}
 	}
-
 	ws := &walState{}
 	l.snapshot(srv, g, dir, ws)
 	l.wal(srv, g, dir, ws)
+	tavFile := path.Join(dir, "tav.idx")
+	if b, ok := l.raftFile(srv, name, tavFile, 1<<10, natsfmt.StructTermVote); ok {
+		tv, err := raftlog.DecodeTermVote(tavFile, b)
+		if err != nil {
+			l.raftCorrupt(srv, name, err)
+		} else {
+			view.Term, view.VotedFor, view.VoteFile = tv.Term, tv.Vote, tavFile
+			l.termVoteIssues(srv, name, tavFile, b, tv, ws)
+		}
+	}
+	l.commitIndex(srv, name, path.Join(dir, "commit.idx"))
 	view.Applied = ws.metaSnapIdx
 	view.Commit = ws.maxCommit
 	if havePeers || view.Term > 0 {
@@ -167,6 +173,7 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 			return
 		}
 	}
+	ws.maxTerm = max(ws.maxTerm, snap.Term)
 	ev := report.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.Name, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
@@ -203,6 +210,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 			}
 			idx := ae.Index()
 			ws.lastIndex = max(ws.lastIndex, idx)
+			ws.maxTerm = max(ws.maxTerm, ae.Term)
 			ws.maxCommit = max(ws.maxCommit, ae.Commit)
 			t := time.Unix(0, r.TS).UTC()
 			tp := &t
@@ -276,7 +284,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	}
 }
 
-// raftCorrupt records a raft file problem.
+// raftCorrupt records a raft file problem (the file is the one err names).
 func (l *loader) raftCorrupt(srv *Server, group string, err error) {
 	c := corruptionFrom(srv.Name, "", "", "", err)
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)

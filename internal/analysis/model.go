@@ -153,7 +153,12 @@ type View struct {
 	LeaderKnown bool
 	// Alive lists peers this view saw recently (raftz last_seen), by id.
 	Alive []string
-	Time  *time.Time
+	// File is the peers.idx this view was read from, with where each id
+	// starts in it; VoteFile the tav.idx its vote came from (offset 8).
+	File        string
+	PeerOffsets map[string]int64
+	VoteFile    string
+	Time        *time.Time
 }
 
 // Corruption is a store file problem found by a parser.
