@@ -161,9 +161,8 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		return
 	}
 	file := path.Join(dir, "snapshots", best)
-	b, err := readSmall(l.b.FS, file, 1<<30)
-	if err != nil {
-		l.raftCorrupt(srv, g.Name, err)
+	b, ok := l.raftFile(srv, g.Name, file, 1<<30, natsfmt.StructSnapshotHeader)
+	if !ok {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, g.Name, b)
@@ -172,6 +171,12 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		if snap == nil {
 			return
 		}
+	}
+	if err == nil && (snap.Term != bt || snap.Index != bi) {
+		// The server picks its snapshot by name; one whose header says
+		// otherwise was renamed or overwritten, and is not what its name
+		// promises (snap.3.13 holding index 12 is not the newest).
+		l.raftDamage(srv, g.Name, file, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", bt, bi, snap.Term, snap.Index)
 	}
 	ws.maxTerm = max(ws.maxTerm, snap.Term)
 	ev := report.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.Name, Source: "snapshot"}
