@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -376,7 +377,13 @@ type metaRef struct {
 func (l *loader) blameMetaFiles() {
 	for i := range l.m.Corruptions {
 		c := &l.m.Corruptions[i]
-		if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum || strings.Contains(c.File, "/obs/") {
+		if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum {
+			continue
+		}
+		if strings.Contains(c.File, "/obs/") {
+			// No other copy of a consumer's config to hold it against:
+			// either file may be the one that changed.
+			c.Message += fmt.Sprintf("; either %s or %s changed (no reference config for a consumer tells which)", path.Join(path.Dir(c.File), "meta.inf"), c.File)
 			continue
 		}
 		dir := path.Dir(c.File)
@@ -441,11 +448,37 @@ func (l *loader) metaRefs(c *Corruption, dir, stream string) []metaRef {
 
 // blame names the changed file in c from the comparison with refs.
 func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
+	if !utf8.Valid(inf) {
+		// The server writes JSON text: bytes that are not UTF-8 are meta.inf's damage.
+		at := 0
+		for at < len(inf) {
+			r, n := utf8.DecodeRune(inf[at:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			at += n
+		}
+		c.File, c.Offset, c.HasOffset = path.Join(path.Dir(c.File), "meta.inf"), int64(at), true
+		c.Message = fmt.Sprintf("%s changed, not meta.sum: byte %d (0x%02x) is not UTF-8 text, which the server never writes, so meta.sum no longer matches", c.File, at, inf[at])
+		return
+	}
 	differ := map[string][]string{} // field -> sources it differs from
 	for _, r := range refs {
 		for k, rv := range r.fields {
 			iv, ok := infFields[k]
-			if !ok || k == "Created" || k == "metadata" {
+			if !ok {
+				// A key one bit off (a flip in a field name) is meta.inf
+				// changed too: the field reads as missing.
+				if k2, off, bit, found := renamedKey(infFields, r.fields, k); found {
+					at := bytes.Index(inf, []byte(strconv.Quote(k2)+":")) + 1 + off
+					c.File, c.Offset, c.HasOffset = path.Join(path.Dir(c.File), "meta.inf"), int64(at), true
+					c.Message = fmt.Sprintf("%s changed, not meta.sum: it names field %q where %s names %q; byte %d of meta.inf differs by one bit (bit %d), so meta.sum no longer matches",
+						c.File, k2, r.source, k, at, bit)
+					return
+				}
+				continue
+			}
+			if k == "Created" || k == "metadata" {
 				continue
 			}
 			if !jsonEqual(iv, rv) {
@@ -477,6 +510,20 @@ func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields 
 		c.Offset, c.HasOffset = int64(off), true
 		c.Message += fmt.Sprintf(" (byte %d differs by one bit, bit %d)", off, bit)
 	}
+}
+
+// renamedKey finds a key of inf, absent from ref, one bit away from ref's
+// key k (absent from inf).
+func renamedKey(inf, ref map[string]json.RawMessage, k string) (k2 string, off, bit int, ok bool) {
+	for cand := range inf {
+		if _, inRef := ref[cand]; inRef {
+			continue
+		}
+		if off, bit, ok := oneBit([]byte(cand), []byte(k)); ok {
+			return cand, off, bit, true
+		}
+	}
+	return "", 0, 0, false
 }
 
 // jsonEqual compares two JSON values by meaning.

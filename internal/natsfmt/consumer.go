@@ -112,6 +112,9 @@ func DecodeConsumerState(file string, base int64, data []byte) (*ConsumerState, 
 			if p.StreamSeq <= s.AckFloor.Stream && s.AckFloor.Stream > 0 {
 				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry at stream sequence %d, not above the ack floor %d", p.StreamSeq, s.AckFloor.Stream)
 			}
+			if p.StreamSeq > s.Delivered.Stream || p.ConsumerSeq > s.Delivered.Consumer {
+				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry at stream sequence %d (consumer %d), past the last delivered %d (consumer %d)", p.StreamSeq, p.ConsumerSeq, s.Delivered.Stream, s.Delivered.Consumer)
+			}
 			if seen[p.StreamSeq] {
 				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry for stream sequence %d listed twice", p.StreamSeq)
 			}
