@@ -57,6 +57,19 @@ func realStreams(tb testing.TB, n int) string {
 				tb.Fatal(err)
 			}
 		}
+		if i%50000 == 49999 { // file systems cap the links to one file (ext4: 65,000)
+			src = dst
+			fresh := filepath.Join(dir, "fresh")
+			if err := os.CopyFS(fresh, os.DirFS(dst)); err != nil {
+				tb.Fatal(err)
+			}
+			if err := os.RemoveAll(dst); err != nil {
+				tb.Fatal(err)
+			}
+			if err := os.Rename(fresh, dst); err != nil {
+				tb.Fatal(err)
+			}
+		}
 	}
 	return dir
 }

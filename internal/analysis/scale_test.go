@@ -3,6 +3,7 @@ package analysis
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jsforensics/jsforensics/report"
@@ -67,4 +68,26 @@ func TestStreamFolderWithoutMeta(t *testing.T) {
 	if missing != 1 {
 		t.Errorf("%d findings on the missing meta.inf, want 1: %s", missing, summarize(rep.Findings))
 	}
+}
+
+// TestSnapshotNameDisagrees: a snapshot renamed to a newer term and index
+// than it holds (snap.3.13 holding term 1, index 11) is what the server
+// would pick as newest: the disagreement is a finding on that file.
+func TestSnapshotNameDisagrees(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	snaps := filepath.Join(dir, "store-n1", "$SYS", "_js_", "_meta_", "snapshots")
+	if err := os.Rename(filepath.Join(snaps, "snap.1.11"), filepath.Join(snaps, "snap.3.13")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "store-n1/$SYS/_js_/_meta_/snapshots/snap.3.13"
+	for _, f := range rep.Findings {
+		if f.Code == "store-corrupt" && f.File == want && f.Offset != nil && strings.Contains(f.Message, "holds term 1 index 11") {
+			return
+		}
+	}
+	t.Errorf("no store-corrupt on %s saying what it holds: %s", want, summarize(rep.Findings))
 }
