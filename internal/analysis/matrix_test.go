@@ -195,12 +195,14 @@ type matrixCounts struct{ cells, located, harmless, missed int }
 // runs the same cells (there is one specimen per kind); the table of counts
 // is logged for the README.
 func TestCorruptionMatrix(t *testing.T) {
-	var n matrixCounts
+	perKind := map[string]*matrixCounts{}
 	copies := map[string]string{} // bundle -> one working copy, restored after each cell
 	for _, k := range matrixKinds {
 		if copies[k.bundle] == "" {
 			copies[k.bundle] = matrixCopy(t, k.bundle)
 		}
+		n := &matrixCounts{}
+		perKind[k.name] = n
 		for _, d := range matrixDamages {
 			cell := k.name + "/" + d.name
 			t.Run(cell, func(t *testing.T) {
@@ -241,8 +243,20 @@ func TestCorruptionMatrix(t *testing.T) {
 			t.Errorf("severities of %s disagree: %s", k.name, strings.Join(matrixSeverities[k.name], ", "))
 		}
 	}
-	t.Logf("corruption matrix: %d file kinds × %d damage kinds: cells %d, located %d, harmless %d, missed %d",
-		len(matrixKinds), len(matrixDamages), n.cells, n.located, n.harmless, n.missed)
+	// The table README.md shows.
+	var total matrixCounts
+	table := "| file kind | cells | located | harmless | missed | severity |\n|---|---|---|---|---|---|\n"
+	for _, k := range matrixKinds {
+		n := perKind[k.name]
+		sev := "-"
+		if s := matrixSeverities[k.name]; len(s) > 0 {
+			sev = s[0][strings.LastIndex(s[0], ": ")+2:]
+		}
+		table += fmt.Sprintf("| %s | %d | %d | %d | %d | %s |\n", k.name, n.cells, n.located, n.harmless, n.missed, sev)
+		total.cells, total.located, total.harmless, total.missed = total.cells+n.cells, total.located+n.located, total.harmless+n.harmless, total.missed+n.missed
+	}
+	table += fmt.Sprintf("| **all** (%d kinds × %d damages) | %d | %d | %d | %d | |\n", len(matrixKinds), len(matrixDamages), total.cells, total.located, total.harmless, total.missed)
+	t.Logf("corruption matrix:\n%s", table)
 }
 
 // matrixCopy copies a bundle (a folder, or an archive file into a folder of
