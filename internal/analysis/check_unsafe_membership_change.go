@@ -1,0 +1,209 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// unsafeWindow is how close two removals must be to count as one burst: a
+// group needs a few heartbeats (1 s each) and an election (4-9 s) to settle.
+var unsafeWindow = Setting{Key: "window", Default: 30, Unit: "seconds",
+	Description: "removals closer than this count as one burst"}
+
+var checkUnsafeMembershipChange = Check{
+	Code:        "unsafe-membership-change",
+	Severity:    report.Warning,
+	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
+	Settings:    []Setting{unsafeWindow},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
+		var out []report.Finding
+		for _, g := range m.Groups {
+			removals := removalsOf(g)
+			if len(removals) == 0 {
+				continue
+			}
+			var burst []report.HistoryEvent
+			flush := func() {
+				if len(burst) < 2 && !leavesMinority(g, burst) {
+					burst = nil
+					return
+				}
+				var ev []string
+				for _, e := range burst {
+					ev = append(ev, describeHistory(e))
+				}
+				out = append(out, report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
+					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
+					Remedy:  "each peer-remove deletes the removed server's replica: first copy its stream folder out and check the remaining replicas hold every message (replica-gap); then remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
+				})
+				burst = nil
+			}
+			for _, e := range removals {
+				if len(burst) > 0 && !within(burst[len(burst)-1], e, time.Duration(p.Setting(unsafeWindow.Key)*float64(time.Second))) {
+					flush()
+				}
+				burst = append(burst, e)
+			}
+			flush()
+		}
+		return append(out, replacedMajorities(p)...)
+	},
+}
+
+// replacedMajorities compares, stream by stream, the assignments the servers'
+// own meta states hold. Where a server's older state places the stream on a
+// peer set of which the current assignment keeps fewer than a majority, the
+// group was moved onto new, empty peers faster than they could catch up: the
+// new majority can elect a leader that never held the data.
+func replacedMajorities(p *Pass) []report.Finding {
+	m := p.Model
+	removed := map[string]bool{}
+	for _, s := range p.Facts.Removed {
+		removed[s] = true
+	}
+	type holding struct {
+		peers   []string
+		group   string
+		servers []string
+	}
+	byStream := map[AssetKey]map[string]*holding{}
+	for _, srv := range m.Servers {
+		if srv.Meta == nil {
+			continue
+		}
+		for k, a := range srv.Meta.Streams {
+			ps := sortedCopy(a.Peers)
+			key := strings.Join(ps, ",")
+			if byStream[k] == nil {
+				byStream[k] = map[string]*holding{}
+			}
+			h := byStream[k][key]
+			if h == nil {
+				h = &holding{peers: ps, group: a.Group}
+				byStream[k][key] = h
+			}
+			h.servers = append(h.servers, srv.Name)
+		}
+	}
+	var out []report.Finding
+	var keys []AssetKey
+	for k := range byStream {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].Account+keys[i].Stream < keys[j].Account+keys[j].Stream
+	})
+	for _, k := range keys {
+		hs := byStream[k]
+		if len(hs) < 2 {
+			continue
+		}
+		// The current assignment: held by the most servers still in the
+		// meta group.
+		var cur *holding
+		best := -1
+		for _, key := range sortedKeys(hs) {
+			n := 0
+			for _, s := range hs[key].servers {
+				if !removed[s] {
+					n++
+				}
+			}
+			if n > best {
+				cur, best = hs[key], n
+			}
+		}
+		for _, key := range sortedKeys(hs) {
+			prev := hs[key]
+			if prev == cur || len(prev.peers) < 2 {
+				continue
+			}
+			kept := 0
+			for _, p := range prev.peers {
+				if slices.Contains(cur.peers, p) {
+					kept++
+				}
+			}
+			if kept >= natsfmt.Quorum(len(prev.peers)) {
+				continue
+			}
+			out = append(out, report.Finding{
+				Group: cur.group, Account: k.Account, Stream: k.Stream,
+				Events: []string{
+					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(prev.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, prev.peers), ", ")),
+					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, cur.peers), ", ")),
+				},
+				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
+				Remedy:  "peer-remove deletes the removed server's replica and a replacement copies from the leader only: first copy each server's stream folder out; then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
+			})
+		}
+	}
+	return out
+}
+
+func removalsOf(g *Group) []report.HistoryEvent {
+	var out []report.HistoryEvent
+	seen := map[string]bool{}
+	for _, e := range g.History {
+		if e.Event != "remove-peer" || seen[e.Peer] {
+			continue
+		}
+		seen[e.Peer] = true
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return historyBefore(out[i], out[j]) })
+	return out
+}
+
+func historyBefore(a, b report.HistoryEvent) bool {
+	if a.Time != nil && b.Time != nil {
+		return a.Time.Before(*b.Time)
+	}
+	return a.Index < b.Index
+}
+
+// within says whether two events are close: by time when both are dated,
+// else by raft index (consecutive entries leave no room to catch up).
+func within(a, b report.HistoryEvent, d time.Duration) bool {
+	if a.Time != nil && b.Time != nil {
+		return b.Time.Sub(*a.Time) <= d
+	}
+	return b.Index > 0 && a.Index > 0 && b.Index-a.Index <= 2
+}
+
+// leavesMinority says whether a removal left fewer peers than a majority of
+// the set before it, judged from the last peer-state before it.
+func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
+	if len(burst) == 0 {
+		return false
+	}
+	var before []string
+	for _, e := range g.History {
+		if historyBefore(burst[0], e) {
+			break
+		}
+		if e.Event == "peer-state" && len(e.Peers) > 0 {
+			before = e.Peers
+		}
+	}
+	if len(before) == 0 {
+		return false
+	}
+	left := len(before) - len(burst)
+	return left < natsfmt.Quorum(len(before))
+}
+
+func describeHistory(e report.HistoryEvent) string {
+	t := "undated"
+	if e.Time != nil {
+		t = e.Time.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprintf("%s index %d term %d %s %s (%s, %s)", t, e.Index, e.Term, e.Event, e.Peer, e.Server, e.Source)
+}
