@@ -307,6 +307,15 @@ func runMatrixCell(t *testing.T, root string, k matrixKind, d matrixDamage) stri
 	var rep *report.Report
 	var runErr error
 	peak := measurePeak(func() { rep, runErr = Run(open, Options{}) })
+	if d.name == "64 MiB random" {
+		// A file read whole costs about its size (68 MiB measured for
+		// index.db, meta.inf, o.dat, snapshots), not a multiple (up to 207
+		// MiB before); 2x leaves the collector its slack.
+		t.Logf("heap grew by %d MiB at most", peak>>20)
+		if peak > 2*64<<20 {
+			t.Errorf("heap grew by %d MiB for a 64 MiB file: more than twice its size", peak>>20)
+		}
+	}
 	if peak > matrixMemLimit {
 		t.Errorf("heap grew by %d MiB (limit %d MiB)", peak>>20, matrixMemLimit>>20)
 	}
