@@ -227,6 +227,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				return nil
 			}
 			idx := ae.Index()
+			if idx != r.Seq {
+				// dump wal says so too: the record's sequence is the raft index.
+				l.raftDamage(srv, g.Name, blk.File, r.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", r.Seq, idx)
+			}
 			ws.lastIndex = max(ws.lastIndex, idx)
 			ws.maxTerm = max(ws.maxTerm, ae.Term)
 			ws.maxCommit = max(ws.maxCommit, ae.Commit)
@@ -278,6 +282,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 					op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
 					if err != nil {
 						l.raftCorrupt(srv, g.Name, err)
+						continue
+					}
+					if !op.Code.IsMeta() {
+						l.raftDamage(srv, g.Name, blk.File, e.DataOffset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
 						continue
 					}
 					ws.ops = append(ws.ops, op)

@@ -213,6 +213,13 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
 
+	if scan.Meta != nil && len(scan.Meta.FieldErrors) > 0 {
+		// dump meta warns of them too: the server cannot unmarshal such a
+		// meta.inf and skips the stream.
+		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.Name, Account: account, Stream: name, Replicas: replicas,
+			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
+			Message: fmt.Sprintf("%s: fields of the wrong type (%s): the server cannot unmarshal it and skips the stream", path.Join(dir, "meta.inf"), strings.Join(scan.Meta.FieldErrors, "; "))})
+	}
 	if scan.PartialPurge {
 		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
 	}
