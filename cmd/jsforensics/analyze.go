@@ -10,14 +10,12 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/internal/bundle"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 func init() { topCommands = append(topCommands, newAnalyzeCmd) }
 
 type analyzeOptions struct {
-	format   string
-	output   string
+	reportFlags
 	set      map[string]string // check settings, "code.key" -> value
 	only     []string
 	skip     []string
@@ -41,8 +39,7 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 			return o.run(args[0], stdout, stderr)
 		},
 	}
-	c.Flags().StringVar(&o.format, "format", "text", "output format: "+formatNames())
-	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
+	addReportFlags(c, &o.reportFlags)
 	c.Flags().StringToStringVar(&o.set, "set", nil, "override a check's threshold, code.key=value (jsforensics checks lists them)")
 	c.Flags().StringSliceVar(&o.only, "only", nil, "run only these checks (codes, comma-separated)")
 	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
@@ -54,16 +51,9 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 }
 
 func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
-	format, err := lookupFormat(o.format)
+	format, ropts, err := o.prepare(stdout)
 	if err != nil {
 		return err
-	}
-	var tty terminal
-	if o.output == "" {
-		tty = terminalOf(stdout)
-		if tty.is && format.binary {
-			return fmt.Errorf("--format %s is not for a terminal: give -o FILE", format.name)
-		}
 	}
 	settings, err := parseSettings(o.set)
 	if err != nil {
@@ -97,30 +87,5 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out := stdout
-	var f *os.File
-	if o.output != "" {
-		f, err = os.Create(o.output)
-		if err != nil {
-			return err
-		}
-		out = f
-	}
-	bw := bufio.NewWriter(out)
-	err = format.write(bw, rep, tty)
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if rep.CountBySeverity()[report.Critical] > 0 {
-		return exitError{code: exitCritical}
-	}
-	return nil
+	return o.emit(rep, format, ropts, stdout)
 }
