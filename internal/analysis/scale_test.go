@@ -91,3 +91,26 @@ func TestSnapshotNameDisagrees(t *testing.T) {
 	}
 	t.Errorf("no store-corrupt on %s saying what it holds: %s", want, summarize(rep.Findings))
 }
+
+// TestOrphansCollapsed: 30 real streams (n1's EVENTS linked into accounts
+// the meta state never heard of) are 30 orphans of one cause on n1: one
+// finding with the count and max_examples of them as evidence.
+func TestOrphansCollapsed(t *testing.T) {
+	const n = 30
+	rep, err := Run(realStreams(t, n), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orphans []report.Finding
+	for _, f := range rep.Findings {
+		if f.Code == "orphan-risk" {
+			orphans = append(orphans, f)
+		}
+	}
+	if len(orphans) != 1 || orphans[0].Count != n || orphans[0].Server != "n1" || len(orphans[0].Evidence) < 11 {
+		t.Fatalf("want one orphan-risk on n1 counting %d, got %s", n, summarize(orphans))
+	}
+	if !strings.Contains(strings.Join(orphans[0].Evidence, "|"), "and 20 more") {
+		t.Errorf("evidence does not say how many more: %q", orphans[0].Evidence)
+	}
+}
