@@ -21,6 +21,7 @@ type analyzeOptions struct {
 	skip     []string
 	timeline string
 	events   string
+	quiet    bool
 	keys     []string // jetstream keys (crypt.go); never printed
 	limits   bundle.Limits
 }
@@ -45,6 +46,7 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
 	c.Flags().StringVar(&o.timeline, "timeline", "runs", "log events in the timeline: runs (state changes in full, routine repetition as runs) or full (every event)")
 	c.Flags().StringVar(&o.events, "events", "", "also write every log event to this file, one JSON object a line")
+	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress on stderr (drawn only when stderr is a terminal)")
 	c.Flags().StringArrayVar(&o.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
 	addLimitFlags(c, &o.limits)
 	return c
@@ -82,6 +84,10 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stderr, "jsforensics: --events %s: %v\n", o.events, err)
 			}
 		}()
+	}
+	if p := newProgress(stderr, o.quiet); p != nil {
+		opts.Progress = p
+		defer p.close()
 	}
 	rep, err := analysis.Run(path, opts)
 	if err != nil {

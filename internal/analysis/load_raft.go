@@ -30,13 +30,15 @@ func groupKind(name string) string {
 
 // group returns the model's group named name, creating it.
 func (l *loader) group(name string) *Group {
-	for _, g := range l.m.Groups {
-		if g.Name == name {
-			return g
-		}
+	if g := l.findGroup(name); g != nil {
+		return g
 	}
 	g := &Group{Name: name, Kind: groupKind(name)}
 	l.m.Groups = append(l.m.Groups, g)
+	if l.groupIndex == nil {
+		l.groupIndex = map[string]*Group{}
+	}
+	l.groupIndex[name] = g
 	return g
 }
 
@@ -44,16 +46,20 @@ func (l *loader) group(name string) *Group {
 // vote, snapshot, and the WAL, into group views and histories, and replays
 // each server's meta state.
 func (l *loader) raft() {
+	var folders []string
 	for _, st := range l.b.Stores {
-		if st.SysAccount == "" {
-			continue
-		}
-		srv := l.storeServer(st)
-		if srv == nil {
-			continue
-		}
 		for _, g := range st.Groups {
-			l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+			folders = append(folders, path.Join(st.Dir, st.SysAccount, "_js_", g))
+		}
+	}
+	plan, done := l.meter.begin(StageRaft, l.b.FS, folders), 0
+	for _, st := range l.b.Stores {
+		for _, g := range st.Groups {
+			if srv := l.storeServer(st); srv != nil && st.SysAccount != "" {
+				l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+			}
+			plan.done(done)
+			done++
 		}
 	}
 	l.guard("locating meta snapshot damage", func() { l.metaSnapshotDamage(l.metaSnaps) })
@@ -363,14 +369,9 @@ func (l *loader) assignments() {
 	}
 }
 
-func (l *loader) findGroup(name string) *Group {
-	for _, g := range l.m.Groups {
-		if g.Name == name {
-			return g
-		}
-	}
-	return nil
-}
+// findGroup returns the model's group named name, or nil; by index, as it
+// is called for every group folder and every stream assignment.
+func (l *loader) findGroup(name string) *Group { return l.groupIndex[name] }
 
 func sortedCopy(in []string) []string {
 	out := append([]string(nil), in...)

@@ -79,8 +79,10 @@ func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan) {
 // compareReplicas compares every stream held by more than one server, then
 // drops what it read of the copies: the comparison is all the checks need.
 func (l *loader) compareReplicas() {
+	l.meter.stage(StageReplicas, len(l.m.Streams), 0)
 	for _, st := range l.m.Streams {
 		l.compareStream(st)
+		l.meter.add(1, 0)
 		for _, c := range st.Copies {
 			c.Windows, c.Live = nil, nil
 		}

@@ -146,6 +146,15 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 // stores scans every store root: names its server, and recomputes every
 // stream from its blocks.
 func (l *loader) stores() {
+	var folders []string
+	for _, st := range l.b.Stores {
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
+			}
+		}
+	}
+	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -157,6 +166,8 @@ func (l *loader) stores() {
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
 				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname) })
+				plan.done(done)
+				done++
 			}
 		}
 	}
@@ -329,20 +340,19 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 	return true
 }
 
-// streamEntry returns the model's stream account/name, creating it; looked
-// up by key, not by walking m.Streams (a linear walk per stream made 100,000
-// stream folders quadratic).
+// streamEntry returns the model's stream account/name, creating it. The
+// index keeps it O(1) a call: it is called for every copy of thousands of
+// streams.
 func (l *loader) streamEntry(account, name string) *Stream {
-	k := AssetKey{account, name}
-	if s := l.streamIndex[k]; s != nil {
+	if s := l.streamIndex[AssetKey{account, name}]; s != nil {
 		return s
-	}
-	if l.streamIndex == nil {
-		l.streamIndex = map[AssetKey]*Stream{}
 	}
 	s := &Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
-	l.streamIndex[k] = s
+	if l.streamIndex == nil {
+		l.streamIndex = map[AssetKey]*Stream{}
+	}
+	l.streamIndex[AssetKey{account, name}] = s
 	return s
 }
 
