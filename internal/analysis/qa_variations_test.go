@@ -187,35 +187,6 @@ func sameAnalysis(t *testing.T, fixtureName, path string, skipEvents bool) {
 	}
 }
 
-// treeDigest lists every file under path with its size and contents' hash.
-func treeDigest(t *testing.T, path string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "%s %d %x\n", p, len(data), crc(data))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
-func crc(b []byte) uint32 {
-	var h uint32 = 2166136261
-	for _, c := range b {
-		h = (h ^ uint32(c)) * 16777619
-	}
-	return h
-}
-
 var qaFixtures = []string{"v2.10.22-per-server", "v2.15.2-flat", "lifecycle-v2.12.1", "orphan-v2.15.2", "v2.10.22-incident-phantom-peers", "rename-v2.15.2", "scaledown-v2.12.1"}
 
 // anonymousR3 are the fixtures whose stores, under paths naming no server,
