@@ -1,12 +1,10 @@
 package analysis
 
 import (
-	"archive/tar"
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
-	"github.com/klauspost/compress/gzip"
 )
 
 // Damage to the container is not damage to the store: archives of real
@@ -27,53 +24,7 @@ import (
 // packDir packs the files of a committed directory bundle, as Go's zip and
 // tar writers do (zip entries with data descriptors, like most tools).
 func packDir(t testing.TB, dir, kind string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	var zw *zip.Writer
-	var tw *tar.Writer
-	var gw *gzip.Writer
-	if kind == "zip" {
-		zw = zip.NewWriter(&buf)
-	} else {
-		gw = gzip.NewWriter(&buf)
-		tw = tar.NewWriter(gw)
-	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		name := filepath.ToSlash(rel)
-		if zw != nil {
-			w, err := zw.Create(name)
-			if err != nil {
-				return err
-			}
-			_, err = w.Write(data)
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if zw != nil {
-		err = zw.Close()
-	} else if err = tw.Close(); err == nil {
-		err = gw.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return packTree(t, dir, kind == "zip", true, func(rel string) string { return rel })
 }
 
 // zipEnd finds the end of central directory record: its offset, and the

@@ -55,25 +55,22 @@ func readPlacement(t *testing.T, fixtureName string) placement {
 // copyInto copies file or folder src to dst (dst's parents created).
 func copyInto(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, 0o644)
-	})
+	fi, err := os.Stat(src)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.IsDir() {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dst, b)
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyTree(t, src), dst); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -256,7 +253,7 @@ func TestRearrangedLayouts(t *testing.T) {
 
 // packTree writes the files under dir as a tar (gzipped when gz) or a zip,
 // each entry named by name(rel) (slash-separated rel).
-func packTree(t *testing.T, dir string, asZip, gz bool, name func(string) string) []byte {
+func packTree(t testing.TB, dir string, asZip, gz bool, name func(string) string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	var zw *zip.Writer
@@ -310,7 +307,7 @@ func packTree(t *testing.T, dir string, asZip, gz bool, name func(string) string
 	return buf.Bytes()
 }
 
-func writeFile(t *testing.T, path string, b []byte) string {
+func writeFile(t testing.TB, path string, b []byte) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
