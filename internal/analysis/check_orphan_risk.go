@@ -12,6 +12,7 @@ var checkOrphanRisk = Check{
 	Code:        "orphan-risk",
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
+	Settings:    []Setting{maxExamples},
 	Skip: func(p *Pass) string {
 		for _, st := range p.Model.Streams {
 			if len(st.Copies) > 0 {
@@ -26,6 +27,9 @@ var checkOrphanRisk = Check{
 		noMeta := map[string]bool{}
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
+				if c.NoMeta {
+					continue // never loaded, so never deleted (store-corrupt says why)
+				}
 				srv := m.serverOf(c.Server)
 				meta, why, skip := (*MetaState)(nil), "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
 				if srv != nil {
@@ -47,14 +51,19 @@ var checkOrphanRisk = Check{
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
 					srv := m.serverOf(c.Server)
-					if srv == nil || srv.Meta == win.Meta {
+					if c.NoMeta || srv == nil || srv.Meta == win.Meta {
 						continue
 					}
 					out = append(out, orphanFindings(m, srv, win.Meta, st, c, fmt.Sprintf("meta-split: the meta state of %s (higher term) replaces this server's", win.Name))...)
 				}
 			}
 		}
-		return dedupeFindings(out)
+		out = dedupeFindings(out)
+		// Thousands of streams no meta state knows (a store restored
+		// beside a fresh cluster) are one finding per server and cause.
+		return collapse(len(out), func(i int) (string, string) {
+			return out[i].Server + "\x00" + string(out[i].Severity), orphanCause(out[i])
+		}, func(i int) report.Finding { return out[i] }, int(p.Setting(maxExamples.Key)))
 	},
 }
 
@@ -136,4 +145,22 @@ func dedupeFindings(in []report.Finding) []report.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// orphanCause is what orphan-risk findings share when they are one fault
+// repeated: streams or consumers the meta state does not hold, or places
+// elsewhere, judged by the same meta state.
+func orphanCause(f report.Finding) string {
+	what := "streams"
+	if f.Consumer != "" {
+		what = "consumers"
+	}
+	why := "not in its meta state"
+	if strings.Contains(f.Message, "places the stream on other peers") {
+		why = "placed on other peers by its meta state"
+	}
+	if len(f.Evidence) > 0 && strings.HasPrefix(f.Evidence[0], "meta-split") {
+		why += " (" + f.Evidence[0] + ")"
+	}
+	return what + " " + why
 }

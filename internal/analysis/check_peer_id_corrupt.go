@@ -52,7 +52,7 @@ var checkPeerIDCorrupt = Check{
 				continue // peer-unknown's business
 			}
 			f := report.Finding{
-				Group: s.group, Peer: s.peer,
+				Group: s.group, Peer: s.peer, Server: s.server, File: s.file,
 				Message: fmt.Sprintf("raft group %s lists peer %q, which no server can have", s.group, s.peer),
 				Evidence: append([]string{fmt.Sprintf("listed by %s", strings.Join(s.sources, ", "))},
 					peerIDEvidence(s.peer, valid)...),
@@ -62,6 +62,15 @@ var checkPeerIDCorrupt = Check{
 				f.Message = fmt.Sprintf("raft group %s lists peer %q, %d bit(s) away from %s (%s): a corrupted copy of that server's id", s.group, s.peer, bits, near, srv)
 			}
 			f.Remedy = peerRemoveRemedy(m, s.group, []string{s.peer})
+			if s.file != "" {
+				f.Offset = report.Ptr(s.offset)
+			}
+			if onlyVote(s) {
+				// A vote is no membership: the server that kept it votes
+				// again next term; tav.idx damage is a warning (store-corrupt).
+				f.Severity = report.Warning
+				f.Message = strings.Replace(f.Message, "lists peer", "holds a vote (tav.idx) for peer", 1)
+			}
 			out = append(out, f)
 		}
 		return out
@@ -73,4 +82,14 @@ func peerIDEvidence(id string, valid bool) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%q is not 8 characters of 0-9A-Za-z: nats-server never generates such an id", id)}
+}
+
+// onlyVote says whether s was seen in tav.idx votes only.
+func onlyVote(s peerSighting) bool {
+	for _, src := range s.sources {
+		if !strings.HasSuffix(src, " tav.idx vote") {
+			return false
+		}
+	}
+	return true
 }

@@ -14,6 +14,7 @@ var checkStoreCorrupt = Check{
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
 	Skip:        noStores,
+	Settings:    []Setting{maxExamples},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
@@ -37,32 +38,63 @@ var checkStoreCorrupt = Check{
 				Remedy:   storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
 		}
-		for _, c := range m.Corruptions {
-			if c.Kind == natsfmt.CorruptEncrypted {
-				continue
+		var damage []*Corruption
+		for i := range m.Corruptions {
+			if m.Corruptions[i].Kind != natsfmt.CorruptEncrypted {
+				damage = append(damage, &m.Corruptions[i])
 			}
+		}
+		key := func(i int) (string, string) {
+			c := damage[i]
+			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(*c)), corruptionCause(*c)
+		}
+		build := func(i int) report.Finding {
+			c := *damage[i]
 			f := report.Finding{
 				Server: m.Name(c.Server), Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: c.Evidence,
 			}
+			if sev := corruptionSeverity(c); sev != report.Critical {
+				f.Severity = sev // critical is the check's own
+			}
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
 			f.Remedy = storeRemedy(m, c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
-			switch {
-			case c.Kind == natsfmt.CorruptIndex:
-				// index.db is a cache the server rebuilds from the blocks.
-				f.Severity = report.Warning
-			case c.OfDeleted && !c.Rebuilds:
-				// The record of a deleted message: nothing is lost unless
-				// the block is rebuilt, which a current index.db prevents.
-				f.Severity = report.Warning
+			if c.EmptyFolder {
+				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
+				f.Remedy = "nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway; once no server needs it, remove it with the server stopped to silence the warning"
 			}
-			out = append(out, f)
+			return f
 		}
-		return out
+		return append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
 	},
+}
+
+// corruptionSeverity is critical but where the server loses nothing:
+// index.db is a cache it rebuilds from the blocks, an empty folder it skips.
+// The record of a deleted message costs nothing unless the block is
+// rebuilt, which a current index.db prevents.
+//
+// tav.idx and commit.idx are warnings too: a server reading a damaged one
+// starts from no vote, or from its WAL's commit, and its peers correct it.
+func corruptionSeverity(c Corruption) report.Severity {
+	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds ||
+		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
+		return report.Warning
+	}
+	return report.Critical
+}
+
+// corruptionCause is what store-corrupt findings share when they are one
+// fault repeated: the kind of damage to the same structure.
+func corruptionCause(c Corruption) string {
+	s := string(c.Kind) + " " + string(c.Structure)
+	if c.EmptyFolder {
+		s = "empty stream folders"
+	}
+	return s
 }
 
 // storeRemedy says what an operator can do about a damaged file, chosen by

@@ -118,6 +118,9 @@ type peerSighting struct {
 	peer    string
 	servers []string // servers whose view lists it
 	sources []string
+	// file and offset: the first peers.idx or tav.idx that holds it.
+	server, file string
+	offset       int64
 }
 
 // unknownPeers lists, per group, the peer ids that map to no known server.
@@ -126,19 +129,30 @@ func unknownPeers(m *Model) []peerSighting {
 	for _, g := range m.Groups {
 		seen := map[string]*peerSighting{}
 		var order []string
+		sight := func(v View, p, source, file string, off int64) {
+			if _, ok := m.IDs[p]; ok {
+				return
+			}
+			s := seen[p]
+			if s == nil {
+				s = &peerSighting{group: g.Name, peer: p}
+				seen[p] = s
+				order = append(order, p)
+			}
+			if s.file == "" && file != "" {
+				s.server, s.file, s.offset = m.Name(v.Server), file, off
+			}
+			s.servers = appendUnique(s.servers, m.Name(v.Server))
+			s.sources = appendUnique(s.sources, m.Name(v.Server)+" "+source)
+		}
 		for _, v := range g.Views {
 			for _, p := range v.Peers {
-				if _, ok := m.IDs[p]; ok {
-					continue
-				}
-				s := seen[p]
-				if s == nil {
-					s = &peerSighting{group: g.Name, peer: p}
-					seen[p] = s
-					order = append(order, p)
-				}
-				s.servers = appendUnique(s.servers, m.Name(v.Server))
-				s.sources = appendUnique(s.sources, m.Name(v.Server)+" "+v.Source)
+				sight(v, p, v.Source, v.File, v.PeerOffsets[p])
+			}
+			// The vote tav.idx keeps is a peer id too: a flipped or zeroed
+			// one is no more a server's than one in peers.idx.
+			if v.VoteFile != "" && v.VotedFor != "" {
+				sight(v, v.VotedFor, "tav.idx vote", v.VoteFile, 8)
 			}
 		}
 		sort.Strings(order)

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -83,6 +82,7 @@ type walState struct {
 	ops         []*raftlog.Op
 	maxCommit   uint64
 	lastIndex   uint64
+	maxTerm     uint64 // the highest term of the snapshot and entries read
 	// snapCorrupt: the meta snapshot fails its checksum (never applied);
 	// afterSnap counts the WAL's append entries past its index.
 	snapCorrupt bool
@@ -95,8 +95,9 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	view := View{GroupView: GroupView{Server: srv.ID, Source: "peers.idx"}}
 	havePeers := false
 
-	if b, err := readSmall(l.b.FS, path.Join(dir, "peers.idx"), raftlog.MaxPeersIdxSize); err == nil {
-		ps, err := raftlog.DecodePeerState(path.Join(dir, "peers.idx"), b)
+	peersFile := path.Join(dir, "peers.idx")
+	if b, ok := l.raftFile(srv, name, peersFile, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); ok {
+		ps, err := raftlog.DecodePeerState(peersFile, b)
 		if err != nil {
 			l.raftCorrupt(srv, name, err)
 		} else {
@@ -105,22 +106,27 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			view.Quorum = ps.Quorum()
 			view.Peers = append([]string(nil), ps.Peers...)
 			sort.Strings(view.Peers)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		l.raftCorrupt(srv, name, err)
-	}
-	if b, err := readSmall(l.b.FS, path.Join(dir, "tav.idx"), 1<<10); err == nil {
-		tv, err := raftlog.DecodeTermVote(path.Join(dir, "tav.idx"), b)
-		if err != nil {
-			l.raftCorrupt(srv, name, err)
-		} else {
-			view.Term, view.VotedFor = tv.Term, tv.Vote
+			view.File, view.PeerOffsets = peersFile, map[string]int64{}
+			for i, p := range ps.Peers {
+				view.PeerOffsets[p] = ps.PeerOffset(i)
+			}
+			l.peerIssues(srv, name, g.Kind, peersFile, ps)
 		}
 	}
-
 	ws := &walState{}
 	l.snapshot(srv, g, dir, ws)
 	l.wal(srv, g, dir, ws)
+	tavFile := path.Join(dir, "tav.idx")
+	if b, ok := l.raftFile(srv, name, tavFile, 1<<10, natsfmt.StructTermVote); ok {
+		tv, err := raftlog.DecodeTermVote(tavFile, b)
+		if err != nil {
+			l.raftCorrupt(srv, name, err)
+		} else {
+			view.Term, view.VotedFor, view.VoteFile = tv.Term, tv.Vote, tavFile
+			l.termVoteIssues(srv, name, tavFile, b, tv, ws)
+		}
+	}
+	l.commitIndex(srv, name, path.Join(dir, "commit.idx"))
 	view.Applied = ws.metaSnapIdx
 	view.Commit = ws.maxCommit
 	if havePeers || view.Term > 0 {
@@ -169,9 +175,8 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		return
 	}
 	file := path.Join(dir, "snapshots", best)
-	b, err := readSmall(l.b.FS, file, 1<<30)
-	if err != nil {
-		l.raftCorrupt(srv, g.Name, err)
+	b, ok := l.raftFile(srv, g.Name, file, 1<<30, natsfmt.StructSnapshotHeader)
+	if !ok {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, g.Name, b)
@@ -185,6 +190,13 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 			return
 		}
 	}
+	if err == nil && (snap.Term != bt || snap.Index != bi) {
+		// The server picks its snapshot by name; one whose header says
+		// otherwise was renamed or overwritten, and is not what its name
+		// promises (snap.3.13 holding index 12 is not the newest).
+		l.raftDamage(srv, g.Name, file, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", bt, bi, snap.Term, snap.Index)
+	}
+	ws.maxTerm = max(ws.maxTerm, snap.Term)
 	ev := HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
@@ -220,7 +232,12 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				return nil
 			}
 			idx := ae.Index()
+			if idx != r.Seq {
+				// dump wal says so too: the record's sequence is the raft index.
+				l.raftDamage(srv, g.Name, blk.File, r.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", r.Seq, idx)
+			}
 			ws.lastIndex = max(ws.lastIndex, idx)
+			ws.maxTerm = max(ws.maxTerm, ae.Term)
 			ws.maxCommit = max(ws.maxCommit, ae.Commit)
 			t := time.Unix(0, r.TS).UTC()
 			tp := &t
@@ -272,6 +289,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 						l.raftCorrupt(srv, g.Name, err)
 						continue
 					}
+					if !op.Code.IsMeta() {
+						l.raftDamage(srv, g.Name, blk.File, e.DataOffset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
+						continue
+					}
 					ws.ops = append(ws.ops, op)
 					l.metaRemoval(srv, op, idx, blk.File)
 				}
@@ -298,7 +319,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	}
 }
 
-// raftCorrupt records a raft file problem.
+// raftCorrupt records a raft file problem (the file is the one err names).
 func (l *loader) raftCorrupt(srv *Server, group string, err error) {
 	c := corruptionFrom(srv.ID, "", "", "", err)
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
