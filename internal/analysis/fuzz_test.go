@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -190,11 +191,12 @@ func newPristineTree(tb testing.TB, src string) *pristineTree {
 
 // damaged builds in dst the pristine tree with ds applied: undamaged files
 // are hard links (cheap, and a write through one would show in the digest),
-// damaged ones new files. It returns the damaged files.
-func (p *pristineTree) damaged(t *testing.T, dst string, ds []damage) map[string]damageKind {
+// damaged ones new files. It returns the damaged files with the last damage
+// kind of each, and the content each damaged file now has.
+func (p *pristineTree) damaged(t *testing.T, dst string, ds []damage) (hit map[string]damageKind, content map[string][]byte) {
 	t.Helper()
 	states := map[string]*fileState{}
-	hit := map[string]damageKind{}
+	hit = map[string]damageKind{}
 	var copies []string
 	for _, d := range ds {
 		rel := p.files[d.file]
@@ -251,7 +253,11 @@ func (p *pristineTree) damaged(t *testing.T, dst string, ds []damage) map[string
 			t.Fatal(err)
 		}
 	}
-	return hit
+	content = map[string][]byte{}
+	for rel, st := range states {
+		content[rel] = st.data
+	}
+	return hit, content
 }
 
 // bundleDigest hashes every path, type and content under root.
@@ -320,18 +326,28 @@ func mustBeNamed(rel string, kind damageKind) bool {
 	return false
 }
 
-// namesDamage reports whether rep names the damaged file rel. meta.inf and
-// meta.sum are checked as a pair: a changed meta.inf field the blame cannot
-// compare (Created is each server's own, metadata gains server keys) reads
-// as a changed meta.sum, which names the same stream folder.
-func namesDamage(rep *report.Report, rel string) bool {
+// namesDamage reports whether rep names the damaged file rel, whose
+// pristine content was orig and damaged content now. A meta.inf changed only
+// in the fields the blame cannot compare (Created is each server's own,
+// metadata gains server keys) reads as a changed meta.sum, which names the
+// same stream folder; any other change must name meta.inf itself.
+func namesDamage(rep *report.Report, rel string, orig, now []byte) bool {
 	if namesFile(rep, rel) {
 		return true
 	}
-	if dir, ok := strings.CutSuffix(rel, "/meta.inf"); ok {
-		return namesFile(rep, dir+"/meta.sum")
+	dir, ok := strings.CutSuffix(rel, "/meta.inf")
+	if !ok || !namesFile(rep, dir+"/meta.sum") {
+		return false
 	}
-	return false
+	var before, after map[string]json.RawMessage
+	if json.Unmarshal(orig, &before) != nil || json.Unmarshal(now, &after) != nil {
+		return false
+	}
+	for _, k := range []string{"Created", "metadata"} {
+		delete(before, k)
+		delete(after, k)
+	}
+	return maps.EqualFunc(before, after, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 }
 
 // FuzzDamagedBundle damages a whole real bundle: the input chooses which
@@ -369,7 +385,7 @@ func FuzzDamagedBundle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ds := decodeDamages(data, len(p.files))
 		dir := t.TempDir()
-		hit := p.damaged(t, dir, ds)
+		hit, content := p.damaged(t, dir, ds)
 		before := bundleDigest(t, dir)
 
 		type result struct {
@@ -400,7 +416,11 @@ func FuzzDamagedBundle(f *testing.F) {
 			t.Errorf("%s: the bundle changed during analysis", p.describe(ds))
 		}
 		for rel, kind := range hit {
-			if mustBeNamed(rel, kind) && !namesDamage(res.rep, rel) {
+			orig, err := os.ReadFile(filepath.Join(p.root, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mustBeNamed(rel, kind) && !namesDamage(res.rep, rel, orig, content[rel]) {
 				t.Errorf("%s: %s (%s): no finding or note names it", p.describe(ds), rel, kind)
 			}
 		}
