@@ -151,6 +151,8 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("opening encrypted stores", l.keyNotes)
 	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
+	l.guard("reading stream messages in raft WALs", l.walSeqs)
+	l.guard("reading ack logs", l.ackLogs)
 	l.guard("ordering", l.finish)
 	return m
 }

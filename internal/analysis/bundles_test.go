@@ -384,6 +384,8 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		Removals         []struct {
 			Server string `json:"server"`
 		} `json:"removals"`
+		// Acknowledged sequences no server held after the restart.
+		AckedLost []report.Range `json:"acked_lost"`
 		// What each server's /jsz said before two clusters were joined.
 		BeforeJoin map[string]struct {
 			Leader string `json:"jsz_leader"`
@@ -416,6 +418,9 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	}
 	if exp.ReplicasDiverged {
 		out = append(out, expectedFinding{Code: "replica-divergence", Account: exp.Account, Stream: exp.Stream})
+	}
+	if len(exp.AckedLost) > 0 {
+		out = append(out, expectedFinding{Code: "acked-lost", Account: exp.Account, Stream: exp.Stream})
 	}
 	if len(exp.Removals) > 1 {
 		out = append(out, expectedFinding{Code: "unsafe-membership-change"})

@@ -49,7 +49,7 @@ var checkStoreCorrupt = Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			f.Remedy = storeRemedy(c)
+			f.Remedy = storeRemedy(c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
 			switch {
 			case c.Kind == natsfmt.CorruptIndex:
 				// index.db is a cache the server rebuilds from the blocks.

@@ -92,6 +92,7 @@ var Checks = []Check{
 	checkOrphanRisk,
 	checkReplicaGap,
 	checkReplicaDivergence,
+	checkAckedLost,
 	checkUnsafeMembershipChange,
 	checkMetaNoLeader,
 	checkServerRenamed,

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -42,6 +43,8 @@ type Model struct {
 	// Renames are servers seen under an earlier name (a log whose boots
 	// name the server differently), oldest first: one server, two names.
 	Renames []Rename
+	// AckLogs are the publishers' ack logs the bundle holds (acklog).
+	AckLogs []*acklog.Summary
 
 	// KeysGiven: the stores were read with the operator's keys
 	// (Options.Keys); what stayed sealed is then not this key's.
@@ -106,6 +109,9 @@ type Stream struct {
 	Copies        []*StreamCopy
 	Captured      []report.OnDisk // per-server figures from captured /jsz
 	AssignedTo    []string
+	// WALSeqs: per server, the sequences of stream messages its copy of
+	// the stream's raft WAL holds (what an extract finds there).
+	WALSeqs map[string][]report.Range
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison

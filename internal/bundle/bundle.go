@@ -109,6 +109,8 @@ type Bundle struct {
 	// Problems): missing, or only a prefix of them. They are not store
 	// damage. Sorted.
 	Undelivered []string `json:"undelivered,omitempty"`
+	// AckLogs are the publishers' ack logs, found by content (acklog.Sniff); sorted.
+	AckLogs []string `json:"ack_logs,omitempty"`
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
 	root      *os.Root

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/klauspost/compress/gzip"
 )
@@ -108,6 +109,10 @@ func (b *Bundle) sniffFile(p string) {
 	if lg, ok := sniffLog(text, whole); ok {
 		lg.Path, lg.Compressed, lg.Rotated = p, compressed, isRotated(path.Base(p))
 		b.Logs = append(b.Logs, lg)
+		return
+	}
+	if !compressed && acklog.Sniff(head) {
+		b.AckLogs = append(b.AckLogs, p) // walked in order: sorted
 		return
 	}
 	if compressed || !looksJSON(head) {

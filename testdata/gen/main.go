@@ -53,6 +53,7 @@ func allScenarios() []Scenario {
 		lifecycleScenarios,    // scen_lifecycle.go
 		renameScenarios,       // scen_rename.go (issue 12)
 		scaledownScenarios,    // scen_scaledown.go (issue 12)
+		ackLossScenarios,      // scen_ackloss.go (issue 12)
 	} {
 		all = append(all, f()...)
 	}

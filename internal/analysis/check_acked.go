@@ -1,0 +1,256 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// ackLogs reads every ack log the bundle holds (found by content).
+func (l *loader) ackLogs() {
+	for _, p := range l.b.AckLogs {
+		f, err := l.b.FS.Open(p)
+		if err != nil {
+			l.note("ack log %s: %v", p, err)
+			continue
+		}
+		sum, err := acklog.Read(p, f)
+		f.Close()
+		if err != nil {
+			l.note("ack log %s: read up to line %d: %v", p, sum.Lines, err)
+		}
+		l.m.AckLogs = append(l.m.AckLogs, sum)
+	}
+}
+
+var checkAckedLost = Check{
+	Code:        "acked-lost",
+	Severity:    report.Critical,
+	Description: "sequences a publisher's ack log says the server acknowledged are held by no copy of the stream (beyond every copy's last sequence, or in damage on every copy)",
+	Skip: func(p *Pass) string {
+		if len(p.Model.AckLogs) == 0 {
+			return "no ack log in the bundle"
+		}
+		return ""
+	},
+	Run: func(p *Pass) []report.Finding {
+		var out []report.Finding
+		for _, sum := range p.Model.AckLogs {
+			if sum.Bad > 0 {
+				p.Skipf("%s: %d line(s) unreadable, their acks not compared (first: %v)", sum.File, sum.Bad, sum.BadKept[0])
+			}
+			if sum.Format == acklog.FormatEDN {
+				p.Skipf("%s: a Jepsen history of %d acknowledged publish(es) carries published values, not sequences: not usable for sequence comparison", sum.File, sum.EDNPublishes)
+				continue
+			}
+			for _, sa := range sum.Streams {
+				if f, ok := ackedLost(p, sum, sa); ok {
+					out = append(out, f)
+				}
+			}
+		}
+		return out
+	},
+}
+
+// ackedLost compares one stream's acks with every copy of it.
+func ackedLost(p *Pass, sum *acklog.Summary, sa *acklog.StreamAcks) (report.Finding, bool) {
+	m := p.Model
+	// A PubAck names no account: the stream is found by name.
+	var matches []*Stream
+	for _, st := range m.Streams {
+		if st.Name == sa.Stream {
+			matches = append(matches, st)
+		}
+	}
+	switch {
+	case len(matches) == 0:
+		p.Skipf("%s: stream %s (%d acks) is in no store or capture of the bundle", sum.File, sa.Stream, sa.Acks)
+		return report.Finding{}, false
+	case len(matches) > 1:
+		var accs []string
+		for _, st := range matches {
+			accs = append(accs, st.Account)
+		}
+		p.Skipf("%s: stream %s exists in several accounts (%s); a PubAck names none", sum.File, sa.Stream, strings.Join(accs, ", "))
+		return report.Finding{}, false
+	}
+	st := matches[0]
+	if len(st.Copies) == 0 {
+		p.Skipf("%s: no store of the bundle holds a copy of %s > %s", sum.File, st.Account, st.Name)
+		return report.Finding{}, false
+	}
+	top := sa.Acked.Max()
+	// notHeld: the acked sequences no copy holds, narrowed copy by copy.
+	// A copy holds its first..last range except damage; below its first
+	// sequence the messages were removed (limits, purge), which explains them.
+	notHeld := []report.Range{{First: 1, Last: top}}
+	for _, c := range st.Copies {
+		if c.Encrypted {
+			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, c.Server, st.Account, st.Name)
+			return report.Finding{}, false
+		}
+		missing := copyMissing(m, st, c)
+		if c.LastSeq < top {
+			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
+		}
+		notHeld = intersectRanges(notHeld, normRanges(missing))
+	}
+	var lost []report.Range
+	var n uint64
+	for _, r := range notHeld {
+		for _, x := range sa.Acked.Intersect(r.First, r.Last) {
+			lost = append(lost, report.Range{First: x.First, Last: x.Last})
+			n += x.Last - x.First + 1
+		}
+	}
+	if len(lost) == 0 {
+		return report.Finding{}, false
+	}
+	f := report.Finding{Account: st.Account, Stream: st.Name, Seq: lost[0].First, Ranges: lost, Messages: report.Ptr(n),
+		Message: fmt.Sprintf("%d sequence(s) of %s > %s that the server acknowledged (%s, ack log %s) are held by no copy: acknowledged writes lost on every replica",
+			n, st.Account, st.Name, rangesText(lost), sum.File)}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d acknowledgement(s) of %s (%d duplicate), sequences %s, the last at line %d",
+		sum.File, sa.Acks, st.Name, sa.Duplicates, rangesText(toReportRanges(sa.Acked.List())), sa.LastLine))
+	for _, c := range st.Copies {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s's copy (%s) holds %d..%d", c.Server, c.Path, c.FirstSeq, c.LastSeq))
+	}
+	// Who held them last: captures that showed the stream past the lost
+	// sequences, and the servers' own lines about the stream's state.
+	held := map[string]bool{}
+	for _, c := range st.Captured {
+		if c.LastSeq >= lost[0].First {
+			held[c.Server] = true
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s's /jsz in %s showed %d..%d (%d messages): it held them then", c.Server, c.Path, c.FirstSeq, c.LastSeq, c.Messages))
+		}
+	}
+	for _, e := range streamStateEvents(m, st) {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s:%d: %s", e.Server, e.File, e.Line, strings.TrimSpace(e.Text)))
+	}
+	f.Servers = sortedKeys(held)
+	if len(f.Servers) == 0 {
+		for _, c := range st.Copies {
+			f.Servers = append(f.Servers, c.Server)
+		}
+	}
+	f.Remedy = ackedLostRemedy(st, lost)
+	return f, true
+}
+
+// streamStateEvents are the first line of each kind per server in which a
+// server says what it recovered of the stream (rebuilt, restored, stalled).
+func streamStateEvents(m *Model, st *Stream) []report.TimelineEvent {
+	kinds := map[string]bool{"index-rebuilt": true, "restored-stream": true, "stream-apply-error": true}
+	seen := map[string]bool{}
+	var out []report.TimelineEvent
+	for _, e := range m.Timeline {
+		if !kinds[e.Kind] || e.Stream != st.Name || (e.Account != "" && e.Account != st.Account) {
+			continue
+		}
+		if k := e.Server + "|" + e.Kind; !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func ackedLostRemedy(st *Stream, lost []report.Range) string {
+	where := walHolding(st, lost)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Before any step that rebuilds or removes a replica (peer-remove, scaling down, deleting a stream or raft group folder, restoring from a snapshot): it destroys the copies and the raft WAL entries that may be the last trace of these messages, so copy every server's stream folder and raft group folder (%s) out first. ", groupOrUnknown(st))
+	if where != "" {
+		fmt.Fprintf(&b, "The stream group's raft WAL still holds %s of them (%s): `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` writes them (source raft-wal) with every message the blocks hold; republish the missing sequences from it. ", countOf(walCount(st, lost), lost), where, st.Account, st.Name)
+	} else {
+		fmt.Fprintf(&b, "No copy and no raft WAL of the bundle holds them (`jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` writes what remains); republish them from the publishers' own records. ", st.Account, st.Name)
+	}
+	b.WriteString("Then shorten sync_interval (or set sync_always: true) so acknowledged writes reach the disk before a power loss can take them from every replica at once.")
+	return b.String()
+}
+
+// walHolding says which servers' copies of the stream's raft WAL hold any
+// of the lost sequences, "" if none.
+func walHolding(st *Stream, lost []report.Range) string {
+	var parts []string
+	for _, srv := range sortedKeys(st.WALSeqs) {
+		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %s", srv, rangesText(in)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// walCount is how many of the lost sequences some server's WAL holds.
+func walCount(st *Stream, lost []report.Range) uint64 {
+	var all []report.Range
+	for _, rs := range st.WALSeqs {
+		all = append(all, intersectRanges(rs, lost)...)
+	}
+	var n uint64
+	for _, r := range normRanges(all) {
+		n += r.Last - r.First + 1
+	}
+	return n
+}
+
+// countOf says "all 30" or "12".
+func countOf(n uint64, of []report.Range) string {
+	var total uint64
+	for _, r := range of {
+		total += r.Last - r.First + 1
+	}
+	if n == total {
+		return fmt.Sprintf("all %d", n)
+	}
+	return fmt.Sprint(n)
+}
+
+func groupOrUnknown(st *Stream) string {
+	if st.Group == "" {
+		return "its S- folder under _js_"
+	}
+	return st.Group
+}
+
+func toReportRanges(rs []acklog.Run) []report.Range {
+	out := make([]report.Range, len(rs))
+	for i, r := range rs {
+		out[i] = report.Range{First: r.First, Last: r.Last}
+	}
+	return out
+}
+
+// normRanges sorts and merges overlapping or adjacent ranges.
+func normRanges(in []report.Range) []report.Range {
+	rs := append([]report.Range(nil), in...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].First < rs[j].First })
+	var out []report.Range
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.First <= out[n-1].Last+1 {
+			out[n-1].Last = max(out[n-1].Last, r.Last)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// intersectRanges intersects two sorted, disjoint range lists.
+func intersectRanges(a, b []report.Range) []report.Range {
+	var out []report.Range
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i].First, b[j].First), min(a[i].Last, b[j].Last)
+		if lo <= hi {
+			out = append(out, report.Range{First: lo, Last: hi})
+		}
+		if a[i].Last < b[j].Last {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,503 @@
+package analysis
+
+// Salvage: every message of a stream the bundle still holds, for
+// republishing (jsforensics extract), from the stream's blocks on every
+// server (records past a bad one included) and from its raft group's WAL
+// (stream messages replicated but maybe no longer in any block). The same
+// WAL reading gives the acked-lost and store-corrupt remedies the sequences
+// an extract would find there (Stream.WALSeqs).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
+)
+
+// Salvage sources.
+const (
+	FromBlocks  = "blocks"
+	FromRaftWAL = "raft-wal"
+)
+
+// SalvagedMsg is one message read back from the bundle.
+type SalvagedMsg struct {
+	Seq     uint64
+	Subject string
+	Header  []byte // the NATS header block as stored (NATS/1.0 …), nil if none
+	Data    []byte
+	TS      int64 // Unix ns
+	Server  string
+	File    string // relative to the bundle
+	Offset  int64  // of the record in File (blocks: in the decompressed block)
+	From    string // FromBlocks or FromRaftWAL
+	// Term and Index of the raft entry (raft-wal only).
+	Term, Index uint64
+}
+
+// SalvageOptions selects the stream (and optionally one server) to salvage.
+type SalvageOptions struct {
+	Account, Stream string
+	Server          string // "" = every server
+	// Group is the stream's raft group, when neither the stores' meta
+	// state nor the captures name it (its folders were deleted).
+	Group string
+	// MaxBytes bounds the message data held (0: 1 GiB): the messages are
+	// sorted by sequence before they are written, so they are held.
+	MaxBytes int64
+}
+
+// Salvage is what SalvageStream read.
+type Salvage struct {
+	Msgs []SalvagedMsg // by sequence; the same sequence twice only when copies differ
+	// Conflicts counts sequences whose copies hold different content (each
+	// kept).
+	Conflicts int
+	// Unreadable counts records on disk failing their checksum (not kept).
+	Unreadable int
+	// Sealed counts copies encrypted at rest that could not be read (no
+	// key, or not the right one).
+	Sealed int
+	Notes  []string
+}
+
+// SalvageStream opens nothing itself: it reads b, using the model m (Load(b))
+// to know where the stream's copies and raft group are.
+func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, error) {
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 1 << 30
+	}
+	st := m.stream(opts.Account, opts.Stream)
+	group := opts.Group
+	if group == "" && st != nil {
+		group = st.Group
+	}
+	if group == "" {
+		group = m.assignedGroup(opts.Account, opts.Stream)
+	}
+	if st == nil && group == "" {
+		return nil, fmt.Errorf("no stream %s > %s in the bundle (no copy, capture or assignment; name its raft group with --group if only a WAL holds it)", opts.Account, opts.Stream)
+	}
+	out := &Salvage{}
+	seen := map[uint64][]uint64{} // seq -> digests already kept
+	var held int64
+	keep := func(msg SalvagedMsg) error {
+		d := digestMsg(msg.Subject, msg.Header, msg.Data)
+		for _, o := range seen[msg.Seq] {
+			if o == d {
+				return nil
+			}
+		}
+		if len(seen[msg.Seq]) > 0 {
+			out.Conflicts++
+		}
+		seen[msg.Seq] = append(seen[msg.Seq], d)
+		held += int64(len(msg.Data) + len(msg.Header) + len(msg.Subject))
+		if held > maxBytes {
+			return fmt.Errorf("stream %s > %s: more than %d bytes of messages to hold; salvage one server at a time (--server)", opts.Account, opts.Stream, maxBytes)
+		}
+		out.Msgs = append(out.Msgs, msg)
+		return nil
+	}
+	if st != nil {
+		for _, c := range st.Copies {
+			if opts.Server != "" && c.Server != opts.Server {
+				continue
+			}
+			if c.Encrypted {
+				out.Sealed++
+				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted at rest, not read", c.Server, c.Path))
+				continue
+			}
+			n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
+				return keep(SalvagedMsg{Seq: r.Seq, Subject: string(r.Subject), Header: clone(r.Header), Data: clone(r.Data),
+					TS: r.TS, Server: c.Server, File: file, Offset: r.Offset, From: FromBlocks})
+			})
+			out.Unreadable += n
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	// A WAL message serves only where no copy read above covers its
+	// sequence: inside a copy's range the blocks are the truth (a sequence
+	// they lack there was deleted, by a limit, a KV rollup or a request).
+	var covering []*StreamCopy
+	if st != nil {
+		for _, c := range st.Copies {
+			if (opts.Server == "" || c.Server == opts.Server) && !c.Encrypted {
+				covering = append(covering, c)
+			}
+		}
+	}
+	covered := func(seq uint64) bool {
+		for _, c := range covering {
+			if seq <= c.LastSeq && !inReportRanges(seq, copyMissing(m, st, c)) {
+				return true
+			}
+		}
+		return false
+	}
+	if group != "" {
+		for _, srv := range m.Servers {
+			if opts.Server != "" && srv.Name != opts.Server {
+				continue
+			}
+			dir := groupDir(b, srv, group)
+			if dir == "" {
+				continue
+			}
+			err := walMessages(b.FS, dir, group, &out.Notes, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
+				if covered(sm.Seq()) {
+					return nil
+				}
+				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
+					TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	sort.SliceStable(out.Msgs, func(i, j int) bool { return out.Msgs[i].Seq < out.Msgs[j].Seq })
+	return out, nil
+}
+
+// blockMessages calls f with every live message of the stream folder dir
+// (counted in its state: tombstones, index.db deletes and limits applied,
+// records failing their checksum left out but the ones after them read) and
+// returns how many records failed their checksum.
+func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storeparse.Record) error) (int, error) {
+	scan, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true})
+	if err != nil {
+		return 0, err
+	}
+	var live []report.Range
+	for r := range scan.Live().Ranges() {
+		live = append(live, r)
+	}
+	bad := 0
+	_, err = storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true,
+		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
+			switch {
+			case r.Tombstone || r.Erased:
+				return nil
+			case !r.ChecksumOK:
+				bad++
+				return nil
+			case !inReportRanges(r.Seq, live):
+				return nil
+			}
+			return f(blk.File, r)
+		}})
+	return bad, err
+}
+
+// walMessages calls f with every stream message (ops streamMsg and
+// compressedStreamMsg, alone or inside a batch) of the raft WAL in dir, in
+// WAL order, except those a later entry of the same WAL deletes (ops
+// deleteMsg, deleteRange) or purges (purgeStream, with its subject filter and
+// sequence; a purge keeping the last N is not replayed, said in notes). Two
+// passes: the first notes the removals, the second streams the messages, so
+// no message is held. The message's slices are valid only during f.
+func walMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
+	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
+		return nil
+	}
+	type removal struct {
+		at          int // entry number in WAL order
+		first, last uint64
+		filter      string // subject filter of a purge ("" = all)
+	}
+	var removals []removal
+	unapplied := 0
+	walOps(fsys, dir, group, func(at int, _ string, _ int64, _ *raftlog.AppendEntry, op *raftlog.Op) error {
+		switch {
+		case op.Delete != nil:
+			removals = append(removals, removal{at: at, first: op.Delete.Seq, last: op.Delete.Seq})
+		case op.DeleteRange != nil && op.DeleteRange.Num > 0:
+			removals = append(removals, removal{at: at, first: op.DeleteRange.First, last: op.DeleteRange.First + op.DeleteRange.Num - 1})
+		case op.Purge != nil:
+			// JSApiStreamPurgeRequest: seq purges up to but not including
+			// it, filter the subjects; keep (the last N) is not replayed.
+			var req struct {
+				Seq    uint64 `json:"seq"`
+				Filter string `json:"filter"`
+				Keep   uint64 `json:"keep"`
+			}
+			if len(op.Purge.Request) > 0 && json.Unmarshal(op.Purge.Request, &req) != nil || req.Keep > 0 {
+				unapplied++
+				return nil
+			}
+			last := op.Purge.LastSeq
+			if req.Seq > 0 {
+				last = req.Seq - 1
+			}
+			removals = append(removals, removal{at: at, first: 0, last: last, filter: req.Filter})
+		}
+		return nil
+	})
+	if unapplied > 0 && notes != nil {
+		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, unapplied))
+	}
+	return walOps(fsys, dir, group, func(at int, file string, off int64, ae *raftlog.AppendEntry, op *raftlog.Op) error {
+		if op.Msg == nil {
+			return nil
+		}
+		seq := op.Msg.Seq()
+		// removals are in WAL order: only those after this entry apply.
+		for i := sort.Search(len(removals), func(i int) bool { return removals[i].at > at }); i < len(removals); i++ {
+			r := removals[i]
+			if seq >= r.first && seq <= r.last && (r.filter == "" || subjectMatches(r.filter, op.Msg.Subject)) {
+				return nil
+			}
+		}
+		return f(file, off, ae.Term, ae.Index(), op.Msg)
+	})
+}
+
+// subjectMatches says whether subject matches filter, with the NATS
+// wildcards: `*` one token, `>` one or more trailing tokens.
+func subjectMatches(filter, subject string) bool {
+	ft, st := strings.Split(filter, "."), strings.Split(subject, ".")
+	for i, f := range ft {
+		switch {
+		case f == ">":
+			return len(st) > i
+		case i >= len(st):
+			return false
+		case f != "*" && f != st[i]:
+			return false
+		}
+	}
+	return len(ft) == len(st)
+}
+
+// walOps calls f with every decodable stream op of the raft WAL in dir, in
+// WAL order, numbered; entries that do not decode are left to the raft
+// loader, which reports them.
+func walOps(fsys fs.FS, dir, group string, f func(at int, file string, off int64, ae *raftlog.AppendEntry, op *raftlog.Op) error) error {
+	at := 0
+	_, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true,
+		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
+			if r.Tombstone || r.Erased || !r.ChecksumOK {
+				return nil
+			}
+			ae, err := raftlog.DecodeAppendEntry(blk.File, r.Offset, r.Data)
+			if err != nil && ae == nil {
+				return nil
+			}
+			for i := range ae.Entries {
+				e := &ae.Entries[i]
+				if e.Type != raftlog.EntryNormal {
+					continue
+				}
+				op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
+				if err != nil {
+					continue
+				}
+				at++
+				if err := f(at, blk.File, r.Offset, ae, op); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	return err
+}
+
+// groupDir is the folder of raft group g in srv's store, "" if absent.
+func groupDir(b *bundle.Bundle, srv *Server, g string) string {
+	for _, st := range b.Stores {
+		if st.Dir == srv.StoreDir && st.SysAccount != "" {
+			d := path.Join(st.Dir, st.SysAccount, "_js_", g)
+			if _, err := fs.Stat(b.FS, d); err == nil {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// walSeqs records, for every stream with a raft group, the sequences of the
+// stream messages each server's WAL of that group still holds: what an
+// extract finds there when the blocks lost them.
+func (l *loader) walSeqs() {
+	for _, st := range l.m.Streams {
+		if st.Group == "" {
+			continue
+		}
+		for _, srv := range l.m.Servers {
+			dir := groupDir(l.b, srv, st.Group)
+			if dir == "" {
+				continue
+			}
+			var seqs []uint64
+			err := walMessages(l.b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+				seqs = append(seqs, sm.Seq())
+				return nil
+			})
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				continue // the raft loader reports damage
+			}
+			if len(seqs) == 0 {
+				continue
+			}
+			if st.WALSeqs == nil {
+				st.WALSeqs = map[string][]report.Range{}
+			}
+			slices.Sort(seqs)
+			var rs []report.Range
+			for _, s := range seqs {
+				rs = appendRange(rs, report.Range{First: s, Last: s})
+			}
+			st.WALSeqs[srv.Name] = rs
+		}
+	}
+}
+
+func (m *Model) stream(account, name string) *Stream {
+	for _, st := range m.Streams {
+		if st.Account == account && st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// assignedGroup is the raft group any server's meta state assigns the
+// stream, "" if none.
+func (m *Model) assignedGroup(account, name string) string {
+	for _, s := range m.Servers {
+		if s.Meta == nil {
+			continue
+		}
+		if a := s.Meta.Streams[AssetKey{account, name}]; a != nil && a.Group != "" {
+			return a.Group
+		}
+	}
+	return ""
+}
+
+func digestMsg(subject string, header, data []byte) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(subject))
+	h.Write([]byte{0})
+	h.Write(header)
+	h.Write([]byte{0})
+	h.Write(data)
+	return h.Sum64()
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// Extract opens the bundle at path read-only, loads it and salvages one
+// stream (SalvageStream); keys open stores encrypted at rest, as for
+// analyze (Options.Keys).
+func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions) (*Salvage, error) {
+	b, err := bundle.Open(path, lim)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	m := LoadWith(b, Options{Keys: keys})
+	if opts.Server != "" && m.server(opts.Server) == nil {
+		var names []string
+		for _, s := range m.Servers {
+			names = append(names, s.Name)
+		}
+		return nil, fmt.Errorf("no server %q in the bundle (servers: %s)", opts.Server, strings.Join(names, ", "))
+	}
+	if len(keys) > 0 {
+		// The messages are read through the same decrypting view Load used.
+		defer (&loader{b: b, m: &Model{}}).unseal(keys)()
+	}
+	return SalvageStream(b, m, opts)
+}
+
+// copyMissing are the sequences up to its last one that copy c of st lacks
+// through damage: records failing their checksum and what damage to its
+// files cost (Corruption.Lost).
+func copyMissing(m *Model, st *Stream, c *StreamCopy) []report.Range {
+	missing := append([]report.Range(nil), c.Unreadable...)
+	for _, k := range m.Corruptions {
+		if k.Server == c.Server && k.Account == st.Account && k.Stream == st.Name {
+			missing = append(missing, k.Lost...)
+		}
+	}
+	return normRanges(missing)
+}
+
+// inReportRanges says whether seq is in the sorted, disjoint ranges rs.
+func inReportRanges(seq uint64, rs []report.Range) bool {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
+	return i < len(rs) && rs[i].First <= seq
+}
+
+// extractHint tells a remedy what `jsforensics extract` finds of the lost
+// sequences of one copy (server's; "" for none) elsewhere in the bundle:
+// in other copies' blocks and in the stream group's raft WALs. "" when it
+// finds none of them.
+func extractHint(m *Model, server, account, stream string, lost []report.Range) string {
+	st := m.stream(account, stream)
+	if st == nil || len(lost) == 0 {
+		return ""
+	}
+	lost = normRanges(lost)
+	var parts []string
+	for _, c := range st.Copies {
+		if c.Server == server || c.Encrypted {
+			continue
+		}
+		held := intersectRanges(lost, []report.Range{{First: c.FirstSeq, Last: c.LastSeq}})
+		for _, r := range copyMissing(m, st, c) {
+			held = subtractRange(held, r)
+		}
+		if len(held) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s's blocks", rangesText(held), c.Server))
+		}
+	}
+	for _, srv := range sortedKeys(st.WALSeqs) {
+		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", rangesText(in), srv, st.Group))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
+}
+
+// subtractRange removes r from the sorted, disjoint ranges rs.
+func subtractRange(rs []report.Range, r report.Range) []report.Range {
+	var out []report.Range
+	for _, x := range rs {
+		if x.Last < r.First || x.First > r.Last {
+			out = append(out, x)
+			continue
+		}
+		if x.First < r.First {
+			out = append(out, report.Range{First: x.First, Last: r.First - 1})
+		}
+		if x.Last > r.Last {
+			out = append(out, report.Range{First: r.Last + 1, Last: x.Last})
+		}
+	}
+	return out
+}
