@@ -191,13 +191,33 @@ func expectKeys(raw json.RawMessage) map[string]json.RawMessage {
 
 // strict reports whether the server's state should look healthy: bundles
 // whose scenario is not one that damages the raft or meta state on purpose
-// (phantom peers, orphans, renamed servers).
+// (phantom peers, orphans, renamed servers, an orphan cleanup run).
 func (sc *serverCase) strict() bool {
 	m := expectKeys(sc.expect)
 	_, phantom := m["phantom_peers"]
 	_, orphan := m["streams_b"]
 	_, renamed := m["renamed"]
-	return !phantom && !orphan && !renamed
+	// After an orphan cleanup (metasnap-v2.12.1-restarted) the meta state
+	// still assigns a stream no server holds.
+	_, cleaned := m["restarted_from"]
+	return !phantom && !orphan && !renamed && !cleaned
+}
+
+// metaSnapFlip returns the byte and bit the scenario flipped in this
+// server's meta snapshot (expect.flips, testdata/gen metasnap scenarios).
+func (sc *serverCase) metaSnapFlip() (offset int, bit uint, ok bool) {
+	var fs []struct {
+		Server string `json:"server"`
+		Offset int    `json:"offset"`
+		Bit    uint   `json:"bit"`
+	}
+	_ = json.Unmarshal(expectKeys(sc.expect)["flips"], &fs)
+	for _, f := range fs {
+		if f.Server == sc.name {
+			return f.Offset, f.Bit, true
+		}
+	}
+	return 0, 0, false
 }
 
 // removedPeers returns the peer ids the bundle's scenario removed from the

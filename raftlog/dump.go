@@ -1,11 +1,12 @@
 package raftlog
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/jsforensics/jsforensics/internal/jsonl"
 )
 
 // DumpOptions selects the dump output: text lines (default) or one JSON
@@ -16,38 +17,60 @@ type DumpOptions struct {
 
 // The Dump functions print every decoded field of one file, for checking a
 // verdict against the raw records. They work on broken files: a decoding
-// problem is printed as a line ("! …" in text, {"kind":"error"} in JSON)
-// and what could be decoded is still printed. They return only write
-// errors.
+// problem is printed as a line ("! …" in text, {"record":"error"} in JSON
+// lines, the schema shared by every dump: internal/jsonl) and what could be
+// decoded is still printed. They return only write errors.
 
 type dumper struct {
 	w   io.Writer
 	o   DumpOptions
+	jl  *jsonl.Writer // nil for text
 	err error
 }
 
-func (d *dumper) line(kind string, text string, v any) {
-	if d.err != nil {
-		return
+func newDumper(w io.Writer, file string, o DumpOptions) *dumper {
+	d := &dumper{w: w, o: o}
+	if o.JSON {
+		d.jl = jsonl.New(w, file)
 	}
-	if d.o.JSON {
-		b, err := json.Marshal(struct {
-			Kind string `json:"kind"`
-			V    any    `json:"value,omitempty"`
-		}{kind, v})
-		if err != nil {
-			b, _ = json.Marshal(map[string]string{"kind": "error", "error": err.Error()})
+	return d
+}
+
+// line prints one record whose offset is unknown or among its fields.
+func (d *dumper) line(kind string, text string, v any) { d.lineAt(kind, jsonl.NoOffset, text, v) }
+
+// lineAt prints one record found at byte offset off (jsonl.NoOffset if unknown).
+func (d *dumper) lineAt(kind string, off int64, text string, v any) {
+	if d.jl != nil {
+		if kind == "error" {
+			d.jl.ErrorAt(off, fmt.Sprint(v))
+		} else {
+			d.jl.Record(kind, off, v)
 		}
-		_, d.err = fmt.Fprintf(d.w, "%s\n", b)
 		return
 	}
-	_, d.err = fmt.Fprintln(d.w, text)
+	if d.err == nil {
+		_, d.err = fmt.Fprintln(d.w, text)
+	}
 }
 
 func (d *dumper) problem(err error) {
-	if err != nil {
-		d.line("error", "! "+err.Error(), err.Error())
+	if err == nil {
+		return
 	}
+	if d.jl != nil {
+		d.jl.Error(err)
+		return
+	}
+	d.line("error", "! "+err.Error(), err.Error())
+}
+
+// done returns the first write error.
+func (d *dumper) done() error {
+	if d.jl != nil {
+		return d.jl.Err()
+	}
+	return d.err
 }
 
 func (d *dumper) peerState(indent string, ps *PeerState) {
@@ -65,35 +88,35 @@ func (d *dumper) peerState(indent string, ps *PeerState) {
 
 // DumpPeerState prints a peers.idx.
 func DumpPeerState(w io.Writer, file string, b []byte, o DumpOptions) error {
-	d := &dumper{w: w, o: o}
+	d := newDumper(w, file, o)
 	ps, err := DecodePeerState(file, b)
 	if ps != nil {
 		d.peerState("", ps)
 	}
 	d.problem(err)
-	return d.err
+	return d.done()
 }
 
 // DumpTermVote prints a tav.idx.
 func DumpTermVote(w io.Writer, file string, b []byte, o DumpOptions) error {
-	d := &dumper{w: w, o: o}
+	d := newDumper(w, file, o)
 	tv, err := DecodeTermVote(file, b)
 	if tv != nil {
 		d.line("term_vote", fmt.Sprintf("term=%d has_term=%v vote=%q trailing=%d", tv.Term, tv.HasTerm, tv.Vote, tv.Trailing), tv)
 	}
 	d.problem(err)
-	return d.err
+	return d.done()
 }
 
 // DumpCommitIndex prints a commit.idx of group.
 func DumpCommitIndex(w io.Writer, file, group string, b []byte, o DumpOptions) error {
-	d := &dumper{w: w, o: o}
+	d := newDumper(w, file, o)
 	ci, err := DecodeCommitIndex(file, group, b)
 	if ci != nil {
 		d.line("commit", fmt.Sprintf("commit=%d checksum=%x checksum_ok=%v", ci.Commit, ci.Sum, ci.ChecksumOK), ci)
 	}
 	d.problem(err)
-	return d.err
+	return d.done()
 }
 
 // GroupKind classifies a raft group name: "meta", "stream", "consumer" or "".
@@ -113,11 +136,11 @@ func GroupKind(group string) string {
 // data decoded by group kind. name is the file's base name, compared with
 // the header's term and index.
 func DumpSnapshot(w io.Writer, file, name, group string, b []byte, o DumpOptions) error {
-	d := &dumper{w: w, o: o}
+	d := newDumper(w, file, o)
 	s, err := DecodeSnapshot(file, group, b)
 	if s == nil {
 		d.problem(err)
-		return d.err
+		return d.done()
 	}
 	d.line("snapshot", fmt.Sprintf("snapshot term=%d index=%d checksum=%x checksum_ok=%v data_offset=%d data_len=%d",
 		s.Term, s.Index, s.Sum, s.ChecksumOK, s.DataOffset, s.DataLen), s)
@@ -131,7 +154,7 @@ func DumpSnapshot(w io.Writer, file, name, group string, b []byte, o DumpOptions
 	if s.Data != nil {
 		d.snapshotData(file, group, s.DataOffset, s.Data)
 	}
-	return d.err
+	return d.done()
 }
 
 func (d *dumper) snapshotData(file, group string, off int64, data []byte) {
@@ -238,7 +261,7 @@ func (d *dumper) consumerAssignment(indent, what string, ca *ConsumerAssignment)
 // entries and their payloads (decoded by the group's kind). seq is the
 // record's sequence, off the file offset of payload[0].
 func DumpWALRecord(w io.Writer, file, group string, seq uint64, off int64, payload []byte, o DumpOptions) error {
-	d := &dumper{w: w, o: o}
+	d := newDumper(w, file, o)
 	ae, err := DecodeAppendEntry(file, off, payload)
 	if ae != nil {
 		type aeLine struct {
@@ -246,7 +269,7 @@ func DumpWALRecord(w io.Writer, file, group string, seq uint64, off int64, paylo
 			*AppendEntry
 			Index uint64 `json:"index"`
 		}
-		d.line("append_entry", fmt.Sprintf("seq=%d index=%d leader=%q term=%d commit=%d pterm=%d pindex=%d entries=%d lterm=%d has_lterm=%v trailing=%d",
+		d.lineAt("append_entry", off, fmt.Sprintf("seq=%d index=%d leader=%q term=%d commit=%d pterm=%d pindex=%d entries=%d lterm=%d has_lterm=%v trailing=%d",
 			seq, ae.Index(), ae.Leader, ae.Term, ae.Commit, ae.PTerm, ae.PIndex, len(ae.Entries), ae.LTerm, ae.HasLTerm, ae.Trailing),
 			aeLine{seq, ae, ae.Index()})
 		if ae.Index() != seq {
@@ -258,7 +281,7 @@ func DumpWALRecord(w io.Writer, file, group string, seq uint64, off int64, paylo
 		}
 	}
 	d.problem(err)
-	return d.err
+	return d.done()
 }
 
 func (d *dumper) entry(file, group string, e *Entry) {

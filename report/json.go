@@ -44,6 +44,17 @@ func (r *Report) Normalize() {
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
+	for i := range r.Findings {
+		for j := range r.Findings[i].Views {
+			v := &r.Findings[i].Views[j]
+			if v.Servers == nil {
+				v.Servers = []string{}
+			}
+			if v.Peers == nil { // a meta view known only from /jsz lists no peers
+				v.Peers = []string{}
+			}
+		}
+	}
 	for i := range r.Servers {
 		if r.Servers[i].Sources == nil {
 			r.Servers[i].Sources = []string{}

@@ -17,70 +17,69 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 
 	ew.printf("\n## Findings\n\n")
-	if len(r.Findings) == 0 {
+	findings := FindingsTable(r)
+	if len(findings.Rows) == 0 {
 		ew.printf("None.\n")
 	}
-	for _, f := range SortedFindings(r.Findings) {
-		ew.printf("### %s `%s`%s\n\n%s\n\n", strings.ToUpper(string(f.Severity)), f.Code, mdEscape(findingWhere(f)), mdEscape(f.Message))
-		for _, e := range append(append([]string(nil), f.Evidence...), f.Events...) {
-			ew.printf("- %s\n", mdEscape(e))
-		}
-		if len(f.Ranges) > 0 {
-			ew.printf("- sequence ranges: %s\n", formatRanges(f.Ranges))
-		}
-		if len(f.Evidence)+len(f.Events)+len(f.Ranges) > 0 {
+	for _, row := range findings.Rows {
+		ew.printf("### %s `%s`%s\n\n%s\n\n", strings.ToUpper(row[findingSeverity]), row[findingCode], mdEscape(findingWhere(row)), mdEscape(row[findingMessage]))
+		if row[findingEvidence] != "" {
+			for _, e := range strings.Split(row[findingEvidence], "\n") {
+				ew.printf("- %s\n", mdEscape(e))
+			}
 			ew.printf("\n")
 		}
-		if f.Remedy != "" {
-			ew.printf("Remedy:\n\n```\n%s\n```\n\n", f.Remedy)
+		if row[findingRemedy] != "" {
+			ew.printf("Remedy:\n\n```\n%s\n```\n\n", row[findingRemedy])
 		}
 	}
 
-	ew.printf("## Servers\n\n| name | peer id | cluster | version | sources |\n|---|---|---|---|---|\n")
-	for _, s := range r.Servers {
-		ew.printf("| %s | `%s` | %s | %s | %s |\n", mdCell(s.Name), s.PeerID, mdCell(s.Cluster), mdCell(s.Version), strings.Join(s.Sources, ", "))
+	for i, t := range Tables(r) {
+		if i > 0 {
+			ew.printf("\n")
+		}
+		mdTable(ew, t)
 	}
-
-	ew.printf("\n## Streams\n\n| account | stream | server | first | last | messages | bytes | deleted | assigned to |\n|---|---|---|--:|--:|--:|--:|--:|---|\n")
-	for _, st := range r.Streams {
-		for _, d := range st.OnDisk {
-			if d.Source == SourceSealed {
-				ew.printf("| %s | %s | %s | sealed | | | | | %s |\n", mdCell(st.Account), mdCell(st.Name), mdCell(d.Server), mdCell(strings.Join(st.AssignedTo, ", ")))
-				continue
-			}
-			ew.printf("| %s | %s | %s | %d | %d | %d | %d | %d | %s |\n", mdCell(st.Account), mdCell(st.Name), mdCell(d.Server),
-				d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted, mdCell(strings.Join(st.AssignedTo, ", ")))
-		}
-		if len(st.OnDisk) == 0 {
-			ew.printf("| %s | %s | – | | | | | | %s |\n", mdCell(st.Account), mdCell(st.Name), mdCell(strings.Join(st.AssignedTo, ", ")))
-		}
-	}
-
-	ew.printf("\n## Raft groups\n\n| group | asset | server | size | quorum | term | peers | source |\n|---|---|---|--:|--:|--:|---|---|\n")
-	for _, g := range r.Groups {
-		asset := g.Kind
-		if g.Asset != "" {
-			asset = g.Account + " > " + g.Asset
-		}
-		for _, v := range g.Views {
-			ew.printf("| %s | %s | %s | %d | %d | %d | %s | %s |\n", mdCell(g.Name), mdCell(asset), mdCell(v.Server),
-				v.ClusterSize, v.Quorum, v.Term, mdCell(strings.Join(v.Peers, " ")), v.Source)
-		}
-	}
-
 	if len(r.Timeline) > 0 {
-		ew.printf("\n## Timeline\n\n| time | server | kind | text |\n|---|---|---|---|\n")
-		for _, e := range r.Timeline {
-			ew.printf("| %s | %s | %s | %s |\n", e.Time.UTC().Format("2006-01-02T15:04:05.000000Z"), mdCell(e.Server), e.Kind, mdCell(clip(e.Summary(), 160)))
-		}
+		ew.printf("\n")
+		mdTable(ew, TimelineTable(r))
 	}
 	return ew.err
+}
+
+// mdTable lays t out as a GitHub table under a second-level heading.
+func mdTable(ew *errWriter, t *Table) {
+	ew.printf("## %s\n\n", t.Title)
+	if len(t.Rows) == 0 {
+		ew.printf("None.\n")
+		return
+	}
+	ew.printf("|")
+	for _, c := range t.Columns {
+		ew.printf(" %s |", c.Header)
+	}
+	ew.printf("\n|")
+	for _, c := range t.Columns {
+		if c.Numeric {
+			ew.printf("--:|")
+		} else {
+			ew.printf("---|")
+		}
+	}
+	ew.printf("\n")
+	for _, row := range t.Rows {
+		ew.printf("|")
+		for _, v := range row {
+			ew.printf(" %s |", mdCell(v))
+		}
+		ew.printf("\n")
+	}
 }
 
 // mdCell makes s safe inside a table cell.
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+	return mdEscape(strings.ReplaceAll(s, "\n", " "))
 }
 
 func mdEscape(s string) string {

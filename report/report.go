@@ -75,7 +75,7 @@ type Cause struct {
 // CheckOutcome is what one check made of the bundle.
 type CheckOutcome struct {
 	Code     string `json:"code"`
-	Outcome  string `json:"outcome"` // passed, failed, skipped, not-run
+	Outcome  string `json:"outcome" jsonschema:"enum=passed,enum=failed,enum=skipped,enum=not-run"` // passed, failed, skipped, not-run
 	Reason   string `json:"reason,omitempty"`
 	Findings int    `json:"findings,omitempty"`
 	// Skipped lists the parts of the bundle the check could not judge.
@@ -120,7 +120,7 @@ type GroupView struct {
 
 // HistoryEvent is one peer-set or term change, oldest first.
 type HistoryEvent struct {
-	Time   *time.Time `json:"time"`
+	Time   *time.Time `json:"time" jsonschema:"nullable"` // null when no source dates it
 	Term   uint64     `json:"term,omitempty"`
 	Index  uint64     `json:"index,omitempty"`
 	Event  string     `json:"event"` // add-peer, remove-peer, peer-state, leader, term

@@ -25,10 +25,11 @@ func sampleReport() *Report {
 		},
 		Groups: []Group{{Name: "_meta_", Kind: "meta", Views: []GroupView{{Server: "nats-0", ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, VotedFor: "HuYMtjaW", Peers: []string{"S1Nunr6R", `"kCGheKT`}, Source: "peers.idx"}}}},
 		Streams: []Stream{
-			{Account: "$G", Name: "ORDERS", Replicas: 3, Group: "S-R3F-abc", OnDisk: []OnDisk{{Server: "nats-0", FirstSeq: 1, LastSeq: 10, Messages: 8, Bytes: 800, Deleted: 2}}, AssignedTo: []string{"nats-0"}},
+			{Account: "$G", Name: "ORDERS", Replicas: 3, Group: "S-R3F-abc", OnDisk: []OnDisk{{Server: "nats-0", FirstSeq: 1, LastSeq: 10, Messages: 8, Bytes: 800, Deleted: 2}, {Server: "nats-1", Source: SourceSealed}}, AssignedTo: []string{"nats-0"}},
 			{Account: "$G", Name: "EMPTY"},
 		},
-		Timeline: []TimelineEvent{{Time: t0, Server: "nats-0", Source: "log", Kind: "no-meta-leader", Text: "JetStream cluster no metadata leader", File: "nats-0.log", Line: 12}},
+		Timeline: []TimelineEvent{{Time: t0, Server: "nats-0", Source: "log", Kind: "no-meta-leader", Text: "JetStream cluster no metadata leader", File: "nats-0.log", Line: 12},
+			{Time: t0.Add(time.Second), Server: "nats-0", Source: "log", Kind: "catchup-error", Text: "catchup error", File: "nats-0.log", Line: 14, Count: 3, Until: Ptr(t0.Add(time.Minute))}},
 		Findings: []Finding{
 			{Code: "index-mismatch", Severity: Warning, Server: "nats-0", Account: "$G", Stream: "ORDERS", File: "nats-0/msgs/index.db", Message: "index.db says 9 messages, blocks hold 8"},
 			{Code: "peer-id-corrupt", Severity: Critical, Group: "_meta_", Peer: `"kCGheKT`, Message: "a corrupt peer id", Evidence: []string{"peers.idx of nats-0"},
@@ -163,4 +164,114 @@ func TestSortedFindingsSeverityFirst(t *testing.T) {
 	if got[0].Severity != Critical || got[len(got)-1].Severity != Warning {
 		t.Errorf("order: %v", got)
 	}
+}
+
+// TestRenderersShowTheTableColumns: text and Markdown lay out the tables
+// built once (Tables, TimelineTable), each with every column in order, and
+// every cell of every row appears.
+func TestRenderersShowTheTableColumns(t *testing.T) {
+	r := sampleReport()
+	var txt, md bytes.Buffer
+	if err := WriteText(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range Tables(r) {
+		if len(tb.Rows) == 0 {
+			t.Fatalf("%s: sample has no rows", tb.Title)
+		}
+		if want := "│ " + strings.Join(tb.Headers(), " │ "); !containsSpaced(txt.String(), want) {
+			t.Errorf("text lacks the %s header %q", tb.Title, want)
+		}
+		if want := "| " + strings.Join(tb.Headers(), " | ") + " |"; !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks the %s header %q", tb.Title, want)
+		}
+		for _, row := range tb.Rows {
+			if want := "| " + strings.Join(row, " | ") + " |"; !strings.Contains(md.String(), want) {
+				t.Errorf("markdown lacks the %s row %q", tb.Title, want)
+			}
+			for _, cell := range row {
+				if !strings.Contains(txt.String(), cell) {
+					t.Errorf("text lacks the %s cell %q", tb.Title, cell)
+				}
+			}
+		}
+	}
+	if sealed := StreamsTable(r).Rows[1]; sealed[4] != "nats-1" || sealed[5] != "sealed" || sealed[7] != "" {
+		t.Errorf("a sealed copy's row reads %q", sealed)
+	}
+	tl := TimelineTable(r)
+	if want := "| " + strings.Join(tl.Headers(), " | ") + " |"; !strings.Contains(md.String(), want) {
+		t.Errorf("markdown lacks the timeline header %q", want)
+	}
+	for _, row := range tl.Rows {
+		if want := "| " + strings.Join(row, " | ") + " |"; !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks the timeline row %q", want)
+		}
+	}
+	if run := tl.Rows[1][6]; !strings.HasPrefix(run, "(x3 until 2025-01-24T10:19:45.329Z) catchup error") {
+		t.Errorf("a run's row reads %q", run)
+	}
+}
+
+// containsSpaced reports whether s holds want with runs of spaces (the
+// padding of a laid-out table) collapsed to one.
+func containsSpaced(s, want string) bool {
+	collapse := func(x string) string { return strings.Join(strings.Fields(x), " ") }
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(collapse(line), collapse(want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTextOnATerminal: colour and the width limit appear only when asked
+// for (the CLI asks on a terminal); the plain form has no escape code.
+func TestTextOnATerminal(t *testing.T) {
+	var plain, term bytes.Buffer
+	if err := WriteText(&plain, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("plain text holds an ANSI escape")
+	}
+	if err := WriteTextWith(&term, sampleReport(), TextOptions{Color: true, Width: 60}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(term.String(), "\x1b[") {
+		t.Error("terminal text has no colour")
+	}
+	tableLines := 0
+	for _, line := range strings.Split(stripANSI(term.String()), "\n") {
+		if strings.HasPrefix(line, "╭") || strings.HasPrefix(line, "│") || strings.HasPrefix(line, "├") {
+			tableLines++
+			if n := len([]rune(line)); n > 60 {
+				t.Errorf("table line of %d columns on a 60-column terminal: %q", n, line)
+			}
+		}
+	}
+	if tableLines == 0 {
+		t.Error("no table in the terminal text")
+	}
+	first := func(s string) string { return strings.SplitN(s, "\n", 3)[1] }
+	if first(plain.String()) != first(term.String()) {
+		t.Errorf("summary line differs on a terminal: %q", first(term.String()))
+	}
+}
+
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

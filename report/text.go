@@ -5,17 +5,33 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
 )
 
 // maxRelatedEvents bounds the compact timeline printed under a critical
 // finding: the newest events matter most, the JSON keeps them all.
 const maxRelatedEvents = 8
 
-// WriteText writes the report for a person at a terminal: a summary line,
-// findings by severity with their remedy, then servers, streams, raft groups.
-func WriteText(w io.Writer, r *Report) error {
+// TextOptions are what a terminal adds to the text report. The zero value
+// is the plain form written to files and pipes (and the golden files).
+type TextOptions struct {
+	// Color marks severities and table headers with ANSI colours.
+	Color bool
+	// Width, when above zero, is the terminal's width: wide columns wrap and
+	// table rows are cut to it.
+	Width int
+}
+
+// WriteText writes the plain text report (no colour, no width limit).
+func WriteText(w io.Writer, r *Report) error { return WriteTextWith(w, r, TextOptions{}) }
+
+// WriteTextWith writes the report for a person at a terminal: a summary
+// line, findings by severity with their remedy, then the tables (servers,
+// streams, raft groups) in natscli's look.
+func WriteTextWith(w io.Writer, r *Report, o TextOptions) error {
 	ew := &errWriter{w: w}
 	counts := r.CountBySeverity()
 	ew.printf("jsforensics %s: %s\n", r.ToolVersion, r.Bundle)
@@ -26,23 +42,21 @@ func WriteText(w io.Writer, r *Report) error {
 	}
 
 	ew.printf("\nFINDINGS\n")
-	if len(r.Findings) == 0 {
+	findings := SortedFindings(r.Findings)
+	if len(findings) == 0 {
 		ew.printf("  none\n")
 	}
-	for _, f := range SortedFindings(r.Findings) {
-		ew.printf("\n%s %s%s\n", strings.ToUpper(string(f.Severity)), f.Code, findingWhere(f))
-		ew.printf("  %s\n", f.Message)
-		for _, e := range f.Evidence {
-			ew.printf("  - %s\n", e)
+	for i, row := range FindingsTable(r).Rows {
+		f := findings[i]
+		ew.printf("\n%s %s%s\n", o.severity(f.Severity), row[findingCode], findingWhere(row))
+		ew.printf("  %s\n", row[findingMessage])
+		if row[findingEvidence] != "" {
+			for _, e := range strings.Split(row[findingEvidence], "\n") {
+				ew.printf("  - %s\n", e)
+			}
 		}
-		for _, e := range f.Events {
-			ew.printf("  - %s\n", e)
-		}
-		if len(f.Ranges) > 0 {
-			ew.printf("  - sequence ranges: %s\n", formatRanges(f.Ranges))
-		}
-		if f.Remedy != "" {
-			ew.printf("  remedy: %s\n", indentLines(f.Remedy, "    "))
+		if row[findingRemedy] != "" {
+			ew.printf("  remedy: %s\n", indentLines(row[findingRemedy], "    "))
 		}
 		if f.Severity == Critical && len(f.TimelineRefs) > 0 {
 			refs := f.TimelineRefs
@@ -62,66 +76,83 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 	}
 
-	ew.printf("\nSERVERS\n")
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  NAME\tPEER ID\tCLUSTER\tVERSION\tSOURCES\n")
-	for _, s := range r.Servers {
-		name := s.Name
-		if s.NameSource == "unknown" {
-			name += " (name not established)"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", name, dash(s.PeerID), dash(s.Cluster), dash(s.Version), strings.Join(s.Sources, ","))
-	}
-	tw.Flush()
-
-	ew.printf("\nSTREAMS\n")
-	if len(r.Streams) == 0 {
-		ew.printf("  none\n")
-	} else {
-		tw = tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  ACCOUNT\tSTREAM\tR\tSERVER\tFIRST\tLAST\tMESSAGES\tBYTES\tDELETED\tASSIGNED\t\n")
-		for _, st := range r.Streams {
-			assigned := strings.Join(st.AssignedTo, ",")
-			if len(st.OnDisk) == 0 {
-				fmt.Fprintf(tw, "  %s\t%s\t%d\t-\t\t\t\t\t\t%s\t\n", st.Account, st.Name, st.Replicas, dash(assigned))
-			}
-			for i, d := range st.OnDisk {
-				acc, name, rep, asg := st.Account, st.Name, fmt.Sprint(st.Replicas), dash(assigned)
-				if i > 0 {
-					acc, name, rep, asg = "", "", "", ""
-				}
-				if d.Source == SourceSealed {
-					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\tsealed\t\t\t\t\t%s\t\n", acc, name, rep, d.Server, asg)
-					continue
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", acc, name, rep, d.Server, d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted, asg)
-			}
-		}
-		tw.Flush()
-	}
-
-	ew.printf("\nRAFT GROUPS\n")
-	if len(r.Groups) == 0 {
-		ew.printf("  none\n")
-	} else {
-		tw = tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "  GROUP\tASSET\tSERVER\tSIZE\tQUORUM\tTERM\tPEERS\tSOURCE\n")
-		for _, g := range r.Groups {
-			asset := g.Kind
-			if g.Asset != "" {
-				asset = g.Account + " > " + g.Asset
-			}
-			for i, v := range tableViews(g.Views) {
-				name, as := g.Name, asset
-				if i > 0 {
-					name, as = "", ""
-				}
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", name, as, v.Server, v.ClusterSize, v.Quorum, v.Term, strings.Join(v.Peers, " "), v.Source)
-			}
-		}
-		tw.Flush()
+	for _, t := range Tables(r) {
+		ew.printf("\n")
+		o.table(ew, t)
 	}
 	return ew.err
+}
+
+// severity is the upper-case severity, coloured on a terminal.
+func (o TextOptions) severity(s Severity) string {
+	word := strings.ToUpper(string(s))
+	if !o.Color {
+		return word
+	}
+	switch s {
+	case Critical:
+		return text.Colors{text.FgHiRed, text.Bold}.Sprint(word)
+	case Warning:
+		return text.FgYellow.Sprint(word)
+	}
+	return text.FgCyan.Sprint(word)
+}
+
+// table lays t out with go-pretty in natscli's style (rounded box, title
+// above, headers as written); key columns are left blank where they repeat.
+func (o TextOptions) table(w io.Writer, t *Table) {
+	if len(t.Rows) == 0 {
+		fmt.Fprintf(w, "%s: none\n", t.Title)
+		return
+	}
+	tw := table.NewWriter()
+	tw.SetStyle(table.StyleRounded)
+	tw.Style().Title.Align = text.AlignCenter
+	tw.Style().Format.Header = text.FormatDefault
+	tw.SetTitle(t.Title)
+	if o.Color {
+		tw.Style().Color.Header = text.Colors{text.Bold}
+		tw.Style().Color.Border = text.Colors{text.Faint}
+		tw.Style().Color.Separator = text.Colors{text.Faint}
+	}
+	var cfg []table.ColumnConfig
+	header := make(table.Row, len(t.Columns))
+	for i, c := range t.Columns {
+		header[i] = c.Header
+		cc := table.ColumnConfig{Number: i + 1}
+		if c.Numeric {
+			cc.Align, cc.AlignHeader = text.AlignRight, text.AlignRight
+		}
+		if c.Wide && o.Width > 0 {
+			cc.WidthMax = max(16, o.Width/4)
+			cc.WidthMaxEnforcer = text.WrapSoft
+		}
+		cfg = append(cfg, cc)
+	}
+	tw.SetColumnConfigs(cfg)
+	tw.AppendHeader(header)
+	if o.Width > 0 {
+		tw.Style().Size.WidthMax = o.Width
+	}
+	var prev []string
+	for _, row := range t.Rows {
+		cells := make(table.Row, len(row))
+		repeats := prev != nil
+		for i, c := range t.Columns {
+			if repeats && c.Key && row[i] != prev[i] {
+				repeats = false
+			}
+		}
+		for i, v := range row {
+			if repeats && t.Columns[i].Key {
+				v = ""
+			}
+			cells[i] = v
+		}
+		tw.AppendRow(cells)
+		prev = row
+	}
+	fmt.Fprintln(w, tw.Render())
 }
 
 // SortedFindings orders findings by severity, then code, server, file.
@@ -143,50 +174,8 @@ func SortedFindings(in []Finding) []Finding {
 	return out
 }
 
-// findingWhere is the short "where" of a finding for a heading line.
-func findingWhere(f Finding) string {
-	var parts []string
-	if f.Server != "" {
-		parts = append(parts, "server "+f.Server)
-	}
-	if f.Group != "" {
-		parts = append(parts, "group "+f.Group)
-	}
-	if f.Peer != "" {
-		parts = append(parts, "peer "+f.Peer)
-	}
-	if f.Stream != "" {
-		s := "stream " + f.Account + " > " + f.Stream
-		if f.Consumer != "" {
-			s += " > " + f.Consumer
-		}
-		parts = append(parts, s)
-	}
-	if f.File != "" {
-		s := f.File
-		if f.Offset != nil {
-			s += fmt.Sprintf(" @%d", *f.Offset)
-		}
-		if f.Seq != 0 {
-			s += fmt.Sprintf(" seq %d", f.Seq)
-		}
-		parts = append(parts, s)
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "  [" + strings.Join(parts, ", ") + "]"
-}
-
 func indentLines(s, indent string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+indent)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func clip(s string, n int) string {

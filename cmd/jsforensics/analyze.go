@@ -11,7 +11,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
-	"github.com/jsforensics/jsforensics/report/xlsx"
 )
 
 func init() { topCommands = append(topCommands, newAnalyzeCmd) }
@@ -42,7 +41,7 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 			return o.run(args[0], stdout, stderr)
 		},
 	}
-	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json, markdown, xlsx")
+	c.Flags().StringVar(&o.format, "format", "text", "output format: "+formatNames())
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
 	c.Flags().StringToStringVar(&o.set, "set", nil, "override a check's threshold, code.key=value (jsforensics checks lists them)")
 	c.Flags().StringSliceVar(&o.only, "only", nil, "run only these checks (codes, comma-separated)")
@@ -55,18 +54,16 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 }
 
 func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
-	var write func(io.Writer, *report.Report) error
-	switch o.format {
-	case "text":
-		write = report.WriteText
-	case "json":
-		write = report.WriteJSON
-	case "markdown", "md":
-		write = report.WriteMarkdown
-	case "xlsx":
-		write = xlsx.Write
-	default:
-		return fmt.Errorf("unknown --format %q (text, json, markdown, xlsx)", o.format)
+	format, err := lookupFormat(o.format)
+	if err != nil {
+		return err
+	}
+	var tty terminal
+	if o.output == "" {
+		tty = terminalOf(stdout)
+		if tty.is && format.binary {
+			return fmt.Errorf("--format %s is not for a terminal: give -o FILE", format.name)
+		}
 	}
 	settings, err := parseSettings(o.set)
 	if err != nil {
@@ -110,7 +107,7 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 		out = f
 	}
 	bw := bufio.NewWriter(out)
-	err = write(bw, rep)
+	err = format.write(bw, rep, tty)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/jsonl"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/storeparse"
 	"github.com/spf13/cobra"
@@ -125,14 +125,33 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 	if err != nil {
 		return err
 	}
+	var jl *jsonl.Writer
+	if o.JSON {
+		jl = jsonl.New(w, file)
+	}
+	// line prints a record the framing reader (not raftlog) reports.
+	line := func(record string, off int64, text string, fields any) error {
+		if jl != nil {
+			jl.Record(record, off, fields)
+			return jl.Err()
+		}
+		_, err := fmt.Fprintln(w, text)
+		return err
+	}
 	for {
 		rec, err := br.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			if werr := printLine(w, o, "error", "! "+err.Error(), err.Error()); werr != nil {
-				return werr
+			if jl != nil {
+				jl.Error(err)
+				err = jl.Err()
+			} else {
+				_, err = fmt.Fprintln(w, "! "+err.Error())
+			}
+			if err != nil {
+				return err
 			}
 			if rec.Len == 0 { // framing error: the reader stops here
 				return nil
@@ -140,16 +159,16 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 		}
 		switch {
 		case rec.Tombstone:
-			err = printLine(w, o, "tombstone", fmt.Sprintf("seq=%d tombstone (deleted or compacted)", rec.Seq), map[string]any{"seq": rec.Seq, "offset": rec.Offset})
+			err = line("tombstone", rec.Offset, fmt.Sprintf("seq=%d tombstone (deleted or compacted)", rec.Seq), map[string]any{"seq": rec.Seq})
 		case rec.Erased:
-			err = printLine(w, o, "erased", fmt.Sprintf("seq=%d erased", rec.Seq), map[string]any{"seq": rec.Seq, "offset": rec.Offset})
+			err = line("erased", rec.Offset, fmt.Sprintf("seq=%d erased", rec.Seq), map[string]any{"seq": rec.Seq})
 		default:
 			off := rec.Offset + 22 + int64(len(rec.Subject))
 			if rec.HasHeaders {
 				off += 4 + int64(len(rec.Header))
 			}
 			if br.Compressed() {
-				off = -1 // offsets inside a decompressed block do not map to the file
+				off = jsonl.NoOffset // offsets inside a decompressed block do not map to the file
 			}
 			err = raftlog.DumpWALRecord(w, file, group, rec.Seq, off, rec.Data, o)
 		}
@@ -157,21 +176,4 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 			return err
 		}
 	}
-}
-
-func printLine(w io.Writer, o raftlog.DumpOptions, kind, text string, v any) error {
-	if o.JSON {
-		return writeJSONLine(w, map[string]any{"kind": kind, "value": v})
-	}
-	_, err := fmt.Fprintln(w, text)
-	return err
-}
-
-func writeJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
 }

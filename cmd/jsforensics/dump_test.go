@@ -45,12 +45,7 @@ func TestDumpEverySubcommand(t *testing.T) {
 			if code := run([]string{"dump", tc.sub, "--json", tc.file}, &out, &errb); code != exitOK {
 				t.Fatalf("--json exit %d: %s", code, errb.String())
 			}
-			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-			for i, l := range lines {
-				if !json.Valid([]byte(l)) {
-					t.Fatalf("--json line %d is not JSON: %s", i+1, l)
-				}
-			}
+			checkDumpLines(t, tc.file, out.Bytes())
 			after, _ := os.ReadFile(tc.file)
 			if !bytes.Equal(before, after) {
 				t.Fatal("dump changed the file")
@@ -82,6 +77,55 @@ func TestDumpBrokenFile(t *testing.T) {
 	if !strings.Contains(out.String(), "offset") {
 		t.Errorf("no problem with an offset printed:\n%s", out.String())
 	}
+	out.Reset()
+	if code := run([]string{"dump", "blk", "--json", p}, &out, &errb); code != exitOK {
+		t.Fatalf("--json exit %d: %s", code, errb.String())
+	}
+	errorsWithOffset := 0
+	for _, l := range checkDumpLines(t, p, out.Bytes()) {
+		if l["record"] == "error" && l["offset"] != nil {
+			errorsWithOffset++
+		}
+	}
+	if errorsWithOffset == 0 {
+		t.Errorf("no error line with an offset:\n%s", out.String())
+	}
+}
+
+// checkDumpLines holds every --json line to the one schema of all dumps
+// (internal/jsonl): an object with "file" (as given) and "record"; an
+// "offset", when present, a byte offset inside the file; "error" exactly
+// on the lines whose record is "error".
+func checkDumpLines(t *testing.T, file string, out []byte) []map[string]any {
+	t.Helper()
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []map[string]any
+	for i, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("--json line %d is not a JSON object: %s", i+1, l)
+		}
+		if m["file"] != file {
+			t.Errorf("line %d: file %v, want %q", i+1, m["file"], file)
+		}
+		rec, ok := m["record"].(string)
+		if !ok || rec == "" {
+			t.Errorf("line %d: no record kind: %s", i+1, l)
+		}
+		if _, hasErr := m["error"]; hasErr != (rec == "error") {
+			t.Errorf("line %d: record %q with error %v", i+1, rec, m["error"])
+		}
+		if off, ok := m["offset"]; ok {
+			if n, isNum := off.(float64); !isNum || n < 0 || n > float64(fi.Size()) {
+				t.Errorf("line %d: offset %v outside the %d-byte file", i+1, off, fi.Size())
+			}
+		}
+		lines = append(lines, m)
+	}
+	return lines
 }
 
 // TestDumpRelativePath runs dump blk and dump index from inside the

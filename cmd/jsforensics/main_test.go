@@ -157,3 +157,44 @@ func TestAnalyzeXLSX(t *testing.T) {
 		t.Errorf("%d rows in Findings", len(rows))
 	}
 }
+
+// TestFormatsOneList: --format's help names every format of outputFormats,
+// each name and alias is accepted and writes a report, and output to a
+// file or buffer is never treated as a terminal (no colour, no width).
+func TestFormatsOneList(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"analyze", "--help"}, &out, &errb); code != exitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	if !strings.Contains(out.String(), formatNames()) {
+		t.Errorf("help lacks %q:\n%s", formatNames(), out.String())
+	}
+	bundle := filepath.Join(bundles, "incident-000-captures/bundle")
+	for _, f := range outputFormats {
+		for _, name := range append([]string{f.name}, f.aliases...) {
+			p := filepath.Join(t.TempDir(), "report")
+			if code := run([]string{"analyze", bundle, "--format", name, "-o", p}, &out, &errb); code != exitCritical {
+				t.Errorf("--format %s: exit %d: %s", name, code, errb.String())
+				continue
+			}
+			b, err := os.ReadFile(p)
+			if err != nil || len(b) == 0 {
+				t.Errorf("--format %s wrote nothing (%v)", name, err)
+			}
+			if !f.binary && bytes.Contains(b, []byte("\x1b[")) {
+				t.Errorf("--format %s to a file holds ANSI escapes", name)
+			}
+		}
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if tty := terminalOf(f); tty.is || tty.color || tty.width != 0 {
+		t.Errorf("a regular file taken for a terminal: %+v", tty)
+	}
+	if tty := terminalOf(&out); tty.is {
+		t.Errorf("a buffer taken for a terminal: %+v", tty)
+	}
+}

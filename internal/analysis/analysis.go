@@ -154,6 +154,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("reading stream messages in raft WALs", l.walSeqs)
 	l.guard("reading ack logs", l.ackLogs)
 	l.guard("ordering", l.finish)
+	l.guard("measuring the writes exposed by unclean stops", l.durability)
 	return m
 }
 
@@ -182,6 +183,8 @@ type loader struct {
 	nodeNameIndex map[string]string
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
+	// metaSnaps are the meta snapshots read, compared once all are.
+	metaSnaps []metaSnapFile
 	// crypt is the view opening encrypted stores (Options.Keys), nil without keys.
 	crypt *storecrypt.FS
 }

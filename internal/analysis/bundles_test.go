@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -297,13 +298,15 @@ type expectedFinding struct {
 	ClusterSize  int     `json:"cluster_size"`
 	Quorum       int     `json:"quorum"`
 	Reachable    *int    `json:"reachable"`
+	Offset       *int64  `json:"offset"`
 }
 
 func (e expectedFinding) matches(f report.Finding) bool {
 	if e.Code != f.Code || (e.Group != "" && e.Group != f.Group) || (e.Server != "" && e.Server != f.Server) ||
 		(e.Peer != nil && *e.Peer != f.Peer) || (e.Account != "" && e.Account != f.Account) || (e.Stream != "" && e.Stream != f.Stream) || e.Consumer != f.Consumer || (e.Kind != "" && e.Kind != f.Kind) ||
 		(e.ClusterSize != 0 && e.ClusterSize != f.ClusterSize) || (e.Quorum != 0 && e.Quorum != f.Quorum) ||
-		(e.Reachable != nil && (f.Reachable == nil || *e.Reachable != *f.Reachable)) {
+		(e.Reachable != nil && (f.Reachable == nil || *e.Reachable != *f.Reachable)) ||
+		(e.Offset != nil && (f.Offset == nil || *e.Offset != *f.Offset)) {
 		return false
 	}
 	if e.OriginPeer != "" || e.OriginServer != "" {
@@ -390,6 +393,19 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		BeforeJoin map[string]struct {
 			Leader string `json:"jsz_leader"`
 		} `json:"before_join"`
+		// Bits flipped in meta snapshots, and the streams a run of the
+		// real servers lost ("<acc> > <name>").
+		Flips []struct {
+			Server string `json:"server"`
+			Offset int64  `json:"offset"`
+		} `json:"flips"`
+		StreamsLost []string `json:"streams_lost"`
+		// Streams each server's debug log shows it removing, and the
+		// stream folders left afterwards ("<acc>/<name>").
+		RemovedStreams map[string][]string `json:"removed_streams"`
+		FoldersAfter   map[string][]string `json:"folders_after"`
+		// The server SIGKILLed and restarted (an unclean stop).
+		Killed string `json:"killed"`
 	}
 	if err := json.Unmarshal(fx.want.Expect, &exp); err != nil {
 		return nil, err
@@ -436,6 +452,30 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		out = append(out, expectedFinding{Code: "meta-split", Group: "_meta_"})
 	}
 	out = append(out, membershipExpectations(fx)...)
+	for _, fl := range exp.Flips {
+		off := fl.Offset
+		out = append(out, expectedFinding{Code: "store-corrupt", Server: fl.Server, Kind: "checksum", Offset: &off})
+	}
+	left := map[string]bool{}
+	for _, fs := range exp.FoldersAfter {
+		for _, f := range fs {
+			left[strings.Replace(f, "/", " > ", 1)] = true
+		}
+	}
+	for _, srv := range sortedKeys(exp.RemovedStreams) {
+		for _, s := range exp.RemovedStreams[srv] {
+			if !left[s] && !slices.Contains(exp.StreamsLost, s) {
+				exp.StreamsLost = append(exp.StreamsLost, s)
+			}
+		}
+	}
+	for _, s := range exp.StreamsLost {
+		acc, name, _ := strings.Cut(s, " > ")
+		out = append(out, expectedFinding{Code: "asset-lost", Account: acc, Stream: name})
+	}
+	if exp.Killed != "" {
+		out = append(out, expectedFinding{Code: "durability-exposure", Server: exp.Killed})
+	}
 	for _, o := range exp.OrphanConsumersDeleted {
 		out = append(out, expectedFinding{Code: "orphan-risk", Server: o.Server, Account: o.Account, Stream: o.Stream, Consumer: o.Consumer})
 	}

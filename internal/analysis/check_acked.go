@@ -5,26 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// ackLogs reads every ack log the bundle holds (found by content).
-func (l *loader) ackLogs() {
-	for _, p := range l.b.AckLogs {
-		f, err := l.b.FS.Open(p)
-		if err != nil {
-			l.note("ack log %s: %v", p, err)
-			continue
-		}
-		sum, err := acklog.Read(p, f)
-		f.Close()
-		if err != nil {
-			l.note("ack log %s: read up to line %d: %v", p, sum.Lines, err)
-		}
-		l.m.AckLogs = append(l.m.AckLogs, sum)
-	}
-}
 
 var checkAckedLost = Check{
 	Code:        "acked-lost",
@@ -42,7 +24,7 @@ var checkAckedLost = Check{
 			if sum.Bad > 0 {
 				p.Skipf("%s: %d line(s) unreadable, their acks not compared (first: %v)", sum.File, sum.Bad, sum.BadKept[0])
 			}
-			if sum.Format == acklog.FormatEDN {
+			if sum.Format == ackFormatJepsen {
 				p.Skipf("%s: a Jepsen history of %d acknowledged publish(es) carries published values, not sequences: not usable for sequence comparison", sum.File, sum.EDNPublishes)
 				continue
 			}
@@ -57,7 +39,7 @@ var checkAckedLost = Check{
 }
 
 // ackedLost compares one stream's acks with every copy of it.
-func ackedLost(p *Pass, sum *acklog.Summary, sa *acklog.StreamAcks) (report.Finding, bool) {
+func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	m := p.Model
 	// A PubAck names no account: the stream is found by name.
 	var matches []*Stream
@@ -215,7 +197,7 @@ func groupOrUnknown(st *Stream) string {
 	return st.Group
 }
 
-func toReportRanges(rs []acklog.Run) []report.Range {
+func toReportRanges(rs []AckRun) []report.Range {
 	out := make([]report.Range, len(rs))
 	for i, r := range rs {
 		out[i] = report.Range{First: r.First, Last: r.Last}

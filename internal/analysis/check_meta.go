@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -225,7 +226,7 @@ var checkMetaSplit = Check{
 				f.Views = append(f.Views, report.SplitView{Servers: srv, Leader: side[0].Leader, Peers: side[0].Peers, ClusterSize: len(side[0].Peers)})
 			}
 			for _, side := range [][]MetaFounding{a, b} {
-				f.Evidence = append(f.Evidence, vanishedStreams(m, side)...)
+				f.Evidence = append(f.Evidence, vanishedStreams(p.Facts, side)...)
 			}
 			f.Remedy = metaSplitRemedy(m, nil)
 			out = append(out, f)
@@ -381,27 +382,17 @@ func sourcesOf(states []MetaLeaderState) string {
 	return strings.Join(out, ",")
 }
 
-// vanishedStreams lists streams the founders' logs show them holding that no
-// store in the bundle holds any more: what a merge of meta groups dropped.
-func vanishedStreams(m *Model, side []MetaFounding) []string {
-	onDisk := map[AssetKey]bool{}
-	for _, st := range m.Streams {
-		if len(st.Copies) > 0 {
-			onDisk[AssetKey{st.Account, st.Name}] = true
-		}
-	}
-	last := map[AssetKey]report.TimelineEvent{}
-	for _, f := range side {
-		for k, e := range m.LogStreams[f.Server] {
-			if !onDisk[k] && e.Time.After(last[k].Time) {
-				last[k] = e
+// vanishedStreams names the lost assets (asset-lost) that the founders of
+// one side held: what a merge of meta groups dropped.
+func vanishedStreams(f *Facts, side []MetaFounding) []string {
+	var out []string
+	for _, a := range f.LostAssets {
+		for _, x := range side {
+			if slices.Contains(a.Holders, x.Server) {
+				out = append(out, fmt.Sprintf("stream %s > %s, held on this side (%s), is in no store of the bundle now: dropped when the groups met (asset-lost)", a.Account, a.Stream, strings.Join(a.Holders, ",")))
+				break
 			}
 		}
 	}
-	var out []string
-	for k, e := range last {
-		out = append(out, fmt.Sprintf("stream %s > %s, held on this side (%s: %q, %s line %d), is in no store of the bundle now: dropped when the groups met", k.Account, k.Stream, e.Server, e.Text, e.File, e.Line))
-	}
-	sort.Strings(out)
 	return out
 }

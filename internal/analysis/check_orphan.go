@@ -30,14 +30,18 @@ var checkOrphanRisk = Check{
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
 				srv := p.Facts.Server(c.Server)
-				if srv == nil || srv.Meta == nil {
+				meta, why, skip := (*MetaState)(nil), "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
+				if srv != nil {
+					meta, why, skip = recoveredMeta(p, srv)
+				}
+				if meta == nil {
 					if !noMeta[c.Server] {
 						noMeta[c.Server] = true
-						p.Skipf("%s: its store holds no readable meta state, so what its meta recovery keeps cannot be told", c.Server)
+						p.Skipf("%s: %s", c.Server, skip)
 					}
 					continue
 				}
-				out = append(out, orphanFindings(m, srv, srv.Meta, st, c, "")...)
+				out = append(out, orphanFindings(m, srv, meta, st, c, why)...)
 			}
 		}
 		// Where two meta lineages meet, the higher term's state replaces the

@@ -87,6 +87,8 @@ func storeRemedy(c Corruption) string {
 		return fmt.Sprintf("index.db is a cache; nothing needs removing: the server finds it unusable and rebuilds the state from the blocks at start. A rebuild cuts every block at its first bad record: if store-corrupt names a block of this stream, copy the stream folder out first (cp -a %s SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage.", path.Dir(path.Dir(c.File)))
 	case c.Structure == natsfmt.StructConsumerState:
 		return fmt.Sprintf("the consumer's state or config is damaged: copy %s out first, then let the consumer be recreated from its config with a start sequence after its ack floor; the stream's messages are not affected", c.File)
+	case isMetaSnapshot(c.File):
+		return metaSnapshotRemedy(c)
 	case c.Structure != natsfmt.StructBlockRecord:
 		return fmt.Sprintf("copy %s out before the server starts on it again; inspect it with `jsforensics dump`", c.File)
 	}

@@ -97,6 +97,8 @@ var Checks = []Check{
 	checkMetaNoLeader,
 	checkServerRenamed,
 	checkPeerOffline,
+	checkAssetLost,
+	checkDurabilityExposure,
 }
 
 // Outcome results of a check.

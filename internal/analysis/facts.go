@@ -25,6 +25,9 @@ type Facts struct {
 	SplitWinner *Server
 	// KnownIDs are the peer ids of every name known in the bundle, sorted.
 	KnownIDs []string
+	// LostAssets are the streams and consumers that existed and are in no
+	// store now, with no API delete recorded (asset-lost, meta-split).
+	LostAssets []*lostAsset
 	// Former maps renamed servers' old ids to the rename (formerIDs);
 	// Departed holds the ids of servers gone but still peers (departedPeers).
 	Former   map[string]Rename
@@ -64,6 +67,7 @@ func ComputeFacts(m *Model) *Facts {
 	if len(f.MetaSides) > 1 || len(f.FoundingSplits) > 0 {
 		f.SplitWinner = f.highestMetaTerm(m)
 	}
+	f.LostAssets = lostAssets(m, f)
 	return f
 }
 
@@ -91,7 +95,7 @@ func (f *Facts) highestMetaTerm(m *Model) *Server {
 		}
 		for _, v := range g.Views {
 			s := f.byName[v.Server]
-			if s == nil || s.Meta == nil {
+			if s == nil || s.Meta == nil || s.Meta.SnapshotCorrupt {
 				continue
 			}
 			if best == nil || v.Term > bestTerm {

@@ -231,11 +231,13 @@ func (l *loader) capture(c capture.Capture) {
 		if v.JetStream.Meta != nil {
 			l.metaCluster(srv, v.JetStream.Meta, at, "varz", c)
 		}
+		l.syncFrom(srv, v.JetStream.Config, "/varz jetstream config in "+c.File)
 	}
 }
 
 func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 	j := c.Jsz
+	l.syncFrom(srv, &j.Config, "/jsz config in "+c.File)
 	if j.Meta != nil {
 		l.metaCluster(srv, j.Meta, at, "jsz", c)
 	}

@@ -57,6 +57,7 @@ func (l *loader) raft() {
 			l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
 		}
 	}
+	l.guard("locating meta snapshot damage", func() { l.metaSnapshotDamage(l.metaSnaps) })
 	l.assignments()
 }
 
@@ -77,6 +78,10 @@ type walState struct {
 	ops         []*raftlog.Op
 	maxCommit   uint64
 	lastIndex   uint64
+	// snapCorrupt: the meta snapshot fails its checksum (never applied);
+	// afterSnap counts the WAL's append entries past its index.
+	snapCorrupt bool
+	afterSnap   int
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -128,7 +133,11 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			}
 			ms.Streams[AssetKey{a.Account, a.Name}] = as
 		}
-		if ws.metaSnap != nil || len(ws.ops) > 0 || havePeers {
+		if ws.snapCorrupt {
+			ms.Source = "the meta WAL after a corrupt snapshot"
+			ms.SnapshotCorrupt, ms.AfterSnapshot = true, ws.afterSnap
+		}
+		if ws.metaSnap != nil || len(ws.ops) > 0 || havePeers || ws.snapCorrupt {
 			srv.Meta = ms
 		}
 	}
@@ -161,7 +170,11 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, g.Name, b)
-	if err != nil {
+	if g.Kind == "meta" && snap != nil {
+		l.metaSnaps = append(l.metaSnaps, metaSnapFile{srv: srv, file: file, b: b, snap: snap})
+		ws.snapCorrupt = !snap.ChecksumOK
+	}
+	if err != nil && !ws.snapCorrupt {
 		l.raftCorrupt(srv, g.Name, err)
 		if snap == nil {
 			return
@@ -215,6 +228,9 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				lastTerm, lastLeader = ae.Term, ae.Leader
 			}
 			compacted := idx <= ws.metaSnapIdx
+			if !compacted {
+				ws.afterSnap++
+			}
 			for i := range ae.Entries {
 				e := &ae.Entries[i]
 				switch e.Type {
@@ -252,6 +268,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 						continue
 					}
 					ws.ops = append(ws.ops, op)
+					l.metaRemoval(srv, op, idx, blk.File)
 				}
 			}
 			return nil
@@ -294,7 +311,7 @@ func (l *loader) assignments() {
 		}
 		for _, v := range g.Views {
 			s := l.m.server(v.Server)
-			if s != nil && s.Meta != nil && (best == nil || v.Term > bestTerm) {
+			if s != nil && s.Meta != nil && !s.Meta.SnapshotCorrupt && (best == nil || v.Term > bestTerm) {
 				best, bestTerm = s, v.Term
 			}
 		}

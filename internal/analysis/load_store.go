@@ -187,6 +187,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		Replicas: replicas, Encrypted: scan.Encrypted,
 	}
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
+	c.Blocks = blockSpans(scan.Blocks)
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
 		if cs.State != nil {

@@ -36,6 +36,14 @@ type Model struct {
 	// leader with a peer set, from logs or raft state.
 	MetaFoundings []MetaFounding
 
+	// Exposures are the unclean stops and the streams written in the sync
+	// interval before each.
+	Exposures []Exposure
+
+	// MetaRemovals are the stream and consumer deletions the meta WALs
+	// record (API deletes): what removed an asset on purpose.
+	MetaRemovals []MetaRemoval
+
 	// LogStreams are the streams each server's log shows it holding
 	// (restored at boot, leading), with the last such line.
 	LogStreams map[string]map[AssetKey]report.TimelineEvent
@@ -44,7 +52,7 @@ type Model struct {
 	// name the server differently), oldest first: one server, two names.
 	Renames []Rename
 	// AckLogs are the publishers' ack logs the bundle holds (acklog).
-	AckLogs []*acklog.Summary
+	AckLogs []*AckLog
 
 	// KeysGiven: the stores were read with the operator's keys
 	// (Options.Keys); what stayed sealed is then not this key's.
@@ -64,6 +72,19 @@ type Rename struct {
 	Time     time.Time
 }
 
+// AckLog is what one publisher's ack log says the servers acknowledged,
+// stream by stream, as acklog decodes it; the model names the types so that
+// checks read them without importing the parser.
+type (
+	AckLog      = acklog.Summary
+	AckedStream = acklog.StreamAcks
+	AckRun      = acklog.Run
+)
+
+// ackFormatJepsen marks an ack log that is a Jepsen history: published
+// values, no sequences.
+const ackFormatJepsen = acklog.FormatEDN
+
 // Server is one server, by whatever sources it was seen.
 type Server struct {
 	Name       string
@@ -75,6 +96,9 @@ type Server struct {
 	StoreDir   string // jetstream root relative to the bundle, if its store is present
 	// Alive says a log or capture shows the server running (not only named).
 	Alive bool
+	// Sync is how the server flushes its store (captures, config), nil
+	// when the bundle does not say.
+	Sync *SyncSetting
 	// Meta is what this server's own meta state (snapshot then WAL ops)
 	// assigns; nil when the store holds no usable meta state.
 	Meta *MetaState
@@ -84,6 +108,11 @@ type Server struct {
 type MetaState struct {
 	Source  string // e.g. "snapshot+wal"
 	Streams map[AssetKey]*Assignment
+	// SnapshotCorrupt: the meta snapshot fails its checksum, so Streams is
+	// only what the WAL holds after it (the server never applies it);
+	// AfterSnapshot counts those WAL entries.
+	SnapshotCorrupt bool
+	AfterSnapshot   int
 }
 
 // AssetKey names a stream within its account.
@@ -99,6 +128,13 @@ type Assignment struct {
 	// Config is the stream config as the assignment holds it (JSON), to
 	// tell which of meta.inf and meta.sum changed when they disagree.
 	Config json.RawMessage
+}
+
+// MetaRemoval is one removeStream or removeConsumer op of a meta WAL.
+type MetaRemoval struct {
+	Server, Account, Stream, Consumer string
+	Index                             uint64
+	File                              string
 }
 
 // Stream is one stream and every server's copy of it.
@@ -126,6 +162,9 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
+	// Blocks are the message blocks' sequence and time spans, oldest first
+	// (what was written when: durability-exposure).
+	Blocks []BlockSpan
 	// Unreadable: records on disk that fail their checksum, not counted.
 	Unreadable []report.Range
 	// Windows and Live are what the replica comparison reads of this copy

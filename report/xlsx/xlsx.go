@@ -5,7 +5,7 @@ package xlsx
 import (
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 
 	"github.com/xuri/excelize/v2"
 
@@ -21,115 +21,77 @@ const (
 	SheetTimeline = "Timeline"
 )
 
-// Write renders r as an .xlsx workbook to w.
+// Write renders r as an .xlsx workbook to w: the report's tables
+// (report.FindingsTable, Tables, TimelineTable), one sheet each, with the
+// columns every other format shows.
 func Write(w io.Writer, r *report.Report) error {
 	f := excelize.NewFile()
 	defer f.Close()
 
-	sheets := []struct {
-		name   string
-		header []string
-		rows   [][]any
-	}{
-		{SheetFindings, []string{"severity", "code", "server", "group", "peer", "account", "stream", "consumer", "file", "offset", "seq", "message", "evidence", "remedy"}, findingRows(r)},
-		{SheetServers, []string{"name", "peer_id", "cluster", "version", "sources", "name_source"}, serverRows(r)},
-		{SheetStreams, []string{"account", "stream", "replicas", "group", "server", "first_seq", "last_seq", "messages", "bytes", "deleted", "assigned_to"}, streamRows(r)},
-		{SheetGroups, []string{"group", "kind", "account", "asset", "server", "cluster_size", "quorum", "term", "voted_for", "peers", "source"}, groupRows(r)},
-		{SheetTimeline, []string{"time", "server", "source", "kind", "group", "account", "stream", "text", "file", "line"}, timelineRows(r)},
-	}
-	for i, s := range sheets {
+	names := []string{SheetFindings, SheetServers, SheetStreams, SheetGroups, SheetTimeline}
+	for i, t := range sheetTables(r) {
+		name := names[i]
 		if i == 0 {
-			if err := f.SetSheetName("Sheet1", s.name); err != nil {
+			if err := f.SetSheetName("Sheet1", name); err != nil {
 				return err
 			}
-		} else if _, err := f.NewSheet(s.name); err != nil {
+		} else if _, err := f.NewSheet(name); err != nil {
 			return err
 		}
-		sw, err := f.NewStreamWriter(s.name)
+		sw, err := f.NewStreamWriter(name)
 		if err != nil {
 			return err
 		}
-		hdr := make([]any, len(s.header))
-		for j, h := range s.header {
+		hdr := make([]any, len(t.Columns))
+		for j, h := range t.Headers() {
 			hdr[j] = h
 		}
 		if err := sw.SetRow("A1", hdr); err != nil {
 			return err
 		}
-		for j, row := range s.rows {
+		for j, row := range t.Rows {
+			cells := make([]any, len(row))
+			for k, v := range row {
+				cells[k] = cellValue(t.Columns[k], v)
+			}
 			cell, _ := excelize.CoordinatesToCellName(1, j+2)
-			if err := sw.SetRow(cell, row); err != nil {
-				return fmt.Errorf("sheet %s row %d: %w", s.name, j+2, err)
+			if err := sw.SetRow(cell, cells); err != nil {
+				return fmt.Errorf("sheet %s row %d: %w", name, j+2, err)
 			}
 		}
 		if err := sw.Flush(); err != nil {
 			return err
 		}
-		if err := f.AutoFilter(s.name, fmt.Sprintf("A1:%s%d", colName(len(s.header)), len(s.rows)+1), nil); err != nil {
+		if err := f.AutoFilter(name, fmt.Sprintf("A1:%s%d", colName(len(t.Columns)), len(t.Rows)+1), nil); err != nil {
 			return err
 		}
 	}
 	return f.Write(w)
 }
 
+// sheetTables are the report's tables in sheet order.
+func sheetTables(r *report.Report) []*report.Table {
+	tables := append([]*report.Table{report.FindingsTable(r)}, report.Tables(r)...)
+	return append(tables, report.TimelineTable(r))
+}
+
+// maxExact is the largest integer a spreadsheet number (a float64) holds
+// exactly; raft terms can exceed it and stay text.
+const maxExact = 1 << 53
+
+// cellValue is a number for a numeric column when it fits one exactly,
+// else the text.
+func cellValue(c report.Column, v string) any {
+	if !c.Numeric {
+		return v
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n <= maxExact && n >= -maxExact {
+		return n
+	}
+	return v
+}
+
 func colName(n int) string {
 	s, _ := excelize.ColumnNumberToName(n)
 	return s
-}
-
-func findingRows(r *report.Report) [][]any {
-	var rows [][]any
-	for _, f := range report.SortedFindings(r.Findings) {
-		off := ""
-		if f.Offset != nil {
-			off = fmt.Sprint(*f.Offset)
-		}
-		seq := ""
-		if f.Seq != 0 {
-			seq = fmt.Sprint(f.Seq)
-		}
-		rows = append(rows, []any{string(f.Severity), f.Code, f.Server, f.Group, f.Peer, f.Account, f.Stream, f.Consumer, f.File, off, seq, f.Message, strings.Join(f.Evidence, "\n"), f.Remedy})
-	}
-	return rows
-}
-
-func serverRows(r *report.Report) [][]any {
-	var rows [][]any
-	for _, s := range r.Servers {
-		rows = append(rows, []any{s.Name, s.PeerID, s.Cluster, s.Version, strings.Join(s.Sources, ","), s.NameSource})
-	}
-	return rows
-}
-
-func streamRows(r *report.Report) [][]any {
-	var rows [][]any
-	for _, st := range r.Streams {
-		asg := strings.Join(st.AssignedTo, ",")
-		if len(st.OnDisk) == 0 {
-			rows = append(rows, []any{st.Account, st.Name, st.Replicas, st.Group, "", "", "", "", "", "", asg})
-		}
-		for _, d := range st.OnDisk {
-			rows = append(rows, []any{st.Account, st.Name, st.Replicas, st.Group, d.Server, d.FirstSeq, d.LastSeq, d.Messages, d.Bytes, d.Deleted, asg})
-		}
-	}
-	return rows
-}
-
-func groupRows(r *report.Report) [][]any {
-	var rows [][]any
-	for _, g := range r.Groups {
-		for _, v := range g.Views {
-			// Terms can exceed what a spreadsheet number holds exactly; keep them as text.
-			rows = append(rows, []any{g.Name, g.Kind, g.Account, g.Asset, v.Server, v.ClusterSize, v.Quorum, fmt.Sprint(v.Term), v.VotedFor, strings.Join(v.Peers, " "), v.Source})
-		}
-	}
-	return rows
-}
-
-func timelineRows(r *report.Report) [][]any {
-	var rows [][]any
-	for _, e := range r.Timeline {
-		rows = append(rows, []any{e.Time.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), e.Server, e.Source, e.Kind, e.Group, e.Account, e.Stream, e.Summary(), e.File, e.Line})
-	}
-	return rows
 }

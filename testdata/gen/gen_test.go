@@ -314,3 +314,42 @@ func TestLifecycleNatscliFiles(t *testing.T) {
 		}
 	}
 }
+
+// flipMetaSnapshot changes exactly one bit of a copy of a real meta
+// snapshot, inside its payload (not the header, peer state or checksum),
+// and records it; the committed metasnap bundles hold such flips.
+func TestFlipMetaSnapshot(t *testing.T) {
+	src := filepath.Join(bundles, "v2.15.2-flat/bundle/store-n1")
+	orig, err := os.ReadFile(filepath.Join(metaDir(src), "snapshots", "snap.1.11"))
+	if err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	root := t.TempDir()
+	if err := copyTree(metaDir(src), metaDir(root)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := flipMetaSnapshot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.File)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff []int
+	for i := range orig {
+		if orig[i] != got[i] {
+			diff = append(diff, i)
+		}
+	}
+	if len(diff) != 1 || diff[0] != f.Offset || orig[f.Offset]^got[f.Offset] != 1<<f.Bit {
+		t.Fatalf("bytes changed %v, recorded offset %d bit %d", diff, f.Offset, f.Bit)
+	}
+	lps := int(binary.LittleEndian.Uint32(orig[16:]))
+	if f.DataOffset != 20+lps || f.Offset < f.DataOffset || f.Offset >= len(orig)-8 {
+		t.Errorf("flip at %d, payload is %d..%d", f.Offset, 20+lps, len(orig)-8)
+	}
+	if after, _ := os.ReadFile(filepath.Join(metaDir(src), "snapshots", "snap.1.11")); !bytes.Equal(after, orig) {
+		t.Error("the committed bundle was changed")
+	}
+}

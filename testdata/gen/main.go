@@ -54,6 +54,7 @@ func allScenarios() []Scenario {
 		renameScenarios,       // scen_rename.go (issue 12)
 		scaledownScenarios,    // scen_scaledown.go (issue 12)
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
+		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 	} {
 		all = append(all, f()...)
 	}

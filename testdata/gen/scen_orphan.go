@@ -6,10 +6,7 @@ package main
 // deletes when started on a copy of it.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,21 +85,7 @@ func orphan(ctx context.Context, env *Env, version string) error {
 	}
 	x := OrphanExpect{StreamsA: map[string]int{}, StreamsB: map[string]int{}, ConsumersB: []string{}}
 	mk := func(js jetstream.JetStream, sname string, replicas, msgs int) (jetstream.Stream, error) {
-		var st jetstream.Stream
-		err := retry(ctx, "create "+sname, func(ctx context.Context) error {
-			var err error
-			st, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: sname, Subjects: []string{sname + ".>"}, Replicas: replicas})
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; i < msgs; i++ {
-			if _, err := publish(ctx, js, fmt.Sprintf("%s.m.%d", sname, i%4), payload(sname, i, 80), nil); err != nil {
-				return nil, err
-			}
-		}
-		return st, nil
+		return createFilled(ctx, js, jetstream.StreamConfig{Name: sname, Subjects: []string{sname + ".>"}, Replicas: replicas}, msgs, 80)
 	}
 	nc, js, err := connect(c.Servers...)
 	if err != nil {
@@ -214,12 +197,8 @@ func orphan(ctx context.Context, env *Env, version string) error {
 	}
 	leaderAt := time.Now()
 	// checkForOrphans is armed 30 s after meta recovery completes; wait 45 s.
-	for time.Since(leaderAt) < 45*time.Second {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+	if err := pause(ctx, 45*time.Second); err != nil {
+		return err
 	}
 	x.WaitedAfterLeaderSecond = int(time.Since(leaderAt).Seconds())
 	x.StreamsAfter = map[string][]string{}
@@ -247,55 +226,62 @@ func orphan(ctx context.Context, env *Env, version string) error {
 		if x.FoldersAfter[s.Name], err = streamFolders(s.JSRoot()); err != nil {
 			return err
 		}
-		logb, err := os.ReadFile(s.LogFile)
+		lines, err := logLinesSince(s.LogFile, 0, replayInterestRE)
 		if err != nil {
 			return err
 		}
-		deleted := map[[2]string]*OrphanDeleted{}
-		get := func(acc, st string) *OrphanDeleted {
-			k := [2]string{acc, st}
-			if deleted[k] == nil {
-				deleted[k] = &OrphanDeleted{Server: s.Name, Account: acc, Stream: st}
-			}
-			return deleted[k]
-		}
-		sc := bufio.NewScanner(bytes.NewReader(logb))
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if replayInterestRE.MatchString(line) {
-				x.ReplayLog[s.Name] = append(x.ReplayLog[s.Name], line)
-			}
-			if m := orphanStreamRE.FindStringSubmatch(line); m != nil {
-				get(m[1], m[2]).Logged = true
-			}
-			if m := orphanConsumerRE.FindStringSubmatch(line); m != nil {
-				x.OrphanConsumersDeleted = append(x.OrphanConsumersDeleted, OrphanConsumer{Server: s.Name,
-					Account: m[2], Stream: m[3], Consumer: m[4], Durable: m[1] != ""})
-			}
-		}
-		after := map[string]bool{}
-		for _, f := range x.FoldersAfter[s.Name] {
-			after[f] = true
-		}
-		for _, f := range x.FoldersBefore[s.Name] {
-			if !after[f] {
-				acc, st := filepath.Split(f)
-				get(filepath.Clean(acc), st).FolderRemoved = true
-			}
-		}
-		var ds []OrphanDeleted
-		for _, d := range deleted {
-			ds = append(ds, *d)
-		}
-		sort.Slice(ds, func(i, k int) bool { return ds[i].Stream < ds[k].Stream })
+		x.ReplayLog[s.Name] = append(x.ReplayLog[s.Name], lines...)
+		ds, cs, _ := orphanCleanup(s.Name, lines, x.FoldersBefore[s.Name], x.FoldersAfter[s.Name])
 		x.OrphansDeleted = append(x.OrphansDeleted, ds...)
+		x.OrphanConsumersDeleted = append(x.OrphanConsumersDeleted, cs...)
 	}
 	for _, d := range x.OrphansDeleted {
 		logf("%s: deleted %s > %s (logged %v, folder removed %v)", d.Server, d.Account, d.Stream, d.Logged, d.FolderRemoved)
 	}
 	b := &Bundle{Name: name, Version: version[1:], Layout: LayoutPerServer(), Servers: c.Servers, Captures: caps, Expect: x}
 	return b.Write(env.Scratch, env.Out)
+}
+
+// orphanCleanup reads what one server deleted in a run from its log lines
+// and its stream folders before and after: the streams it logged as
+// orphans or whose folder went, the consumers it logged, and those lines.
+func orphanCleanup(server string, lines, before, after []string) ([]OrphanDeleted, []OrphanConsumer, []string) {
+	deleted := map[[2]string]*OrphanDeleted{}
+	get := func(acc, st string) *OrphanDeleted {
+		k := [2]string{acc, st}
+		if deleted[k] == nil {
+			deleted[k] = &OrphanDeleted{Server: server, Account: acc, Stream: st}
+		}
+		return deleted[k]
+	}
+	var consumers []OrphanConsumer
+	var matched []string
+	for _, line := range lines {
+		if m := orphanStreamRE.FindStringSubmatch(line); m != nil {
+			get(m[1], m[2]).Logged = true
+			matched = append(matched, line)
+		}
+		if m := orphanConsumerRE.FindStringSubmatch(line); m != nil {
+			consumers = append(consumers, OrphanConsumer{Server: server, Account: m[2], Stream: m[3], Consumer: m[4], Durable: m[1] != ""})
+			matched = append(matched, line)
+		}
+	}
+	kept := map[string]bool{}
+	for _, f := range after {
+		kept[f] = true
+	}
+	for _, f := range before {
+		if !kept[f] {
+			acc, st := filepath.Split(f)
+			get(filepath.Clean(acc), st).FolderRemoved = true
+		}
+	}
+	var ds []OrphanDeleted
+	for _, d := range deleted {
+		ds = append(ds, *d)
+	}
+	sort.Slice(ds, func(i, k int) bool { return ds[i].Stream < ds[k].Stream })
+	return ds, consumers, matched
 }
 
 func metaDir(jsRoot string) string { return filepath.Join(jsRoot, "$SYS", "_js_", "_meta_") }

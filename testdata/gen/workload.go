@@ -271,3 +271,32 @@ func consume(ctx context.Context, st jetstream.Stream, cfg jetstream.ConsumerCon
 	}
 	return nil
 }
+
+// createFilled creates (or updates) a stream and publishes msgs messages of
+// size bytes to it, on four subjects <name>.m.0..3.
+func createFilled(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig, msgs, size int) (jetstream.Stream, error) {
+	var st jetstream.Stream
+	if err := retry(ctx, "create "+cfg.Name, func(ctx context.Context) error {
+		var err error
+		st, err = js.CreateOrUpdateStream(ctx, cfg)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for i := 0; i < msgs; i++ {
+		if _, err := publish(ctx, js, fmt.Sprintf("%s.m.%d", cfg.Name, i%4), payload(cfg.Name, i, size), nil); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
+
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/xlsx"
+)
+
+// outputFormat is one way to write a report. outputFormats is the one
+// list the CLI knows: --format's help and validation read it (and so will
+// `render`).
+type outputFormat struct {
+	name    string
+	aliases []string
+	// binary formats are refused on a terminal: give -o.
+	binary bool
+	write  func(w io.Writer, r *report.Report, tty terminal) error
+}
+
+var outputFormats = []outputFormat{
+	{name: "text", write: func(w io.Writer, r *report.Report, tty terminal) error {
+		return report.WriteTextWith(w, r, report.TextOptions{Color: tty.color, Width: tty.width})
+	}},
+	{name: "json", write: func(w io.Writer, r *report.Report, _ terminal) error { return report.WriteJSON(w, r) }},
+	{name: "markdown", aliases: []string{"md"}, write: func(w io.Writer, r *report.Report, _ terminal) error { return report.WriteMarkdown(w, r) }},
+	{name: "xlsx", binary: true, write: func(w io.Writer, r *report.Report, _ terminal) error { return xlsx.Write(w, r) }},
+}
+
+// formatNames lists the format names for help and error messages.
+func formatNames() string {
+	names := make([]string, len(outputFormats))
+	for i, f := range outputFormats {
+		names[i] = f.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// lookupFormat finds a format by name or alias.
+func lookupFormat(name string) (outputFormat, error) {
+	for _, f := range outputFormats {
+		if f.name == name {
+			return f, nil
+		}
+		for _, a := range f.aliases {
+			if a == name {
+				return f, nil
+			}
+		}
+	}
+	return outputFormat{}, fmt.Errorf("unknown --format %q (%s)", name, formatNames())
+}
+
+// terminal is what the output is, when it is a terminal: colour and width
+// are used only there, so files, pipes and tests get the plain form.
+type terminal struct {
+	is    bool
+	color bool
+	width int
+}
+
+// terminalOf inspects w; anything but a terminal *os.File is plain.
+// NO_COLOR (no-color.org) keeps the width but drops colour.
+func terminalOf(w io.Writer) terminal {
+	f, ok := w.(*os.File)
+	if !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return terminal{}
+	}
+	t := terminal{is: true, color: os.Getenv("NO_COLOR") == ""}
+	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+		t.width = w
+	}
+	return t
+}

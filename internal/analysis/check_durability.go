@@ -1,0 +1,190 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// defaultSyncInterval is nats-server's default filestore sync interval
+// (filestore.go defaultSyncInterval, every version checked: 2 minutes):
+// writes acknowledged in the last interval before a power loss may be gone.
+const defaultSyncInterval = 2 * time.Minute
+
+// SyncSetting is how a server flushes its store to disk, and where that was read.
+type SyncSetting struct {
+	Interval time.Duration
+	Always   bool
+	Source   string
+}
+
+// Exposure is one unclean stop of a server and the streams written in the
+// sync interval before it.
+type Exposure struct {
+	Server   string
+	Stop     time.Time
+	Timeline int // index of the unclean-stop event
+	Sync     SyncSetting
+	Streams  []ExposedStream
+}
+
+// ExposedStream is a stream copy whose blocks hold messages timestamped in
+// the window (counted by block: a block that spans the window's start
+// counts whole).
+type ExposedStream struct {
+	Account, Stream   string
+	Path              string
+	Replicas          int
+	Messages          uint64
+	FirstSeq, LastSeq uint64
+}
+
+var checkDurabilityExposure = Check{
+	Code:        "durability-exposure",
+	Severity:    report.Warning,
+	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",
+	Skip: func(p *Pass) string {
+		for _, e := range p.Model.Timeline {
+			if e.Source == "log" {
+				return ""
+			}
+		}
+		return "no server log in the bundle: an unclean stop cannot be seen"
+	},
+	Run: func(p *Pass) []report.Finding {
+		var out []report.Finding
+		covered := map[AssetKey]bool{}
+		for _, e := range p.Model.Exposures {
+			if e.Sync.Always || len(e.Streams) == 0 {
+				continue
+			}
+			f := report.Finding{Server: e.Server, Since: report.Ptr(e.Stop.Add(-e.Sync.Interval)), TimelineRefs: []int{e.Timeline}}
+			var names []string
+			for _, s := range e.Streams {
+				names = append(names, fmt.Sprintf("%s > %s (%d messages, seq %d..%d, R%d)", s.Account, s.Stream, s.Messages, s.FirstSeq, s.LastSeq, max(s.Replicas, 1)))
+			}
+			f.Message = fmt.Sprintf("%s stopped uncleanly after %s with sync_interval %s (%s): writes acknowledged from %s on may not have reached its disk; streams whose blocks hold messages written in that window: %s",
+				e.Server, e.Stop.UTC().Format(time.RFC3339), e.Sync.Interval, e.Sync.Source, e.Stop.Add(-e.Sync.Interval).UTC().Format(time.RFC3339), strings.Join(names, "; "))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
+			for _, s := range e.Streams {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: the blocks holding messages timestamped in the window hold seq %d..%d (%d messages)", s.Path, s.FirstSeq, s.LastSeq, s.Messages))
+				if line := sameTailLost(p.Model, s); line != "" {
+					f.Evidence = append(f.Evidence, line)
+				}
+			}
+			f.Remedy = "Nothing here needs removing; do not rebuild or peer-remove a replica to \"repair\" it, which deletes the copy that may hold the most. First save every replica's stream folder (cp -a). Compare the replicas (replica-gap) and the publishers' acknowledgements with what the stores hold; an R1 stream or a tail lost on every replica can only be republished from its source. " +
+				"To narrow the window: a shorter sync_interval in the jetstream block, or sync_interval: always (every write fsynced, slower), and servers of one stream in different failure domains."
+			out = append(out, f)
+			for _, s := range e.Streams {
+				covered[AssetKey{s.Account, s.Stream}] = true
+			}
+		}
+		// A tail lost on every replica without an unclean stop in the logs
+		// (the logs may not reach the power loss): said on its own.
+		for _, st := range p.Model.Streams {
+			if covered[AssetKey{st.Account, st.Name}] {
+				continue
+			}
+			if line := sameTailLost(p.Model, ExposedStream{Account: st.Account, Stream: st.Name}); line != "" {
+				out = append(out, report.Finding{Account: st.Account, Stream: st.Name, Message: line,
+					Evidence: []string{"no unclean stop of these servers is in the logs of the bundle; the sync interval bounds what an unflushed power loss costs: " + syncSummary(p.Model)},
+					Remedy:   "Nothing here needs removing; do not rebuild or peer-remove a replica, which deletes what it holds. First save every replica's stream folder and the stream's raft group folder (cp -a): its WAL may still hold the lost tail, which `jsforensics extract` writes out for republishing. Compare with the publishers' acknowledgements (acked-lost)."})
+			}
+		}
+		return out
+	},
+}
+
+// syncSummary lists the servers' sync settings as the bundle gives them.
+func syncSummary(m *Model) string {
+	var parts []string
+	for _, s := range m.Servers {
+		switch {
+		case s.Sync == nil:
+			parts = append(parts, s.Name+": not in the bundle (default 2m0s)")
+		case s.Sync.Always:
+			parts = append(parts, s.Name+": sync_always")
+		default:
+			parts = append(parts, fmt.Sprintf("%s: %s (%s)", s.Name, s.Sync.Interval, s.Sync.Source))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sameTailLost says, for a replicated stream, when every stored replica
+// ends at the same sequence while a capture saw more: every replica lost
+// the same tail, as a coordinated power loss inside the sync interval does
+// (nats-server#7564).
+func sameTailLost(m *Model, es ExposedStream) string {
+	for _, st := range m.Streams {
+		if st.Account != es.Account || st.Name != es.Stream || len(st.Copies) < 2 {
+			continue
+		}
+		last := st.Copies[0].LastSeq
+		for _, c := range st.Copies {
+			// An encrypted copy read without its key holds nothing known.
+			if c.LastSeq != last || c.Encrypted {
+				return ""
+			}
+		}
+		var seen uint64
+		from := ""
+		for _, c := range st.Captured {
+			if c.LastSeq > seen {
+				seen, from = c.LastSeq, c.Server
+			}
+		}
+		if seen > last {
+			return fmt.Sprintf("every replica of %s > %s ends at seq %d while %s's captured /jsz saw seq %d: every replica lost the same tail (%d..%d); this is what a coordinated power loss inside the sync interval looks like (nats-server#7564), and no server logs that acknowledged writes are gone", es.Account, es.Stream, last, from, seen, last+1, seen)
+		}
+	}
+	return ""
+}
+
+// exposures lists, for every unclean stop on the timeline, the stream
+// copies of that server whose blocks hold messages timestamped in the sync
+// interval before it.
+func exposures(m *Model) []Exposure {
+	var out []Exposure
+	for i, e := range m.Timeline {
+		if e.Kind != string(natsfmt.EventUncleanStop) {
+			continue
+		}
+		srv := m.server(e.Server)
+		if srv == nil {
+			continue
+		}
+		x := Exposure{Server: srv.Name, Stop: e.Time, Timeline: i, Sync: SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
+		if srv.Sync != nil {
+			x.Sync = *srv.Sync
+		}
+		from := e.Time.Add(-x.Sync.Interval).UnixNano()
+		to := e.Time.UnixNano()
+		for _, st := range m.Streams {
+			for _, c := range st.Copies {
+				if c.Server != srv.Name || x.Sync.Always {
+					continue
+				}
+				es := ExposedStream{Account: st.Account, Stream: st.Name, Path: c.Path, Replicas: max(st.Replicas, c.Replicas)}
+				for _, b := range c.Blocks {
+					if b.Msgs == 0 || b.LastTS < from || b.FirstTS > to {
+						continue
+					}
+					if es.Messages == 0 {
+						es.FirstSeq = b.FirstSeq
+					}
+					es.Messages += b.Msgs
+					es.LastSeq = max(es.LastSeq, b.LastSeq)
+				}
+				if es.Messages > 0 {
+					x.Streams = append(x.Streams, es)
+				}
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// storeModel is one server with a store, and the damage given.
+func storeModel(cs []Corruption, ms []IndexMismatch) *Model {
+	return &Model{IDs: map[string]string{}, Servers: []*Server{{Name: "n1", StoreDir: "s1"}, {Name: "n2", StoreDir: "s2"}},
+		Corruptions: cs, IndexMismatches: ms}
+}
+
+// TestStoreCorruptOnModel: one finding per damage, its severity by what the
+// damage costs, one finding per encrypted server however many files; a
+// missing finding and an extra one both fail.
+func TestStoreCorruptOnModel(t *testing.T) {
+	blk := "s1/$G/streams/S/msgs/1.blk"
+	cs := []Corruption{
+		{Server: "n1", Account: "$G", Stream: "S", File: blk, Offset: 58, HasOffset: true, Seq: 2, Kind: natsfmt.CorruptChecksum,
+			Structure: natsfmt.StructBlockRecord, Replicas: 3, Lost: []report.Range{{First: 2, Last: 2}}, IndexDB: "s1/$G/streams/S/msgs/index.db"},
+		{Server: "n1", Account: "$G", Stream: "S", File: blk, Offset: 400, HasOffset: true, Seq: 9, Kind: natsfmt.CorruptChecksum,
+			Structure: natsfmt.StructBlockRecord, Replicas: 3, OfDeleted: true},
+		{Server: "n1", Account: "$G", Stream: "S", File: "s1/$G/streams/S/msgs/index.db", Kind: natsfmt.CorruptIndex, Structure: natsfmt.StructIndexDB},
+		{Server: "n2", File: "s2/a.blk", Kind: natsfmt.CorruptEncrypted},
+		{Server: "n2", File: "s2/b.blk", Kind: natsfmt.CorruptEncrypted},
+	}
+	fs := runCheck(checkStoreCorrupt, storeModel(cs, nil))
+	type got struct {
+		server string
+		seq    uint64
+		sev    report.Severity
+		kind   string
+	}
+	want := []got{
+		{"n2", 0, report.Warning, "encrypted"},
+		{"n1", 2, "", "checksum"},
+		{"n1", 9, report.Warning, "checksum"},
+		{"n1", 0, report.Warning, "index"},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("%d findings, want %d: %s", len(fs), len(want), summarize(fs))
+	}
+	for i, w := range want {
+		g := got{fs[i].Server, fs[i].Seq, fs[i].Severity, fs[i].Kind}
+		if g != w {
+			t.Errorf("finding %d: %+v, want %+v", i, g, w)
+		}
+	}
+	// The live record's remedy keeps index.db and saves the block before
+	// the peer-remove that deletes this replica's copy.
+	warnedBefore(t, fs[1].Remedy, "peer-remove", "Keep s1/$G/streams/S/msgs/index.db", "copy "+blk)
+	if !strings.Contains(fs[2].Remedy, "deleted before the damage") {
+		t.Errorf("deleted record's remedy: %s", fs[2].Remedy)
+	}
+	if fs := runCheck(checkStoreCorrupt, storeModel(nil, nil)); len(fs) != 0 {
+		t.Errorf("no damage, yet %s", summarize(fs))
+	}
+}
+
+// TestIndexMismatchOnModel: index.db claiming what the blocks lack is a
+// warning whose remedy saves index.db before removing it; one that merely
+// stops before the blocks, or records what damaged blocks held, is info and
+// says to keep it.
+func TestIndexMismatchOnModel(t *testing.T) {
+	ms := []IndexMismatch{
+		{Server: "n1", Stream: "A", File: "s1/A/msgs/index.db", Detail: "claims more"},
+		{Server: "n1", Stream: "B", File: "s1/B/msgs/index.db", Outdated: true},
+		{Server: "n1", Stream: "C", File: "s1/C/msgs/index.db", Damaged: true},
+	}
+	fs := runCheck(checkIndexMismatch, storeModel(nil, ms))
+	if len(fs) != 3 {
+		t.Fatalf("%d findings: %s", len(fs), summarize(fs))
+	}
+	if fs[0].Severity != "" && fs[0].Severity != report.Warning {
+		t.Errorf("claims more: %s", fs[0].Severity)
+	}
+	warnedBefore(t, fs[0].Remedy, "remove s1/A/msgs/index.db", "copy it out")
+	if fs[1].Severity != report.Info || fs[1].Kind != "outdated" {
+		t.Errorf("outdated: %+v", fs[1])
+	}
+	if fs[2].Severity != report.Info || fs[2].Kind != "damage" || strings.Contains(fs[2].Remedy, "remove "+ms[2].File) {
+		t.Errorf("damage: %+v", fs[2])
+	}
+	if fs := runCheck(checkIndexMismatch, storeModel(nil, nil)); len(fs) != 0 {
+		t.Errorf("no mismatch, yet %s", summarize(fs))
+	}
+}

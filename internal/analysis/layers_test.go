@@ -1,0 +1,47 @@
+package analysis
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestChecksImportNoParser keeps the analysis split by role: checks, the
+// facts and the diagnosis are pure functions of the model, so their files
+// import the standard library, the report contract and the shared format
+// leaf (peer ids, quorum, kinds) and nothing else — no parser, no bundle
+// reader. Loading (load_*.go) is the only place with I/O.
+func TestChecksImportNoParser(t *testing.T) {
+	files, err := filepath.Glob("check_*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "facts.go", "diagnosis.go", "checks.go")
+	allowed := map[string]bool{
+		"github.com/jsforensics/jsforensics/report":           true,
+		"github.com/jsforensics/jsforensics/internal/natsfmt": true,
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, imp := range af.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.Contains(path, ".") && !allowed[path] {
+				t.Errorf("%s imports %s: checks read the model, loading (load_*.go) reads the bundle", f, path)
+			}
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("only %d check files found", checked)
+	}
+}

@@ -1,0 +1,237 @@
+package analysis
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/raftlog"
+)
+
+// A meta snapshot that fails its checksum is never applied by the server:
+// nats-server 2.15 refuses to start JetStream on it (raft.go
+// setupLastSnapshot returns errSnapshotCorrupt, server.go Fatalf "Can't
+// start JetStream"); 2.14 and older (checked on 2.10.22 and 2.12.1) delete
+// the file and recover from what the meta WAL holds after it. Either way its
+// assignments are not the server's state, and an unreadable snapshot is not
+// "no assignments": what the server recovers is said per server below.
+
+// metaSnapFile is one server's newest meta snapshot as read, kept until
+// every server's is read so that a damaged one can be compared.
+type metaSnapFile struct {
+	srv  *Server
+	file string
+	b    []byte
+	snap *raftlog.Snapshot
+}
+
+// bitSearchLimit bounds the single-bit search for the damage in a snapshot
+// that fails its checksum: every bit flipped costs one hash of the file, so
+// the work grows with the square of its size (4 KiB: 32768 hashes of 4 KiB).
+const bitSearchLimit = 4 << 10
+
+// metaSnapshotDamage turns each corrupt meta snapshot into a store
+// corruption naming where the damage is and what the server's version does
+// with it on its next start.
+func (l *loader) metaSnapshotDamage(snaps []metaSnapFile) {
+	var damaged, members int
+	for _, s := range snaps {
+		members++
+		if !s.snap.ChecksumOK {
+			damaged++
+		}
+	}
+	for _, s := range snaps {
+		if s.snap.ChecksumOK {
+			continue
+		}
+		c := Corruption{Server: s.srv.Name, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
+		where, off := locateSnapshotDamage(s, snaps)
+		c.Offset = off
+		switch hoff := int64(len(s.b) - 8); {
+		case off >= hoff:
+			c.Structure = natsfmt.StructSnapshotTrailer
+		case off < s.snap.DataOffset:
+			c.Structure = natsfmt.StructSnapshotHeader
+		default:
+			c.Structure = natsfmt.StructSnapshotData
+		}
+		c.Message = fmt.Sprintf("raft group _meta_: snapshot %s (term %d, index %d) fails its checksum: %s", path.Base(s.file), s.snap.Term, s.snap.Index, where)
+		if as, err := raftlog.DecodeMetaSnapshot(s.file, s.snap.DataOffset, s.snap.Data); err != nil {
+			c.Evidence = append(c.Evidence, "its payload does not decode either: "+err.Error())
+		} else {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("its payload still decodes (%d stream assignments) but the server does not apply a snapshot that fails its checksum, so they are not counted as its state", len(as)))
+		}
+		c.Evidence = append(c.Evidence, metaSnapNextStart(s.srv, damaged, members)...)
+		l.m.Corruptions = append(l.m.Corruptions, c)
+	}
+}
+
+// locateSnapshotDamage says where a snapshot that fails its checksum is
+// damaged and returns that offset (the checksum's when it cannot be told):
+// the single bit whose flip restores the checksum, else the first byte that
+// differs from another server's snapshot of the same term, index and
+// length, else where its S2 payload stops decoding.
+func locateSnapshotDamage(s metaSnapFile, all []metaSnapFile) (string, int64) {
+	hoff := len(s.b) - 8
+	region := func(off int) string {
+		switch {
+		case off < 20:
+			return "in the header"
+		case int64(off) < s.snap.DataOffset:
+			return "in the peer state"
+		case off < hoff:
+			return fmt.Sprintf("in the meta payload (bytes %d..%d)", s.snap.DataOffset, hoff)
+		}
+		return "in the checksum itself"
+	}
+	if hoff <= bitSearchLimit {
+		if off, bit, ok := singleBitFlip(s.b, "_meta_"); ok {
+			return fmt.Sprintf("bit %d of byte %d is flipped (the one single-bit change that restores the checksum), %s", bit, off, region(off)), int64(off)
+		}
+	}
+	for _, o := range all {
+		if o.srv == s.srv || !o.snap.ChecksumOK || o.snap.Term != s.snap.Term || o.snap.Index != s.snap.Index || len(o.b) != len(s.b) {
+			continue
+		}
+		var diff []int
+		for i := 0; i < hoff; i++ {
+			if s.b[i] != o.b[i] {
+				diff = append(diff, i)
+			}
+		}
+		if len(diff) > 0 && len(diff) <= 16 {
+			return fmt.Sprintf("%d byte(s) differ from %s's intact snapshot of the same term and index, the first at byte %d (%08b, %s has %08b), %s", len(diff), o.srv.Name, diff[0], s.b[diff[0]], o.srv.Name, o.b[diff[0]], region(diff[0])), int64(diff[0])
+		}
+	}
+	if _, err := raftlog.DecodeMetaSnapshot(s.file, s.snap.DataOffset, s.snap.Data); err != nil {
+		var ce *binfmt.CorruptError
+		if errors.As(err, &ce) && ce.Offset > s.snap.DataOffset {
+			return fmt.Sprintf("its S2 payload stops decoding at byte %d, at or after the damage (%v)", ce.Offset, err), ce.Offset
+		}
+	}
+	return fmt.Sprintf("the damage is not located (no single-bit flip restores the checksum%s, and no other server holds this snapshot); the checksum is at byte %d",
+		map[bool]string{true: "", false: ", not searched in a file this large"}[hoff <= bitSearchLimit], hoff), int64(hoff)
+}
+
+// singleBitFlip finds the one bit of b[:len(b)-8] whose flip makes the
+// HighwayHash keyed by group equal the stored checksum.
+func singleBitFlip(b []byte, group string) (off int, bit uint, ok bool) {
+	hoff := len(b) - 8
+	var sum [8]byte
+	copy(sum[:], b[hoff:])
+	one := make([]byte, 1)
+	for i := 0; i < hoff; i++ {
+		for k := uint(0); k < 8; k++ {
+			one[0] = b[i] ^ 1<<k
+			if binfmt.HH64(group, b[:i], one, b[i+1:hoff]) == sum {
+				return i, k, true
+			}
+		}
+	}
+	// A flip in the stored checksum itself.
+	want := binfmt.HH64(group, b[:hoff])
+	for i := range 8 {
+		if x := want[i] ^ sum[i]; x != 0 && x&(x-1) == 0 && bytes.Equal(want[:i], sum[:i]) && bytes.Equal(want[i+1:], sum[i+1:]) {
+			for k := uint(0); k < 8; k++ {
+				if x == 1<<k {
+					return hoff + i, k, true
+				}
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// metaSnapNextStart says what the server's version does with its corrupt
+// meta snapshot on its next start.
+func metaSnapNextStart(srv *Server, damaged, members int) []string {
+	var out []string
+	after := 0
+	if srv.Meta != nil {
+		after = srv.Meta.AfterSnapshot
+	}
+	refuse := fmt.Sprintf("on nats-server 2.15+ (%s) the next start logs \"Snapshot corrupt, checksums did not match\" and \"[FTL] Can't start JetStream: raft: snapshot corrupt\": the server deletes nothing but stays out of the meta group", versionOrUnknown(srv))
+	if members > 0 {
+		left := members - damaged
+		if q := members/2 + 1; left < q {
+			refuse += fmt.Sprintf("; %d of the %d meta peers in the bundle have a corrupt snapshot, so %d remain running, below the quorum of %d: the meta group has no leader until one is repaired", damaged, members, left, q)
+		}
+	}
+	drop := fmt.Sprintf("on nats-server 2.14 and older (%s) the next start logs \"Snapshot corrupt, checksums did not match\", deletes the snapshot and recovers from the meta WAL alone: ", versionOrUnknown(srv))
+	if after == 0 {
+		drop += "its WAL holds nothing after the snapshot, so the meta leader installs its own snapshot and the server keeps its streams (seen on 2.12.1)"
+	} else {
+		n := 0
+		if srv.Meta != nil {
+			n = len(srv.Meta.Streams)
+		}
+		drop += fmt.Sprintf("its WAL still holds %d entr%s after the snapshot (assigning %d streams), so it counts itself current with only that state and, 30 s after meta recovery, deletes as orphans every stream and consumer those entries do not assign (seen on 2.12.1; nats-server#7556; see orphan-risk)", after, map[bool]string{true: "y", false: "ies"}[after == 1], n)
+	}
+	switch {
+	case versionAtLeast(srv.Version, 2, 15):
+		out = append(out, refuse)
+	case srv.Version != "":
+		out = append(out, drop)
+	default:
+		out = append(out, refuse, drop)
+	}
+	return out
+}
+
+func versionOrUnknown(s *Server) string {
+	if s.Version == "" {
+		return "the version of " + s.Name + " is not in the bundle"
+	}
+	return s.Name + " runs " + s.Version
+}
+
+// recoveredMeta is the meta state srv holds once its meta layer recovers,
+// against which its stored streams are judged: its own, or, where its meta
+// snapshot is corrupt, what its version really recovers. why says how it
+// was chosen; skip, when meta is nil, why it cannot be judged.
+func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
+	switch {
+	case srv.Meta == nil:
+		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
+	case !srv.Meta.SnapshotCorrupt:
+		return srv.Meta, "", ""
+	case versionAtLeast(srv.Version, 2, 15):
+		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
+	}
+	old := "nats-server 2.14 and older"
+	if srv.Version == "" {
+		old = "if it runs 2.14 or older (its version is not in the bundle), nats-server"
+	}
+	if srv.Meta.AfterSnapshot > 0 {
+		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
+	}
+	leader := p.Facts.highestMetaTerm(p.Model)
+	if leader == nil {
+		return nil, "", "its meta snapshot is corrupt, its meta WAL holds nothing after it, and no server holds a readable meta snapshot: what the meta leader will install cannot be told"
+	}
+	return leader.Meta, fmt.Sprintf("its meta snapshot is corrupt and its meta WAL holds nothing after it: %s drops the snapshot and the meta leader installs its own (judged against the meta state of %s)", old, leader.Name), ""
+}
+
+// isMetaSnapshot says whether file is a snapshot of the meta group.
+func isMetaSnapshot(file string) bool {
+	_, _, ok := raftlog.ParseSnapshotName(path.Base(file))
+	return ok && path.Base(path.Dir(path.Dir(file))) == "_meta_"
+}
+
+// metaSnapshotRemedy is what to do about a corrupt meta snapshot. What the
+// generator's remedy run proved (metasnap-v2.12.1, metasnap-v2.15.2): with
+// the damaged servers' snapshots and meta WALs moved out of their stores,
+// the server with the intact snapshot is elected and installs it on them,
+// and every stream comes back whole.
+func metaSnapshotRemedy(c Corruption) string {
+	meta := path.Dir(path.Dir(c.File))
+	return fmt.Sprintf("Do not start %s on this store as it is: on 2.14 and older the start deletes this snapshot and, when its meta WAL holds entries after it, its streams and consumers as orphans 30 s later; on 2.15 JetStream does not start. "+
+		"Moving files aside destroys nothing if they are kept: first copy %s and the server's stream folders out (cp -a). "+
+		"Then, with the server stopped, move %s/snapshots and %s/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one. "+
+		"Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one; if no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt.",
+		c.Server, meta, meta, meta)
+}

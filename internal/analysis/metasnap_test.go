@@ -1,0 +1,293 @@
+package analysis
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// realMetaSnapshot is the _meta_ snapshot a real v2.15.2 server wrote
+// (testdata/bundles/v2.15.2-flat, n1).
+func realMetaSnapshot(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(bundlesDir, "v2.15.2-flat/bundle/store-n1/$SYS/_js_/_meta_/snapshots/snap.1.11"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func snapFile(t *testing.T, srv string, b []byte) metaSnapFile {
+	t.Helper()
+	snap, err := raftlog.DecodeSnapshot("snap.1.11", "_meta_", b)
+	if snap == nil {
+		t.Fatalf("%s: %v", srv, err)
+	}
+	return metaSnapFile{srv: &Server{Name: srv}, file: srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11", b: b, snap: snap}
+}
+
+// TestMetaSnapshotDamageLocated: one bit flipped in a copy of a real meta
+// snapshot is found at its byte, in the payload and in the checksum; two
+// bits are found by comparing with another server's intact copy, and
+// without one the finding says the damage is not located.
+func TestMetaSnapshotDamageLocated(t *testing.T) {
+	orig := realMetaSnapshot(t)
+	good := snapFile(t, "n2", orig)
+	if !good.snap.ChecksumOK {
+		t.Fatal("the real snapshot fails its checksum")
+	}
+	data := int(good.snap.DataOffset)
+	mid := data + (len(orig)-8-data)/2
+	twoBits := func(b []byte) []byte { return flipBit(mid+5, 4)(flipBit(mid, 1)(b)) }
+	for _, tc := range []struct {
+		name    string
+		corrupt func([]byte) []byte
+		others  []metaSnapFile
+		want    int64
+		say     string
+	}{
+		{"payload bit", flipBit(mid, 2), nil, int64(mid), "bit 2 of byte"},
+		{"header bit", flipBit(3, 0), nil, 3, "in the header"},
+		{"checksum bit", flipBit(len(orig)-3, 7), nil, int64(len(orig) - 3), "in the checksum itself"},
+		{"two bits, intact copy elsewhere", twoBits, []metaSnapFile{good}, int64(mid), "differ from n2's intact snapshot"},
+		{"two bits, nothing to compare", twoBits, nil, int64(len(orig) - 8), "not located"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := snapFile(t, "n1", tc.corrupt(append([]byte(nil), orig...)))
+			if bad.snap.ChecksumOK {
+				t.Fatal("the damaged copy passes its checksum")
+			}
+			where, off := locateSnapshotDamage(bad, append([]metaSnapFile{bad}, tc.others...))
+			if off != tc.want || !strings.Contains(where, tc.say) {
+				t.Errorf("located at %d (%s), want %d and %q", off, where, tc.want, tc.say)
+			}
+		})
+	}
+}
+
+// metaSnapModel: three servers, s0 and s1 with corrupt meta snapshots, s2
+// intact and assigning both streams; s0 stores R1 stream L0 and R3 ORDERS.
+func metaSnapModel(version string, after int) *Model {
+	m := &Model{IDs: map[string]string{}}
+	var peers []string
+	for _, n := range []string{"s0", "s1", "s2"} {
+		id := natsfmt.PeerID(n)
+		m.IDs[id] = n
+		peers = append(peers, id)
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id, StoreDir: n, Version: version, Sources: map[string]bool{"store": true}})
+	}
+	full := map[AssetKey]*Assignment{
+		{"$G", "L0"}:     {Account: "$G", Stream: "L0", Peers: peers[:1], Replicas: 1},
+		{"$G", "ORDERS"}: {Account: "$G", Stream: "ORDERS", Peers: peers, Replicas: 3},
+	}
+	m.Servers[0].Meta = &MetaState{Source: "the meta WAL after a corrupt snapshot", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: true, AfterSnapshot: after}
+	m.Servers[1].Meta = &MetaState{Source: "the meta WAL after a corrupt snapshot", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: true}
+	m.Servers[2].Meta = &MetaState{Source: "snapshot+wal", Streams: full}
+	g := &Group{Name: "_meta_", Kind: "meta"}
+	for i, n := range []string{"s0", "s1", "s2"} {
+		g.Views = append(g.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 3, Term: uint64(1 + i), Peers: peers, Source: "peers.idx"}})
+	}
+	m.Groups = []*Group{g}
+	for _, st := range []struct {
+		name string
+		r    int
+	}{{"L0", 1}, {"ORDERS", 3}} {
+		m.Streams = append(m.Streams, &Stream{Account: "$G", Name: st.name, Replicas: st.r,
+			Copies: []*StreamCopy{{Server: "s0", Path: "s0/$G/streams/" + st.name, Messages: 10, LastSeq: 10, Replicas: st.r}}})
+	}
+	return m
+}
+
+// TestOrphanRiskCorruptMetaSnapshot: a server with a corrupt meta snapshot
+// is judged against what its version recovers: on 2.12 with WAL entries
+// after the snapshot, its WAL-only state (both streams are orphans); with
+// none, the leader's snapshot (no orphan); on 2.15, nothing (skipped).
+func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		after   int
+		want    []string
+		skipped bool
+	}{
+		{"2.12.1", 1, []string{"L0", "ORDERS"}, false},
+		{"2.12.1", 0, nil, false},
+		{"2.15.2", 1, nil, true},
+	} {
+		t.Run(fmt.Sprintf("%s/after=%d", tc.version, tc.after), func(t *testing.T) {
+			m := metaSnapModel(tc.version, tc.after)
+			p := &Pass{Model: m, Facts: ComputeFacts(m), check: &checkOrphanRisk}
+			var got []string
+			for _, f := range checkOrphanRisk.Run(p) {
+				got = append(got, f.Stream)
+				if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, "meta snapshot is corrupt") }) {
+					t.Errorf("%s: evidence does not say why: %v", f.Stream, f.Evidence)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("orphan-risk for %v, want %v", got, tc.want)
+			}
+			if skipped := len(p.skipped) > 0; skipped != tc.skipped {
+				t.Errorf("skipped %v (%v), want %v", skipped, p.skipped, tc.skipped)
+			}
+		})
+	}
+}
+
+// TestMetaSnapNextStart: the evidence names each version's behaviour and,
+// on 2.15, the lost quorum.
+func TestMetaSnapNextStart(t *testing.T) {
+	m := metaSnapModel("2.15.2", 1)
+	ev := strings.Join(metaSnapNextStart(m.Servers[0], 2, 3), " ")
+	if !strings.Contains(ev, "Can't start JetStream") || !strings.Contains(ev, "below the quorum of 2") || strings.Contains(ev, "orphans") {
+		t.Errorf("2.15: %s", ev)
+	}
+	m = metaSnapModel("2.12.1", 1)
+	ev = strings.Join(metaSnapNextStart(m.Servers[0], 2, 3), " ")
+	if !strings.Contains(ev, "deletes as orphans") || strings.Contains(ev, "Can't start") {
+		t.Errorf("2.12 with WAL entries: %s", ev)
+	}
+	ev = strings.Join(metaSnapNextStart(m.Servers[1], 2, 3), " ")
+	if !strings.Contains(ev, "installs its own snapshot") || strings.Contains(ev, "orphans") {
+		t.Errorf("2.12 with an empty WAL: %s", ev)
+	}
+}
+
+// TestAssetLostModel: of the streams a model shows existing, only the one
+// no store holds and no API delete removed is lost; a stream whose only
+// holder has no store in the bundle is undecided, not lost.
+func TestAssetLostModel(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	m := &Model{IDs: map[string]string{}}
+	for _, n := range []string{"a", "b"} {
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
+	}
+	m.Servers = append(m.Servers, &Server{Name: "c", PeerID: natsfmt.PeerID("c"), Alive: true, Sources: map[string]bool{"log": true}})
+	restored := func(srv, stream string, n, line int) report.TimelineEvent {
+		return report.TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: srv, Kind: "restored-stream", Account: "APP", Stream: stream,
+			Text: fmt.Sprintf("  Restored %d messages for stream 'APP > %s' in 1ms", n, stream), File: srv + ".log", Line: line}
+	}
+	m.LogStreams = map[string]map[AssetKey]report.TimelineEvent{
+		"a": {{"APP", "GONE"}: restored("a", "GONE", 7, 10), {"APP", "DELETED"}: restored("a", "DELETED", 3, 11)},
+		"b": {{"APP", "KEPT"}: restored("b", "KEPT", 5, 12)},
+		"c": {{"APP", "ELSEWHERE"}: restored("c", "ELSEWHERE", 2, 13)},
+	}
+	m.Streams = []*Stream{{Account: "APP", Name: "KEPT", Copies: []*StreamCopy{{Server: "b", Messages: 5}}}}
+	m.MetaRemovals = []MetaRemoval{{Server: "a", Account: "APP", Stream: "DELETED", Index: 40}}
+	m.Timeline = []report.TimelineEvent{{Time: t0.Add(time.Minute), Server: "a", Kind: "orphan-stream", Account: "APP", Stream: "GONE",
+		Text: "Detected orphaned stream 'APP > GONE', will cleanup", File: "a.log", Line: 30}}
+	fs := runCheck(checkAssetLost, m)
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %+v", len(fs), fs)
+	}
+	f := fs[0]
+	if f.Stream != "GONE" || !slices.Equal(f.Servers, []string{"a"}) || f.Messages == nil || *f.Messages != 7 {
+		t.Errorf("finding %+v", f)
+	}
+	if !strings.Contains(f.Message, "orphan cleanup") || !slices.Equal(f.TimelineRefs, []int{0}) {
+		t.Errorf("cause not the orphan cleanup: %s (refs %v)", f.Message, f.TimelineRefs)
+	}
+	if !strings.HasPrefix(f.Remedy, "Nothing in the bundle's stores holds it") {
+		t.Errorf("remedy does not say first what is left to destroy: %s", f.Remedy)
+	}
+}
+
+// TestDurabilityExposureModel: an unclean stop with the default sync
+// interval exposes the stream whose block was written in the two minutes
+// before it, not the one written earlier; sync_always exposes nothing; a
+// server that stopped cleanly raises nothing; every replica ending at the
+// same sequence below a capture's is said.
+func TestDurabilityExposureModel(t *testing.T) {
+	stop := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ns := func(d time.Duration) int64 { return stop.Add(d).UnixNano() }
+	m := &Model{IDs: map[string]string{}}
+	for _, n := range []string{"a", "b", "c"} {
+		m.Servers = append(m.Servers, &Server{Name: n, StoreDir: n, Sources: map[string]bool{"store": true}})
+	}
+	m.Servers[1].Sync = &SyncSetting{Always: true, Source: "test"}
+	recent := []BlockSpan{{FirstSeq: 1, LastSeq: 50, FirstTS: ns(-10 * time.Minute), LastTS: ns(-9 * time.Minute), Msgs: 50}, {FirstSeq: 51, LastSeq: 60, FirstTS: ns(-30 * time.Second), LastTS: ns(-time.Second), Msgs: 10}}
+	old := []BlockSpan{{FirstSeq: 1, LastSeq: 9, FirstTS: ns(-time.Hour), LastTS: ns(-50 * time.Minute), Msgs: 9}}
+	m.Streams = []*Stream{
+		{Account: "APP", Name: "HOT", Replicas: 3, Captured: []report.OnDisk{{Server: "c", LastSeq: 70}},
+			Copies: []*StreamCopy{{Server: "a", Path: "a/HOT", LastSeq: 60, Blocks: recent}, {Server: "b", Path: "b/HOT", LastSeq: 60, Blocks: recent}, {Server: "c", Path: "c/HOT", LastSeq: 60, Blocks: recent}}},
+		{Account: "APP", Name: "COLD", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/COLD", LastSeq: 9, Blocks: old}}},
+	}
+	m.Timeline = []report.TimelineEvent{
+		{Time: stop, Server: "a", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
+		{Time: stop, Server: "b", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
+	}
+	m.Exposures = exposures(m)
+	fs := runCheck(checkDurabilityExposure, m)
+	if len(fs) != 1 || fs[0].Server != "a" {
+		t.Fatalf("findings %+v, want one for a", fs)
+	}
+	f := fs[0]
+	if !strings.Contains(f.Message, "APP > HOT") || strings.Contains(f.Message, "COLD") || !strings.Contains(f.Message, "seq 51..60") {
+		t.Errorf("message: %s", f.Message)
+	}
+	if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, "every replica lost the same tail (61..70)") }) {
+		t.Errorf("same tail not said: %v", f.Evidence)
+	}
+	if f.Severity != "" && f.Severity != report.Warning {
+		t.Errorf("severity %s", f.Severity)
+	}
+	// Without the unclean stops the same lost tail is still said, once,
+	// for the stream.
+	m.Timeline = m.Timeline[:0]
+	m.Exposures = exposures(m)
+	fs = runCheck(checkDurabilityExposure, m)
+	if len(fs) != 1 || fs[0].Stream != "HOT" || fs[0].Server != "" || !strings.Contains(fs[0].Message, "same tail (61..70)") {
+		t.Errorf("without unclean stops: %+v", fs)
+	}
+}
+
+// TestSyncSettingRead: the sync interval a real server ran with (30 s in
+// the metasnap scenarios) is read from its captured /varz or /jsz, and,
+// in a bundle holding only a copy of its config file and log, from the
+// config found by its content.
+func TestSyncSettingRead(t *testing.T) {
+	src := filepath.Join(bundlesDir, "metasnap-v2.15.2", "bundle")
+	if _, err := os.Stat(src); err != nil {
+		t.Skipf("committed bundle missing: %v", err)
+	}
+	m := loadDir(t, src)
+	s := m.server("ms-0")
+	if s == nil || s.Sync == nil || s.Sync.Interval != 30*time.Second || !strings.Contains(s.Sync.Source, "/varz") && !strings.Contains(s.Sync.Source, "/jsz") {
+		t.Fatalf("ms-0 sync from the captures: %+v", s)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"conf/ms-0.conf", "ms-0.log"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Named like neither a config nor a log: found by content.
+		if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(f, "/", "-")+".txt"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m = loadDir(t, dir)
+	s = m.server("ms-0")
+	if s == nil || s.Sync == nil || s.Sync.Interval != 30*time.Second || s.Sync.Source != "config conf-ms-0.conf.txt" {
+		t.Fatalf("ms-0 sync from the config: %+v", s)
+	}
+}
+
+func loadDir(t *testing.T, dir string) *Model {
+	t.Helper()
+	b, err := bundle.Open(dir, bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	return Load(b)
+}
