@@ -102,12 +102,9 @@ type fileState struct {
 	dir     bool
 }
 
-// apply applies d to st (whose pristine content is orig) and returns the
-// path of a new sibling file for damageCopy, or "".
+// apply applies d to the content in st (a file, not deleted) and returns
+// the path of a new sibling file for damageCopy, or "".
 func (d damage) apply(st *fileState, rel string) (sibling string) {
-	if st.deleted || st.dir {
-		return ""
-	}
 	b := st.data
 	switch d.kind {
 	case damageFlip:
@@ -208,6 +205,9 @@ func (p *pristineTree) damaged(t *testing.T, dst string, ds []damage) (hit map[s
 			}
 			st = &fileState{data: b}
 			states[rel] = st
+		}
+		if st.deleted || st.dir {
+			continue // nothing left to damage
 		}
 		if sib := d.apply(st, rel); sib != "" && !slices.Contains(p.files, sib) && !slices.Contains(copies, sib) {
 			copies = append(copies, sib)
