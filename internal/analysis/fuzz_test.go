@@ -332,7 +332,9 @@ func mustBeNamed(rel string, kind damageKind) bool {
 // pristine content was orig and damaged content now. A meta.inf changed only
 // in the fields the blame cannot compare (Created is each server's own,
 // metadata gains server keys) reads as a changed meta.sum, which names the
-// same stream folder; any other change must name meta.inf itself.
+// same stream folder; any other change must name meta.inf itself. For a
+// consumer the analysis does not tell which of the two changed (the
+// finding names meta.sum and the hash meta.inf has), so the pair counts.
 func namesDamage(rep *report.Report, rel string, orig, now []byte) bool {
 	if namesFile(rep, rel) {
 		return true
@@ -340,6 +342,9 @@ func namesDamage(rep *report.Report, rel string, orig, now []byte) bool {
 	dir, ok := strings.CutSuffix(rel, "/meta.inf")
 	if !ok || !namesFile(rep, dir+"/meta.sum") {
 		return false
+	}
+	if strings.Contains(rel, "/obs/") {
+		return true
 	}
 	var before, after map[string]json.RawMessage
 	if json.Unmarshal(orig, &before) != nil || json.Unmarshal(now, &after) != nil {
