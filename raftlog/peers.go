@@ -45,6 +45,12 @@ type PeerState struct {
 	Trailing int `json:"trailing,omitempty"`
 }
 
+// PeerOffset is where the i-th listed id starts in the encoded state
+// (i = len(Peers): the domainExt trailer).
+func (ps *PeerState) PeerOffset(i int) int64 {
+	return peerStateHeaderLen + int64(i)*natsfmt.PeerIDLen
+}
+
 // Quorum is the number of votes needed with this cluster size
 // (clusterSize/2 + 1, raft.go).
 func (ps *PeerState) Quorum() int { return natsfmt.Quorum(int(ps.ClusterSize)) }
@@ -108,6 +114,9 @@ type PeerIssue struct {
 	Kind   string `json:"kind"`
 	Peer   string `json:"peer,omitempty"`
 	Detail string `json:"detail"`
+	// Offset is where in the encoded state the field at fault starts
+	// (0: clusterSize).
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // Check lists what is implausible in ps. A clusterSize larger than the ids
@@ -115,27 +124,29 @@ type PeerIssue struct {
 func (ps *PeerState) Check() []PeerIssue {
 	var out []PeerIssue
 	seen := make(map[string]bool, len(ps.Peers))
-	for _, p := range ps.Peers {
+	for i, p := range ps.Peers {
+		at := ps.PeerOffset(i)
 		if !natsfmt.ValidPeerID(p) {
-			out = append(out, PeerIssue{IssueInvalidID, p, fmt.Sprintf("peer id %q is not 8 characters of 0-9A-Za-z", p)})
+			out = append(out, PeerIssue{IssueInvalidID, p, fmt.Sprintf("peer id %q is not 8 characters of 0-9A-Za-z", p), at})
 		}
 		if seen[p] {
-			out = append(out, PeerIssue{IssueDuplicateID, p, fmt.Sprintf("peer id %q is listed twice", p)})
+			out = append(out, PeerIssue{IssueDuplicateID, p, fmt.Sprintf("peer id %q is listed twice", p), at})
 		}
 		seen[p] = true
 	}
+	trailer := ps.PeerOffset(len(ps.Peers))
 	if ps.ClusterSize == 0 {
 		out = append(out, PeerIssue{Kind: IssueSizeZero, Detail: "cluster size is 0"})
 	} else if int64(ps.ClusterSize) < int64(len(ps.Peers)) {
 		out = append(out, PeerIssue{Kind: IssueSizeBelow, Detail: fmt.Sprintf("cluster size %d is below the %d peers listed", ps.ClusterSize, len(ps.Peers))})
 	}
 	if !ps.HasDomainExt {
-		out = append(out, PeerIssue{Kind: IssueNoTrailer, Detail: "no domain extension trailer"})
+		out = append(out, PeerIssue{Kind: IssueNoTrailer, Detail: "no domain extension trailer", Offset: trailer})
 	} else if ps.DomainExt > DomainExtNotExtended {
-		out = append(out, PeerIssue{Kind: IssueDomainExt, Detail: fmt.Sprintf("domain extension %d is not 0, 1 or 2", ps.DomainExt)})
+		out = append(out, PeerIssue{Kind: IssueDomainExt, Detail: fmt.Sprintf("domain extension %d is not 0, 1 or 2", ps.DomainExt), Offset: trailer})
 	}
 	if ps.Trailing > 0 {
-		out = append(out, PeerIssue{Kind: IssueTrailingBytes, Detail: fmt.Sprintf("%d bytes after the trailer", ps.Trailing)})
+		out = append(out, PeerIssue{Kind: IssueTrailingBytes, Detail: fmt.Sprintf("%d bytes after the trailer", ps.Trailing), Offset: trailer + peerStateTrailLen})
 	}
 	return out
 }

@@ -5,12 +5,34 @@ import (
 	"strings"
 )
 
+// MarkdownOptions change what the Markdown report shows.
+type MarkdownOptions struct {
+	// Verbose prints every finding's own timeline excerpt in full (see
+	// TextOptions.Verbose).
+	Verbose bool
+}
+
 // WriteMarkdown writes the report as Markdown, for tickets and chat.
-func WriteMarkdown(w io.Writer, r *Report) error {
+func WriteMarkdown(w io.Writer, r *Report) error { return WriteMarkdownWith(w, r, MarkdownOptions{}) }
+
+// WriteMarkdownWith writes the report as Markdown: what happened and what
+// to do first, the findings grouped by cause (each timeline excerpt once),
+// then the tables.
+func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 	ew := &errWriter{w: w}
 	counts := r.CountBySeverity()
 	ew.printf("# jsforensics report\n\n")
-	ew.printf("Bundle `%s`, tool %s: **%d critical**, %d warning, %d info findings; %d servers, %d streams, %d raft groups.\n",
+	ew.printf("## What happened, what to do first\n\n")
+	if len(r.Diagnosis) == 0 {
+		ew.printf("No critical or warning finding.\n")
+	}
+	for k, c := range r.Diagnosis {
+		ew.printf("%d. **%s**: %s\n", k+1, c.Severity, mdEscape(c.Summary))
+		if c.FirstStep != "" {
+			ew.printf("   First: %s\n", mdEscape(indentLines(c.FirstStep, "   ")))
+		}
+	}
+	ew.printf("\nBundle `%s`, tool %s: **%d critical**, %d warning, %d info findings; %d servers, %d streams, %d raft groups.\n",
 		r.Bundle, r.ToolVersion, counts[Critical], counts[Warning], counts[Info], len(r.Servers), len(r.Streams), len(r.Groups))
 	for _, n := range r.Notes {
 		ew.printf("\n> %s\n", mdEscape(n))
@@ -21,18 +43,25 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(findings.Rows) == 0 {
 		ew.printf("None.\n")
 	}
-	for _, row := range findings.Rows {
-		ew.printf("### %s `%s`%s\n\n%s\n\n", strings.ToUpper(row[findingSeverity]), row[findingCode], mdEscape(findingWhere(row)), mdEscape(row[findingMessage]))
-		if row[findingEvidence] != "" {
-			for _, e := range strings.Split(row[findingEvidence], "\n") {
+	l := layoutFindings(r, o.Verbose)
+	finding := func(row int) {
+		cells := findings.Rows[row]
+		ew.printf("### %s `%s`%s\n\n%s\n\n", strings.ToUpper(cells[findingSeverity]), cells[findingCode], mdEscape(findingWhere(cells)), mdEscape(cells[findingMessage]))
+		if cells[findingEvidence] != "" {
+			for _, e := range strings.Split(cells[findingEvidence], "\n") {
 				ew.printf("- %s\n", mdEscape(e))
 			}
 			ew.printf("\n")
 		}
-		if row[findingRemedy] != "" {
-			ew.printf("Remedy:\n\n```\n%s\n```\n\n", row[findingRemedy])
+		if cells[findingRemedy] != "" {
+			ew.printf("Remedy:\n\n```\n%s\n```\n\n", cells[findingRemedy])
 		}
+		mdExcerpt(ew, r, l.Own[row], l.OwnElided[row])
 	}
+	l.visit(func(s causeSection) {
+		ew.printf("### %s\n\n", mdEscape(causeHeading(r, s)))
+		mdExcerpt(ew, r, s.Timeline, s.Elided)
+	}, func() { ew.printf("### No cause linked\n\n") }, finding)
 
 	for i, t := range Tables(r) {
 		if i > 0 {
@@ -45,6 +74,19 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		mdTable(ew, TimelineTable(r))
 	}
 	return ew.err
+}
+
+// mdExcerpt prints the timeline events at refs as a short table.
+func mdExcerpt(ew *errWriter, r *Report, refs []int, elided int) {
+	if len(refs) == 0 {
+		return
+	}
+	ew.printf("Timeline%s:\n\n| time | server | kind | text |\n|---|---|---|---|\n", excerptNote(len(refs), elided))
+	for _, i := range refs {
+		e := r.Timeline[i]
+		ew.printf("| %s | %s | %s | %s |\n", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), mdCell(e.Server), mdCell(e.Kind), mdCell(e.Summary()))
+	}
+	ew.printf("\n")
 }
 
 // mdTable lays t out as a GitHub table under a second-level heading.

@@ -262,6 +262,10 @@ type Finding struct {
 	// TimelineRefs index the report's timeline: the events behind this
 	// finding, oldest first. Added field.
 	TimelineRefs []int `json:"timeline_refs,omitempty"`
+	// Count is how many findings of one kind and cause this one stands for
+	// (a check's max_examples; the examples are in Evidence); absent for
+	// one. Added field.
+	Count int `json:"count,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the optional numeric fields of Finding.

@@ -36,7 +36,8 @@ func sampleReport() *Report {
 				Remedy: "nats req '$JS.API.SERVER.REMOVE' '{\"peer_id\":\"\\\"kCGheKT\"}'", LikelyOrigin: &Origin{Peer: "bkCGheKT", Server: "nats-3", Bits: 1}, TimelineRefs: []int{0, 7}},
 			{Code: "store-corrupt", Severity: Critical, Server: "nats-0", File: "nats-0/msgs/1.blk", Offset: Ptr(int64(0)), Seq: 5, Message: "checksum mismatch", Kind: "checksum"},
 		},
-		Notes: []string{"server-2: name not established"},
+		Diagnosis: []Cause{{Summary: "a corrupt peer id inflated _meta_", FirstStep: "remove the corrupt id", Severity: Critical, Findings: []int{1, 2}, TimelineRefs: []int{0, 1}}},
+		Notes:     []string{"server-2: name not established"},
 	}
 }
 

@@ -148,7 +148,7 @@ func FindingsTable(r *Report) *Table {
 		}
 		evidence := append(append([]string(nil), f.Evidence...), f.Events...)
 		if len(f.Ranges) > 0 {
-			evidence = append(evidence, "sequence ranges: "+formatRanges(f.Ranges))
+			evidence = append(evidence, "sequence ranges: "+FormatRanges(f.Ranges))
 		}
 		row := make([]string, len(t.Columns))
 		row[findingSeverity], row[findingCode], row[findingServer], row[findingGroup] = string(f.Severity), f.Code, f.Server, f.Group

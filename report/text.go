@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -12,7 +11,8 @@ import (
 )
 
 // maxRelatedEvents bounds the compact timeline printed under a critical
-// finding: the newest events matter most, the JSON keeps them all.
+// finding outside --verbose: the newest events matter most, the JSON keeps
+// them all.
 const maxRelatedEvents = 8
 
 // TextOptions are what a terminal adds to the text report. The zero value
@@ -23,64 +23,87 @@ type TextOptions struct {
 	// Width, when above zero, is the terminal's width: wide columns wrap and
 	// table rows are cut to it.
 	Width int
+	// Verbose prints every finding's own timeline excerpt in full, even
+	// where a cause's excerpt above already showed the events.
+	Verbose bool
 }
 
 // WriteText writes the plain text report (no colour, no width limit).
 func WriteText(w io.Writer, r *Report) error { return WriteTextWith(w, r, TextOptions{}) }
 
-// WriteTextWith writes the report for a person at a terminal: a summary
-// line, findings by severity with their remedy, then the tables (servers,
-// streams, raft groups) in natscli's look.
+// WriteTextWith writes the report for a person at a terminal: what
+// happened and what to do first (the diagnosis), a summary line, the
+// findings grouped by cause with their remedy and each timeline excerpt
+// once, then the tables (servers, streams, raft groups) in natscli's look.
 func WriteTextWith(w io.Writer, r *Report, o TextOptions) error {
 	ew := &errWriter{w: w}
 	counts := r.CountBySeverity()
 	ew.printf("jsforensics %s: %s\n", r.ToolVersion, r.Bundle)
-	ew.printf("%d servers, %d streams, %d raft groups, %d timeline events; findings: %d critical, %d warning, %d info\n",
+	o.diagnosis(ew, r)
+	ew.printf("\n%d servers, %d streams, %d raft groups, %d timeline events; findings: %d critical, %d warning, %d info\n",
 		len(r.Servers), len(r.Streams), len(r.Groups), len(r.Timeline), counts[Critical], counts[Warning], counts[Info])
 	for _, n := range r.Notes {
 		ew.printf("note: %s\n", n)
 	}
 
 	ew.printf("\nFINDINGS\n")
-	findings := SortedFindings(r.Findings)
-	if len(findings) == 0 {
+	rows := FindingsTable(r).Rows
+	if len(rows) == 0 {
 		ew.printf("  none\n")
 	}
-	for i, row := range FindingsTable(r).Rows {
-		f := findings[i]
-		ew.printf("\n%s %s%s\n", o.severity(f.Severity), row[findingCode], findingWhere(row))
-		ew.printf("  %s\n", row[findingMessage])
-		if row[findingEvidence] != "" {
-			for _, e := range strings.Split(row[findingEvidence], "\n") {
+	l := layoutFindings(r, o.Verbose)
+	finding := func(row int) {
+		cells := rows[row]
+		ew.printf("\n%s %s%s\n", o.severity(Severity(cells[findingSeverity])), cells[findingCode], findingWhere(cells))
+		ew.printf("  %s\n", cells[findingMessage])
+		if cells[findingEvidence] != "" {
+			for _, e := range strings.Split(cells[findingEvidence], "\n") {
 				ew.printf("  - %s\n", e)
 			}
 		}
-		if row[findingRemedy] != "" {
-			ew.printf("  remedy: %s\n", indentLines(row[findingRemedy], "    "))
+		if cells[findingRemedy] != "" {
+			ew.printf("  remedy: %s\n", indentLines(cells[findingRemedy], "    "))
 		}
-		if f.Severity == Critical && len(f.TimelineRefs) > 0 {
-			refs := f.TimelineRefs
-			if len(refs) > maxRelatedEvents {
-				ew.printf("  timeline (last %d of %d events):\n", maxRelatedEvents, len(refs))
-				refs = refs[len(refs)-maxRelatedEvents:]
-			} else {
-				ew.printf("  timeline:\n")
-			}
-			for _, i := range refs {
-				if i < 0 || i >= len(r.Timeline) {
-					continue
-				}
-				e := r.Timeline[i]
-				ew.printf("    %s %-8s %-16s %s\n", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Server, e.Kind, clip(e.Summary(), 100))
-			}
-		}
+		textExcerpt(ew, r, "  ", l.Own[row], l.OwnElided[row])
 	}
+	l.visit(func(s causeSection) {
+		ew.printf("\n── %s\n", causeHeading(r, s))
+		textExcerpt(ew, r, "  ", s.Timeline, s.Elided)
+	}, func() { ew.printf("\n── no cause linked\n") }, finding)
 
 	for _, t := range Tables(r) {
 		ew.printf("\n")
 		o.table(ew, t)
 	}
 	return ew.err
+}
+
+// diagnosis prints what happened and what to do first, two lines a cause:
+// the first lines a reader sees.
+func (o TextOptions) diagnosis(ew *errWriter, r *Report) {
+	if len(r.Diagnosis) == 0 {
+		ew.printf("WHAT HAPPENED: no critical or warning finding\n")
+		return
+	}
+	ew.printf("WHAT HAPPENED, WHAT TO DO FIRST\n")
+	for k, c := range r.Diagnosis {
+		ew.printf("%d. %s %s\n", k+1, o.severity(c.Severity), c.Summary)
+		if c.FirstStep != "" {
+			ew.printf("   first: %s\n", indentLines(c.FirstStep, "   "))
+		}
+	}
+}
+
+// textExcerpt prints the timeline events at refs, one a line.
+func textExcerpt(ew *errWriter, r *Report, indent string, refs []int, elided int) {
+	if len(refs) == 0 {
+		return
+	}
+	ew.printf("%stimeline%s:\n", indent, excerptNote(len(refs), elided))
+	for _, i := range refs {
+		e := r.Timeline[i]
+		ew.printf("%s  %s %-8s %-16s %s\n", indent, e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Server, e.Kind, clip(e.Summary(), 100))
+	}
 }
 
 // severity is the upper-case severity, coloured on a terminal.
@@ -157,20 +180,10 @@ func (o TextOptions) table(w io.Writer, t *Table) {
 
 // SortedFindings orders findings by severity, then code, server, file.
 func SortedFindings(in []Finding) []Finding {
-	out := append([]Finding(nil), in...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() < b.Severity.Rank()
-		}
-		if a.Code != b.Code {
-			return a.Code < b.Code
-		}
-		if a.Server != b.Server {
-			return a.Server < b.Server
-		}
-		return a.File < b.File
-	})
+	out := make([]Finding, len(in))
+	for row, i := range findingOrder(in) {
+		out[row] = in[i]
+	}
 	return out
 }
 
@@ -210,8 +223,8 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-// formatRanges renders inclusive sequence ranges compactly.
-func formatRanges(rs []Range) string {
+// FormatRanges renders inclusive sequence ranges compactly: "5, 12-20".
+func FormatRanges(rs []Range) string {
 	var parts []string
 	for _, r := range rs {
 		if r.First == r.Last {

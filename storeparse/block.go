@@ -410,7 +410,7 @@ func (b *BlockReader) resync(off int64) (int64, uint64, bool) {
 		}
 		h := natsfmt.ParseRecordHeader(hdr)
 		rl, seq := h.Len, h.Seq
-		if h.FrameError() != "" || p+rl > b.size || seq <= b.lastSeq || seq > b.lastSeq+maxResyncSeqJump {
+		if !h.Framed() || p+rl > b.size || seq <= b.lastSeq || seq > b.lastSeq+maxResyncSeqJump {
 			continue
 		}
 		budget -= rl

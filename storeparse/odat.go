@@ -18,5 +18,9 @@ type (
 // ParseConsumerState decodes o.dat bytes, versions 1 and 2.
 func ParseConsumerState(file string, data []byte) (*ConsumerState, error) {
 	s, err := natsfmt.DecodeConsumerState(file, 0, data)
+	if err == nil && s.Trailing > 0 {
+		// o.dat holds the state alone: bytes after it are damage.
+		err = binfmt.Errorf(file, int64(len(data)-s.Trailing), binfmt.ErrFormat, "%d bytes after the consumer state", s.Trailing)
+	}
 	return s, binfmt.Stamp(err, natsfmt.StructConsumerState)
 }

@@ -204,7 +204,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if _, err := fs.Stat(fsys, dir); err != nil {
 		return nil, err
 	}
-	s.readMeta(fsys)
+	infData := s.readMeta(fsys)
 	s.Name = opts.Name
 	if s.Name == "" && s.Meta != nil && s.Meta.Name != "" {
 		s.Name = s.Meta.Name
@@ -213,7 +213,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 		s.Name = path.Base(dir)
 	}
 	if s.Meta != nil {
-		s.checkMetaSum(fsys, path.Join(dir, "meta.inf"), path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+		s.checkMetaSum(fsys, infData, path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
 		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
 			// meta.inf fails its checksum and names another stream than
 			// its folder (which nats-server names for the stream): the
@@ -286,7 +286,7 @@ func exists(fsys fs.FS, name string) bool {
 	return err == nil
 }
 
-func (s *StreamScan) readMeta(fsys fs.FS) {
+func (s *StreamScan) readMeta(fsys fs.FS) []byte {
 	inf := path.Join(s.Dir, "meta.inf")
 	if exists(fsys, path.Join(s.Dir, "meta.key")) {
 		s.Encrypted = true
@@ -298,22 +298,21 @@ func (s *StreamScan) readMeta(fsys fs.FS) {
 		} else {
 			s.problem(binfmt.Stamp(&binfmt.CorruptError{File: inf, Err: fmt.Errorf("%w: meta.inf %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaInf))
 		}
-		return
+		return nil
 	}
 	if s.Encrypted {
 		s.problem(binfmt.Stamp(binfmt.Errorf(inf, 0, binfmt.ErrEncrypted, "meta.key present; meta.inf is sealed"), natsfmt.StructMetaInf))
-		return
+		return nil
 	}
 	m, err := ParseStreamMeta(inf, data)
 	s.problem(err)
 	s.Meta = m
+	return data
 }
 
-func (s *StreamScan) checkMetaSum(fsys fs.FS, inf, sum, key string, ok *bool) {
-	infb, err := readFileFS(fsys, inf, smallFileLimit)
-	if err != nil {
-		return
-	}
+// checkMetaSum checks meta.inf's bytes infb (read once by the caller: a
+// second read of a large one doubled its memory) against meta.sum.
+func (s *StreamScan) checkMetaSum(fsys fs.FS, infb []byte, sum, key string, ok *bool) {
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
 		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaSum))
@@ -449,7 +448,7 @@ func (s *StreamScan) peekFirstSeq(fsys fs.FS, n uint32) uint64 {
 			return 0
 		}
 		h := natsfmt.ParseRecordHeader(hdr[:])
-		if h.FrameError() != "" {
+		if !h.Framed() {
 			return 0
 		}
 		if !h.Tombstone && h.Seq != 0 {
@@ -959,7 +958,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			m, err := ParseConsumerMeta(inf, data)
 			s.problem(err)
 			c.Meta = m
-			s.checkMetaSum(fsys, inf, path.Join(cdir, "meta.sum"), s.Name+"/"+e.Name(), &c.MetaSumOK)
+			s.checkMetaSum(fsys, data, path.Join(cdir, "meta.sum"), s.Name+"/"+e.Name(), &c.MetaSumOK)
 		}
 		od := path.Join(cdir, "o.dat")
 		if data, err := readFileFS(fsys, od, smallFileLimit); err == nil {

@@ -330,6 +330,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 		maxTombTS     int64
 		last          uint64
 		firstNeedsSet = true
+		regressed     bool // a sequence not above the last was reported
 		info          = BlockInfo{File: name, Index: n}
 	)
 	updateLast := func(seq uint64, ts int64) {
@@ -417,6 +418,14 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.FirstSeq, bs.FirstTS, firstNeedsSet = seq, r.TS, false
 		}
 		if seq <= last {
+			// Sequences only grow within a block: one that does not is a
+			// record written twice or pasted from elsewhere (a block
+			// holding its records twice). Not counted again; said once.
+			if !regressed {
+				regressed = true
+				res.problem(&binfmt.CorruptError{File: name, Offset: r.Offset, Seq: seq, Structure: natsfmt.StructBlockRecord,
+					Err: fmt.Errorf("%w: sequence %d after %d: records out of order or repeated (not counted again)", binfmt.ErrFormat, seq, last)})
+			}
 			continue
 		}
 		if !bs.deleted.contains(seq) {

@@ -10,19 +10,18 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/internal/bundle"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 func init() { topCommands = append(topCommands, newAnalyzeCmd) }
 
 type analyzeOptions struct {
-	format   string
-	output   string
+	reportFlags
 	set      map[string]string // check settings, "code.key" -> value
 	only     []string
 	skip     []string
 	timeline string
 	events   string
+	quiet    bool
 	keys     []string // jetstream keys (crypt.go); never printed
 	limits   bundle.Limits
 }
@@ -41,29 +40,22 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 			return o.run(args[0], stdout, stderr)
 		},
 	}
-	c.Flags().StringVar(&o.format, "format", "text", "output format: "+formatNames())
-	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
+	addReportFlags(c, &o.reportFlags)
 	c.Flags().StringToStringVar(&o.set, "set", nil, "override a check's threshold, code.key=value (jsforensics checks lists them)")
 	c.Flags().StringSliceVar(&o.only, "only", nil, "run only these checks (codes, comma-separated)")
 	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
 	c.Flags().StringVar(&o.timeline, "timeline", "runs", "log events in the timeline: runs (state changes in full, routine repetition as runs) or full (every event)")
 	c.Flags().StringVar(&o.events, "events", "", "also write every log event to this file, one JSON object a line")
+	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress on stderr (drawn only when stderr is a terminal)")
 	c.Flags().StringArrayVar(&o.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
 	addLimitFlags(c, &o.limits)
 	return c
 }
 
 func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
-	format, err := lookupFormat(o.format)
+	format, ropts, err := o.prepare(stdout)
 	if err != nil {
 		return err
-	}
-	var tty terminal
-	if o.output == "" {
-		tty = terminalOf(stdout)
-		if tty.is && format.binary {
-			return fmt.Errorf("--format %s is not for a terminal: give -o FILE", format.name)
-		}
 	}
 	settings, err := parseSettings(o.set)
 	if err != nil {
@@ -93,34 +85,13 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 			}
 		}()
 	}
+	if p := newProgress(stderr, o.quiet); p != nil {
+		opts.Progress = p
+		defer p.close()
+	}
 	rep, err := analysis.Run(path, opts)
 	if err != nil {
 		return err
 	}
-	out := stdout
-	var f *os.File
-	if o.output != "" {
-		f, err = os.Create(o.output)
-		if err != nil {
-			return err
-		}
-		out = f
-	}
-	bw := bufio.NewWriter(out)
-	err = format.write(bw, rep, tty)
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if rep.CountBySeverity()[report.Critical] > 0 {
-		return exitError{code: exitCritical}
-	}
-	return nil
+	return o.emit(rep, format, ropts, stdout)
 }

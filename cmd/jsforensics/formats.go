@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/html"
 	"github.com/jsforensics/jsforensics/report/xlsx"
 )
 
@@ -21,16 +22,26 @@ type outputFormat struct {
 	aliases []string
 	// binary formats are refused on a terminal: give -o.
 	binary bool
-	write  func(w io.Writer, r *report.Report, tty terminal) error
+	write  func(w io.Writer, r *report.Report, o renderOptions) error
+}
+
+// renderOptions are what a renderer may use besides the report: the
+// terminal it writes to and --verbose. analyze and render pass the same.
+type renderOptions struct {
+	terminal
+	verbose bool
 }
 
 var outputFormats = []outputFormat{
-	{name: "text", write: func(w io.Writer, r *report.Report, tty terminal) error {
-		return report.WriteTextWith(w, r, report.TextOptions{Color: tty.color, Width: tty.width})
+	{name: "text", write: func(w io.Writer, r *report.Report, o renderOptions) error {
+		return report.WriteTextWith(w, r, report.TextOptions{Color: o.color, Width: o.width, Verbose: o.verbose})
 	}},
-	{name: "json", write: func(w io.Writer, r *report.Report, _ terminal) error { return report.WriteJSON(w, r) }},
-	{name: "markdown", aliases: []string{"md"}, write: func(w io.Writer, r *report.Report, _ terminal) error { return report.WriteMarkdown(w, r) }},
-	{name: "xlsx", binary: true, write: func(w io.Writer, r *report.Report, _ terminal) error { return xlsx.Write(w, r) }},
+	{name: "json", write: func(w io.Writer, r *report.Report, _ renderOptions) error { return report.WriteJSON(w, r) }},
+	{name: "markdown", aliases: []string{"md"}, write: func(w io.Writer, r *report.Report, o renderOptions) error {
+		return report.WriteMarkdownWith(w, r, report.MarkdownOptions{Verbose: o.verbose})
+	}},
+	{name: "xlsx", binary: true, write: func(w io.Writer, r *report.Report, _ renderOptions) error { return xlsx.Write(w, r) }},
+	{name: "html", write: func(w io.Writer, r *report.Report, _ renderOptions) error { return html.Write(w, r) }},
 }
 
 // formatNames lists the format names for help and error messages.

@@ -26,6 +26,8 @@ type Options struct {
 	// Only, when set, runs just these checks; Skip leaves these out. Codes
 	// are validated against the registered checks.
 	Only, Skip []string
+	// Progress, when set, is told how far the run has got.
+	Progress Progress
 	// Keys open stores encrypted at rest: the servers' jetstream `key`,
 	// then any `prev_encryption_key`. Never printed nor reported.
 	Keys []string
@@ -73,7 +75,18 @@ func Run(path string, opts Options) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := bundle.Open(path, opts.Limits)
+	var unpacked func(read, size int64)
+	if opts.Progress != nil {
+		staged := false
+		unpacked = func(read, size int64) {
+			if !staged {
+				opts.Progress.Stage(StageUnpacking, 0, size)
+				staged = true
+			}
+			opts.Progress.Advance(0, read)
+		}
+	}
+	b, err := bundle.OpenWatched(path, opts.Limits, unpacked)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +150,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
-	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline)}
+	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
 	if len(opts.Keys) > 0 {
 		defer l.unseal(opts.Keys)()
 	}
@@ -171,9 +184,10 @@ func (l *loader) guard(what string, f func()) {
 
 // loader carries the state of one Load.
 type loader struct {
-	b  *bundle.Bundle
-	m  *Model
-	tl *timelineSink
+	b     *bundle.Bundle
+	m     *Model
+	tl    *timelineSink
+	meter *meter
 	// history holds the group history of the log being read.
 	history      map[string]*logGroupHistory
 	historyOrder []string
@@ -181,6 +195,10 @@ type loader struct {
 	serverIDs map[string]string
 	// nodeNameIndex maps raft node ids to server names (nodeNames).
 	nodeNameIndex map[string]string
+	// streamIndex and groupIndex find the model's streams and groups (all
+	// made by streamEntry and group).
+	streamIndex map[AssetKey]*Stream
+	groupIndex  map[string]*Group
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
 	// metaSnaps are the meta snapshots read, compared once all are.

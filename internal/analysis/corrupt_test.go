@@ -22,7 +22,10 @@ const (
 )
 
 // copyTree copies a fixture into a temporary folder so it can be broken.
-func copyTree(t *testing.T, src string) string {
+func copyTree(t *testing.T, src string) string { return copyTreeTB(t, src) }
+
+// copyTreeTB is copyTree for tests and benchmarks.
+func copyTreeTB(t testing.TB, src string) string {
 	t.Helper()
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

@@ -1,6 +1,12 @@
 package analysis
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
 
 // Facts are what several checks need, computed once from the loaded model
 // before any check runs (as golang.org/x/tools/go/analysis hands one
@@ -104,4 +110,236 @@ func (f *Facts) highestMetaTerm(m *Model) *Server {
 		}
 	}
 	return best
+}
+
+// peerSighting is every place one peer id of one group was seen.
+type peerSighting struct {
+	group   string
+	peer    string
+	servers []string // servers whose view lists it
+	sources []string
+	// file and offset: the first peers.idx or tav.idx that holds it.
+	server, file string
+	offset       int64
+}
+
+// unknownPeers lists, per group, the peer ids that map to no known server.
+func unknownPeers(m *Model) []peerSighting {
+	var out []peerSighting
+	for _, g := range m.Groups {
+		seen := map[string]*peerSighting{}
+		var order []string
+		sight := func(v View, p, source, file string, off int64) {
+			if _, ok := m.IDs[p]; ok {
+				return
+			}
+			s := seen[p]
+			if s == nil {
+				s = &peerSighting{group: g.Name, peer: p}
+				seen[p] = s
+				order = append(order, p)
+			}
+			if s.file == "" && file != "" {
+				s.server, s.file, s.offset = v.Server, file, off
+			}
+			s.servers = appendUnique(s.servers, v.Server)
+			s.sources = appendUnique(s.sources, v.Server+" "+source)
+		}
+		for _, v := range g.Views {
+			for _, p := range v.Peers {
+				sight(v, p, v.Source, v.File, v.PeerOffsets[p])
+			}
+			// The vote tav.idx keeps is a peer id too: a flipped or zeroed
+			// one is no more a server's than one in peers.idx.
+			if v.VoteFile != "" && v.VotedFor != "" {
+				sight(v, v.VotedFor, "tav.idx vote", v.VoteFile, 8)
+			}
+		}
+		sort.Strings(order)
+		for _, p := range order {
+			out = append(out, *seen[p])
+		}
+	}
+	return out
+}
+
+// viewKey groups identical views of a group.
+func viewKey(v View) string {
+	p := append([]string(nil), v.Peers...)
+	sort.Strings(p)
+	return fmt.Sprintf("%d|%s", v.ClusterSize, strings.Join(p, ","))
+}
+
+// metaSide is one distinct view of the meta group and the servers holding it.
+type metaSide struct {
+	view    report.SplitView
+	servers []string
+	ids     map[string]bool // peer ids of the view
+}
+
+// metaViewsAll picks, per server, its freshest view of _meta_ (a live capture
+// over the store's files) and groups identical ones.
+func metaViewsAll(m *Model) []*metaSide {
+	var meta *Group
+	for _, g := range m.Groups {
+		if g.Kind == "meta" {
+			meta = g
+		}
+	}
+	if meta == nil {
+		return nil
+	}
+	best := map[string]View{}
+	former := formerIDs(m)
+	for _, v := range meta.Views {
+		v.Peers = memberPeers(m, v, former)
+		cur, ok := best[v.Server]
+		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {
+			best[v.Server] = v
+		}
+	}
+	sides := map[string]*metaSide{}
+	var keys []string
+	// Views with a peer list first; a view without one (a leaderless /jsz)
+	// joins a side of the same size, or stands for its size alone.
+	servers := sortedKeys(best)
+	sort.SliceStable(servers, func(i, j int) bool { return len(best[servers[i]].Peers) > 0 && len(best[servers[j]].Peers) == 0 })
+	for _, srv := range servers {
+		v := best[srv]
+		if v.ClusterSize == 0 && len(v.Peers) == 0 {
+			continue
+		}
+		k := viewKey(v)
+		if len(v.Peers) == 0 {
+			for _, kk := range keys {
+				if sides[kk].view.ClusterSize == v.ClusterSize {
+					k = kk
+					break
+				}
+			}
+		}
+		s := sides[k]
+		if s == nil {
+			peers := append([]string(nil), v.Peers...)
+			sort.Strings(peers)
+			s = &metaSide{view: report.SplitView{ClusterSize: v.ClusterSize, Peers: peers}, ids: map[string]bool{}}
+			for _, p := range peers {
+				s.ids[p] = true
+			}
+			sides[k] = s
+			keys = append(keys, k)
+		}
+		s.servers = append(s.servers, srv)
+		s.view.Servers = append(s.view.Servers, srv)
+		if v.Leader != "" {
+			s.view.Leader = v.Leader
+		}
+		s.view.Term = max(s.view.Term, v.Term)
+	}
+	out := make([]*metaSide, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, sides[k])
+	}
+	return out
+}
+
+// dropRemoved leaves out the views of servers removed from the group: a
+// server that is no peer of the prevailing view, and whose own (older) view
+// holds every prevailing peer, kept the peer set it had when it was removed.
+// That is no split: the group went on without it.
+func (f *Facts) dropRemoved(sides []*metaSide) []*metaSide {
+	if len(sides) < 2 {
+		return sides
+	}
+	prev := sides[0]
+	for _, s := range sides[1:] {
+		if len(s.servers) > len(prev.servers) || len(s.servers) == len(prev.servers) && s.view.Term > prev.view.Term {
+			prev = s
+		}
+	}
+	if len(prev.ids) == 0 {
+		return sides
+	}
+	out := []*metaSide{prev}
+	for _, s := range sides {
+		if s == prev {
+			continue
+		}
+		member := false
+		for _, srv := range s.servers {
+			if sv := f.Server(srv); sv != nil && prev.ids[sv.PeerID] {
+				member = true
+			}
+		}
+		superset := len(s.ids) > 0
+		for id := range prev.ids {
+			if !s.ids[id] {
+				superset = false
+			}
+		}
+		if !member && superset {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// sourceRank orders view sources by how directly they show the live state.
+func sourceRank(src string) int {
+	switch src {
+	case "raftz":
+		return 0
+	case "peers.idx":
+		return 1
+	case "jsz":
+		return 2
+	case "varz":
+		return 3
+	case "snapshot":
+		return 4
+	}
+	return 5
+}
+
+// foundingSplits returns pairs of meta groups founded apart: two servers'
+// first meta leaders after a fresh bootstrap differ, their founders are
+// disjoint, and the second was founded while the first still stood.
+func foundingSplits(m *Model) [][2][]MetaFounding {
+	byLeader := map[string][]MetaFounding{}
+	for _, f := range m.MetaFoundings {
+		byLeader[f.Leader] = append(byLeader[f.Leader], f)
+	}
+	leaders := sortedKeys(byLeader)
+	var out [][2][]MetaFounding
+	for i := 0; i < len(leaders); i++ {
+		for j := i + 1; j < len(leaders); j++ {
+			a, b := byLeader[leaders[i]], byLeader[leaders[j]]
+			if overlapServers(a, b) || inFounders(leaders[i], b) || inFounders(leaders[j], a) {
+				continue
+			}
+			out = append(out, [2][]MetaFounding{a, b})
+		}
+	}
+	return out
+}
+
+func overlapServers(a, b []MetaFounding) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Server == y.Server {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func inFounders(leader string, fs []MetaFounding) bool {
+	for _, f := range fs {
+		if f.Server == leader {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,5 +44,22 @@ func TestChecksImportNoParser(t *testing.T) {
 	}
 	if checked < 8 {
 		t.Fatalf("only %d check files found", checked)
+	}
+}
+
+// TestOneFilePerCheck: every registered check lives in check_<code>.go
+// beside its own check_<code>_test.go, so the folder lists the checks.
+func TestOneFilePerCheck(t *testing.T) {
+	for _, c := range Checks {
+		base := "check_" + strings.ReplaceAll(c.Code, "-", "_")
+		for _, f := range []string{base + ".go", base + "_test.go"} {
+			if _, err := os.Stat(f); err != nil {
+				t.Errorf("check %s: no %s", c.Code, f)
+			}
+		}
+		b, err := os.ReadFile(base + ".go")
+		if err == nil && !strings.Contains(string(b), "Code:        \""+c.Code+"\"") {
+			t.Errorf("%s does not define check %s", base+".go", c.Code)
+		}
 	}
 }

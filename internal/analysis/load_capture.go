@@ -24,6 +24,17 @@ const recentlySeen = 30 * time.Second
 
 // captures decodes every captured monitoring answer in the bundle.
 func (l *loader) captures() {
+	var paths []string
+	for _, bc := range l.b.Captures {
+		paths = append(paths, bc.Path)
+	}
+	// Captures are small: counted done together, at the end.
+	plan := l.meter.begin(StageCaptures, l.b.FS, paths)
+	defer func() {
+		for i := range paths {
+			plan.done(i)
+		}
+	}()
 	var all []capture.Capture
 	// A `nats audit gather` archive: read by its manifest, through the
 	// bundle's FS; its files are not read again one by one.

@@ -16,8 +16,15 @@ import (
 // logs scans every server log into timeline events and the facts the checks
 // need: meta leader observations, meta foundings, server identity.
 func (l *loader) logs() {
-	for _, lg := range orderLogs(l.b.Logs) {
+	ordered := orderLogs(l.b.Logs)
+	var paths []string
+	for _, lg := range ordered {
+		paths = append(paths, lg.Path)
+	}
+	plan := l.meter.begin(StageLogs, l.b.FS, paths)
+	for i, lg := range ordered {
 		l.guard("reading log "+lg.Path, func() { l.log(lg) })
+		plan.done(i)
 	}
 	if l.logLines > 0 {
 		l.note("logs: %d files, %d lines, %d classified into events, %d of no kind the catalogue knows (counted, not in the timeline)", len(l.b.Logs), l.logLines, l.logClassified, l.logUnknown)

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -31,13 +30,15 @@ func groupKind(name string) string {
 
 // group returns the model's group named name, creating it.
 func (l *loader) group(name string) *Group {
-	for _, g := range l.m.Groups {
-		if g.Name == name {
-			return g
-		}
+	if g := l.findGroup(name); g != nil {
+		return g
 	}
 	g := &Group{Name: name, Kind: groupKind(name)}
 	l.m.Groups = append(l.m.Groups, g)
+	if l.groupIndex == nil {
+		l.groupIndex = map[string]*Group{}
+	}
+	l.groupIndex[name] = g
 	return g
 }
 
@@ -45,16 +46,20 @@ func (l *loader) group(name string) *Group {
 // vote, snapshot, and the WAL, into group views and histories, and replays
 // each server's meta state.
 func (l *loader) raft() {
+	var folders []string
 	for _, st := range l.b.Stores {
-		if st.SysAccount == "" {
-			continue
-		}
-		srv := l.storeServer(st)
-		if srv == nil {
-			continue
-		}
 		for _, g := range st.Groups {
-			l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+			folders = append(folders, path.Join(st.Dir, st.SysAccount, "_js_", g))
+		}
+	}
+	plan, done := l.meter.begin(StageRaft, l.b.FS, folders), 0
+	for _, st := range l.b.Stores {
+		for _, g := range st.Groups {
+			if srv := l.storeServer(st); srv != nil && st.SysAccount != "" {
+				l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+			}
+			plan.done(done)
+			done++
 		}
 	}
 	l.guard("locating meta snapshot damage", func() { l.metaSnapshotDamage(l.metaSnaps) })
@@ -78,6 +83,7 @@ type walState struct {
 	ops         []*raftlog.Op
 	maxCommit   uint64
 	lastIndex   uint64
+	maxTerm     uint64 // the highest term of the snapshot and entries read
 	// snapCorrupt: the meta snapshot fails its checksum (never applied);
 	// afterSnap counts the WAL's append entries past its index.
 	snapCorrupt bool
@@ -90,8 +96,9 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	view := View{GroupView: report.GroupView{Server: srv.Name, Source: "peers.idx"}}
 	havePeers := false
 
-	if b, err := readSmall(l.b.FS, path.Join(dir, "peers.idx"), raftlog.MaxPeersIdxSize); err == nil {
-		ps, err := raftlog.DecodePeerState(path.Join(dir, "peers.idx"), b)
+	peersFile := path.Join(dir, "peers.idx")
+	if b, ok := l.raftFile(srv, name, peersFile, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); ok {
+		ps, err := raftlog.DecodePeerState(peersFile, b)
 		if err != nil {
 			l.raftCorrupt(srv, name, err)
 		} else {
@@ -100,22 +107,27 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			view.Quorum = ps.Quorum()
 			view.Peers = append([]string(nil), ps.Peers...)
 			sort.Strings(view.Peers)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		l.raftCorrupt(srv, name, err)
-	}
-	if b, err := readSmall(l.b.FS, path.Join(dir, "tav.idx"), 1<<10); err == nil {
-		tv, err := raftlog.DecodeTermVote(path.Join(dir, "tav.idx"), b)
-		if err != nil {
-			l.raftCorrupt(srv, name, err)
-		} else {
-			view.Term, view.VotedFor = tv.Term, tv.Vote
+			view.File, view.PeerOffsets = peersFile, map[string]int64{}
+			for i, p := range ps.Peers {
+				view.PeerOffsets[p] = ps.PeerOffset(i)
+			}
+			l.peerIssues(srv, name, g.Kind, peersFile, ps)
 		}
 	}
-
 	ws := &walState{}
 	l.snapshot(srv, g, dir, ws)
 	l.wal(srv, g, dir, ws)
+	tavFile := path.Join(dir, "tav.idx")
+	if b, ok := l.raftFile(srv, name, tavFile, 1<<10, natsfmt.StructTermVote); ok {
+		tv, err := raftlog.DecodeTermVote(tavFile, b)
+		if err != nil {
+			l.raftCorrupt(srv, name, err)
+		} else {
+			view.Term, view.VotedFor, view.VoteFile = tv.Term, tv.Vote, tavFile
+			l.termVoteIssues(srv, name, tavFile, b, tv, ws)
+		}
+	}
+	l.commitIndex(srv, name, path.Join(dir, "commit.idx"))
 	view.Applied = ws.metaSnapIdx
 	view.Commit = ws.maxCommit
 	if havePeers || view.Term > 0 {
@@ -164,9 +176,8 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		return
 	}
 	file := path.Join(dir, "snapshots", best)
-	b, err := readSmall(l.b.FS, file, 1<<30)
-	if err != nil {
-		l.raftCorrupt(srv, g.Name, err)
+	b, ok := l.raftFile(srv, g.Name, file, 1<<30, natsfmt.StructSnapshotHeader)
+	if !ok {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, g.Name, b)
@@ -180,6 +191,13 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 			return
 		}
 	}
+	if err == nil && (snap.Term != bt || snap.Index != bi) {
+		// The server picks its snapshot by name; one whose header says
+		// otherwise was renamed or overwritten, and is not what its name
+		// promises (snap.3.13 holding index 12 is not the newest).
+		l.raftDamage(srv, g.Name, file, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", bt, bi, snap.Term, snap.Index)
+	}
+	ws.maxTerm = max(ws.maxTerm, snap.Term)
 	ev := report.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.Name, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
@@ -215,7 +233,12 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				return nil
 			}
 			idx := ae.Index()
+			if idx != r.Seq {
+				// dump wal says so too: the record's sequence is the raft index.
+				l.raftDamage(srv, g.Name, blk.File, r.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", r.Seq, idx)
+			}
 			ws.lastIndex = max(ws.lastIndex, idx)
+			ws.maxTerm = max(ws.maxTerm, ae.Term)
 			ws.maxCommit = max(ws.maxCommit, ae.Commit)
 			t := time.Unix(0, r.TS).UTC()
 			tp := &t
@@ -267,6 +290,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 						l.raftCorrupt(srv, g.Name, err)
 						continue
 					}
+					if !op.Code.IsMeta() {
+						l.raftDamage(srv, g.Name, blk.File, e.DataOffset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
+						continue
+					}
 					ws.ops = append(ws.ops, op)
 					l.metaRemoval(srv, op, idx, blk.File)
 				}
@@ -293,7 +320,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	}
 }
 
-// raftCorrupt records a raft file problem.
+// raftCorrupt records a raft file problem (the file is the one err names).
 func (l *loader) raftCorrupt(srv *Server, group string, err error) {
 	c := corruptionFrom(srv.Name, "", "", "", err)
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
@@ -342,14 +369,9 @@ func (l *loader) assignments() {
 	}
 }
 
-func (l *loader) findGroup(name string) *Group {
-	for _, g := range l.m.Groups {
-		if g.Name == name {
-			return g
-		}
-	}
-	return nil
-}
+// findGroup returns the model's group named name, or nil; by index, as it
+// is called for every group folder and every stream assignment.
+func (l *loader) findGroup(name string) *Group { return l.groupIndex[name] }
 
 func sortedCopy(in []string) []string {
 	out := append([]string(nil), in...)

@@ -79,8 +79,10 @@ func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan) {
 // compareReplicas compares every stream held by more than one server, then
 // drops what it read of the copies: the comparison is all the checks need.
 func (l *loader) compareReplicas() {
+	l.meter.stage(StageReplicas, len(l.m.Streams), 0)
 	for _, st := range l.m.Streams {
 		l.compareStream(st)
+		l.meter.add(1, 0)
 		for _, c := range st.Copies {
 			c.Windows, c.Live = nil, nil
 		}
@@ -90,8 +92,16 @@ func (l *loader) compareReplicas() {
 func (l *loader) compareStream(st *Stream) {
 	var copies []*StreamCopy
 	for _, c := range st.Copies {
-		if c.Live != nil {
+		if c.Live != nil && c.Clustered {
 			copies = append(copies, c)
+		}
+	}
+	// Replicas live on a cluster's servers only: a non-clustered server's
+	// stream of the same name is another stream (another environment or a
+	// standalone server in the same bundle), never compared with them.
+	for _, c := range st.Copies {
+		if c.Live != nil && !c.Clustered && len(st.Copies) > 1 {
+			l.note("%s > %s on %s: a non-clustered server's stream (its store holds no raft groups); not compared with the other copies, which it is no replica of", st.Account, st.Name, c.Server)
 		}
 	}
 	if len(copies) < 2 {

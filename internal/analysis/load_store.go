@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -145,6 +146,15 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 // stores scans every store root: names its server, and recomputes every
 // stream from its blocks.
 func (l *loader) stores() {
+	var folders []string
+	for _, st := range l.b.Stores {
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
+			}
+		}
+	}
+	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -156,6 +166,8 @@ func (l *loader) stores() {
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
 				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname) })
+				plan.done(done)
+				done++
 			}
 		}
 	}
@@ -166,6 +178,15 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
+		return
+	}
+	if ents, err := fs.ReadDir(l.b.FS, dir); err == nil && len(ents) == 0 {
+		// nats-server warns "Missing stream metafile" and skips the folder
+		// (jetstream.go: v2.10.22 l.1224-1227, v2.12.1 l.1286-1289, v2.15.2
+		// l.1442-1446); there is nothing to scan, nor a stream to model.
+		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.Name, Account: account, Stream: folder,
+			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptMissing, Structure: natsfmt.StructMetaInf, EmptyFolder: true,
+			Message: fmt.Sprintf("%s is an empty stream folder (no meta.inf, no message blocks)", dir)})
 		return
 	}
 	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true})
@@ -184,7 +205,8 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		Server: srv.Name, Path: dir,
 		FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq,
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
-		Replicas: replicas, Encrypted: scan.Encrypted,
+		Replicas: replicas, Encrypted: scan.Encrypted, NoMeta: metaMissing(scan),
+		Clustered: st.SysAccount != "",
 	}
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
 	c.Blocks = blockSpans(scan.Blocks)
@@ -203,6 +225,13 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
 
+	if scan.Meta != nil && len(scan.Meta.FieldErrors) > 0 {
+		// dump meta warns of them too: the server cannot unmarshal such a
+		// meta.inf and skips the stream.
+		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.Name, Account: account, Stream: name, Replicas: replicas,
+			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
+			Message: fmt.Sprintf("%s: fields of the wrong type (%s): the server cannot unmarshal it and skips the stream", path.Join(dir, "meta.inf"), strings.Join(scan.Meta.FieldErrors, "; "))})
+	}
 	if scan.PartialPurge {
 		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
 	}
@@ -240,6 +269,16 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		im.Damaged = blockDamage
 		l.m.IndexMismatches = append(l.m.IndexMismatches, im)
 	}
+}
+
+// metaMissing says whether the folder's meta.inf is not there at all.
+func metaMissing(scan *storeparse.StreamScan) bool {
+	for _, p := range scan.Problems {
+		if errors.Is(p, fs.ErrNotExist) && binfmt.StructureOf(p) == natsfmt.StructMetaInf {
+			return true
+		}
+	}
+	return false
 }
 
 // blockCost fills in what a damaged message block costs the copy: the
@@ -302,14 +341,19 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 	return true
 }
 
+// streamEntry returns the model's stream account/name, creating it. The
+// index keeps it O(1) a call: it is called for every copy of thousands of
+// streams.
 func (l *loader) streamEntry(account, name string) *Stream {
-	for _, s := range l.m.Streams {
-		if s.Account == account && s.Name == name {
-			return s
-		}
+	if s := l.streamIndex[AssetKey{account, name}]; s != nil {
+		return s
 	}
 	s := &Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
+	if l.streamIndex == nil {
+		l.streamIndex = map[AssetKey]*Stream{}
+	}
+	l.streamIndex[AssetKey{account, name}] = s
 	return s
 }
 
@@ -352,7 +396,13 @@ type metaRef struct {
 func (l *loader) blameMetaFiles() {
 	for i := range l.m.Corruptions {
 		c := &l.m.Corruptions[i]
-		if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum || strings.Contains(c.File, "/obs/") {
+		if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum {
+			continue
+		}
+		if strings.Contains(c.File, "/obs/") {
+			// No other copy of a consumer's config to hold it against:
+			// either file may be the one that changed.
+			c.Message += fmt.Sprintf("; either %s or %s changed (no reference config for a consumer tells which)", path.Join(path.Dir(c.File), "meta.inf"), c.File)
 			continue
 		}
 		dir := path.Dir(c.File)
@@ -417,11 +467,37 @@ func (l *loader) metaRefs(c *Corruption, dir, stream string) []metaRef {
 
 // blame names the changed file in c from the comparison with refs.
 func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
+	if !utf8.Valid(inf) {
+		// The server writes JSON text: bytes that are not UTF-8 are meta.inf's damage.
+		at := 0
+		for at < len(inf) {
+			r, n := utf8.DecodeRune(inf[at:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			at += n
+		}
+		c.File, c.Offset, c.HasOffset = path.Join(path.Dir(c.File), "meta.inf"), int64(at), true
+		c.Message = fmt.Sprintf("%s changed, not meta.sum: byte %d (0x%02x) is not UTF-8 text, which the server never writes, so meta.sum no longer matches", c.File, at, inf[at])
+		return
+	}
 	differ := map[string][]string{} // field -> sources it differs from
 	for _, r := range refs {
 		for k, rv := range r.fields {
 			iv, ok := infFields[k]
-			if !ok || k == "Created" || k == "metadata" {
+			if !ok {
+				// A key one bit off (a flip in a field name) is meta.inf
+				// changed too: the field reads as missing.
+				if k2, off, bit, found := renamedKey(infFields, r.fields, k); found {
+					at := bytes.Index(inf, []byte(strconv.Quote(k2)+":")) + 1 + off
+					c.File, c.Offset, c.HasOffset = path.Join(path.Dir(c.File), "meta.inf"), int64(at), true
+					c.Message = fmt.Sprintf("%s changed, not meta.sum: it names field %q where %s names %q; byte %d of meta.inf differs by one bit (bit %d), so meta.sum no longer matches",
+						c.File, k2, r.source, k, at, bit)
+					return
+				}
+				continue
+			}
+			if k == "Created" || k == "metadata" {
 				continue
 			}
 			if !jsonEqual(iv, rv) {
@@ -472,6 +548,20 @@ func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields 
 		c.Offset, c.HasOffset = int64(off), true
 		c.Message += fmt.Sprintf(" (byte %d differs by one bit, bit %d)", off, bit)
 	}
+}
+
+// renamedKey finds a key of inf, absent from ref, one bit away from ref's
+// key k (absent from inf).
+func renamedKey(inf, ref map[string]json.RawMessage, k string) (k2 string, off, bit int, ok bool) {
+	for cand := range inf {
+		if _, inRef := ref[cand]; inRef {
+			continue
+		}
+		if off, bit, ok := oneBit([]byte(cand), []byte(k)); ok {
+			return cand, off, bit, true
+		}
+	}
+	return "", 0, 0, false
 }
 
 // jsonEqual compares two JSON values by meaning.

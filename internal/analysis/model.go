@@ -162,6 +162,10 @@ type StreamCopy struct {
 	Consumers                []report.Consumer
 	Replicas                 int
 	Encrypted                bool
+	// NoMeta: meta.inf is missing, so the server skips the folder at start
+	// ("Missing stream metafile"): it never loads the stream, so it never
+	// deletes it as an orphan either.
+	NoMeta bool
 	// Blocks are the message blocks' sequence and time spans, oldest first
 	// (what was written when: durability-exposure).
 	Blocks []BlockSpan
@@ -171,6 +175,9 @@ type StreamCopy struct {
 	// (load_replicas.go); nil for an encrypted copy.
 	Windows []storeparse.WindowDigest
 	Live    *storeparse.Live
+	// Clustered: the server's store holds raft groups (a _js_ folder); a
+	// non-clustered server's stream is never a replica of a cluster's.
+	Clustered bool
 }
 
 // Group is a raft group and every view of it.
@@ -188,7 +195,12 @@ type View struct {
 	LeaderKnown bool
 	// Alive lists peers this view saw recently (raftz last_seen), by id.
 	Alive []string
-	Time  *time.Time
+	// File is the peers.idx this view was read from, with where each id
+	// starts in it; VoteFile the tav.idx its vote came from (offset 8).
+	File        string
+	PeerOffsets map[string]int64
+	VoteFile    string
+	Time        *time.Time
 }
 
 // Corruption is a store file problem found by a parser.
@@ -209,6 +221,9 @@ type Corruption struct {
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string
+	// EmptyFolder: a stream folder holding nothing at all (no meta.inf, no
+	// blocks); the server warns and skips it, nothing is lost.
+	EmptyFolder bool
 	// OfDeleted: the damaged record is of a message whose deletion a
 	// tombstone or index.db records; it costs no message unless the server
 	// rebuilds the block (and is no critical while index.db is current).

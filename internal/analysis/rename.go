@@ -214,6 +214,20 @@ func (l *loader) renameServer(srv *Server, name, source string) {
 			l.m.MetaFoundings[i].Server = name
 		}
 	}
+	for i := range l.m.Exposures {
+		if l.m.Exposures[i].Server == old {
+			l.m.Exposures[i].Server = name
+		}
+	}
+	for i := range l.m.MetaRemovals {
+		if l.m.MetaRemovals[i].Server == old {
+			l.m.MetaRemovals[i].Server = name
+		}
+	}
+	if l.m.EncryptedStores[old] {
+		delete(l.m.EncryptedStores, old)
+		l.m.EncryptedStores[name] = true
+	}
 	if held, ok := l.m.LogStreams[old]; ok {
 		if l.m.LogStreams[name] == nil {
 			l.m.LogStreams[name] = held

@@ -130,7 +130,13 @@ func (p Problem) String() string { return p.Path + ": " + p.Reason }
 
 // Open opens the bundle at path and inventories it. On error nothing is left
 // behind (any temporary folder is removed).
-func Open(path string, lim Limits) (*Bundle, error) {
+func Open(path string, lim Limits) (*Bundle, error) { return OpenWatched(path, lim, nil) }
+
+// OpenWatched is Open that, while it unpacks an archive, calls unpacked
+// with the archive's bytes read so far and its size: growing, at most about
+// once a MiB, and last with size itself. A directory or a zip read in
+// place is not unpacked and makes no call. unpacked may be nil.
+func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bundle, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -164,7 +170,7 @@ func Open(path string, lim Limits) (*Bundle, error) {
 			return nil, err
 		}
 		b.tmp, b.Root = tmp, tmp
-		if err := b.unpackFile(path, fi.Size(), lim); err != nil {
+		if err := b.unpackFile(path, fi.Size(), lim, unpacked); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -175,6 +181,14 @@ func Open(path string, lim Limits) (*Bundle, error) {
 		return nil, err
 	}
 	b.FS = b.root.FS()
+	if b.tmp != "" {
+		// The unpack folder is ours (made 0700, nothing else writes to it)
+		// and holds no link (links are refused): plain paths are safe
+		// there, and a path opens in one openat, not one per element as
+		// through the Root (25 system calls a file read, measured on a
+		// .tar.gz of 8,800 files).
+		b.FS = os.DirFS(b.tmp)
+	}
 	if err := b.inventory(lim); err != nil {
 		b.Close()
 		return nil, err
@@ -183,7 +197,7 @@ func Open(path string, lim Limits) (*Bundle, error) {
 }
 
 // unpackFile unpacks the archive at path (an outer bundle) into b.tmp.
-func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
+func (b *Bundle) unpackFile(path string, size int64, lim Limits, unpacked func(read, size int64)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -194,7 +208,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 		return err
 	}
 	defer dst.Close()
-	x := &extractor{dst: dst, lim: lim}
+	x := &extractor{dst: dst, lim: lim, watch: newReadWatch(size, unpacked)}
 	defer x.closeFolders()
 	kind, err := x.extract(filepath.Base(path), f, size, ".")
 	if err != nil {
@@ -204,6 +218,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits) error {
 	if err := x.unpackNested(); err != nil {
 		return err
 	}
+	x.watch.end()
 	b.Problems = append(b.Problems, x.problems...)
 	b.Undelivered = append(b.Undelivered, x.undelivered...)
 	sort.Strings(b.Undelivered)

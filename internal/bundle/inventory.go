@@ -43,6 +43,9 @@ func (b *Bundle) inventory(lim Limits) error {
 				b.Stores = append(b.Stores, st)
 				return fs.SkipDir // a folder inside a store root is not another one
 			}
+			if len(ents) == 0 && namedLikeCapture(p) {
+				b.problem(p, "an empty folder where a file named like a capture or log is expected")
+			}
 		case d.Type().IsRegular():
 			files = append(files, p)
 		default:
@@ -90,6 +93,9 @@ func (b *Bundle) sniffFile(p string) {
 		return
 	}
 	if fi.Size() == 0 {
+		if namedLikeCapture(p) {
+			b.problem(p, "at offset 0: empty (0 bytes), though named like a capture or log")
+		}
 		return
 	}
 	head := make([]byte, min(fi.Size(), sniffBytes))
@@ -116,6 +122,9 @@ func (b *Bundle) sniffFile(p string) {
 		return
 	}
 	if compressed || !looksJSON(head) {
+		if notCaptured(p, head) {
+			b.problem(p, "at offset 0: neither a server log nor JSON, though named like a capture or log (starts %q)", head[:min(len(head), 16)])
+		}
 		return
 	}
 	if fi.Size() > maxCaptureBytes {
@@ -126,6 +135,9 @@ func (b *Bundle) sniffFile(p string) {
 	if err != nil {
 		b.problem(p, "unreadable: %v", err)
 		return
+	}
+	if off, err := jsonDamage(data); err != nil {
+		b.problem(p, "at offset %d: JSON stops decoding (%v); what decodes before it is read", off, err)
 	}
 	if c, ix, ok := classifyCapture(p, data); ok {
 		b.Captures = append(b.Captures, c)

@@ -42,8 +42,42 @@ type extractor struct {
 	problems []Problem
 	// undelivered are the files whose entries were torn or unreadable.
 	undelivered []string
-	buf         []byte              // copy buffer, shared by all entries
-	folders     map[string]*os.Root // folders kept open, by path
+	buf         []byte                // copy buffer, shared by all entries
+	folders     map[string]openFolder // folders kept open, by path
+	top         openFolder            // dst itself, opened as the others
+	made        map[string]bool       // folders made (or found made), by path
+	watch       *readWatch            // told how far the outer archive is read; nil when no one asked
+}
+
+// readWatch passes on how many bytes of an archive were read, at most about
+// once a MiB.
+type readWatch struct {
+	size, told int64
+	f          func(read, size int64)
+}
+
+func newReadWatch(size int64, f func(read, size int64)) *readWatch {
+	if f == nil {
+		return nil
+	}
+	return &readWatch{size: size, told: -1, f: f}
+}
+
+// read says read bytes are done; a smaller figure than before is ignored.
+func (w *readWatch) read(read int64) {
+	if w == nil || read < w.told+1<<20 || read >= w.size {
+		return
+	}
+	w.told = read
+	w.f(read, w.size)
+}
+
+// end says the whole archive is done.
+func (w *readWatch) end() {
+	if w != nil && w.told < w.size {
+		w.told = w.size
+		w.f(w.size, w.size)
+	}
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
@@ -107,7 +141,7 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 	case kindZip:
 		return kind, x.extractZip(name, r, size, prefix)
 	case kindTar:
-		return kind, x.extractTar(name, io.NewSectionReader(r, 0, size), prefix, nil)
+		return kind, x.extractTar(name, x.watched(io.NewSectionReader(r, 0, size)), prefix, nil)
 	case kindTarGz:
 		in := &countReader{r: io.NewSectionReader(r, 0, size)}
 		gz, err := gzip.NewReader(in)
@@ -115,7 +149,13 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 			return kind, fmt.Errorf("%s: gzip: %w", name, err)
 		}
 		defer gz.Close()
-		return kind, x.extractTar(name, gz, prefix, func() (int64, int64) { return in.n, size })
+		var watch *readWatch
+		if !x.nested {
+			watch = x.watch
+		}
+		ra := newReadAhead(gz, in, watch)
+		defer ra.Stop()
+		return kind, x.extractTar(name, ra, prefix, func() (int64, int64) { return ra.compressed(), size })
 	}
 	return "", fmt.Errorf("%s: %w", name, ErrNotBundle)
 }
@@ -178,6 +218,9 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 		// The reader takes at most the compressed size the directory gives.
 		n, err := x.writeFile(name, f.Name, p, x.ratioLimited(name, f.Name, rc, func() int64 { return csize }), f.Modified)
 		rc.Close()
+		if !x.nested {
+			x.watch.read(off + csize)
+		}
 		if err != nil {
 			if errors.Is(err, ErrLimit) {
 				return err
@@ -296,16 +339,28 @@ func archiveNote(prefix string) string {
 	return strings.TrimPrefix(path.Join(prefix, "."), "./")
 }
 
-// countReader counts the bytes read through it, to give tar offsets.
+// countReader counts the bytes read through it, to give tar offsets (and
+// progress, when watch is set).
 type countReader struct {
-	r io.Reader
-	n int64
+	r     io.Reader
+	n     int64
+	watch *readWatch
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	c.watch.read(c.n)
 	return n, err
+}
+
+// watched counts the reads of the outer archive r for x.watch; a nested
+// archive's reads are not the outer archive's progress.
+func (x *extractor) watched(r io.Reader) *countReader {
+	if x.nested {
+		return &countReader{r: r}
+	}
+	return &countReader{r: r, watch: x.watch}
 }
 
 // compressed, when not nil, gives the compressed bytes read so far and the
@@ -432,17 +487,38 @@ func (x *extractor) mkdir(p string) {
 	}
 }
 
+// openFolder is a folder being unpacked into.
+type openFolder interface {
+	mkdir(name string) error
+	open(name string) (openFolder, error)
+	create(name string) (newFile, error)
+	close()
+}
+
+// newFile is a file being written; finish sets its time (zero: left) and
+// closes it.
+type newFile interface {
+	Write(p []byte) (int, error)
+	finish(mtime time.Time) error
+}
+
 // maxOpenFolders bounds the folders kept open by folder.
 const maxOpenFolders = 128
 
-// folder gives the folder dir of dst, created if need be, as a Root of its
-// own, opened from its parent's: each file then costs one system call to
-// create, and each folder one to make and one to open, instead of one per
-// path element (os.Root resolves a path element by element). A few are kept
-// open (closed by closeFolders).
-func (x *extractor) folder(dir string) (*os.Root, error) {
+// folder gives the folder dir of dst, created if need be, opened from its
+// parent's open folder: each file then costs one system call to create,
+// and each folder one to make and one to open, instead of one per path
+// element. A few are kept open (closed by closeFolders).
+func (x *extractor) folder(dir string) (openFolder, error) {
 	if dir == "." {
-		return x.dst, nil
+		if x.top == nil {
+			top, err := openTop(x.dst)
+			if err != nil {
+				return nil, err
+			}
+			x.top = top
+		}
+		return x.top, nil
 	}
 	if r, ok := x.folders[dir]; ok {
 		return r, nil
@@ -452,28 +528,52 @@ func (x *extractor) folder(dir string) (*os.Root, error) {
 		return nil, err
 	}
 	base := path.Base(dir)
-	if err := parent.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
+	// A folder made once is not made again when it is reopened.
+	if !x.made[dir] {
+		if err := parent.mkdir(base); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if x.made == nil {
+			x.made = map[string]bool{}
+		}
+		x.made[dir] = true
 	}
-	r, err := parent.OpenRoot(base)
+	r, err := parent.open(base)
 	if err != nil {
 		return nil, err
 	}
 	if len(x.folders) >= maxOpenFolders {
-		x.closeFolders()
+		x.closeFoldersBut(dir)
 	}
 	if x.folders == nil {
-		x.folders = map[string]*os.Root{}
+		x.folders = map[string]openFolder{}
 	}
 	x.folders[dir] = r
 	return r, nil
 }
 
+// closeFoldersBut closes the open folders that are not dir's ancestors:
+// an archive lists a folder's files together, so the folders on the way to
+// the next ones stay open (closing them all made every file after the
+// 128th folder reopen its whole path, one mkdirat and openat a level).
+func (x *extractor) closeFoldersBut(dir string) {
+	for p, r := range x.folders {
+		if !strings.HasPrefix(dir, p+"/") {
+			r.close()
+			delete(x.folders, p)
+		}
+	}
+}
+
 func (x *extractor) closeFolders() {
 	for _, r := range x.folders {
-		r.Close()
+		r.close()
 	}
 	clear(x.folders)
+	if x.top != nil {
+		x.top.close()
+		x.top = nil
+	}
 }
 
 // writeFile copies one entry to p, charging its bytes against the limits. It
@@ -484,8 +584,7 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 		x.problem(p, "cannot create parent folder: %v", err)
 		return 0, nil
 	}
-	base := path.Base(p)
-	f, err := parent.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := parent.create(path.Base(p))
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			x.problem(p, "duplicate entry in %s: first kept", archive)
@@ -502,7 +601,8 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 	// archive of a hundred thousand small files).
 	n, err := io.CopyBuffer(struct{ io.Writer }{f}, io.LimitReader(r, budget+1), x.buf)
 	x.total += n
-	if cerr := f.Close(); err == nil {
+	// File times are evidence, not essential: set when known, best effort.
+	if cerr := f.finish(mtime); err == nil {
 		err = cerr
 	}
 	if n > budget {
@@ -511,9 +611,6 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 			return n, fmt.Errorf("%w: %s: entry %q expands past the %d-byte entry limit", ErrLimit, archive, entry, x.lim.MaxEntryBytes)
 		}
 		return n, fmt.Errorf("%w: %s: entry %q expands past the %d-byte total limit", ErrLimit, archive, entry, x.lim.MaxTotalBytes)
-	}
-	if !mtime.IsZero() {
-		_ = parent.Chtimes(base, mtime, mtime) // best effort: file times are evidence, not essential
 	}
 	if !x.nested {
 		x.files = append(x.files, p)

@@ -50,6 +50,8 @@ type ConsumerState struct {
 	AckFloor    SeqPair      `json:"ack_floor"`
 	Pending     []PendingAck `json:"pending,omitempty"`
 	Redelivered []Redelivery `json:"redelivered,omitempty"`
+	// Trailing counts the bytes after the state; o.dat has none.
+	Trailing int `json:"trailing,omitempty"`
 }
 
 // DecodeConsumerState decodes consumer state bytes, versions 1 and 2; base
@@ -89,6 +91,7 @@ func DecodeConsumerState(file string, base int64, data []byte) (*ConsumerState, 
 		per = 3
 	}
 	if np := d.Count(per, "pending"); np > 0 {
+		seen := make(map[uint64]bool, np)
 		mints := d.Varint()
 		for range np {
 			at := d.Offset()
@@ -103,6 +106,19 @@ func DecodeConsumerState(file string, base int64, data []byte) (*ConsumerState, 
 			if p.StreamSeq == 0 { // the server's errCorruptState
 				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry with stream sequence 0")
 			}
+			// A pending message is one delivered past the ack floor; the
+			// server writes each once (a map). Zeroed bytes decode to
+			// entries at the floor itself, all alike.
+			if p.StreamSeq <= s.AckFloor.Stream && s.AckFloor.Stream > 0 {
+				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry at stream sequence %d, not above the ack floor %d", p.StreamSeq, s.AckFloor.Stream)
+			}
+			if p.StreamSeq > s.Delivered.Stream || p.ConsumerSeq > s.Delivered.Consumer {
+				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry at stream sequence %d (consumer %d), past the last delivered %d (consumer %d)", p.StreamSeq, p.ConsumerSeq, s.Delivered.Stream, s.Delivered.Consumer)
+			}
+			if seen[p.StreamSeq] {
+				return s, binfmt.Errorf(file, at, binfmt.ErrFormat, "pending entry for stream sequence %d listed twice", p.StreamSeq)
+			}
+			seen[p.StreamSeq] = true
 			if s.Version == consumerStateV1 {
 				p.TS = (ts + mints) * 1e9
 			} else {
@@ -124,5 +140,6 @@ func DecodeConsumerState(file string, base int64, data []byte) (*ConsumerState, 
 	}
 	sort.Slice(s.Pending, func(i, j int) bool { return s.Pending[i].StreamSeq < s.Pending[j].StreamSeq })
 	sort.Slice(s.Redelivered, func(i, j int) bool { return s.Redelivered[i].StreamSeq < s.Redelivered[j].StreamSeq })
+	s.Trailing = d.Len()
 	return s, d.Err()
 }

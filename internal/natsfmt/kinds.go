@@ -61,6 +61,9 @@ func KindOf(err error) CorruptionKind {
 		return CorruptChecksum
 	case errors.Is(err, fs.ErrNotExist):
 		return CorruptMissing
+	case s == StructIndexDB:
+		// Cut, emptied or garbled alike: a cache the server rebuilds.
+		return CorruptIndex
 	case errors.Is(err, binfmt.ErrTruncated):
 		return CorruptTruncated
 	case errors.Is(err, binfmt.ErrTooLarge), errors.Is(err, binfmt.ErrFormat):

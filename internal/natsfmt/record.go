@@ -69,17 +69,25 @@ func ParseRecordHeader(b []byte) RecordHeader {
 // length when flagged) inside the body. This is v2.15.2's rule; v2.10.22
 // omits the 4 bytes of the header length, the stricter rule is used.
 func (h RecordHeader) FrameError() string {
+	switch {
+	case h.Len > RLBadThresh:
+		return fmt.Sprintf("record length %d over the %d limit", h.Len, RLBadThresh)
+	case !h.Framed():
+		return fmt.Sprintf("impossible record: rl %d slen %d headers %v", h.Len, h.SubjectLen, h.HasHeaders)
+	}
+	return ""
+}
+
+// Framed is FrameError() == "" without building the message: a resync
+// tries it at every offset of a damaged block (formatting there cost 15 s
+// on a 64 MiB block of random bytes).
+func (h RecordHeader) Framed() bool {
 	shlen := int64(h.SubjectLen)
 	if h.HasHeaders {
 		shlen += hdrLenLen
 	}
-	switch dlen := h.Len - RecordHeaderLen; {
-	case h.Len > RLBadThresh:
-		return fmt.Sprintf("record length %d over the %d limit", h.Len, RLBadThresh)
-	case dlen < ChecksumLen || shlen > dlen-ChecksumLen:
-		return fmt.Sprintf("impossible record: rl %d slen %d headers %v", h.Len, h.SubjectLen, h.HasHeaders)
-	}
-	return ""
+	dlen := h.Len - RecordHeaderLen
+	return h.Len <= RLBadThresh && dlen >= ChecksumLen && shlen <= dlen-ChecksumLen
 }
 
 // Subject returns the subject of rec, a whole record framed by h.

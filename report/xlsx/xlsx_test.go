@@ -19,7 +19,7 @@ func TestWriteSheets(t *testing.T) {
 	}
 	f := writeAndOpen(t, r)
 	defer f.Close()
-	want := []string{SheetFindings, SheetServers, SheetStreams, SheetGroups, SheetTimeline}
+	want := []string{SheetSummary, SheetFindings, SheetServers, SheetStreams, SheetReplicas, SheetGroups, SheetPeerHistory, SheetTimeline}
 	got := f.GetSheetList()
 	if len(got) != len(want) {
 		t.Fatalf("sheets %v, want %v", got, want)
@@ -43,10 +43,72 @@ func TestWriteSheets(t *testing.T) {
 	check(SheetGroups, "F2", "1191202101440508490")
 	check(SheetGroups, "D2", "10")
 	check(SheetServers, "B2", "S1Nunr6R")
+	check(SheetReplicas, "C2", "nats-0")
+	check(SheetReplicas, "G2", "7")
+	check(SheetSummary, "A2", "counts")
+	check(SheetSummary, "D2", "1") // one critical finding
+}
+
+// TestWorkbookLayout: every sheet has its header frozen, an autofilter
+// over the table and columns sized to their content; the severity and
+// outcome columns carry the conditional fills; the same report gives the
+// same bytes.
+func TestWorkbookLayout(t *testing.T) {
+	r := &report.Report{
+		Findings: []report.Finding{{Code: "store-corrupt", Severity: report.Critical, Message: "bad"}, {Code: "peer-unknown", Severity: report.Warning, Message: "m"}},
+		Checks:   []report.CheckOutcome{{Code: "store-corrupt", Outcome: "failed", Findings: 1}, {Code: "acked-lost", Outcome: "skipped", Reason: "no ack log"}},
+	}
+	var a, b bytes.Buffer
+	if err := Write(&a, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("the same report gave two different workbooks")
+	}
+	f := writeAndOpen(t, r)
+	defer f.Close()
+	for _, sh := range sheets(r) {
+		panes, err := f.GetPanes(sh.name)
+		if err != nil || !panes.Freeze || panes.YSplit != 1 || panes.TopLeftCell != "A2" {
+			t.Errorf("%s: panes %+v (%v), want the header frozen", sh.name, panes, err)
+		}
+		w, err := f.GetColWidth(sh.name, "A")
+		if err != nil || w < minWidth || w > wideWidth {
+			t.Errorf("%s: column A width %v (%v)", sh.name, w, err)
+		}
+	}
+	filters := 0
+	for _, dn := range f.GetDefinedName() {
+		if dn.Name == "_xlnm._FilterDatabase" {
+			filters++
+		}
+	}
+	if filters != len(sheets(r)) {
+		t.Errorf("%d sheets with a filter, want %d", filters, len(sheets(r)))
+	}
+	for sheet, col := range map[string]string{SheetFindings: "A2:A3", SheetSummary: "C2:C"} {
+		cf, err := f.GetConditionalFormats(sheet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for ref, rules := range cf {
+			if strings.HasPrefix(ref, col) && len(rules) == 7 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: conditional formats %v, want 7 rules on %s", sheet, cf, col)
+		}
+	}
 }
 
 // TestSheetsShowTheReportTables: each sheet's header row is the header of
-// the report table every other format lays out, and it holds all its rows.
+// its table (for Findings, Servers, Streams, Groups and Timeline the one
+// every other format lays out), and it holds all its rows.
 func TestSheetsShowTheReportTables(t *testing.T) {
 	r := &report.Report{
 		Servers:  []report.Server{{Name: "nats-0", Sources: []string{"store"}}, {Name: "nats-1", Sources: []string{"log"}}},
@@ -55,19 +117,20 @@ func TestSheetsShowTheReportTables(t *testing.T) {
 	}
 	f := writeAndOpen(t, r)
 	defer f.Close()
-	tables := sheetTables(r)
+	shs := sheets(r)
 	for i, sheet := range f.GetSheetList() {
+		table := shs[i].table
 		rows, err := f.GetRows(sheet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := tables[i].Headers()
+		want := table.Headers()
 		if len(rows) == 0 || strings.Join(rows[0], "|") != strings.Join(want, "|") {
 			t.Errorf("%s header %q, want %q", sheet, rows, want)
 			continue
 		}
-		if len(rows)-1 != len(tables[i].Rows) {
-			t.Errorf("%s has %d rows, the table %d", sheet, len(rows)-1, len(tables[i].Rows))
+		if len(rows)-1 != len(table.Rows) {
+			t.Errorf("%s has %d rows, the table %d", sheet, len(rows)-1, len(table.Rows))
 		}
 	}
 }

@@ -395,6 +395,15 @@ func (s *Server) GetJSON(ctx context.Context, path string, v any) error {
 // Start starts every server (concurrently, so routes form) and waits until a
 // meta leader is known to all of them and every peer is current.
 func (c *Cluster) Start(ctx context.Context) error {
+	if err := c.StartAll(ctx); err != nil {
+		return err
+	}
+	return c.WaitMetaLeader(ctx, 60*time.Second)
+}
+
+// StartAll starts every server concurrently and waits for each to answer
+// /varz, not for a meta leader.
+func (c *Cluster) StartAll(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(c.Servers))
 	for i, s := range c.Servers {
@@ -402,10 +411,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		go func() { defer wg.Done(); errs[i] = s.Start(ctx) }()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return c.WaitMetaLeader(ctx, 60*time.Second)
+	return errors.Join(errs...)
 }
 
 // Stop stops every running server at once (SIGTERM to all, then wait),

@@ -7,6 +7,7 @@
 //	go run . big -out DIR [-size 1GiB] [-version v2.15.2]
 //	go run . recover -dir DIR [-version v2.15.2]
 //	go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug]
+//	go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]
 //
 // See README.md.
 package main
@@ -80,6 +81,10 @@ func run() int {
 	msgs := fs.Int64("msgs", 4_000_000, "replicas: messages in the R3 stream")
 	rounds := fs.Int("rounds", 4, "biglog: churn rounds (leader kills) before the log is repeated")
 	debug := fs.Bool("debug", false, "biglog: servers log at debug level")
+	var big BigCluster
+	fs.IntVar(&big.Streams, "streams", 1500, "cluster: R1 streams of 5 messages")
+	fs.IntVar(&big.Buckets, "buckets", 300, "cluster: KV buckets")
+	fs.IntVar(&big.Consumers, "consumers", 1000, "cluster: durable consumers on those streams")
 	if len(os.Args) < 2 {
 		usage()
 		return 2
@@ -139,6 +144,16 @@ func run() int {
 			return 2
 		}
 		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runReplicas(ctx, *out, *msgs, *version) }))
+	case "cluster":
+		if *out == "" {
+			logf("cluster: -out DIR is required")
+			return 2
+		}
+		big.Msgs = *msgs
+		if !flagSet(fs, "msgs") {
+			big.Msgs = 2_000_000
+		}
+		return report(withDeadline(ctx, 90*time.Minute, func(ctx context.Context) error { return runBigCluster(ctx, *out, *version, big) }))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
@@ -225,7 +240,15 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: go run . all | list | <scenario>... [-out DIR] [-keep]")
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
+	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]")
 	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
+}
+
+// flagSet says whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func parseSize(s string) (int64, error) {

@@ -57,26 +57,17 @@ func runReplicas(ctx context.Context, out string, msgs int64, version string) er
 		Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 		return err
 	}
-	start := time.Now()
 	subjects := []string{"repl.orders.eu", "repl.orders.us", "repl.events.click", "repl.events.view"}
-	for n := int64(1); n <= msgs; {
-		for i := 0; i < 4000 && n <= msgs; i, n = i+1, n+1 {
-			msg := &nats.Msg{Subject: subjects[n%int64(len(subjects))], Data: fmt.Appendf(nil, "message %012d of the replica benchmark, payload padded to a hundred bytes ........", n)}
-			if n%10 == 0 {
-				msg.Header = nats.Header{"X-Seq": []string{fmt.Sprint(n)}}
-			}
-			if _, err := js.PublishMsgAsync(msg); err != nil {
-				return err
-			}
+	err = publishSeq(ctx, js, msgs, func(n int64) *nats.Msg {
+		msg := &nats.Msg{Subject: subjects[n%int64(len(subjects))], Data: fmt.Appendf(nil, "message %012d of the replica benchmark, payload padded to a hundred bytes ........", n)}
+		if n%10 == 0 {
+			msg.Header = nats.Header{"X-Seq": []string{fmt.Sprint(n)}}
 		}
-		if err := awaitPublished(ctx, js, 120*time.Second, n-1); err != nil {
-			return err
-		}
-		if n%500000 < 4000 && n <= msgs {
-			logf("published %d messages in %v", n-1, time.Since(start).Round(time.Second))
-		}
+		return msg
+	})
+	if err != nil {
+		return err
 	}
-	logf("published %d messages in %v", msgs, time.Since(start).Round(time.Millisecond))
 	nc.Close()
 	if err := c.WaitQuiet(ctx, 10*time.Minute); err != nil {
 		return err
@@ -191,6 +182,27 @@ func rewriteRecord(b []byte, near uint64, key string) (uint64, bool) {
 
 // linkTree copies the tree src to dst as hard links.
 func linkTree(src, dst string) error { return mirrorTree(src, dst, os.Link) }
+
+// publishSeq publishes msg(1) to msg(msgs) asynchronously, 4,000 at a
+// time, and logs its pace.
+func publishSeq(ctx context.Context, js jetstream.JetStream, msgs int64, msg func(n int64) *nats.Msg) error {
+	start := time.Now()
+	for n := int64(1); n <= msgs; {
+		for i := 0; i < 4000 && n <= msgs; i, n = i+1, n+1 {
+			if _, err := js.PublishMsgAsync(msg(n)); err != nil {
+				return err
+			}
+		}
+		if err := awaitPublished(ctx, js, 120*time.Second, n-1); err != nil {
+			return err
+		}
+		if n%500000 < 4000 && n <= msgs {
+			logf("published %d messages in %v", n-1, time.Since(start).Round(time.Second))
+		}
+	}
+	logf("published %d messages in %v", msgs, time.Since(start).Round(time.Millisecond))
+	return nil
+}
 
 // awaitPublished waits for every pending async publish to be acknowledged.
 func awaitPublished(ctx context.Context, js jetstream.JetStream, timeout time.Duration, sent int64) error {

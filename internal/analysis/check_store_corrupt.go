@@ -14,6 +14,7 @@ var checkStoreCorrupt = Check{
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
 	Skip:        noStores,
+	Settings:    []Setting{maxExamples},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
@@ -37,32 +38,63 @@ var checkStoreCorrupt = Check{
 				Remedy:   storeRemedy(Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
 		}
-		for _, c := range m.Corruptions {
-			if c.Kind == natsfmt.CorruptEncrypted {
-				continue
+		var damage []*Corruption
+		for i := range m.Corruptions {
+			if m.Corruptions[i].Kind != natsfmt.CorruptEncrypted {
+				damage = append(damage, &m.Corruptions[i])
 			}
+		}
+		key := func(i int) (string, string) {
+			c := damage[i]
+			return c.Server + "\x00" + string(corruptionSeverity(*c)), corruptionCause(*c)
+		}
+		build := func(i int) report.Finding {
+			c := *damage[i]
 			f := report.Finding{
 				Server: c.Server, Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: c.Evidence,
 			}
+			if sev := corruptionSeverity(c); sev != report.Critical {
+				f.Severity = sev // critical is the check's own
+			}
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
 			f.Remedy = storeRemedy(c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
-			switch {
-			case c.Kind == natsfmt.CorruptIndex:
-				// index.db is a cache the server rebuilds from the blocks.
-				f.Severity = report.Warning
-			case c.OfDeleted && !c.Rebuilds:
-				// The record of a deleted message: nothing is lost unless
-				// the block is rebuilt, which a current index.db prevents.
-				f.Severity = report.Warning
+			if c.EmptyFolder {
+				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
+				f.Remedy = "nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway; once no server needs it, remove it with the server stopped to silence the warning"
 			}
-			out = append(out, f)
+			return f
 		}
-		return out
+		return append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
 	},
+}
+
+// corruptionSeverity is critical but where the server loses nothing:
+// index.db is a cache it rebuilds from the blocks, an empty folder it skips.
+// The record of a deleted message costs nothing unless the block is
+// rebuilt, which a current index.db prevents.
+//
+// tav.idx and commit.idx are warnings too: a server reading a damaged one
+// starts from no vote, or from its WAL's commit, and its peers correct it.
+func corruptionSeverity(c Corruption) report.Severity {
+	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds ||
+		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
+		return report.Warning
+	}
+	return report.Critical
+}
+
+// corruptionCause is what store-corrupt findings share when they are one
+// fault repeated: the kind of damage to the same structure.
+func corruptionCause(c Corruption) string {
+	s := string(c.Kind) + " " + string(c.Structure)
+	if c.EmptyFolder {
+		s = "empty stream folders"
+	}
+	return s
 }
 
 // storeRemedy says what an operator can do about a damaged file, chosen by
@@ -119,36 +151,6 @@ func storeRemedy(c Corruption) string {
 		b.WriteString(" The stream has no other replica: republish what the dump recovers, or restore from a backup.")
 	}
 	return b.String()
-}
-
-var checkIndexMismatch = Check{
-	Code:        "index-mismatch",
-	Severity:    report.Warning,
-	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
-	Skip:        noStores,
-	Run: func(p *Pass) []report.Finding {
-		m := p.Model
-		var out []report.Finding
-		for _, x := range m.IndexMismatches {
-			f := report.Finding{
-				Server: x.Server, Account: x.Account, Stream: x.Stream, File: x.File,
-				Message: x.Detail,
-				Remedy:  "index.db claims what the blocks do not hold, and the server trusts a current index.db at start without re-reading the blocks. Removing index.db destroys its record of those messages, and the rebuild that follows cuts every damaged block at its first bad record: first copy it out (cp " + x.File + " " + x.File + ".saved) with the stream folder, then, with the server stopped, remove " + x.File + " so it rebuilds the state from the blocks",
-			}
-			switch {
-			case x.Damaged:
-				// The blocks lost what index.db still records: the mismatch
-				// is that damage, reported as store-corrupt.
-				f.Severity, f.Kind = report.Info, "damage"
-				f.Remedy = "index.db still records what the damaged blocks of this copy held (see store-corrupt): keep it, do not remove it; copy it out with the stream folder before the server starts again"
-			case x.Outdated:
-				f.Severity, f.Kind = report.Info, "outdated"
-				f.Remedy = "nothing to do: the server rebuilds index.db from the blocks at start"
-			}
-			out = append(out, f)
-		}
-		return out
-	},
 }
 
 // noStores skips the store checks on a bundle that holds no store.

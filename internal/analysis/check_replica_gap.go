@@ -11,57 +11,6 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// maxRangesShown bounds the ranges listed in one finding's message; the
-// finding's ranges field holds them all.
-const maxRangesShown = 6
-
-var checkReplicaDivergence = Check{
-	Code:        "replica-divergence",
-	Severity:    report.Critical,
-	Description: "replicas hold different content under the same sequence",
-	Skip:        noReplicas,
-	Run: func(p *Pass) []report.Finding {
-		m := p.Model
-		var out []report.Finding
-		for _, st := range m.Streams {
-			cmp := st.Comparison
-			if cmp == nil || len(cmp.Diverged) == 0 {
-				continue
-			}
-			// The ranges of every sequence that diverged, and per pattern
-			// ("n1,n3 | n2,n4") the sequences that split that way.
-			var ranges []report.Range
-			patterns := map[string][]report.Range{}
-			count := uint64(0)
-			for _, d := range cmp.Diverged {
-				ranges = appendRange(ranges, d.Range)
-				count += d.Last - d.First + 1
-				var sides []string
-				for _, mask := range d.Sides {
-					sides = append(sides, strings.Join(cmp.servers(mask), ","))
-				}
-				sort.Strings(sides)
-				k := strings.Join(sides, " | ")
-				patterns[k] = appendRange(patterns[k], d.Range)
-			}
-			f := report.Finding{
-				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(1<<len(cmp.Copies) - 1),
-				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
-					st.Account, st.Name, count, rangesText(ranges)),
-				Remedy: divergenceRemedy(st),
-			}
-			for _, k := range sortedKeys(patterns) {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(patterns[k]), k))
-			}
-			if len(st.AssignedTo) > 0 {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(st.AssignedTo, ", ")))
-			}
-			out = append(out, f)
-		}
-		return out
-	},
-}
-
 var checkReplicaGap = Check{
 	Code:        "replica-gap",
 	Severity:    report.Critical,
@@ -182,13 +131,6 @@ func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kin
 	return f
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // liveness is what the bundle says of a server's process at its end.
 type liveness struct {
 	down bool
@@ -219,43 +161,4 @@ func serverState(m *Model, name string) liveness {
 		return liveness{text: fmt.Sprintf("%s was seen running (log or capture)", name)}
 	}
 	return liveness{down: true, text: fmt.Sprintf("no log or capture shows %s running", name)}
-}
-
-func divergenceRemedy(st *Stream) string {
-	return fmt.Sprintf("Stop writes to %s and keep every copy (copy each server's stream folder out) before any restart or peer-remove: the replica elected next overwrites the others. Decide which copy is authoritative from the publishers' acknowledgements, read the differing messages from each copy with `jsforensics dump blk`, then rebuild the other replicas from it (scale to R1 on the chosen server and back up).", st.Name)
-}
-
-// appendRange appends r to rs, merged with the last range when adjacent.
-func appendRange(rs []report.Range, r report.Range) []report.Range {
-	if n := len(rs); n > 0 && rs[n-1].Last+1 >= r.First {
-		rs[n-1].Last = max(rs[n-1].Last, r.Last)
-		return rs
-	}
-	return append(rs, r)
-}
-
-func rangesText(rs []report.Range) string {
-	var parts []string
-	for i, r := range rs {
-		if i == maxRangesShown {
-			parts = append(parts, fmt.Sprintf("and %d more ranges", len(rs)-i))
-			break
-		}
-		if r.First == r.Last {
-			parts = append(parts, fmt.Sprint(r.First))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", r.First, r.Last))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// noReplicas skips the replica checks where no stream has two copies.
-func noReplicas(p *Pass) string {
-	for _, st := range p.Model.Streams {
-		if len(st.Copies) > 1 {
-			return ""
-		}
-	}
-	return "no stream has copies on two servers in the bundle"
 }

@@ -1,0 +1,59 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+func TestMetaSplitViews(t *testing.T) {
+	m := &Model{IDs: map[string]string{}}
+	var all []string
+	for _, n := range []string{"old-0", "old-1", "old-2", "new-0", "new-1", "new-2"} {
+		m.IDs[natsfmt.PeerID(n)] = n
+		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), Alive: true})
+		all = append(all, natsfmt.PeerID(n))
+	}
+	small := []string{natsfmt.PeerID("new-0"), natsfmt.PeerID("new-1"), natsfmt.PeerID("new-2"), natsfmt.PeerID("old-1")}
+	g := &Group{Name: "_meta_", Kind: "meta"}
+	for _, s := range m.Servers {
+		v := View{GroupView: report.GroupView{Server: s.Name, ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
+		if strings.HasPrefix(s.Name, "new") {
+			v.ClusterSize, v.Peers = 4, small
+		}
+		g.Views = append(g.Views, v)
+	}
+	m.Groups = []*Group{g}
+	fs := runCheck(checkMetaSplit, m)
+	if len(fs) != 1 || len(fs[0].Views) != 2 {
+		t.Fatalf("want one split with two views: %+v", fs)
+	}
+	sizes := []int{fs[0].Views[0].ClusterSize, fs[0].Views[1].ClusterSize}
+	sort.Ints(sizes)
+	if sizes[0] != 4 || sizes[1] != 6 {
+		t.Errorf("sizes %v", sizes)
+	}
+}
+
+func TestMetaSplitFoundedApart(t *testing.T) {
+	t0 := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
+	m := &Model{IDs: map[string]string{}}
+	for i, n := range []string{"old-0", "old-1", "old-2"} {
+		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Duration(i) * time.Millisecond), Server: n, Leader: "old-1", Source: "log"})
+	}
+	for i, n := range []string{"new-0", "new-1", "new-2"} {
+		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: n, Leader: "new-2", Source: "log"})
+	}
+	if fs := runCheck(checkMetaSplit, m); len(fs) != 1 {
+		t.Fatalf("want one founded-apart split: %+v", fs)
+	}
+	// One founding, seen by all: nothing.
+	m.MetaFoundings = m.MetaFoundings[:3]
+	if fs := runCheck(checkMetaSplit, m); len(fs) != 0 {
+		t.Fatalf("single founding flagged: %+v", fs)
+	}
+}

@@ -1,0 +1,166 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+var checkOrphanRisk = Check{
+	Code:        "orphan-risk",
+	Severity:    report.Critical,
+	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
+	Settings:    []Setting{maxExamples},
+	Skip: func(p *Pass) string {
+		for _, st := range p.Model.Streams {
+			if len(st.Copies) > 0 {
+				return ""
+			}
+		}
+		return "no stream copy is stored in the bundle"
+	},
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
+		var out []report.Finding
+		noMeta := map[string]bool{}
+		for _, st := range m.Streams {
+			for _, c := range st.Copies {
+				if c.NoMeta {
+					continue // never loaded, so never deleted (store-corrupt says why)
+				}
+				srv := p.Facts.Server(c.Server)
+				meta, why, skip := (*MetaState)(nil), "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
+				if srv != nil {
+					meta, why, skip = recoveredMeta(p, srv)
+				}
+				if meta == nil {
+					if !noMeta[c.Server] {
+						noMeta[c.Server] = true
+						p.Skipf("%s: %s", c.Server, skip)
+					}
+					continue
+				}
+				out = append(out, orphanFindings(m, srv, meta, st, c, why)...)
+			}
+		}
+		// Where two meta lineages meet, the higher term's state replaces the
+		// other on every server: judge each copy against the winner too.
+		if win := p.Facts.SplitWinner; win != nil {
+			for _, st := range m.Streams {
+				for _, c := range st.Copies {
+					srv := p.Facts.Server(c.Server)
+					if c.NoMeta || srv == nil || srv.Meta == win.Meta {
+						continue
+					}
+					out = append(out, orphanFindings(m, srv, win.Meta, st, c, fmt.Sprintf("meta-split: the meta state of %s (higher term) replaces this server's", win.Name))...)
+				}
+			}
+		}
+		out = dedupeFindings(out)
+		// Thousands of streams no meta state knows (a store restored
+		// beside a fresh cluster) are one finding per server and cause.
+		return collapse(len(out), func(i int) (string, string) {
+			return out[i].Server + "\x00" + string(out[i].Severity), orphanCause(out[i])
+		}, func(i int) report.Finding { return out[i] }, int(p.Setting(maxExamples.Key)))
+	},
+}
+
+// orphanFindings judges one stored copy against one meta state.
+func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *StreamCopy, why string) []report.Finding {
+	key := AssetKey{st.Account, st.Name}
+	a := meta.Streams[key]
+	base := report.Finding{
+		Server: srv.Name, Account: st.Account, Stream: st.Name, File: c.Path,
+		Messages: report.Ptr(c.Messages), Bytes: report.Ptr(c.Bytes),
+	}
+	var ev []string
+	if why != "" {
+		ev = append(ev, why)
+	}
+	replicas := max(c.Replicas, st.Replicas)
+	lossNote := ""
+	if replicas <= 1 {
+		lossNote = " It is R1: no other server holds a copy, so what is deleted is lost for good."
+	} else if holders := otherHolders(st, srv.Name); len(holders) > 0 {
+		lossNote = fmt.Sprintf(" Other copies are on %s.", strings.Join(holders, ", "))
+	}
+	switch {
+	case a == nil:
+		f := base
+		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state (%s) holds no assignment for it: the server deletes it as an orphan 30 s after meta recovery (\"Detected orphaned stream\").%s",
+			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, meta.Source, lossNote)
+		f.Evidence = append(ev, fmt.Sprintf("meta state of %s assigns %d streams, none named %s in account %s", srv.Name, len(meta.Streams), st.Name, st.Account))
+		f.Remedy = orphanRemedy(srv, st, c)
+		return []report.Finding{f}
+	case srv.PeerID != "" && len(a.Peers) > 0 && !slices.Contains(a.Peers, srv.PeerID):
+		f := base
+		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state places the stream on other peers (%s): the server removes its copy during meta recovery (\"JetStream removing stream\", a debug line only).%s",
+			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(namesFor(m, a.Peers), ", "), lossNote)
+		f.Evidence = append(ev, fmt.Sprintf("assignment group %s peers %s; this server is %s", a.Group, strings.Join(a.Peers, " "), srv.PeerID))
+		f.Remedy = orphanRemedy(srv, st, c)
+		return []report.Finding{f}
+	}
+	// The stream is assigned here: judge its consumers.
+	var out []report.Finding
+	for _, con := range c.Consumers {
+		if _, ok := a.Consumers[con.Name]; ok {
+			continue
+		}
+		f := report.Finding{Server: srv.Name, Account: st.Account, Stream: st.Name, Consumer: con.Name, File: c.Path + "/obs/" + con.Name,
+			Message:  fmt.Sprintf("%s stores consumer %s > %s > %s but its meta state has no assignment for it: it is deleted as an orphan after meta recovery", srv.Name, st.Account, st.Name, con.Name),
+			Evidence: append(ev, fmt.Sprintf("stream %s is assigned with %d consumers, not %s", st.Name, len(a.Consumers), con.Name)),
+			Remedy:   fmt.Sprintf("note the consumer's ack floor (stream seq %d) and recreate it after recovery with the same config (obs/%s/meta.inf) and a start sequence after it", con.AckFloorStream, con.Name),
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func otherHolders(st *Stream, except string) []string {
+	var out []string
+	for _, c := range st.Copies {
+		if c.Server != except && c.Messages > 0 {
+			out = append(out, c.Server)
+		}
+	}
+	return out
+}
+
+func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) string {
+	return fmt.Sprintf("Before %s starts again (or before its meta layer recovers), copy %s out of the store. After recovery, recreate the stream with the config in its meta.inf (nats stream add %s --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics dump blk` reads from the copied blocks. On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk.",
+		srv.Name, c.Path, st.Name)
+}
+
+func dedupeFindings(in []report.Finding) []report.Finding {
+	seen := map[string]bool{}
+	var out []report.Finding
+	for _, f := range in {
+		k := f.Server + "\x00" + f.Account + "\x00" + f.Stream + "\x00" + f.Consumer
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// orphanCause is what orphan-risk findings share when they are one fault
+// repeated: streams or consumers the meta state does not hold, or places
+// elsewhere, judged by the same meta state.
+func orphanCause(f report.Finding) string {
+	what := "streams"
+	if f.Consumer != "" {
+		what = "consumers"
+	}
+	why := "not in its meta state"
+	if strings.Contains(f.Message, "places the stream on other peers") {
+		why = "placed on other peers by its meta state"
+	}
+	if len(f.Evidence) > 0 && strings.HasPrefix(f.Evidence[0], "meta-split") {
+		why += " (" + f.Evidence[0] + ")"
+	}
+	return what + " " + why
+}

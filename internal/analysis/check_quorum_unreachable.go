@@ -1,0 +1,133 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+var checkQuorumUnreachable = Check{
+	Code:        "quorum-unreachable",
+	Severity:    report.Critical,
+	Description: "a group's cluster_size needs a quorum larger than the peers that exist",
+	Skip:        noGroupViews,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
+		var out []report.Finding
+		former, departed := p.Facts.Former, p.Facts.Departed
+		for _, g := range m.Groups {
+			done := map[string]bool{}
+			for _, v := range g.Views {
+				// A view without its peer list (a leaderless /jsz) cannot
+				// tell which peers exist.
+				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[viewKey(v)] {
+					continue
+				}
+				done[viewKey(v)] = true
+				quorum := natsfmt.Quorum(v.ClusterSize)
+				var missing []string
+				reachable := 0
+				for _, id := range v.Peers {
+					if p.Facts.Exists(id) && !departed[id] {
+						reachable++
+					} else {
+						missing = append(missing, id)
+					}
+				}
+				if reachable >= quorum || onlyFormer(missing, former) { // server-renamed's
+					continue
+				}
+				var holders []string
+				for _, w := range g.Views {
+					if viewKey(w) == viewKey(v) {
+						holders = appendUnique(holders, w.Server+" ("+w.Source+")")
+					}
+				}
+				sort.Strings(missing)
+				out = append(out, report.Finding{
+					Group: g.Name, ClusterSize: v.ClusterSize, Quorum: quorum, Reachable: report.Ptr(reachable), Missing: missing,
+					Message: fmt.Sprintf("raft group %s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, v.ClusterSize, quorum, reachable),
+					Evidence: []string{
+						"view held by " + strings.Join(holders, ", "),
+						fmt.Sprintf("peers that exist: %s", strings.Join(existing(p.Facts, v.Peers), " ")),
+						fmt.Sprintf("peers no present or live server holds: %s", strings.Join(missing, " ")),
+					},
+					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
+				})
+				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, implausibleTerms(g)...)
+			}
+		}
+		return out
+	},
+}
+
+func existing(f *Facts, peers []string) []string {
+	var out []string
+	for _, p := range peers {
+		if f.Exists(p) && !f.Departed[p] {
+			out = append(out, p+"="+f.ServerByID(p).Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tempServersNeeded is how many new servers bring reachable peers to quorum
+// (each also grows the cluster size by one).
+func tempServersNeeded(size, reachable int) int {
+	for k := 0; k < 64; k++ {
+		if reachable+k >= natsfmt.Quorum(size+k) {
+			return k
+		}
+	}
+	return 64
+}
+
+// quorumRemedy is the way out of a group that cannot elect a leader.
+func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) string {
+	if g.Kind != "meta" {
+		return fmt.Sprintf("Both ways out delete replicas: peer-remove deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others. First copy every server's folder of this group out and compare the replicas (replica-gap, replica-divergence). Then, once the meta layer has a leader, remove the missing peers from the group (nats stream cluster peer-remove), or scale the asset down to R1 and back up (nats stream edit --replicas 1, then --replicas N); missing: %s", strings.Join(missing, " "))
+	}
+	var b strings.Builder
+	v := minVersion(m)
+	switch {
+	case versionAtLeast(v, 2, 15):
+		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. It makes the surviving servers' meta state the truth, and removing a peer drops its replicas: back up every server's store first (copy each jetstream folder out). With the system account, on the surviving servers:\n", v)
+		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", natsfmt.Quorum(reachable))
+		b.WriteString("then, once a meta leader is elected, remove each missing peer:\n")
+	default:
+		k := tempServersNeeded(size, reachable)
+		fmt.Fprintf(&b, "1. Back up every server's store. Add %d temporary JetStream server(s) with new server_name(s) to the cluster so that %d live peers reach a quorum of a %d-peer group; a meta leader is then elected.\n", k, reachable+k, size+k)
+		b.WriteString("2. With the system account, remove each missing peer:\n")
+	}
+	for _, p := range missing {
+		b.WriteString("  " + peerRemoveCommand(p) + "\n")
+	}
+	if !versionAtLeast(v, 2, 15) {
+		b.WriteString("3. Check `nats server report jetstream`, then stop the temporary server(s) and remove them the same way (nats server cluster peer-remove NAME).\n")
+		if versionAtLeast(v, 2, 12) {
+			b.WriteString("Note: 2.12 to 2.14 let a removed peer be re-added after 5 minutes if it still talks raft; make sure none of the removed ids belongs to a running server.\n")
+		}
+	}
+	b.WriteString("Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later.")
+	return b.String()
+}
+
+// maxPlausibleTerm bounds a real raft term: every term is an election, and
+// even one election a millisecond for a century stays below 2^42.
+const maxPlausibleTerm = 1 << 42
+
+// implausibleTerms lists views whose term no run of elections can reach:
+// evidence of the same corruption (flipped high bits) as a mangled peer id.
+func implausibleTerms(g *Group) []string {
+	var out []string
+	for _, v := range g.Views {
+		if v.Term > maxPlausibleTerm {
+			out = appendUnique(out, fmt.Sprintf("term %d (%#x) in %s's %s is implausible for a count of elections: isolated high bits set, as a bit flip leaves them", v.Term, v.Term, v.Server, v.Source))
+		}
+	}
+	return out
+}

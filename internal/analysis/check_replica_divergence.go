@@ -1,0 +1,70 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+var checkReplicaDivergence = Check{
+	Code:        "replica-divergence",
+	Severity:    report.Critical,
+	Description: "replicas hold different content under the same sequence",
+	Skip:        noReplicas,
+	Run: func(p *Pass) []report.Finding {
+		m := p.Model
+		var out []report.Finding
+		for _, st := range m.Streams {
+			cmp := st.Comparison
+			if cmp == nil || len(cmp.Diverged) == 0 {
+				continue
+			}
+			// The ranges of every sequence that diverged, and per pattern
+			// ("n1,n3 | n2,n4") the sequences that split that way.
+			var ranges []report.Range
+			patterns := map[string][]report.Range{}
+			count := uint64(0)
+			for _, d := range cmp.Diverged {
+				ranges = appendRange(ranges, d.Range)
+				count += d.Last - d.First + 1
+				var sides []string
+				for _, mask := range d.Sides {
+					sides = append(sides, strings.Join(cmp.servers(mask), ","))
+				}
+				sort.Strings(sides)
+				k := strings.Join(sides, " | ")
+				patterns[k] = appendRange(patterns[k], d.Range)
+			}
+			f := report.Finding{
+				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(1<<len(cmp.Copies) - 1),
+				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
+					st.Account, st.Name, count, rangesText(ranges)),
+				Remedy: divergenceRemedy(st),
+			}
+			for _, k := range sortedKeys(patterns) {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(patterns[k]), k))
+			}
+			if len(st.AssignedTo) > 0 {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(st.AssignedTo, ", ")))
+			}
+			out = append(out, f)
+		}
+		return out
+	},
+}
+
+func divergenceRemedy(st *Stream) string {
+	return fmt.Sprintf("Stop writes to %s and keep every copy (copy each server's stream folder out) before any restart or peer-remove: the replica elected next overwrites the others. Decide which copy is authoritative from the publishers' acknowledgements, read the differing messages from each copy with `jsforensics dump blk`, then rebuild the other replicas from it (scale to R1 on the chosen server and back up).", st.Name)
+}
+
+// noReplicas skips the replica checks where no stream has two copies.
+func noReplicas(p *Pass) string {
+	for _, st := range p.Model.Streams {
+		if len(st.Copies) > 1 {
+			return ""
+		}
+	}
+	return "no stream has copies on two servers in the bundle"
+}

@@ -1,0 +1,95 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/storeparse"
+)
+
+// TestReplicaDivergenceOneSequence: one record rewritten with a valid
+// checksum on one replica (the generator's small function, here on a copy
+// of the flat bundle through the same reader) is one diverging sequence
+// with the servers on each side.
+func TestReplicaDivergenceOneSequence(t *testing.T) {
+	dir := copyTree(t, flatBundle)
+	p := filepath.Join(dir, "store-n1", filepath.FromSlash(ordersBlock))
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seq 40 gets another payload of the same length under a checksum
+	// recomputed with the stream's key, as a replica that took a different
+	// write would hold.
+	key := "ORDERS-1"
+	br, err := storeparse.NewBlockReader(p, strings.NewReader(string(b)), int64(len(b)), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := br.Next()
+		if err != nil {
+			t.Fatalf("seq 40 not found: %v", err)
+		}
+		if r.Seq == 40 && !r.Tombstone {
+			resealPayload(b, r, key)
+			break
+		}
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if sc, err := storeparse.ScanStream(os.DirFS(dir), "store-n1/$G/streams/ORDERS", storeparse.ScanOptions{}); err != nil || len(sc.Problems) > 0 {
+		t.Fatalf("the rewritten record does not pass its checksum: %v %v", err, sc.Problems)
+	}
+	var div []report.Finding
+	for _, f := range analyze(t, dir).Findings {
+		if f.Code == "replica-divergence" {
+			div = append(div, f)
+		}
+	}
+	if len(div) != 1 || !reflect.DeepEqual(div[0].Ranges, []report.Range{{First: 40, Last: 40}}) ||
+		!strings.Contains(div[0].Evidence[0], "content differs between n1 | n2,n3") {
+		t.Fatalf("%+v", div)
+	}
+}
+
+// TestStandaloneNamesakeIsNoReplica: a non-clustered server's store (no
+// _js_ folder) holding a stream of the same account and name as a
+// cluster's R3 stream — here the v2.10.22 cluster's ORDERS laid beside the
+// v2.15.2 cluster's, as a bundle of two environments can — is a different
+// stream: it is not compared with the cluster's replicas, and no
+// divergence or gap is raised between them.
+func TestStandaloneNamesakeIsNoReplica(t *testing.T) {
+	dir := copyTree(t, bundlesDir+"/v2.15.2-flat/bundle")
+	other := copyTree(t, bundlesDir+"/v2.10.22-per-server/bundle/nats-0/data/jetstream/$G/streams/ORDERS")
+	dst := filepath.Join(dir, "standalone", "jetstream", "$G", "streams", "ORDERS")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, dst); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Stream == "ORDERS" && (f.Code == "replica-divergence" || f.Code == "replica-gap") {
+			t.Errorf("%s across unrelated streams: %s", f.Code, f.Message)
+		}
+	}
+	copies := 0
+	for _, st := range rep.Streams {
+		if st.Name == "ORDERS" {
+			copies += len(st.OnDisk)
+		}
+	}
+	if copies != 4 {
+		t.Errorf("ORDERS copies reported: %d, want the 3 replicas and the standalone one", copies)
+	}
+}

@@ -1,0 +1,84 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+)
+
+func TestServerRenamedOneFindingPerServer(t *testing.T) {
+	m := renamedModel()
+	fs := runAllChecks(t, m)
+	got := byCode(fs, "server-renamed")
+	if len(got) != 3 {
+		t.Fatalf("%d server-renamed findings, want 3: %+v", len(got), got)
+	}
+	for _, f := range got {
+		if f.Peer != natsfmt.PeerID("nats-"+f.Server[len("js-"):]) {
+			t.Errorf("%s: peer %s is not its old id", f.Server, f.Peer)
+		}
+		if f.Group != "_meta_" || f.ClusterSize != 3 || f.Quorum != 2 || f.Reachable == nil || *f.Reachable != 0 || len(f.Missing) != 3 {
+			t.Errorf("%s: cost %s %d/%d reachable %v missing %v", f.Server, f.Group, f.ClusterSize, f.Quorum, f.Reachable, f.Missing)
+		}
+		if f.Remedy == "" || !strings.Contains(f.Remedy, "What this destroys first") || !strings.Contains(f.Remedy, "not a voting member") {
+			t.Errorf("%s: remedy does not start with what it destroys or misses the refused rescue: %s", f.Server, f.Remedy)
+		}
+	}
+	// Only js-0's log deleted a stream after the rename, and only ORDERS.
+	for _, f := range got {
+		deleted := strings.Contains(f.Message, "deleted its copies of APP > ORDERS")
+		if deleted != (f.Server == "js-0") || strings.Contains(f.Message, "OLD") {
+			t.Errorf("%s: %s", f.Server, f.Message)
+		}
+	}
+	// One problem, one finding: the old ids are neither unknown peers nor a
+	// separate quorum loss, and the renamed servers' own ids split nothing.
+	for _, code := range []string{"peer-unknown", "peer-id-corrupt", "quorum-unreachable", "meta-split", "peer-offline"} {
+		if n := len(byCode(fs, code)); n > 0 {
+			t.Errorf("%d %s findings beside server-renamed: %+v", n, code, byCode(fs, code))
+		}
+	}
+}
+
+// The remedy is the one the fixture of the bundle's version proved:
+// reverting names works on 2.15.2, not on 2.12.1; the old-names-beside way
+// works on both, with the peer-removes in the old names' order.
+func TestServerRenamedRemedyByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version     string
+		revert, not string
+	}{{"2.15.2", "b) or revert server_name", "not a voting member"}, {"2.12.1", "", "Not: reverting server_name"}} {
+		m := renamedModel()
+		for _, s := range m.Servers {
+			s.Version = tc.version
+		}
+		fs := byCode(runAllChecks(t, m), "server-renamed")
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", tc.version)
+		}
+		r := fs[0].Remedy
+		if (tc.revert != "") != strings.Contains(r, "b) or revert server_name") || !strings.Contains(r, tc.not) {
+			t.Errorf("%s: remedy %s", tc.version, r)
+		}
+		i0, i1, i2 := strings.Index(r, "stop nats-0"), strings.Index(r, "stop nats-1"), strings.Index(r, "stop nats-2")
+		if !strings.HasPrefix(r, "What this destroys first") || i0 < 0 || i1 < i0 || i2 < i1 {
+			t.Errorf("%s: order in remedy: %s", tc.version, r)
+		}
+	}
+}
+
+func TestServerRenamedNotWhenOldNameRunsAgain(t *testing.T) {
+	m := renamedModel()
+	// nats-1 runs under its old name again (reverted): its id is no former id.
+	m.Servers = append(m.Servers, &Server{Name: "nats-1", PeerID: natsfmt.PeerID("nats-1"), Alive: true, Sources: map[string]bool{"raftz": true}})
+	fs := runAllChecks(t, m)
+	for _, f := range byCode(fs, "server-renamed") {
+		if f.Server == "js-1" {
+			t.Errorf("js-1 reported renamed though nats-1 runs: %s", f.Message)
+		}
+	}
+	if len(byCode(fs, "server-renamed")) != 2 {
+		t.Errorf("want 2 server-renamed findings, got %d", len(byCode(fs, "server-renamed")))
+	}
+}

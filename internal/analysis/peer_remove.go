@@ -1,0 +1,61 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+)
+
+// peerRemoveCommand removes a peer from the meta group by id. natscli reads
+// an argument that starts with '@' as a file of arguments, and corrupt ids
+// can hold quotes, so the raw API request is given, with the id JSON- and
+// shell-quoted ("peer" takes a server name, "peer_id" an id).
+func peerRemoveCommand(id string) string {
+	if !utf8.ValidString(id) {
+		return fmt.Sprintf("# peer id %q holds bytes that are not UTF-8, which no JSON request can carry; remove it from every server's _meta_/peers.idx while all servers are stopped (back up first), or on 2.15+ use the quorum rescue and let the leader's peer state replace it", id)
+	}
+	body := fmt.Sprintf(`{"peer_id":%s}`, jsonString(id))
+	cmd := "nats request '$JS.API.SERVER.REMOVE' " + shellQuote(body)
+	if natsfmt.ValidPeerID(id) {
+		cmd = fmt.Sprintf("nats server cluster peer-remove -f %s   # or: %s", id, cmd)
+	}
+	return cmd
+}
+
+func peerRemoveRemedy(m *Model, group string, ids []string) string {
+	var b strings.Builder
+	if group == "_meta_" {
+		b.WriteString("With the system account and a meta leader present (see quorum-unreachable if there is none), remove the corrupt id:\n")
+	} else {
+		b.WriteString("Scaling the asset to R1 keeps only the leader's copy and deletes the others: copy every server's folder of this group out first. Remove the corrupt id from the meta group and let the asset's group be rebuilt (scale the asset to R1 and back if it stays stuck):\n")
+	}
+	for _, id := range ids {
+		b.WriteString("  " + peerRemoveCommand(id) + "\n")
+	}
+	b.WriteString("Then find how the id was corrupted (disk, memory, or a network path that rewrites packets) before it happens again.")
+	return b.String()
+}
+
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,287 @@
+// Package html renders a report as one self-contained HTML page: the
+// summary, the findings with evidence and remedies, an SVG timeline with one
+// lane per server, and a replica map per stream. The page loads nothing (no
+// network, no script, no external asset), escapes all text through
+// html/template, and draws at most a bounded number of SVG elements however
+// long the timeline: dense events are drawn as counted aggregates.
+//
+// DOM hooks, for tests and for anyone scripting the page:
+//   - svg#timeline g.lane[data-server=NAME]: one lane per server;
+//   - #timeline [data-finding=I]: the marker of r.Findings[I] (I indexes the
+//     report's findings as in the JSON); lanes carry ticks [data-finding-tick=I];
+//   - article#finding-I[data-finding-card=I]: the finding's card;
+//   - section.stream[data-stream="ACCOUNT > NAME"] g.replica[data-server=NAME],
+//     with rect[data-finding=I] for a gap or divergence range.
+//
+// It imports report only, no parser.
+package html
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+//go:embed page.tmpl
+var files embed.FS
+
+var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
+	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"add": func(a, b float64) float64 {
+		return a + b
+	},
+	"sub": func(a, b float64) float64 {
+		return a - b
+	},
+	"add1": func(i int) int { return i + 1 },
+}).ParseFS(files, "page.tmpl"))
+
+// timeFormat is how the page prints a moment.
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// maxExcerpt bounds the timeline lines shown under one finding, and
+// maxCauseExcerpt under one cause of the diagnosis; the JSON keeps all refs.
+const (
+	maxExcerpt      = 12
+	maxCauseExcerpt = 40
+)
+
+type pageView struct {
+	Report         *report.Report
+	Critical       int
+	Warning        int
+	Info           int
+	Worst          string
+	Timeline       timelineView
+	Legend         []string
+	Findings       []findingCard
+	Streams        []streamView
+	StreamsOmitted int
+	Diagnosis      []causeView
+	Tables         []tableView
+}
+
+// tableView is one of the report's tables (report.Tables: the columns every
+// format shows), its rows bounded.
+type tableView struct {
+	*report.Table
+	Omitted int
+}
+
+// maxTableRows bounds a table on the page; the JSON and xlsx hold them all.
+const maxTableRows = 2000
+
+func boundTable(t *report.Table) tableView {
+	v := tableView{Table: t}
+	if len(t.Rows) > maxTableRows {
+		cut := *t
+		cut.Rows = t.Rows[:maxTableRows]
+		v = tableView{Table: &cut, Omitted: len(t.Rows) - maxTableRows}
+	}
+	return v
+}
+
+// findingPlaces names where a finding is from its row of the findings
+// table: the server, group, peer, stream and file columns that are set.
+func findingPlaces(t *report.Table, row []string) []string {
+	var out []string
+	for _, c := range []struct{ header, label string }{
+		{"server", "server "}, {"group", "group "}, {"peer", "peer "}, {"stream", "stream "}, {"file", ""},
+	} {
+		for i, col := range t.Columns {
+			if col.Header == c.header && i < len(row) && row[i] != "" {
+				out = append(out, c.label+row[i])
+			}
+		}
+	}
+	return out
+}
+
+// causeView is one cause of the diagnosis: what happened, what to do
+// first, the findings it links, and its timeline, shown here once.
+type causeView struct {
+	Index    int
+	C        report.Cause
+	Findings []causeFinding
+	Excerpt  []excerptLine
+	Omitted  int
+}
+
+type causeFinding struct {
+	Index    int
+	Code     string
+	Severity string
+}
+
+// findingCard is one finding as shown in the findings list.
+type findingCard struct {
+	Index    int
+	F        report.Finding
+	Where    []string
+	Facts    []string
+	Ranges   string
+	Excerpt  []excerptLine
+	Omitted  int
+	MarkedAt float64
+	Cause    int // the diagnosis cause that shows its timeline, or -1
+}
+
+type excerptLine struct {
+	Time, Server, Kind, Text, Where string
+}
+
+// Write renders r as one HTML page.
+func Write(w io.Writer, r *report.Report) error {
+	counts := r.CountBySeverity()
+	v := pageView{Report: r, Critical: counts[report.Critical], Warning: counts[report.Warning], Info: counts[report.Info],
+		Legend: markOrder}
+	switch {
+	case v.Critical > 0:
+		v.Worst = "critical"
+	case v.Warning > 0:
+		v.Worst = "warning"
+	default:
+		v.Worst = "ok"
+	}
+	cards := make([]findingCard, len(r.Findings))
+	for i, f := range r.Findings {
+		cards[i] = newCard(r, i, f)
+	}
+	for ci, c := range r.Diagnosis {
+		cv := causeView{Index: ci, C: c}
+		for _, fi := range c.Findings {
+			if fi < 0 || fi >= len(cards) {
+				continue
+			}
+			cv.Findings = append(cv.Findings, causeFinding{Index: fi, Code: r.Findings[fi].Code, Severity: string(r.Findings[fi].Severity)})
+			// The cause shows the chain's timeline once; its findings'
+			// cards point there instead of repeating it.
+			if len(c.TimelineRefs) > 0 && cards[fi].Cause < 0 {
+				cards[fi].Cause, cards[fi].Excerpt, cards[fi].Omitted = ci, nil, 0
+			}
+		}
+		cv.Excerpt, cv.Omitted = excerpt(r, c.TimelineRefs, maxCauseExcerpt)
+		v.Diagnosis = append(v.Diagnosis, cv)
+	}
+	v.Timeline = buildTimeline(r, cards)
+	// Cards in the order of the other renderers: by severity, then code.
+	sorted := report.SortedFindings(r.Findings)
+	byIdentity := map[string][]int{}
+	for i := range r.Findings {
+		k := cardKey(r.Findings[i])
+		byIdentity[k] = append(byIdentity[k], i)
+	}
+	// The card's "where" is the findings table's row (row k is sorted[k]),
+	// so the page names places as the other formats do.
+	ft := report.FindingsTable(r)
+	for k, f := range sorted {
+		key := cardKey(f)
+		i := byIdentity[key][0]
+		byIdentity[key] = byIdentity[key][1:]
+		if k < len(ft.Rows) {
+			cards[i].Where = findingPlaces(ft, ft.Rows[k])
+		}
+		v.Findings = append(v.Findings, cards[i])
+	}
+	for _, t := range report.Tables(r) {
+		v.Tables = append(v.Tables, boundTable(t))
+	}
+	v.Streams, v.StreamsOmitted = buildStreams(r)
+	return page.Execute(w, v)
+}
+
+// cardKey identifies a finding well enough to find it again after sorting;
+// equal keys are taken in their original order, as the sort is stable.
+func cardKey(f report.Finding) string {
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s", f.Severity, f.Code, f.Server, f.File, f.Message)
+}
+
+func newCard(r *report.Report, i int, f report.Finding) findingCard {
+	c := findingCard{Index: i, F: f, MarkedAt: -1, Cause: -1}
+	if o := f.LikelyOrigin; o != nil {
+		c.Facts = append(c.Facts, fmt.Sprintf("likely a corrupted copy of %s (%s), %d bit(s) away", o.Peer, o.Server, o.Bits))
+	}
+	if f.ClusterSize > 0 {
+		s := fmt.Sprintf("cluster size %d, quorum %d", f.ClusterSize, f.Quorum)
+		if f.Reachable != nil {
+			s += fmt.Sprintf(", %d reachable", *f.Reachable)
+		}
+		c.Facts = append(c.Facts, s)
+	}
+	if len(f.Missing) > 0 {
+		c.Facts = append(c.Facts, "missing: "+strings.Join(f.Missing, ", "))
+	}
+	if len(f.Servers) > 0 {
+		c.Facts = append(c.Facts, "servers: "+strings.Join(f.Servers, ", "))
+	}
+	if f.Messages != nil || f.Bytes != nil {
+		var parts []string
+		if f.Messages != nil {
+			parts = append(parts, fmt.Sprintf("%d messages", *f.Messages))
+		}
+		if f.Bytes != nil {
+			parts = append(parts, fmt.Sprintf("%d bytes", *f.Bytes))
+		}
+		c.Facts = append(c.Facts, "at stake: "+strings.Join(parts, ", "))
+	}
+	if f.Since != nil {
+		c.Facts = append(c.Facts, "since "+f.Since.UTC().Format(timeFormat))
+	}
+	for _, sv := range f.Views {
+		s := fmt.Sprintf("view of %s: cluster size %d, peers %s", strings.Join(sv.Servers, ", "), sv.ClusterSize, strings.Join(sv.Peers, " "))
+		if sv.Leader != "" {
+			s += fmt.Sprintf(", leader %s in term %d", sv.Leader, sv.Term)
+		}
+		c.Facts = append(c.Facts, s)
+	}
+	var rs []string
+	for _, rg := range f.Ranges {
+		if rg.First == rg.Last {
+			rs = append(rs, fmt.Sprint(rg.First))
+		} else {
+			rs = append(rs, fmt.Sprintf("%d-%d", rg.First, rg.Last))
+		}
+	}
+	c.Ranges = strings.Join(rs, ", ")
+
+	c.Excerpt, c.Omitted = excerpt(r, f.TimelineRefs, maxExcerpt)
+	return c
+}
+
+// excerpt returns the newest n of the timeline events refs index, and how
+// many older ones it left out.
+func excerpt(r *report.Report, refs []int, n int) ([]excerptLine, int) {
+	omitted := 0
+	if len(refs) > n {
+		omitted = len(refs) - n
+		refs = refs[len(refs)-n:]
+	}
+	var out []excerptLine
+	for _, ref := range refs {
+		if ref < 0 || ref >= len(r.Timeline) {
+			continue
+		}
+		e := r.Timeline[ref]
+		where := e.File
+		if e.Line > 0 {
+			where += fmt.Sprintf(":%d", e.Line)
+		}
+		out = append(out, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Summary(), 240), Where: where})
+	}
+	return out, omitted
+}
+
+// clip shortens s to n bytes, on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
