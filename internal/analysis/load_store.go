@@ -512,25 +512,6 @@ func (l *loader) blame(c *Corruption, stream string, inf, sum []byte, infFields 
 			}
 		}
 	}
-	// A bit flipped in a key hides its field from the loop above: meta.inf
-	// holds a key no ref has, and lacks the ref's key one bit away.
-	for _, r := range refs {
-		for _, k := range sortedKeys(infFields) {
-			for _, rk := range sortedKeys(r.fields) {
-				_, infHas := infFields[rk]
-				_, refHas := r.fields[k]
-				if off, bit, ok := oneBit([]byte(k), []byte(rk)); ok && !infHas && !refHas {
-					c.File = path.Join(path.Dir(c.File), "meta.inf")
-					c.Message = fmt.Sprintf("%s changed, not meta.sum: it holds a field %q where %s holds %q, one bit apart (bit %d)", c.File, k, r.source, rk, bit)
-					if at := bytes.Index(inf, []byte(strconv.Quote(k)+":")); at >= 0 {
-						c.Offset, c.HasOffset = int64(at+1+off), true
-						c.Message += fmt.Sprintf(" at byte %d", at+1+off)
-					}
-					return
-				}
-			}
-		}
-	}
 	if len(differ) > 0 {
 		var parts []string
 		for _, k := range sortedKeys(differ) {
