@@ -242,6 +242,10 @@ func (l *loader) note(format string, args ...any) {
 // finish sorts everything into a stable order.
 func (l *loader) finish() {
 	m := l.m
+	if b := l.b; len(b.Stores) == 0 && len(b.Logs) == 0 && len(b.Captures) == 0 && len(b.AckLogs) == 0 {
+		// Silence would read as a healthy bundle.
+		l.note("bundle %s: no store, log, capture or ack log found in it by content: nothing to analyze (is it the right folder or archive?)", b.Path)
+	}
 	for _, s := range m.Servers {
 		if s.NameSource != "unknown" {
 			l.knowName(s.Name)

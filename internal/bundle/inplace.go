@@ -77,6 +77,19 @@ func (z *zipFS) Open(name string) (fs.File, error) {
 	return &zipFile{f: f, path: name, z: z}, nil
 }
 
+// dataOffset says where in the archive the entry's data starts, for the
+// message of a read that failed (rare: a linear search is fine).
+func (z *zipFS) dataOffset(name string) string {
+	for _, f := range z.zr.File {
+		if f.Name == name {
+			if off, err := f.DataOffset(); err == nil {
+				return fmt.Sprintf(", data at offset %d", off)
+			}
+		}
+	}
+	return ""
+}
+
 // zipFile is one entry being read. It offers Read, Stat and Close only, so
 // readers treat it as a stream.
 type zipFile struct {
@@ -93,7 +106,7 @@ func (f *zipFile) Read(p []byte) (int, error) {
 	n, err := f.f.Read(p)
 	f.n += int64(n)
 	if err != nil && err != io.EOF {
-		f.z.b.readDamage(f.path, fmt.Sprintf("archive damage: entry %q of %s: unreadable after %d bytes: %v; not delivered", f.path, f.z.name, f.n, err))
+		f.z.b.readDamage(f.path, fmt.Sprintf("archive damage: entry %q of %s%s: unreadable after %d bytes: %v; not delivered", f.path, f.z.name, f.z.dataOffset(f.path), f.n, err))
 	}
 	return n, err
 }

@@ -157,7 +157,20 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 		defer ra.Stop()
 		return kind, x.extractTar(name, ra, prefix, func() (int64, int64) { return ra.compressed(), size })
 	}
-	return "", fmt.Errorf("%s: %w", name, ErrNotBundle)
+	return "", fmt.Errorf("%s: %w: %s", name, ErrNotBundle, archiveHeaderText(r, size))
+}
+
+// archiveHeaderText says what the archive header structure holds instead of
+// a known magic, for the error naming a file that is no archive: zip
+// starts "PK\x03\x04" (or an end record, for an empty zip), gzip 1f 8b,
+// tar has "ustar" at offset 257.
+func archiveHeaderText(r io.ReaderAt, size int64) string {
+	if size == 0 {
+		return "archive header: the file is empty (0 bytes), at offset 0"
+	}
+	head := make([]byte, min(size, 8))
+	n, _ := r.ReadAt(head, 0)
+	return fmt.Sprintf("archive header at offset 0 holds % x, no zip, gzip or tar magic (file of %d bytes)", head[:n], size)
 }
 
 func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix string) error {

@@ -62,7 +62,7 @@ func zipEndRecord(r io.ReaderAt, size int64) string {
 	}
 	i := bytes.LastIndex(tail, []byte(zipEndSig))
 	if i < 0 || len(tail)-i < zipEndLen {
-		return "no end of central directory record in the last 64 KiB"
+		return fmt.Sprintf("no end of central directory record from offset %d to the end at %d (the last %d bytes, where the record and its comment must be)", size-n, size, n)
 	}
 	rec := tail[i:]
 	at := size - n + int64(i)
