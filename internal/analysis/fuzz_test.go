@@ -302,28 +302,36 @@ func namesFile(rep *report.Report, rel string) bool {
 }
 
 // mustBeNamed reports whether damage of kind to the file rel must be named
-// by a finding or a note today. Left out: damage no decoder can see (a
-// consumer's o.dat has no checksum, so a flipped or zeroed byte can decode
-// to another valid state; a changed log line is still a line; a deleted
-// block leaves no trace in a store without it; a raft WAL's meta.inf and
-// meta.sum are written by nats-server and never read back, v2.15.2
-// filestore.go newFileStoreWithCreated), and the misses issue 11
-// lists, until they are fixed: captures that no longer decode, peers.idx,
-// tav.idx and commit.idx, emptied or doubled blocks, doubled o.dat.
+// by a finding or a note. Left out: damage no decoder can see in general (a
+// consumer's o.dat, peers.idx and tav.idx have no checksum, so a flipped or
+// zeroed byte can decode to another valid state; a changed log line or JSON
+// string is still a line or a document, a capture cut after its last brace
+// still decodes, and a doubled one reads as its first copy), a deleted file
+// (a store without a block leaves no trace of it), and a raft WAL's meta.inf
+// and meta.sum, which nats-server writes and never reads back (v2.15.2
+// filestore.go newFileStoreWithCreated).
 func mustBeNamed(rel string, kind damageKind) bool {
-	if kind == damageCopy {
-		return false // not damage to rel
+	if kind == damageCopy || kind == damageDelete {
+		return false
 	}
+	unchecked := kind == damageFlip || kind == damageZero
 	switch damagedFileKind(rel) {
 	case "block", "raft WAL block":
-		// An emptied block is a miss issue 11 lists.
-		return kind != damageDelete && kind != damageDouble && kind != damageEmptied
-	case "index.db", "raft WAL index.db", "raft snapshot":
-		return kind != damageDelete
-	case "meta.inf", "meta.sum", "consumer meta.inf", "consumer meta.sum":
+		// An empty block is also what the server leaves when it opens a
+		// new one; only index.db tells the loss, and it may be damaged too.
+		return kind != damageEmptied
+	case "index.db", "raft WAL index.db", "raft snapshot",
+		"meta.inf", "meta.sum", "consumer meta.inf", "consumer meta.sum", "commit.idx":
 		return true
-	case "consumer o.dat":
-		return kind == damageTruncate || kind == damageRandom || kind == damageDirectory
+	case "consumer o.dat", "peers.idx":
+		return !unchecked
+	case "tav.idx":
+		return !unchecked && kind != damageTruncate
+	case "log":
+		return kind == damageDirectory || kind == damageEmptied
+	}
+	if strings.HasPrefix(damagedFileKind(rel), "capture ") {
+		return kind == damageZero || kind == damageRandom || kind == damageDirectory || kind == damageEmptied
 	}
 	return false
 }
