@@ -107,16 +107,27 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		rep.Servers = append(rep.Servers, srv)
 	}
 	for _, g := range m.Groups {
-		rg := report.Group{Name: g.Name, Kind: g.Kind, Account: g.Account, Asset: g.Asset, History: g.History}
+		rg := report.Group{Name: g.Name, Kind: g.Kind, Account: g.Account, Asset: g.Asset}
+		for _, h := range g.History {
+			rg.History = append(rg.History, report.HistoryEvent{Time: h.Time, Term: h.Term, Index: h.Index, Event: h.Event,
+				Peer: h.Peer, Peers: h.Peers, Server: m.Name(h.Server), Source: h.Source})
+		}
 		for _, v := range g.Views {
-			rg.Views = append(rg.Views, v.GroupView)
+			rg.Views = append(rg.Views, m.reportView(v.GroupView))
 		}
 		rep.Groups = append(rep.Groups, rg)
 	}
 	for _, st := range m.Streams {
-		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group, AssignedTo: st.AssignedTo, Captured: st.Captured}
+		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group}
+		if st.AssignedTo != nil {
+			rs.AssignedTo = m.Names(st.AssignedTo)
+			sort.Strings(rs.AssignedTo)
+		}
+		for _, d := range st.Captured {
+			rs.Captured = append(rs.Captured, m.reportOnDisk(d))
+		}
 		for _, c := range st.Copies {
-			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: c.Server, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
+			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: m.Name(c.Server), FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
 				Messages: c.Messages, Bytes: c.Bytes, Deleted: c.Deleted, Path: c.Path, Source: "blocks", Consumers: c.Consumers, Unreadable: c.Unreadable})
 			if c.Encrypted {
 				rs.OnDisk[len(rs.OnDisk)-1].Source = report.SourceSealed
@@ -124,12 +135,12 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
-	rep.Timeline = m.Timeline
+	rep.Timeline = m.reportTimeline()
 	findings, outcomes := runChecks(m, checks, settings)
 	guardRemedies(m, findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
-			findings[i].TimelineRefs = relatedEvents(m.Timeline, findings[i])
+			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])
 		}
 	}
 	rep.Findings = findings
@@ -215,7 +226,7 @@ func (l *loader) addServer(name, nameSource string) *Server {
 		}
 		return s
 	}
-	s := &Server{Name: name, NameSource: nameSource, Sources: map[string]bool{}}
+	s := &Server{ID: l.m.newID(name), Name: name, NameSource: nameSource, Sources: map[string]bool{}}
 	if nameSource != "unknown" {
 		s.PeerID = peerID(name)
 		l.knowName(name)
@@ -260,8 +271,8 @@ func (l *loader) finish() {
 		return a.Name < b.Name
 	})
 	for _, st := range m.Streams {
-		sort.SliceStable(st.Copies, func(i, j int) bool { return st.Copies[i].Server < st.Copies[j].Server })
-		sort.SliceStable(st.Captured, func(i, j int) bool { return st.Captured[i].Server < st.Captured[j].Server })
+		sort.SliceStable(st.Copies, func(i, j int) bool { return m.Name(st.Copies[i].Server) < m.Name(st.Copies[j].Server) })
+		sort.SliceStable(st.Captured, func(i, j int) bool { return m.Name(st.Captured[i].Server) < m.Name(st.Captured[j].Server) })
 	}
 	sort.SliceStable(m.Groups, func(i, j int) bool {
 		a, b := m.Groups[i], m.Groups[j]
@@ -282,9 +293,9 @@ func (l *loader) finish() {
 // entry that several servers' WALs hold (the first server's). Undated events
 // (a snapshot's peer state) take the time of the first dated event at or
 // after their raft index, so they sit where the log puts them.
-func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
+func orderHistory(in []HistoryEvent) []HistoryEvent {
 	type keyed struct {
-		e report.HistoryEvent
+		e HistoryEvent
 		t time.Time
 	}
 	seen := map[string]bool{}
@@ -319,7 +330,7 @@ func orderHistory(in []report.HistoryEvent) []report.HistoryEvent {
 		}
 		return ks[i].e.Index < ks[j].e.Index
 	})
-	out := make([]report.HistoryEvent, len(ks))
+	out := make([]HistoryEvent, len(ks))
 	for i, k := range ks {
 		out[i] = k.e
 	}

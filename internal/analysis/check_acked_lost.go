@@ -72,7 +72,7 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	notHeld := []report.Range{{First: 1, Last: top}}
 	for _, c := range st.Copies {
 		if c.Encrypted {
-			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, c.Server, st.Account, st.Name)
+			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
 			return report.Finding{}, false
 		}
 		missing := copyMissing(m, st, c)
@@ -98,41 +98,41 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d acknowledgement(s) of %s (%d duplicate), sequences %s, the last at line %d",
 		sum.File, sa.Acks, st.Name, sa.Duplicates, rangesText(toReportRanges(sa.Acked.List())), sa.LastLine))
 	for _, c := range st.Copies {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s's copy (%s) holds %d..%d", c.Server, c.Path, c.FirstSeq, c.LastSeq))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s's copy (%s) holds %d..%d", m.Name(c.Server), c.Path, c.FirstSeq, c.LastSeq))
 	}
 	// Who held them last: captures that showed the stream past the lost
 	// sequences, and the servers' own lines about the stream's state.
 	held := map[string]bool{}
 	for _, c := range st.Captured {
 		if c.LastSeq >= lost[0].First {
-			held[c.Server] = true
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s's /jsz in %s showed %d..%d (%d messages): it held them then", c.Server, c.Path, c.FirstSeq, c.LastSeq, c.Messages))
+			held[m.Name(c.Server)] = true
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s's /jsz in %s showed %d..%d (%d messages): it held them then", m.Name(c.Server), c.Path, c.FirstSeq, c.LastSeq, c.Messages))
 		}
 	}
 	for _, e := range streamStateEvents(m, st) {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s:%d: %s", e.Server, e.File, e.Line, strings.TrimSpace(e.Text)))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s:%d: %s", m.Name(e.Server), e.File, e.Line, strings.TrimSpace(e.Text)))
 	}
 	f.Servers = sortedKeys(held)
 	if len(f.Servers) == 0 {
 		for _, c := range st.Copies {
-			f.Servers = append(f.Servers, c.Server)
+			f.Servers = append(f.Servers, m.Name(c.Server))
 		}
 	}
-	f.Remedy = ackedLostRemedy(st, lost)
+	f.Remedy = ackedLostRemedy(m, st, lost)
 	return f, true
 }
 
 // streamStateEvents are the first line of each kind per server in which a
 // server says what it recovered of the stream (rebuilt, restored, stalled).
-func streamStateEvents(m *Model, st *Stream) []report.TimelineEvent {
+func streamStateEvents(m *Model, st *Stream) []TimelineEvent {
 	kinds := map[string]bool{"index-rebuilt": true, "restored-stream": true, "stream-apply-error": true}
 	seen := map[string]bool{}
-	var out []report.TimelineEvent
+	var out []TimelineEvent
 	for _, e := range m.Timeline {
 		if !kinds[e.Kind] || e.Stream != st.Name || (e.Account != "" && e.Account != st.Account) {
 			continue
 		}
-		if k := e.Server + "|" + e.Kind; !seen[k] {
+		if k := string(e.Server) + "|" + e.Kind; !seen[k] {
 			seen[k] = true
 			out = append(out, e)
 		}
@@ -140,8 +140,8 @@ func streamStateEvents(m *Model, st *Stream) []report.TimelineEvent {
 	return out
 }
 
-func ackedLostRemedy(st *Stream, lost []report.Range) string {
-	where := walHolding(st, lost)
+func ackedLostRemedy(m *Model, st *Stream, lost []report.Range) string {
+	where := walHolding(m, st, lost)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Before any step that rebuilds or removes a replica (peer-remove, scaling down, deleting a stream or raft group folder, restoring from a snapshot): it destroys the copies and the raft WAL entries that may be the last trace of these messages, so copy every server's stream folder and raft group folder (%s) out first. ", groupOrUnknown(st))
 	if where != "" {
@@ -155,11 +155,11 @@ func ackedLostRemedy(st *Stream, lost []report.Range) string {
 
 // walHolding says which servers' copies of the stream's raft WAL hold any
 // of the lost sequences, "" if none.
-func walHolding(st *Stream, lost []report.Range) string {
+func walHolding(m *Model, st *Stream, lost []report.Range) string {
 	var parts []string
-	for _, srv := range sortedKeys(st.WALSeqs) {
+	for _, srv := range serversOf(m, st.WALSeqs) {
 		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %s", srv, rangesText(in)))
+			parts = append(parts, fmt.Sprintf("%s: %s", m.Name(srv), rangesText(in)))
 		}
 	}
 	return strings.Join(parts, "; ")

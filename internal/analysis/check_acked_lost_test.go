@@ -37,14 +37,14 @@ func ackModel(sum *acklog.Summary, copies ...*StreamCopy) *Model {
 	m := &Model{IDs: map[string]string{}, AckLogs: []*acklog.Summary{sum}}
 	st := &Stream{Account: "$G", Name: "LEDGER", Replicas: len(copies), Copies: copies}
 	for _, c := range copies {
-		m.Servers = append(m.Servers, &Server{Name: c.Server, Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &Server{Name: string(c.Server), Sources: map[string]bool{"store": true}})
 	}
 	m.Streams = []*Stream{st}
 	return m
 }
 
 func copyAt(server string, first, last uint64, unreadable ...report.Range) *StreamCopy {
-	return &StreamCopy{Server: server, Path: "store-" + server + "/$G/streams/LEDGER", FirstSeq: first, LastSeq: last,
+	return &StreamCopy{Server: ServerID(server), Path: "store-" + server + "/$G/streams/LEDGER", FirstSeq: first, LastSeq: last,
 		Messages: last - first + 1, Unreadable: unreadable}
 }
 

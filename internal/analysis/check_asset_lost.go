@@ -111,8 +111,9 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 			a.Time = &tt
 		}
 	}
-	for _, srv := range sortedKeys(m.LogStreams) {
-		for k, e := range m.LogStreams[srv] {
+	for _, id := range serversOf(m, m.LogStreams) {
+		srv := m.Name(id)
+		for k, e := range m.LogStreams[id] {
 			a := get(k.Account, k.Stream, "")
 			if a == nil {
 				continue
@@ -126,15 +127,16 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 	}
 	for _, st := range m.Streams {
 		for _, c := range st.Captured {
+			srv := m.Name(c.Server)
 			if a := get(st.Account, st.Name, ""); a != nil {
-				seenOn(a, c.Server, time.Time{}, fmt.Sprintf("%s captured /jsz: %d messages, %d bytes, last seq %d", c.Server, c.Messages, c.Bytes, c.LastSeq))
+				seenOn(a, srv, time.Time{}, fmt.Sprintf("%s captured /jsz: %d messages, %d bytes, last seq %d", srv, c.Messages, c.Bytes, c.LastSeq))
 				if c.Messages >= a.Messages {
-					a.Messages, a.Bytes, a.SizeFrom = c.Messages, c.Bytes, c.Server+"'s captured /jsz"
+					a.Messages, a.Bytes, a.SizeFrom = c.Messages, c.Bytes, srv+"'s captured /jsz"
 				}
 			}
 			for _, con := range c.Consumers {
 				if a := get(st.Account, st.Name, con.Name); a != nil {
-					seenOn(a, c.Server, time.Time{}, fmt.Sprintf("%s captured /jsz lists consumer %s", c.Server, con.Name))
+					seenOn(a, srv, time.Time{}, fmt.Sprintf("%s captured /jsz lists consumer %s", srv, con.Name))
 				}
 			}
 		}
@@ -161,7 +163,7 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 		}
 		if a := get(g.Account, g.Asset, ""); a != nil {
 			for _, v := range g.Views {
-				seenOn(a, v.Server, time.Time{}, fmt.Sprintf("%s still has the raft group %s of the stream (its WAL may hold messages)", v.Server, g.Name))
+				seenOn(a, m.Name(v.Server), time.Time{}, fmt.Sprintf("%s still has the raft group %s of the stream (its WAL may hold messages)", m.Name(v.Server), g.Name))
 			}
 		}
 	}
@@ -221,9 +223,9 @@ func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
 	var refs []int
 	var lines []string
 	for i, e := range m.Timeline {
-		if (e.Kind == "orphan-stream" || e.Kind == "orphan-consumer") && e.Account == a.Account && e.Stream == a.Stream && slices.Contains(a.Holders, e.Server) {
+		if (e.Kind == "orphan-stream" || e.Kind == "orphan-consumer") && e.Account == a.Account && e.Stream == a.Stream && slices.Contains(a.Holders, m.Name(e.Server)) {
 			refs = append(refs, i)
-			lines = append(lines, fmt.Sprintf("%s at %s (%s line %d)", e.Server, e.Time.UTC().Format(time.RFC3339), e.File, e.Line))
+			lines = append(lines, fmt.Sprintf("%s at %s (%s line %d)", m.Name(e.Server), e.Time.UTC().Format(time.RFC3339), e.File, e.Line))
 		}
 	}
 	if len(refs) > 0 {
@@ -232,9 +234,9 @@ func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
 	for _, pair := range f.FoundingSplits {
 		for si, side := range pair {
 			for _, x := range side {
-				if slices.Contains(a.Holders, x.Server) {
+				if slices.Contains(a.Holders, m.Name(x.Server)) {
 					other := pair[1-si]
-					return fmt.Sprintf("a lineage join: the meta group founded by %s (leader %s) met the one founded by %s (leader %s), and the state with the higher term replaced this side's, which alone assigned it", foundersOf(side), side[0].Leader, foundersOf(other), other[0].Leader), nil
+					return fmt.Sprintf("a lineage join: the meta group founded by %s (leader %s) met the one founded by %s (leader %s), and the state with the higher term replaced this side's, which alone assigned it", foundersOf(m, side), side[0].Leader, foundersOf(m, other), other[0].Leader), nil
 				}
 			}
 		}

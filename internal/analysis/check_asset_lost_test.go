@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 // TestAssetLostModel: of the streams a model shows existing, only the one
@@ -21,18 +20,18 @@ func TestAssetLostModel(t *testing.T) {
 		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
 	}
 	m.Servers = append(m.Servers, &Server{Name: "c", PeerID: natsfmt.PeerID("c"), Alive: true, Sources: map[string]bool{"log": true}})
-	restored := func(srv, stream string, n, line int) report.TimelineEvent {
-		return report.TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: srv, Kind: "restored-stream", Account: "APP", Stream: stream,
+	restored := func(srv, stream string, n, line int) TimelineEvent {
+		return TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: ServerID(srv), Kind: "restored-stream", Account: "APP", Stream: stream,
 			Text: fmt.Sprintf("  Restored %d messages for stream 'APP > %s' in 1ms", n, stream), File: srv + ".log", Line: line}
 	}
-	m.LogStreams = map[string]map[AssetKey]report.TimelineEvent{
+	m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{
 		"a": {{"APP", "GONE"}: restored("a", "GONE", 7, 10), {"APP", "DELETED"}: restored("a", "DELETED", 3, 11)},
 		"b": {{"APP", "KEPT"}: restored("b", "KEPT", 5, 12)},
 		"c": {{"APP", "ELSEWHERE"}: restored("c", "ELSEWHERE", 2, 13)},
 	}
 	m.Streams = []*Stream{{Account: "APP", Name: "KEPT", Copies: []*StreamCopy{{Server: "b", Messages: 5}}}}
 	m.MetaRemovals = []MetaRemoval{{Server: "a", Account: "APP", Stream: "DELETED", Index: 40}}
-	m.Timeline = []report.TimelineEvent{{Time: t0.Add(time.Minute), Server: "a", Kind: "orphan-stream", Account: "APP", Stream: "GONE",
+	m.Timeline = []TimelineEvent{{Time: t0.Add(time.Minute), Server: "a", Kind: "orphan-stream", Account: "APP", Stream: "GONE",
 		Text: "Detected orphaned stream 'APP > GONE', will cleanup", File: "a.log", Line: 30}}
 	fs := runCheck(checkAssetLost, m)
 	if len(fs) != 1 {

@@ -24,7 +24,7 @@ type SyncSetting struct {
 // Exposure is one unclean stop of a server and the streams written in the
 // sync interval before it.
 type Exposure struct {
-	Server   string
+	Server   ServerID
 	Stop     time.Time
 	Timeline int // index of the unclean-stop event
 	Sync     SyncSetting
@@ -61,13 +61,13 @@ var checkDurabilityExposure = Check{
 			if e.Sync.Always || len(e.Streams) == 0 {
 				continue
 			}
-			f := report.Finding{Server: e.Server, Since: report.Ptr(e.Stop.Add(-e.Sync.Interval)), TimelineRefs: []int{e.Timeline}}
+			f := report.Finding{Server: p.Model.Name(e.Server), Since: report.Ptr(e.Stop.Add(-e.Sync.Interval)), TimelineRefs: []int{e.Timeline}}
 			var names []string
 			for _, s := range e.Streams {
 				names = append(names, fmt.Sprintf("%s > %s (%d messages, seq %d..%d, R%d)", s.Account, s.Stream, s.Messages, s.FirstSeq, s.LastSeq, max(s.Replicas, 1)))
 			}
 			f.Message = fmt.Sprintf("%s stopped uncleanly after %s with sync_interval %s (%s): writes acknowledged from %s on may not have reached its disk; streams whose blocks hold messages written in that window: %s",
-				e.Server, e.Stop.UTC().Format(time.RFC3339), e.Sync.Interval, e.Sync.Source, e.Stop.Add(-e.Sync.Interval).UTC().Format(time.RFC3339), strings.Join(names, "; "))
+				p.Model.Name(e.Server), e.Stop.UTC().Format(time.RFC3339), e.Sync.Interval, e.Sync.Source, e.Stop.Add(-e.Sync.Interval).UTC().Format(time.RFC3339), strings.Join(names, "; "))
 			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
 			for _, s := range e.Streams {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: the blocks holding messages timestamped in the window hold seq %d..%d (%d messages)", s.Path, s.FirstSeq, s.LastSeq, s.Messages))
@@ -134,7 +134,7 @@ func sameTailLost(m *Model, es ExposedStream) string {
 		from := ""
 		for _, c := range st.Captured {
 			if c.LastSeq > seen {
-				seen, from = c.LastSeq, c.Server
+				seen, from = c.LastSeq, m.Name(c.Server)
 			}
 		}
 		if seen > last {
@@ -153,11 +153,11 @@ func exposures(m *Model) []Exposure {
 		if e.Kind != string(natsfmt.EventUncleanStop) {
 			continue
 		}
-		srv := m.server(e.Server)
+		srv := m.serverOf(e.Server)
 		if srv == nil {
 			continue
 		}
-		x := Exposure{Server: srv.Name, Stop: e.Time, Timeline: i, Sync: SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
+		x := Exposure{Server: srv.ref(), Stop: e.Time, Timeline: i, Sync: SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
 		if srv.Sync != nil {
 			x.Sync = *srv.Sync
 		}
@@ -165,7 +165,7 @@ func exposures(m *Model) []Exposure {
 		to := e.Time.UnixNano()
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
-				if c.Server != srv.Name || x.Sync.Always {
+				if !m.same(c.Server, srv.ref()) || x.Sync.Always {
 					continue
 				}
 				es := ExposedStream{Account: st.Account, Stream: st.Name, Path: c.Path, Replicas: max(st.Replicas, c.Replicas)}

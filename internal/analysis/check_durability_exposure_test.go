@@ -26,11 +26,11 @@ func TestDurabilityExposureModel(t *testing.T) {
 	recent := []BlockSpan{{FirstSeq: 1, LastSeq: 50, FirstTS: ns(-10 * time.Minute), LastTS: ns(-9 * time.Minute), Msgs: 50}, {FirstSeq: 51, LastSeq: 60, FirstTS: ns(-30 * time.Second), LastTS: ns(-time.Second), Msgs: 10}}
 	old := []BlockSpan{{FirstSeq: 1, LastSeq: 9, FirstTS: ns(-time.Hour), LastTS: ns(-50 * time.Minute), Msgs: 9}}
 	m.Streams = []*Stream{
-		{Account: "APP", Name: "HOT", Replicas: 3, Captured: []report.OnDisk{{Server: "c", LastSeq: 70}},
+		{Account: "APP", Name: "HOT", Replicas: 3, Captured: []OnDisk{{Server: "c", LastSeq: 70}},
 			Copies: []*StreamCopy{{Server: "a", Path: "a/HOT", LastSeq: 60, Blocks: recent}, {Server: "b", Path: "b/HOT", LastSeq: 60, Blocks: recent}, {Server: "c", Path: "c/HOT", LastSeq: 60, Blocks: recent}}},
 		{Account: "APP", Name: "COLD", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/COLD", LastSeq: 9, Blocks: old}}},
 	}
-	m.Timeline = []report.TimelineEvent{
+	m.Timeline = []TimelineEvent{
 		{Time: stop, Server: "a", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 		{Time: stop, Server: "b", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 	}

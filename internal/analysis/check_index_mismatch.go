@@ -12,7 +12,7 @@ var checkIndexMismatch = Check{
 		var out []report.Finding
 		for _, x := range m.IndexMismatches {
 			f := report.Finding{
-				Server: x.Server, Account: x.Account, Stream: x.Stream, File: x.File,
+				Server: m.Name(x.Server), Account: x.Account, Stream: x.Stream, File: x.File,
 				Message: x.Detail,
 				Remedy:  "index.db claims what the blocks do not hold, and the server trusts a current index.db at start without re-reading the blocks. Removing index.db destroys its record of those messages, and the rebuild that follows cuts every damaged block at its first bad record: first copy it out (cp " + x.File + " " + x.File + ".saved) with the stream folder, then, with the server stopped, remove " + x.File + " so it rebuilds the state from the blocks",
 			}

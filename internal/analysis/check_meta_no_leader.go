@@ -69,7 +69,7 @@ type stuckServer struct {
 func stuckServers(m *Model, persist time.Duration) []stuckServer {
 	by := map[string][]MetaLeaderState{}
 	for _, s := range m.MetaLeaderStates {
-		by[s.Server] = append(by[s.Server], s)
+		by[m.Name(s.Server)] = append(by[m.Name(s.Server)], s)
 	}
 	var out []stuckServer
 	for _, srv := range sortedKeys(by) {

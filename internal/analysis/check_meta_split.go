@@ -40,18 +40,18 @@ var checkMetaSplit = Check{
 			a, b := pair[0], pair[1]
 			f := report.Finding{Group: "_meta_",
 				Message: fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s; when they meet the higher term wins and the other side's streams are dropped without a warning",
-					foundersOf(a), a[0].Leader, foundersOf(b), b[0].Leader),
+					foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader),
 			}
 			for _, side := range [][]MetaFounding{a, b} {
 				var srv []string
 				for _, x := range side {
-					srv = append(srv, x.Server)
-					f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s: first meta leader %s (%s)", x.Time.UTC().Format(time.RFC3339Nano), x.Server, x.Leader, x.Source))
+					srv = append(srv, m.Name(x.Server))
+					f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s: first meta leader %s (%s)", x.Time.UTC().Format(time.RFC3339Nano), m.Name(x.Server), x.Leader, x.Source))
 				}
 				f.Views = append(f.Views, report.SplitView{Servers: srv, Leader: side[0].Leader, Peers: side[0].Peers, ClusterSize: len(side[0].Peers)})
 			}
 			for _, side := range [][]MetaFounding{a, b} {
-				f.Evidence = append(f.Evidence, vanishedStreams(p.Facts, side)...)
+				f.Evidence = append(f.Evidence, vanishedStreams(m, p.Facts, side)...)
 			}
 			f.Remedy = metaSplitRemedy(m, nil)
 			out = append(out, f)
@@ -60,10 +60,10 @@ var checkMetaSplit = Check{
 	},
 }
 
-func foundersOf(fs []MetaFounding) string {
+func foundersOf(m *Model, fs []MetaFounding) string {
 	var s []string
 	for _, f := range fs {
-		s = append(s, f.Server)
+		s = append(s, m.Name(f.Server))
 	}
 	return strings.Join(s, ",")
 }
@@ -85,11 +85,11 @@ func metaSplitRemedy(m *Model, sides []*metaSide) string {
 
 // vanishedStreams names the lost assets (asset-lost) that the founders of
 // one side held: what a merge of meta groups dropped.
-func vanishedStreams(f *Facts, side []MetaFounding) []string {
+func vanishedStreams(m *Model, f *Facts, side []MetaFounding) []string {
 	var out []string
 	for _, a := range f.LostAssets {
 		for _, x := range side {
-			if slices.Contains(a.Holders, x.Server) {
+			if slices.Contains(a.Holders, m.Name(x.Server)) {
 				out = append(out, fmt.Sprintf("stream %s > %s, held on this side (%s), is in no store of the bundle now: dropped when the groups met (asset-lost)", a.Account, a.Stream, strings.Join(a.Holders, ",")))
 				break
 			}

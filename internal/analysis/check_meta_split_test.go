@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestMetaSplitViews(t *testing.T) {
@@ -21,7 +20,7 @@ func TestMetaSplitViews(t *testing.T) {
 	small := []string{natsfmt.PeerID("new-0"), natsfmt.PeerID("new-1"), natsfmt.PeerID("new-2"), natsfmt.PeerID("old-1")}
 	g := &Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range m.Servers {
-		v := View{GroupView: report.GroupView{Server: s.Name, ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
+		v := View{GroupView: GroupView{Server: ServerID(s.Name), ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
 		if strings.HasPrefix(s.Name, "new") {
 			v.ClusterSize, v.Peers = 4, small
 		}
@@ -43,10 +42,10 @@ func TestMetaSplitFoundedApart(t *testing.T) {
 	t0 := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
 	m := &Model{IDs: map[string]string{}}
 	for i, n := range []string{"old-0", "old-1", "old-2"} {
-		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Duration(i) * time.Millisecond), Server: n, Leader: "old-1", Source: "log"})
+		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Duration(i) * time.Millisecond), Server: ServerID(n), Leader: "old-1", Source: "log"})
 	}
 	for i, n := range []string{"new-0", "new-1", "new-2"} {
-		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: n, Leader: "new-2", Source: "log"})
+		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: ServerID(n), Leader: "new-2", Source: "log"})
 	}
 	if fs := runCheck(checkMetaSplit, m); len(fs) != 1 {
 		t.Fatalf("want one founded-apart split: %+v", fs)

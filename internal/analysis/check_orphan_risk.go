@@ -30,15 +30,15 @@ var checkOrphanRisk = Check{
 				if c.NoMeta {
 					continue // never loaded, so never deleted (store-corrupt says why)
 				}
-				srv := p.Facts.Server(c.Server)
+				srv := m.serverOf(c.Server)
 				meta, why, skip := (*MetaState)(nil), "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
 				if srv != nil {
 					meta, why, skip = recoveredMeta(p, srv)
 				}
 				if meta == nil {
-					if !noMeta[c.Server] {
-						noMeta[c.Server] = true
-						p.Skipf("%s: %s", c.Server, skip)
+					if name := m.Name(c.Server); !noMeta[name] {
+						noMeta[name] = true
+						p.Skipf("%s: %s", name, skip)
 					}
 					continue
 				}
@@ -50,7 +50,7 @@ var checkOrphanRisk = Check{
 		if win := p.Facts.SplitWinner; win != nil {
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
-					srv := p.Facts.Server(c.Server)
+					srv := m.serverOf(c.Server)
 					if c.NoMeta || srv == nil || srv.Meta == win.Meta {
 						continue
 					}
@@ -83,7 +83,7 @@ func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *Strea
 	lossNote := ""
 	if replicas <= 1 {
 		lossNote = " It is R1: no other server holds a copy, so what is deleted is lost for good."
-	} else if holders := otherHolders(st, srv.Name); len(holders) > 0 {
+	} else if holders := otherHolders(m, st, srv); len(holders) > 0 {
 		lossNote = fmt.Sprintf(" Other copies are on %s.", strings.Join(holders, ", "))
 	}
 	switch {
@@ -118,11 +118,11 @@ func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *Strea
 	return out
 }
 
-func otherHolders(st *Stream, except string) []string {
+func otherHolders(m *Model, st *Stream, except *Server) []string {
 	var out []string
 	for _, c := range st.Copies {
-		if c.Server != except && c.Messages > 0 {
-			out = append(out, c.Server)
+		if !m.same(c.Server, except.ref()) && c.Messages > 0 {
+			out = append(out, m.Name(c.Server))
 		}
 	}
 	return out

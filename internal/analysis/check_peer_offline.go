@@ -25,7 +25,7 @@ func departedPeers(m *Model) map[string]bool {
 				continue
 			}
 			self := ""
-			if s := m.server(v.Server); s != nil {
+			if s := m.serverOf(v.Server); s != nil {
 				self = s.PeerID
 			}
 			for _, p := range v.Peers {
@@ -81,7 +81,7 @@ type groupMembership struct {
 func currentViews(m *Model, g *Group) []View {
 	var out []View
 	for _, v := range g.Views {
-		if s := m.server(v.Server); s != nil && answeredCapture(s) && len(v.Peers) > 0 {
+		if s := m.serverOf(v.Server); s != nil && answeredCapture(s) && len(v.Peers) > 0 {
 			out = append(out, v)
 		}
 	}

@@ -43,7 +43,7 @@ var checkQuorumUnreachable = Check{
 				var holders []string
 				for _, w := range g.Views {
 					if viewKey(w) == viewKey(v) {
-						holders = appendUnique(holders, w.Server+" ("+w.Source+")")
+						holders = appendUnique(holders, m.Name(w.Server)+" ("+w.Source+")")
 					}
 				}
 				sort.Strings(missing)
@@ -57,7 +57,7 @@ var checkQuorumUnreachable = Check{
 					},
 					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
 				})
-				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, implausibleTerms(g)...)
+				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, implausibleTerms(m, g)...)
 			}
 		}
 		return out
@@ -122,11 +122,11 @@ const maxPlausibleTerm = 1 << 42
 
 // implausibleTerms lists views whose term no run of elections can reach:
 // evidence of the same corruption (flipped high bits) as a mangled peer id.
-func implausibleTerms(g *Group) []string {
+func implausibleTerms(m *Model, g *Group) []string {
 	var out []string
 	for _, v := range g.Views {
 		if v.Term > maxPlausibleTerm {
-			out = appendUnique(out, fmt.Sprintf("term %d (%#x) in %s's %s is implausible for a count of elections: isolated high bits set, as a bit flip leaves them", v.Term, v.Term, v.Server, v.Source))
+			out = appendUnique(out, fmt.Sprintf("term %d (%#x) in %s's %s is implausible for a count of elections: isolated high bits set, as a bit flip leaves them", v.Term, v.Term, m.Name(v.Server), v.Source))
 		}
 	}
 	return out

@@ -31,14 +31,14 @@ var checkReplicaDivergence = Check{
 				count += d.Last - d.First + 1
 				var sides []string
 				for _, mask := range d.Sides {
-					sides = append(sides, strings.Join(cmp.servers(mask), ","))
+					sides = append(sides, strings.Join(cmp.servers(m, mask), ","))
 				}
 				sort.Strings(sides)
 				k := strings.Join(sides, " | ")
 				patterns[k] = appendRange(patterns[k], d.Range)
 			}
 			f := report.Finding{
-				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(1<<len(cmp.Copies) - 1),
+				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(m, 1<<len(cmp.Copies)-1),
 				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
 					st.Account, st.Name, count, rangesText(ranges)),
 				Remedy: divergenceRemedy(st),
@@ -47,7 +47,7 @@ var checkReplicaDivergence = Check{
 				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(patterns[k]), k))
 			}
 			if len(st.AssignedTo) > 0 {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(st.AssignedTo, ", ")))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(sortedNames(m, st.AssignedTo), ", ")))
 			}
 			out = append(out, f)
 		}

@@ -28,7 +28,7 @@ var checkReplicaGap = Check{
 			// server's copy stops where it left.
 			var assigned uint64
 			for i, c := range cmp.Copies {
-				if len(st.AssignedTo) == 0 || slices.Contains(st.AssignedTo, c.Server) {
+				if len(st.AssignedTo) == 0 || slices.ContainsFunc(st.AssignedTo, func(a ServerID) bool { return m.same(a, c.Server) }) {
 					assigned |= 1 << i
 				}
 			}
@@ -75,11 +75,11 @@ func (cmp *ReplicaComparison) lacks(i int, assigned uint64) (holes, behind []Cov
 }
 
 // servers names the copies in mask, sorted.
-func (cmp *ReplicaComparison) servers(mask uint64) []string {
+func (cmp *ReplicaComparison) servers(m *Model, mask uint64) []string {
 	var out []string
 	for i, c := range cmp.Copies {
 		if mask&(1<<i) != 0 {
-			out = append(out, c.Server)
+			out = append(out, m.Name(c.Server))
 		}
 	}
 	sort.Strings(out)
@@ -97,11 +97,11 @@ func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kin
 		count += sp.Last - sp.First + 1
 		fewest = min(fewest, bits.OnesCount64(sp.Holders))
 	}
-	names := cmp.servers(holders)
+	names := cmp.servers(m, holders)
 	nAssigned := bits.OnesCount64(assigned)
 	state := serverState(m, c.Server)
 	f := report.Finding{
-		Account: st.Account, Stream: st.Name, Server: c.Server, Ranges: ranges, Seq: ranges[0].First, Kind: kind,
+		Account: st.Account, Stream: st.Name, Server: m.Name(c.Server), Ranges: ranges, Seq: ranges[0].First, Kind: kind,
 		Servers: names,
 	}
 	where := "inside its own first..last range, with no deletion recorded"
@@ -109,22 +109,23 @@ func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kin
 		where = fmt.Sprintf("after its last sequence %d: it is behind", c.LastSeq)
 	}
 	f.Message = fmt.Sprintf("%s's replica of %s > %s lacks %d sequence(s) (%s) that %s hold(s), %s; %s; %d full cop%s of those sequences exist among the %d current replicas",
-		c.Server, st.Account, st.Name, count, rangesText(ranges), strings.Join(names, ", "), where, state.text, fewest, plural(fewest, "y", "ies"), nAssigned)
+		m.Name(c.Server), st.Account, st.Name, count, rangesText(ranges), strings.Join(names, ", "), where, state.text, fewest, plural(fewest, "y", "ies"), nAssigned)
 	for _, sp := range spans {
 		if len(f.Evidence) == maxRangesShown {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more ranges", len(spans)-maxRangesShown))
 			break
 		}
-		hs := cmp.servers(sp.Holders)
+		hs := cmp.servers(m, sp.Holders)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: held by %s (%d of %d current replicas)", rangesText([]report.Range{sp.Range}), strings.Join(hs, ", "), len(hs), nAssigned))
 	}
 	keep := fmt.Sprintf("Only %d cop%s of those sequences exist (%s): copy those stream folders out and do not remove or peer-remove those servers.", fewest, plural(fewest, "y", "ies"), strings.Join(names, ", "))
-	rebuild := fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks); then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", c.Server, c.Server, c.Server, st.Name, c.Server)
+	name := m.Name(c.Server)
+	rebuild := fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks); then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", name, name, name, st.Name, name)
 	switch {
 	case kind == "behind" && state.down:
-		f.Remedy = fmt.Sprintf("%s Start %s: once up, it catches up from the stream leader.", keep, c.Server)
+		f.Remedy = fmt.Sprintf("%s Start %s: once up, it catches up from the stream leader.", keep, name)
 	case kind == "behind":
-		f.Remedy = fmt.Sprintf("%s %s catches up from the stream leader while it is up and the group has a leader: check `nats stream info %s` until its lag is 0. If it never catches up, %s.", keep, c.Server, st.Name, rebuild)
+		f.Remedy = fmt.Sprintf("%s %s catches up from the stream leader while it is up and the group has a leader: check `nats stream info %s` until its lag is 0. If it never catches up, %s.", keep, name, st.Name, rebuild)
 	default:
 		f.Remedy = fmt.Sprintf("%s Then: %s.", keep, rebuild)
 	}
@@ -139,11 +140,11 @@ type liveness struct {
 
 // serverState tells from the timeline (the last start or stop its logs
 // show) and captures whether a server was up when the bundle was taken.
-func serverState(m *Model, name string) liveness {
-	var last *report.TimelineEvent
+func serverState(m *Model, id ServerID) liveness {
+	var last *TimelineEvent
 	for i := range m.Timeline {
 		e := &m.Timeline[i]
-		if e.Server != name {
+		if !m.same(e.Server, id) {
 			continue
 		}
 		switch e.Kind {
@@ -151,7 +152,7 @@ func serverState(m *Model, name string) liveness {
 			last = e
 		}
 	}
-	srv := m.server(name)
+	srv, name := m.serverOf(id), m.Name(id)
 	switch {
 	case last != nil && last.Kind != "start":
 		return liveness{down: true, text: fmt.Sprintf("%s is down (the last start/stop its log shows is %s at %s)", name, last.Kind, last.Time.Format(time.RFC3339))}

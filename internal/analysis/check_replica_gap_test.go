@@ -19,7 +19,7 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	cmp := &ReplicaComparison{Copies: []*StreamCopy{a, b, c},
 		Coverage: []CoverageSpan{span(7, 8, 0b011)},
 		Diverged: []DivergedSpan{{Range: report.Range{First: 3, Last: 4}, Sides: []uint64{0b011, 0b100}}}}
-	st := &Stream{Account: "$G", Name: "S", Copies: cmp.Copies, AssignedTo: []string{"a", "b", "c"}, Comparison: cmp}
+	st := &Stream{Account: "$G", Name: "S", Copies: cmp.Copies, AssignedTo: []ServerID{"a", "b", "c"}, Comparison: cmp}
 	m := &Model{Streams: []*Stream{st}}
 
 	div := runCheck(checkReplicaDivergence, m)
@@ -44,7 +44,7 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	}
 	// A removed server's copy is not a current replica: it may lack
 	// anything, and what only it holds is no current replica's gap.
-	st.AssignedTo = []string{"a", "b"}
+	st.AssignedTo = []ServerID{"a", "b"}
 	cmp.Coverage = []CoverageSpan{span(5, 5, 0b110), span(7, 10, 0b011)}
 	gap = runCheck(checkReplicaGap, m)
 	if len(gap) != 1 || gap[0].Server != "a" || gap[0].Ranges[0] != (report.Range{First: 5, Last: 5}) ||

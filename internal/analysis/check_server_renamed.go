@@ -37,7 +37,7 @@ func memberPeers(m *Model, v View, former map[string]Rename) []string {
 	}
 	renamedSelf := false
 	for _, r := range former {
-		if r.New == v.Server {
+		if r.New == m.Name(v.Server) {
 			renamedSelf = true
 		}
 	}
@@ -45,7 +45,7 @@ func memberPeers(m *Model, v View, former map[string]Rename) []string {
 		return v.Peers
 	}
 	self := ""
-	if s := m.server(v.Server); s != nil {
+	if s := m.serverOf(v.Server); s != nil {
 		self = s.PeerID
 	}
 	var out []string
@@ -132,9 +132,9 @@ func containsString(list []string, s string) bool {
 // after its first boot under the new name (DBG `JetStream removing stream`),
 // each with the size it restored just before, as evidence lines.
 func removedByRename(m *Model, r Rename) (lines []string, streams []string) {
-	restored := map[AssetKey]report.TimelineEvent{}
+	restored := map[AssetKey]TimelineEvent{}
 	for _, e := range m.Timeline {
-		if e.Server != r.New || e.File != r.File || e.Line < r.Line {
+		if m.Name(e.Server) != r.New || e.File != r.File || e.Line < r.Line {
 			continue
 		}
 		k := AssetKey{e.Account, e.Stream}

@@ -23,7 +23,7 @@ var checkStoreCorrupt = Check{
 		encrypted := map[string][]string{}
 		for _, c := range m.Corruptions {
 			if c.Kind == natsfmt.CorruptEncrypted {
-				encrypted[c.Server] = append(encrypted[c.Server], c.File)
+				encrypted[m.Name(c.Server)] = append(encrypted[m.Name(c.Server)], c.File)
 			}
 		}
 		for _, srv := range sortedKeys(encrypted) {
@@ -35,7 +35,7 @@ var checkStoreCorrupt = Check{
 			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
-				Remedy:   storeRemedy(Corruption{Kind: natsfmt.CorruptEncrypted}),
+				Remedy:   storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted}),
 			})
 		}
 		var damage []*Corruption
@@ -46,12 +46,12 @@ var checkStoreCorrupt = Check{
 		}
 		key := func(i int) (string, string) {
 			c := damage[i]
-			return c.Server + "\x00" + string(corruptionSeverity(*c)), corruptionCause(*c)
+			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(*c)), corruptionCause(*c)
 		}
 		build := func(i int) report.Finding {
 			c := *damage[i]
 			f := report.Finding{
-				Server: c.Server, Account: c.Account, Stream: c.Stream,
+				Server: m.Name(c.Server), Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: c.Evidence,
 			}
@@ -61,7 +61,7 @@ var checkStoreCorrupt = Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			f.Remedy = storeRemedy(c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
+			f.Remedy = storeRemedy(m, c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
 				f.Remedy = "nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway; once no server needs it, remove it with the server stopped to silence the warning"
@@ -100,7 +100,7 @@ func corruptionCause(c Corruption) string {
 // storeRemedy says what an operator can do about a damaged file, chosen by
 // the file and the kind of damage. Whatever rebuilds, removes, truncates or
 // peer-removes is preceded by what it destroys and how to save it.
-func storeRemedy(c Corruption) string {
+func storeRemedy(m *Model, c Corruption) string {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
@@ -120,7 +120,7 @@ func storeRemedy(c Corruption) string {
 	case c.Structure == natsfmt.StructConsumerState:
 		return fmt.Sprintf("the consumer's state or config is damaged: copy %s out first, then let the consumer be recreated from its config with a start sequence after its ack floor; the stream's messages are not affected", c.File)
 	case isMetaSnapshot(c.File):
-		return metaSnapshotRemedy(c)
+		return metaSnapshotRemedy(m, c)
 	case c.Structure != natsfmt.StructBlockRecord:
 		return fmt.Sprintf("copy %s out before the server starts on it again; inspect it with `jsforensics dump`", c.File)
 	}
@@ -146,7 +146,7 @@ func storeRemedy(c Corruption) string {
 	fmt.Fprintf(&b, " First save it: copy %s (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact.", c.File)
 	switch {
 	case c.Stream != "" && c.Replicas > 1:
-		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, c.Server)
+		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, m.Name(c.Server))
 	case c.Stream != "":
 		b.WriteString(" The stream has no other replica: republish what the dump recovers, or restore from a backup.")
 	}

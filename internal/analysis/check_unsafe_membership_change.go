@@ -29,7 +29,7 @@ var checkUnsafeMembershipChange = Check{
 			if len(removals) == 0 {
 				continue
 			}
-			var burst []report.HistoryEvent
+			var burst []HistoryEvent
 			flush := func() {
 				if len(burst) < 2 && !leavesMinority(g, burst) {
 					burst = nil
@@ -37,7 +37,7 @@ var checkUnsafeMembershipChange = Check{
 				}
 				var ev []string
 				for _, e := range burst {
-					ev = append(ev, describeHistory(e))
+					ev = append(ev, describeHistory(m, e))
 				}
 				out = append(out, report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
@@ -148,8 +148,8 @@ func replacedMajorities(p *Pass) []report.Finding {
 	return out
 }
 
-func removalsOf(g *Group) []report.HistoryEvent {
-	var out []report.HistoryEvent
+func removalsOf(g *Group) []HistoryEvent {
+	var out []HistoryEvent
 	seen := map[string]bool{}
 	for _, e := range g.History {
 		if e.Event != "remove-peer" || seen[e.Peer] {
@@ -162,7 +162,7 @@ func removalsOf(g *Group) []report.HistoryEvent {
 	return out
 }
 
-func historyBefore(a, b report.HistoryEvent) bool {
+func historyBefore(a, b HistoryEvent) bool {
 	if a.Time != nil && b.Time != nil {
 		return a.Time.Before(*b.Time)
 	}
@@ -171,7 +171,7 @@ func historyBefore(a, b report.HistoryEvent) bool {
 
 // within says whether two events are close: by time when both are dated,
 // else by raft index (consecutive entries leave no room to catch up).
-func within(a, b report.HistoryEvent, d time.Duration) bool {
+func within(a, b HistoryEvent, d time.Duration) bool {
 	if a.Time != nil && b.Time != nil {
 		return b.Time.Sub(*a.Time) <= d
 	}
@@ -180,7 +180,7 @@ func within(a, b report.HistoryEvent, d time.Duration) bool {
 
 // leavesMinority says whether a removal left fewer peers than a majority of
 // the set before it, judged from the last peer-state before it.
-func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
+func leavesMinority(g *Group, burst []HistoryEvent) bool {
 	if len(burst) == 0 {
 		return false
 	}
@@ -200,10 +200,10 @@ func leavesMinority(g *Group, burst []report.HistoryEvent) bool {
 	return left < natsfmt.Quorum(len(before))
 }
 
-func describeHistory(e report.HistoryEvent) string {
+func describeHistory(m *Model, e HistoryEvent) string {
 	t := "undated"
 	if e.Time != nil {
 		t = e.Time.UTC().Format(time.RFC3339Nano)
 	}
-	return fmt.Sprintf("%s index %d term %d %s %s (%s, %s)", t, e.Index, e.Term, e.Event, e.Peer, e.Server, e.Source)
+	return fmt.Sprintf("%s index %d term %d %s %s (%s, %s)", t, e.Index, e.Term, e.Event, e.Peer, m.Name(e.Server), e.Source)
 }

@@ -5,13 +5,12 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestUnsafeMembershipChange(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
-	g := &Group{Name: "S-R5F-x", Kind: "stream", History: []report.HistoryEvent{
+	g := &Group{Name: "S-R5F-x", Kind: "stream", History: []HistoryEvent{
 		{Time: at(0), Event: "peer-state", Peers: []string{"a", "b", "c", "d", "e"}, Source: "wal"},
 		{Time: at(time.Second), Event: "remove-peer", Peer: "a", Source: "wal"},
 		{Time: at(2 * time.Second), Event: "remove-peer", Peer: "b", Source: "wal"},

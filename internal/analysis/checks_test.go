@@ -25,7 +25,7 @@ func incidentModel() *Model {
 	peers := []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", `"kCGheKT`, "cnr4t3eg", "cnrtu3eg", "yrzKKR@u", "yrzKKRBt"}
 	g := &Group{Name: "_meta_", Kind: "meta"}
 	for _, n := range names {
-		g.Views = append(g.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, Peers: peers, Source: "peers.idx"}})
+		g.Views = append(g.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, Peers: peers, Source: "peers.idx"}})
 	}
 	m.Groups = []*Group{g}
 	return m

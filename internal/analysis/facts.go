@@ -100,7 +100,7 @@ func (f *Facts) highestMetaTerm(m *Model) *Server {
 			continue
 		}
 		for _, v := range g.Views {
-			s := f.byName[v.Server]
+			s := m.serverOf(v.Server)
 			if s == nil || s.Meta == nil || s.Meta.SnapshotCorrupt {
 				continue
 			}
@@ -140,10 +140,10 @@ func unknownPeers(m *Model) []peerSighting {
 				order = append(order, p)
 			}
 			if s.file == "" && file != "" {
-				s.server, s.file, s.offset = v.Server, file, off
+				s.server, s.file, s.offset = m.Name(v.Server), file, off
 			}
-			s.servers = appendUnique(s.servers, v.Server)
-			s.sources = appendUnique(s.sources, v.Server+" "+source)
+			s.servers = appendUnique(s.servers, m.Name(v.Server))
+			s.sources = appendUnique(s.sources, m.Name(v.Server)+" "+source)
 		}
 		for _, v := range g.Views {
 			for _, p := range v.Peers {
@@ -193,9 +193,9 @@ func metaViewsAll(m *Model) []*metaSide {
 	former := formerIDs(m)
 	for _, v := range meta.Views {
 		v.Peers = memberPeers(m, v, former)
-		cur, ok := best[v.Server]
+		cur, ok := best[m.Name(v.Server)]
 		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {
-			best[v.Server] = v
+			best[m.Name(v.Server)] = v
 		}
 	}
 	sides := map[string]*metaSide{}
@@ -315,7 +315,7 @@ func foundingSplits(m *Model) [][2][]MetaFounding {
 	for i := 0; i < len(leaders); i++ {
 		for j := i + 1; j < len(leaders); j++ {
 			a, b := byLeader[leaders[i]], byLeader[leaders[j]]
-			if overlapServers(a, b) || inFounders(leaders[i], b) || inFounders(leaders[j], a) {
+			if overlapServers(m, a, b) || inFounders(m, leaders[i], b) || inFounders(m, leaders[j], a) {
 				continue
 			}
 			out = append(out, [2][]MetaFounding{a, b})
@@ -324,10 +324,10 @@ func foundingSplits(m *Model) [][2][]MetaFounding {
 	return out
 }
 
-func overlapServers(a, b []MetaFounding) bool {
+func overlapServers(m *Model, a, b []MetaFounding) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if x.Server == y.Server {
+			if m.same(x.Server, y.Server) {
 				return true
 			}
 		}
@@ -335,9 +335,9 @@ func overlapServers(a, b []MetaFounding) bool {
 	return false
 }
 
-func inFounders(leader string, fs []MetaFounding) bool {
+func inFounders(m *Model, leader string, fs []MetaFounding) bool {
 	for _, f := range fs {
-		if f.Server == leader {
+		if m.Name(f.Server) == leader {
 			return true
 		}
 	}

@@ -131,12 +131,12 @@ func renamedModel() *Model {
 	meta := &Group{Name: "_meta_", Kind: "meta"}
 	stream := &Group{Name: "S-R3F-x", Kind: "stream", Account: "APP", Asset: "ORDERS"}
 	for _, n := range news {
-		meta.Views = append(meta.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 3, Quorum: 2, Source: "raftz",
+		meta.Views = append(meta.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 3, Quorum: 2, Source: "raftz",
 			Peers: append([]string{natsfmt.PeerID(n)}, oldIDs...)}, LeaderKnown: true})
-		stream.Views = append(stream.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 3, Quorum: 2, Source: "peers.idx", Peers: oldIDs}})
+		stream.Views = append(stream.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 3, Quorum: 2, Source: "peers.idx", Peers: oldIDs}})
 	}
 	m.Groups = []*Group{meta, stream}
-	m.Timeline = []report.TimelineEvent{
+	m.Timeline = []TimelineEvent{
 		{Server: "js-0", File: "js-0.log", Line: 120, Kind: "restored-stream", Account: "APP", Stream: "ORDERS", Text: "Restored 20 messages for stream 'APP > ORDERS' in 0s"},
 		{Server: "js-0", File: "js-0.log", Line: 130, Kind: "stream-removed", Account: "APP", Stream: "ORDERS", Text: "JetStream removing stream 'APP > ORDERS' from this server"},
 		// Before the rename: not the rename's doing.
@@ -168,7 +168,7 @@ func scaledModel() *Model {
 		for _, p := range alive {
 			as = append(as, id[p])
 		}
-		return View{GroupView: report.GroupView{Server: srv, ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
+		return View{GroupView: GroupView{Server: ServerID(srv), ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
 	}
 	all := []string{"n1", "n2", "n3", "n4", "n5"}
 	meta := &Group{Name: "_meta_", Kind: "meta"}

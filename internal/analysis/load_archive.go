@@ -32,7 +32,7 @@ func (l *loader) setAsideUndelivered() {
 			kept = append(kept, c)
 			continue
 		}
-		l.note("%s: %s not readable: the archive did not deliver it intact (see the bundle's archive damage note); not taken for store damage (%s: %s)", c.Server, c.File, c.Kind, c.Message)
+		l.note("%s: %s not readable: the archive did not deliver it intact (see the bundle's archive damage note); not taken for store damage (%s: %s)", l.m.Name(c.Server), c.File, c.Kind, c.Message)
 	}
 	l.m.Corruptions = kept
 	keptIM := l.m.IndexMismatches[:0]
@@ -41,7 +41,7 @@ func (l *loader) setAsideUndelivered() {
 			keptIM = append(keptIM, im)
 			continue
 		}
-		l.note("%s: %s compared with blocks the archive did not deliver intact (see the bundle's archive damage note); not taken for an index mismatch (%s)", im.Server, im.File, im.Detail)
+		l.note("%s: %s compared with blocks the archive did not deliver intact (see the bundle's archive damage note); not taken for an index mismatch (%s)", l.m.Name(im.Server), im.File, im.Detail)
 	}
 	l.m.IndexMismatches = keptIM
 }

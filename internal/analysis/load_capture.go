@@ -231,7 +231,7 @@ func (l *loader) capture(c capture.Capture) {
 		}
 		ti := l.event(at, srv.Name, "healthz", kind, "", text, c.File, c.Line)
 		if strings.Contains(text, "meta leader") {
-			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Source: "healthz", Timeline: ti})
+			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Source: "healthz", Timeline: ti})
 		}
 	case "varz":
 		v := c.Varz
@@ -261,7 +261,7 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 			if sd.RaftGroup != "" && st.Group == "" {
 				st.Group = sd.RaftGroup
 			}
-			od := report.OnDisk{Server: srv.Name, FirstSeq: sd.State.FirstSeq, LastSeq: sd.State.LastSeq, Messages: sd.State.Messages,
+			od := OnDisk{Server: srv.ID, FirstSeq: sd.State.FirstSeq, LastSeq: sd.State.LastSeq, Messages: sd.State.Messages,
 				Bytes: sd.State.Bytes, Deleted: uint64(max(sd.State.NumDeleted, 0)), Path: c.File, Source: "jsz"}
 			for _, ci := range sd.Consumers {
 				od.Consumers = append(od.Consumers, report.Consumer{Name: ci.Name, AckFloorStream: ci.AckFloor.Stream, DeliveredStream: ci.Delivered.Stream, Pending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
@@ -274,16 +274,15 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 				// A server's /jsz lists the streams it hosts; the leader and
 				// replicas it names are the rest of the group. A meta state
 				// read from a store later replaces this.
-				st.AssignedTo = appendUnique(st.AssignedTo, srv.Name)
+				st.AssignedTo = appendUnique(st.AssignedTo, srv.ID)
 				if sd.Cluster.Leader != "" {
-					st.AssignedTo = appendUnique(st.AssignedTo, sd.Cluster.Leader)
+					st.AssignedTo = appendUnique(st.AssignedTo, l.m.idOf(sd.Cluster.Leader))
 				}
 				for _, r := range sd.Cluster.Replicas {
 					if r.Name != "" {
-						st.AssignedTo = appendUnique(st.AssignedTo, r.Name)
+						st.AssignedTo = appendUnique(st.AssignedTo, l.m.idOf(r.Name))
 					}
 				}
-				sort.Strings(st.AssignedTo)
 				for _, r := range sd.Cluster.Replicas {
 					if r.Name != "" && r.Peer != "" {
 						l.m.IDs[r.Peer] = r.Name
@@ -329,9 +328,9 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 		kind, text = string(natsfmt.EventNoMetaLeader), fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
 	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
-	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: source, Timeline: ti})
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: source, Timeline: ti})
 	if mv.ClusterSize > 0 {
-		v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
+		v := View{GroupView: GroupView{Server: srv.ID, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
 		}
@@ -353,7 +352,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			if g.Kind != "meta" && g.Account == "" && acc != "$SYS" {
 				g.Account = acc
 			}
-			v := View{GroupView: report.GroupView{Server: srv.Name, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
+			v := View{GroupView: GroupView{Server: srv.ID, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
 				VotedFor: rg.VotedFor, Applied: rg.Applied, Commit: rg.Committed, Leader: rg.Leader, Source: "raftz"}, LeaderKnown: true}
 			if v.Quorum == 0 && v.ClusterSize > 0 {
 				v.Quorum = natsfmt.Quorum(v.ClusterSize)
@@ -397,7 +396,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
 				}
 				ti := l.event(at, srv.Name, "raftz", kind, "_meta_", text, c.File, c.Line)
-				l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.Name, Leader: leader, Source: "raftz", Timeline: ti})
+				l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: "raftz", Timeline: ti})
 			}
 		}
 	}
@@ -409,6 +408,6 @@ func (l *loader) event(t time.Time, server, source, kind, group, text, file stri
 	if t.IsZero() {
 		return -1
 	}
-	l.m.Timeline = append(l.m.Timeline, report.TimelineEvent{Time: t, Server: server, Source: source, Kind: kind, Group: group, Text: text, File: file, Line: line})
+	l.m.Timeline = append(l.m.Timeline, TimelineEvent{Time: t, Server: l.m.idOf(server), Source: source, Kind: kind, Group: group, Text: text, File: file, Line: line})
 	return len(l.m.Timeline) - 1
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -163,7 +164,7 @@ const sealedRemedy = "run the analysis again with the servers' JetStream key: --
 // opened or not: a remedy that has one of them started must say on which
 // config (guardRemedies).
 func (l *loader) markEncrypted() {
-	l.m.EncryptedStores = map[string]bool{}
+	l.m.EncryptedStores = map[ServerID]bool{}
 	for _, c := range l.m.Corruptions {
 		if c.Kind == natsfmt.CorruptEncrypted {
 			l.m.EncryptedStores[c.Server] = true
@@ -174,7 +175,7 @@ func (l *loader) markEncrypted() {
 	}
 	for _, st := range l.b.Stores {
 		if srv := l.storeServer(st); srv != nil && len(l.crypt.KeyFiles(st.Dir)) > 0 {
-			l.m.EncryptedStores[srv.Name] = true
+			l.m.EncryptedStores[srv.ID] = true
 		}
 	}
 }
@@ -186,7 +187,11 @@ func guardRemedies(m *Model, findings []report.Finding) {
 	if len(m.EncryptedStores) == 0 {
 		return
 	}
-	servers := sortedKeys(m.EncryptedStores)
+	var servers []string
+	for id := range m.EncryptedStores {
+		servers = appendUnique(servers, m.Name(id))
+	}
+	slices.Sort(servers)
 	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))
 	for i := range findings {
 		r := strings.ToLower(findings[i].Remedy)

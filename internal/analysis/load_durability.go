@@ -124,8 +124,8 @@ func (l *loader) syncFromConfigs() {
 func (l *loader) metaRemoval(srv *Server, op *raftlog.Op, idx uint64, file string) {
 	switch {
 	case op.Code == raftlog.OpRemoveStream && op.Stream != nil:
-		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.Name, Account: op.Stream.Account(), Stream: op.Stream.Config.Name, Index: idx, File: file})
+		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.ID, Account: op.Stream.Account(), Stream: op.Stream.Config.Name, Index: idx, File: file})
 	case op.Code == raftlog.OpRemoveConsumer && op.Consumer != nil:
-		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.Name, Account: op.Consumer.Account(), Stream: op.Consumer.Stream, Consumer: op.Consumer.Name, Index: idx, File: file})
+		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.ID, Account: op.Consumer.Account(), Stream: op.Consumer.Stream, Consumer: op.Consumer.Name, Index: idx, File: file})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/logscan"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 // logs scans every server log into timeline events and the facts the checks
@@ -152,7 +151,7 @@ type logFacts struct {
 	bootstrapping bool // a boot logged "JetStream cluster bootstrapping" and no leader yet
 	booted        bool // a boot was seen
 	stopped       bool // the current boot logged a clean stop
-	last          report.TimelineEvent
+	last          TimelineEvent
 }
 
 func (l *loader) log(lg bundle.Log) {
@@ -206,19 +205,20 @@ func (l *loader) log(lg bundle.Log) {
 		l.note("log %s: server name not established (no banner, no matching folder); called %s here", lg.Path, name)
 	}
 	// Events scanned before the name was known get it now.
+	id := l.m.idOf(name)
 	for i := first; i < len(l.m.Timeline); i++ {
 		if l.m.Timeline[i].Server == "" {
-			l.m.Timeline[i].Server = name
+			l.m.Timeline[i].Server = id
 		}
 	}
 	for i := firstState; i < len(l.m.MetaLeaderStates); i++ {
 		if l.m.MetaLeaderStates[i].Server == "" {
-			l.m.MetaLeaderStates[i].Server = name
+			l.m.MetaLeaderStates[i].Server = id
 		}
 	}
 	for i := range l.m.MetaFoundings {
 		if l.m.MetaFoundings[i].Server == "" {
-			l.m.MetaFoundings[i].Server = name
+			l.m.MetaFoundings[i].Server = id
 		}
 	}
 	l.endLogHistory(lg.Path, name)
@@ -257,7 +257,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	if server == "" {
 		server = self
 	}
-	te := report.TimelineEvent{Time: ev.Time, Server: server, Source: "log", Kind: ev.Kind, Group: ev.Group,
+	te := TimelineEvent{Time: ev.Time, Server: l.m.idOf(server), Source: "log", Kind: ev.Kind, Group: ev.Group,
 		Account: ev.Account, Stream: ev.Stream, Text: ev.Text, File: ev.File, Line: ev.Line}
 	l.tl.add(te, ev.Level)
 
@@ -265,12 +265,12 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	case natsfmt.EventRestoredStream, natsfmt.EventRestoringStream, natsfmt.EventStreamLeader:
 		if ev.Stream != "" {
 			if l.m.LogStreams == nil {
-				l.m.LogStreams = map[string]map[AssetKey]report.TimelineEvent{}
+				l.m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{}
 			}
-			if l.m.LogStreams[server] == nil {
-				l.m.LogStreams[server] = map[AssetKey]report.TimelineEvent{}
+			if l.m.LogStreams[te.Server] == nil {
+				l.m.LogStreams[te.Server] = map[AssetKey]TimelineEvent{}
 			}
-			l.m.LogStreams[server][AssetKey{ev.Account, ev.Stream}] = te
+			l.m.LogStreams[te.Server][AssetKey{ev.Account, ev.Stream}] = te
 		}
 	}
 	leader, isLeaderEvent := "", false
@@ -280,7 +280,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		// A boot with no clean stop logged before it: the previous process
 		// was killed or crashed after its last line.
 		if facts.booted && !facts.stopped && !facts.last.Time.IsZero() {
-			l.tl.add(report.TimelineEvent{Time: facts.last.Time, Server: server, Source: "log", Kind: string(natsfmt.EventUncleanStop),
+			l.tl.add(TimelineEvent{Time: facts.last.Time, Server: l.m.idOf(server), Source: "log", Kind: string(natsfmt.EventUncleanStop),
 				Text: fmt.Sprintf("no clean shutdown logged before the restart at line %d: the process was killed or crashed after this time (last line %d)", ev.Line, facts.last.Line),
 				File: ev.File, Line: facts.last.Line}, "")
 		}
@@ -311,24 +311,24 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 			if ev.Kind == string(natsfmt.EventPeerRemove) {
 				kind = "remove-peer"
 			}
-			l.logHistory(ev.Group, report.HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: server, Source: "log"})
+			l.logHistory(ev.Group, HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: l.m.idOf(server), Source: "log"})
 		}
 	case natsfmt.EventLeaderSwitch, natsfmt.EventTerm, natsfmt.EventVote:
 		if ev.Group != "" && ev.Term > 0 {
 			t := ev.Time
-			l.logHistory(ev.Group, report.HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: server, Source: "log"})
+			l.logHistory(ev.Group, HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: l.m.idOf(server), Source: "log"})
 		}
 	}
 	if !isLeaderEvent {
 		return
 	}
-	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: ev.Time, Server: server, Leader: leader, Source: "log", Timeline: -1})
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: ev.Time, Server: l.m.idOf(server), Leader: leader, Source: "log", Timeline: -1})
 	l.tl.ref(len(l.m.MetaLeaderStates)-1, ev.File, ev.Kind, ev.Line)
 	if leader != "" {
 		t := ev.Time
-		l.logHistory("_meta_", report.HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: server, Source: "log"})
+		l.logHistory("_meta_", HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: l.m.idOf(server), Source: "log"})
 		if facts.bootstrapping {
-			l.m.MetaFoundings = append(l.m.MetaFoundings, MetaFounding{Time: ev.Time, Server: server, Leader: leader, Source: "log"})
+			l.m.MetaFoundings = append(l.m.MetaFoundings, MetaFounding{Time: ev.Time, Server: l.m.idOf(server), Leader: leader, Source: "log"})
 			facts.bootstrapping = false
 		}
 	}
@@ -343,13 +343,13 @@ const (
 )
 
 // logHistory adds a group history event read from the current log.
-func (l *loader) logHistory(group string, e report.HistoryEvent) {
+func (l *loader) logHistory(group string, e HistoryEvent) {
 	if l.history == nil {
 		l.history = map[string]*logGroupHistory{}
 	}
 	h := l.history[group]
 	if h == nil {
-		h = &logGroupHistory{kept: headTail[report.HistoryEvent]{head: historyHead, tail: historyTail}}
+		h = &logGroupHistory{kept: headTail[HistoryEvent]{head: historyHead, tail: historyTail}}
 		l.history[group] = h
 		l.historyOrder = append(l.historyOrder, group)
 	}
@@ -360,7 +360,7 @@ func (l *loader) logHistory(group string, e report.HistoryEvent) {
 
 // logGroupHistory is what one log file gives one group's history.
 type logGroupHistory struct {
-	kept    headTail[report.HistoryEvent]
+	kept    headTail[HistoryEvent]
 	dropped int
 }
 
@@ -375,7 +375,7 @@ func (l *loader) endLogHistory(file, server string) {
 		g.History = h.kept.appendTo(g.History)
 		for i := from; i < len(g.History); i++ {
 			if g.History[i].Server == "" {
-				g.History[i].Server = server
+				g.History[i].Server = l.m.idOf(server)
 			}
 		}
 		if h.dropped > 0 {
@@ -413,7 +413,7 @@ func (l *loader) clockOffsets() {
 	by := map[string][]obs{}
 	for _, s := range l.m.MetaLeaderStates {
 		if s.Source == "log" && s.Leader != "" {
-			by[s.Server] = append(by[s.Server], obs{s.Time, s.Leader})
+			by[l.m.Name(s.Server)] = append(by[l.m.Name(s.Server)], obs{s.Time, s.Leader})
 		}
 	}
 	servers := sortedKeys(by)

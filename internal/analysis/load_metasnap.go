@@ -48,7 +48,7 @@ func (l *loader) metaSnapshotDamage(snaps []metaSnapFile) {
 		if s.snap.ChecksumOK {
 			continue
 		}
-		c := Corruption{Server: s.srv.Name, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
+		c := Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
 		where, off := locateSnapshotDamage(s, snaps)
 		c.Offset = off
 		switch hoff := int64(len(s.b) - 8); {
@@ -227,11 +227,11 @@ func isMetaSnapshot(file string) bool {
 // the damaged servers' snapshots and meta WALs moved out of their stores,
 // the server with the intact snapshot is elected and installs it on them,
 // and every stream comes back whole.
-func metaSnapshotRemedy(c Corruption) string {
+func metaSnapshotRemedy(m *Model, c Corruption) string {
 	meta := path.Dir(path.Dir(c.File))
 	return fmt.Sprintf("Do not start %s on this store as it is: on 2.14 and older the start deletes this snapshot and, when its meta WAL holds entries after it, its streams and consumers as orphans 30 s later; on 2.15 JetStream does not start. "+
 		"Moving files aside destroys nothing if they are kept: first copy %s and the server's stream folders out (cp -a). "+
 		"Then, with the server stopped, move %s/snapshots and %s/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one. "+
 		"Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one; if no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt.",
-		c.Server, meta, meta, meta)
+		m.Name(c.Server), meta, meta, meta)
 }

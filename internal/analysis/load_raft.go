@@ -11,7 +11,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
-	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -93,7 +92,7 @@ type walState struct {
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	dir := path.Join(st.Dir, st.SysAccount, "_js_", name)
 	g := l.group(name)
-	view := View{GroupView: report.GroupView{Server: srv.Name, Source: "peers.idx"}}
+	view := View{GroupView: GroupView{Server: srv.ID, Source: "peers.idx"}}
 	havePeers := false
 
 	peersFile := path.Join(dir, "peers.idx")
@@ -198,7 +197,7 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		l.raftDamage(srv, g.Name, file, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", bt, bi, snap.Term, snap.Index)
 	}
 	ws.maxTerm = max(ws.maxTerm, snap.Term)
-	ev := report.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.Name, Source: "snapshot"}
+	ev := HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
 	}
@@ -246,7 +245,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				tp = nil
 			}
 			if ae.Term != lastTerm || ae.Leader != lastLeader {
-				g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.Name, Source: "wal"})
+				g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.ID, Source: "wal"})
 				l.walEvent(tp, srv.Name, "leader", g.Name, fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", g.Name, l.idName(ae.Leader), ae.Term, idx), blk.File)
 				lastTerm, lastLeader = ae.Term, ae.Leader
 			}
@@ -260,7 +259,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				case raftlog.EntryPeerState:
 					ps, err := e.PeerState(blk.File)
 					if err == nil {
-						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.Name, Source: "wal"})
+						g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.ID, Source: "wal"})
 						l.walEvent(tp, srv.Name, "peer-state", g.Name, fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", g.Name, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " ")), blk.File)
 					}
 				case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
@@ -270,7 +269,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 						if e.Type == raftlog.EntryRemovePeer {
 							ev = "remove-peer"
 						}
-						g.History = append(g.History, report.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.Name, Source: "wal"})
+						g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.ID, Source: "wal"})
 						kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
 						l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), blk.File)
 					}
@@ -314,7 +313,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 		}
 	}
 	for _, p := range scan.Problems {
-		c := corruptionFrom(srv.Name, "", "", dir, p)
+		c := corruptionFrom(srv.ID, "", "", dir, p)
 		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
 		l.m.Corruptions = append(l.m.Corruptions, c)
 	}
@@ -322,7 +321,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 
 // raftCorrupt records a raft file problem (the file is the one err names).
 func (l *loader) raftCorrupt(srv *Server, group string, err error) {
-	c := corruptionFrom(srv.Name, "", "", "", err)
+	c := corruptionFrom(srv.ID, "", "", "", err)
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
 	l.m.Corruptions = append(l.m.Corruptions, c)
 }
@@ -337,7 +336,7 @@ func (l *loader) assignments() {
 			continue
 		}
 		for _, v := range g.Views {
-			s := l.m.server(v.Server)
+			s := l.m.serverOf(v.Server)
 			if s != nil && s.Meta != nil && !s.Meta.SnapshotCorrupt && (best == nil || v.Term > bestTerm) {
 				best, bestTerm = s, v.Term
 			}
@@ -355,14 +354,13 @@ func (l *loader) assignments() {
 		st.AssignedTo = nil
 		for _, p := range a.Peers {
 			if n, ok := l.m.IDs[p]; ok {
-				st.AssignedTo = append(st.AssignedTo, n)
+				st.AssignedTo = append(st.AssignedTo, l.m.idOf(n))
 			} else if s := l.m.serverByID(p); s != nil {
-				st.AssignedTo = append(st.AssignedTo, s.Name)
+				st.AssignedTo = append(st.AssignedTo, s.ID)
 			} else {
-				st.AssignedTo = append(st.AssignedTo, p)
+				st.AssignedTo = append(st.AssignedTo, ServerID(p))
 			}
 		}
-		sort.Strings(st.AssignedTo)
 		if g := l.findGroup(a.Group); g != nil && g.Asset == "" {
 			g.Account, g.Asset = a.Account, a.Stream
 		}

@@ -101,7 +101,7 @@ func (l *loader) compareStream(st *Stream) {
 	// standalone server in the same bundle), never compared with them.
 	for _, c := range st.Copies {
 		if c.Live != nil && !c.Clustered && len(st.Copies) > 1 {
-			l.note("%s > %s on %s: a non-clustered server's stream (its store holds no raft groups); not compared with the other copies, which it is no replica of", st.Account, st.Name, c.Server)
+			l.note("%s > %s on %s: a non-clustered server's stream (its store holds no raft groups); not compared with the other copies, which it is no replica of", st.Account, st.Name, l.m.Name(c.Server))
 		}
 	}
 	if len(copies) < 2 {
@@ -252,7 +252,7 @@ func (l *loader) drill(st *Stream, copies []*StreamCopy, chunk []uint64, out []D
 			}
 		})
 		if err != nil {
-			l.note("%s > %s on %s: sequences %d-%d not compared: %v", st.Account, st.Name, c.Server, first, last, err)
+			l.note("%s > %s on %s: sequences %d-%d not compared: %v", st.Account, st.Name, l.m.Name(c.Server), first, last, err)
 		}
 		sort.Slice(msgs[i], func(a, b int) bool { return msgs[i][a].seq < msgs[i][b].seq })
 	}

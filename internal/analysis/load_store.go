@@ -184,14 +184,14 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		// nats-server warns "Missing stream metafile" and skips the folder
 		// (jetstream.go: v2.10.22 l.1224-1227, v2.12.1 l.1286-1289, v2.15.2
 		// l.1442-1446); there is nothing to scan, nor a stream to model.
-		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.Name, Account: account, Stream: folder,
+		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.ID, Account: account, Stream: folder,
 			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptMissing, Structure: natsfmt.StructMetaInf, EmptyFolder: true,
 			Message: fmt.Sprintf("%s is an empty stream folder (no meta.inf, no message blocks)", dir)})
 		return
 	}
 	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true})
 	if err != nil {
-		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.Name, account, folder, dir, err))
+		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.ID, account, folder, dir, err))
 		return
 	}
 	// meta.inf's name, or the folder's when meta.inf is unreadable or its
@@ -202,7 +202,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		replicas = scan.Meta.NumReplicas
 	}
 	c := &StreamCopy{
-		Server: srv.Name, Path: dir,
+		Server: srv.ID, Path: dir,
 		FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq,
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted, NoMeta: metaMissing(scan),
@@ -228,7 +228,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	if scan.Meta != nil && len(scan.Meta.FieldErrors) > 0 {
 		// dump meta warns of them too: the server cannot unmarshal such a
 		// meta.inf and skips the stream.
-		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.Name, Account: account, Stream: name, Replicas: replicas,
+		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.ID, Account: account, Stream: name, Replicas: replicas,
 			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
 			Message: fmt.Sprintf("%s: fields of the wrong type (%s): the server cannot unmarshal it and skips the stream", path.Join(dir, "meta.inf"), strings.Join(scan.Meta.FieldErrors, "; "))})
 	}
@@ -237,7 +237,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 	}
 	blockDamage := false
 	for _, p := range scan.Problems {
-		cr := corruptionFrom(srv.Name, account, name, dir, p)
+		cr := corruptionFrom(srv.ID, account, name, dir, p)
 		cr.Replicas = replicas
 		if blockCost(scan, &cr) {
 			blockDamage = true
@@ -255,7 +255,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 			parts = append(parts, fmt.Sprintf("%s %s: index.db %s, blocks %s", mm.Scope, mm.Field, mm.Index, mm.Blocks))
 		}
 		im := IndexMismatch{
-			Server: srv.Name, Account: account, Stream: name, File: path.Join(dir, "msgs", "index.db"),
+			Server: srv.ID, Account: account, Stream: name, File: path.Join(dir, "msgs", "index.db"),
 			Detail: fmt.Sprintf("index.db disagrees with the message blocks: %s", strings.Join(parts, "; ")),
 		}
 		if scan.Index != nil && scan.Index.LastSeq < scan.State.LastSeq {
@@ -358,7 +358,7 @@ func (l *loader) streamEntry(account, name string) *Stream {
 }
 
 // corruptionFrom turns a parser error into a corruption fact.
-func corruptionFrom(server, account, stream, dir string, err error) Corruption {
+func corruptionFrom(server ServerID, account, stream, dir string, err error) Corruption {
 	c := Corruption{Server: server, Account: account, Stream: stream, File: dir, Message: err.Error()}
 	var ce *binfmt.CorruptError
 	if errors.As(err, &ce) {
@@ -438,7 +438,7 @@ func (l *loader) metaRefs(c *Corruption, dir, stream string) []metaRef {
 			refs = append(refs, metaRef{source, f})
 		}
 	}
-	if srv := l.m.server(c.Server); srv != nil && srv.Meta != nil {
+	if srv := l.m.serverOf(c.Server); srv != nil && srv.Meta != nil {
 		if a := srv.Meta.Streams[AssetKey{c.Account, stream}]; a != nil && len(a.Config) > 0 {
 			add(fmt.Sprintf("the stream config in %s's meta state (%s)", srv.Name, srv.Meta.Source), a.Config)
 		}
@@ -459,7 +459,7 @@ func (l *loader) metaRefs(c *Corruption, dir, stream string) []metaRef {
 			if err != nil || storeparse.CheckMetaSum("meta.sum", sum, inf, stream) != nil {
 				continue
 			}
-			add(fmt.Sprintf("%s's meta.inf (%s/meta.inf, its meta.sum verifies)", cp.Server, cp.Path), inf)
+			add(fmt.Sprintf("%s's meta.inf (%s/meta.inf, its meta.sum verifies)", l.m.Name(cp.Server), cp.Path), inf)
 		}
 	}
 	return refs

@@ -12,7 +12,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 // realMetaSnapshot is the _meta_ snapshot a real v2.15.2 server wrote
@@ -94,7 +93,7 @@ func metaSnapModel(version string, after int) *Model {
 	m.Servers[2].Meta = &MetaState{Source: "snapshot+wal", Streams: full}
 	g := &Group{Name: "_meta_", Kind: "meta"}
 	for i, n := range []string{"s0", "s1", "s2"} {
-		g.Views = append(g.Views, View{GroupView: report.GroupView{Server: n, ClusterSize: 3, Term: uint64(1 + i), Peers: peers, Source: "peers.idx"}})
+		g.Views = append(g.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 3, Term: uint64(1 + i), Peers: peers, Source: "peers.idx"}})
 	}
 	m.Groups = []*Group{g}
 	for _, st := range []struct {

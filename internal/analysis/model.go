@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -27,8 +29,12 @@ type Model struct {
 	// hashes to, to that name.
 	IDs map[string]string
 
+	// merged maps the id of a server record merged into another (two
+	// records found to be one server) to the id of the record it joined.
+	merged map[ServerID]ServerID
+
 	// Timeline is every dated event, oldest first.
-	Timeline []report.TimelineEvent
+	Timeline []TimelineEvent
 	// MetaLeaderStates are what logs and captures say of the meta leader,
 	// per server, oldest first.
 	MetaLeaderStates []MetaLeaderState
@@ -46,7 +52,7 @@ type Model struct {
 
 	// LogStreams are the streams each server's log shows it holding
 	// (restored at boot, leading), with the last such line.
-	LogStreams map[string]map[AssetKey]report.TimelineEvent
+	LogStreams map[ServerID]map[AssetKey]TimelineEvent
 
 	// Renames are servers seen under an earlier name (a log whose boots
 	// name the server differently), oldest first: one server, two names.
@@ -58,7 +64,7 @@ type Model struct {
 	// (Options.Keys); what stayed sealed is then not this key's.
 	KeysGiven bool
 	// EncryptedStores are the servers whose store is encrypted at rest.
-	EncryptedStores map[string]bool
+	EncryptedStores map[ServerID]bool
 
 	Notes []string
 }
@@ -85,8 +91,19 @@ type (
 // values, no sequences.
 const ackFormatJepsen = acklog.FormatEDN
 
+// ServerID is how every model record refers to a server: fixed when the
+// server record is made, while its Name may change (a rename, a merge of
+// a placeholder), so a rename is one assignment to Server.Name and a merge
+// one entry of Model.merged. Model.Name resolves it; Build turns ids into
+// names once. It is a string type (the name the record was first made
+// under, made unique) rather than an index so that a small model in a
+// check's test reads as names, and any mix of an id with a name is a
+// compile error.
+type ServerID string
+
 // Server is one server, by whatever sources it was seen.
 type Server struct {
+	ID         ServerID
 	Name       string
 	NameSource string // folder, log, capture, store, unknown
 	PeerID     string
@@ -102,6 +119,15 @@ type Server struct {
 	// Meta is what this server's own meta state (snapshot then WAL ops)
 	// assigns; nil when the store holds no usable meta state.
 	Meta *MetaState
+}
+
+// ref is how a record refers to s: its ID, or for a record made by hand
+// without one (a check's small model) its name, which Name resolves to it.
+func (s *Server) ref() ServerID {
+	if s.ID == "" {
+		return ServerID(s.Name)
+	}
+	return s.ID
 }
 
 // MetaState is the set of assignments one server's meta layer holds.
@@ -132,9 +158,10 @@ type Assignment struct {
 
 // MetaRemoval is one removeStream or removeConsumer op of a meta WAL.
 type MetaRemoval struct {
-	Server, Account, Stream, Consumer string
-	Index                             uint64
-	File                              string
+	Server                    ServerID
+	Account, Stream, Consumer string
+	Index                     uint64
+	File                      string
 }
 
 // Stream is one stream and every server's copy of it.
@@ -143,11 +170,13 @@ type Stream struct {
 	Replicas      int
 	Group         string
 	Copies        []*StreamCopy
-	Captured      []report.OnDisk // per-server figures from captured /jsz
-	AssignedTo    []string
+	Captured      []OnDisk // per-server figures from captured /jsz
+	// AssignedTo are the servers the meta state assigns the stream to (a
+	// peer id no server is known by stands as its own id).
+	AssignedTo []ServerID
 	// WALSeqs: per server, the sequences of stream messages its copy of
 	// the stream's raft WAL holds (what an extract finds there).
-	WALSeqs map[string][]report.Range
+	WALSeqs map[ServerID][]report.Range
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison
@@ -155,7 +184,7 @@ type Stream struct {
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
 type StreamCopy struct {
-	Server                   string
+	Server                   ServerID
 	Path                     string
 	FirstSeq, LastSeq        uint64
 	Messages, Bytes, Deleted uint64
@@ -185,12 +214,12 @@ type Group struct {
 	Name, Kind     string
 	Account, Asset string
 	Views          []View
-	History        []report.HistoryEvent
+	History        []HistoryEvent
 }
 
 // View is one server's view of a group, from one source.
 type View struct {
-	report.GroupView
+	GroupView
 	// Leader as this view knows it ("" when none; unknown when !LeaderKnown).
 	LeaderKnown bool
 	// Alive lists peers this view saw recently (raftz last_seen), by id.
@@ -205,16 +234,17 @@ type View struct {
 
 // Corruption is a store file problem found by a parser.
 type Corruption struct {
-	Server, Account, Stream string
-	File                    string // relative to the bundle
-	Offset                  int64
-	HasOffset               bool
-	Seq                     uint64
-	Kind                    natsfmt.CorruptionKind // natsfmt.KindOf the parser error: its sentinel and structure
-	Structure               binfmt.Structure       // what failed, as the parser's reader stamped it
-	Replicas                int                    // the stream's replicas when known
-	Message                 string
-	Lost                    []report.Range // every sequence this damage costs the copy
+	Server          ServerID
+	Account, Stream string
+	File            string // relative to the bundle
+	Offset          int64
+	HasOffset       bool
+	Seq             uint64
+	Kind            natsfmt.CorruptionKind // natsfmt.KindOf the parser error: its sentinel and structure
+	Structure       binfmt.Structure       // what failed, as the parser's reader stamped it
+	Replicas        int                    // the stream's replicas when known
+	Message         string
+	Lost            []report.Range // every sequence this damage costs the copy
 	// Evidence says what the server does with the damage on its next
 	// start; beside the figures, not part of them.
 	Evidence []string
@@ -235,9 +265,10 @@ type Corruption struct {
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
 type IndexMismatch struct {
-	Server, Account, Stream string
-	File                    string
-	Detail                  string
+	Server          ServerID
+	Account, Stream string
+	File            string
+	Detail          string
 	// Outdated: index.db stops before the blocks do, which the server
 	// notices and repairs itself.
 	Outdated bool
@@ -250,7 +281,7 @@ type IndexMismatch struct {
 // when the server says it has none.
 type MetaLeaderState struct {
 	Time     time.Time
-	Server   string
+	Server   ServerID
 	Leader   string
 	Source   string
 	Timeline int // index into Model.Timeline, -1 if none
@@ -260,10 +291,188 @@ type MetaLeaderState struct {
 // and the peers it knew then.
 type MetaFounding struct {
 	Time   time.Time
-	Server string
+	Server ServerID
 	Leader string
 	Peers  []string
 	Source string
+}
+
+// GroupView is one server's view of a raft group: report.GroupView with
+// the server by id.
+type GroupView struct {
+	Server      ServerID
+	ClusterSize int
+	Quorum      int
+	Term        uint64
+	VotedFor    string
+	Applied     uint64
+	Commit      uint64
+	Leader      string
+	Peers       []string
+	Source      string
+}
+
+// HistoryEvent is one peer-set or term change: report.HistoryEvent with
+// the server by id.
+type HistoryEvent struct {
+	Time   *time.Time
+	Term   uint64
+	Index  uint64
+	Event  string
+	Peer   string
+	Peers  []string
+	Server ServerID
+	Source string
+}
+
+// TimelineEvent is one dated event or run of events:
+// report.TimelineEvent with the server by id.
+type TimelineEvent struct {
+	Time    time.Time
+	Server  ServerID
+	Source  string
+	Kind    string
+	Group   string
+	Account string
+	Stream  string
+	Text    string
+	File    string
+	Line    int
+	Count   int
+	Until   *time.Time
+}
+
+// OnDisk is one server's figures of a stream: report.OnDisk with the
+// server by id.
+type OnDisk struct {
+	Server     ServerID
+	FirstSeq   uint64
+	LastSeq    uint64
+	Messages   uint64
+	Bytes      uint64
+	Deleted    uint64
+	Path       string
+	Source     string
+	Consumers  []report.Consumer
+	Unreadable []report.Range
+}
+
+// Name is the name of the server id refers to now, following merges; an
+// id no server record has (a peer id no name hashes to, a small model
+// built by a test) is its own name.
+func (m *Model) Name(id ServerID) string {
+	if s := m.serverOf(id); s != nil {
+		return s.Name
+	}
+	return string(m.canon(id))
+}
+
+// canon is the id id resolves to after merges: the id of a record in
+// Servers, or id itself when none.
+func (m *Model) canon(id ServerID) ServerID {
+	for seen := 0; seen <= len(m.merged); seen++ {
+		next, ok := m.merged[id]
+		if !ok {
+			break
+		}
+		id = next
+	}
+	return id
+}
+
+// same says whether two ids name the same server now.
+func (m *Model) same(a, b ServerID) bool { return m.Name(a) == m.Name(b) }
+
+// sortedNames are the names of ids, sorted.
+func sortedNames(m *Model, ids []ServerID) []string {
+	out := m.Names(ids)
+	sort.Strings(out)
+	return out
+}
+
+// serverOf returns the server record id refers to, or nil. An id no
+// record has is its own name (see Name): the record of that name, if any.
+func (m *Model) serverOf(id ServerID) *Server {
+	if id == "" {
+		return nil
+	}
+	id = m.canon(id)
+	for _, s := range m.Servers {
+		if s.ID == id {
+			return s
+		}
+	}
+	return m.server(string(id))
+}
+
+// Names resolves ids to names, in the order given.
+func (m *Model) Names(ids []ServerID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = m.Name(id)
+	}
+	return out
+}
+
+// newID is the id of a server record made under name: the name, unless a
+// record (kept or merged) already has it as its id.
+func (m *Model) newID(name string) ServerID {
+	taken := func(id ServerID) bool {
+		if _, ok := m.merged[id]; ok {
+			return true
+		}
+		for _, s := range m.Servers {
+			if s.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	id := ServerID(name)
+	for n := 2; taken(id); n++ {
+		id = ServerID(fmt.Sprintf("%s#%d", name, n))
+	}
+	return id
+}
+
+// reportView is v as the report says it, by name.
+func (m *Model) reportView(v GroupView) report.GroupView {
+	return report.GroupView{Server: m.Name(v.Server), ClusterSize: v.ClusterSize, Quorum: v.Quorum, Term: v.Term, VotedFor: v.VotedFor,
+		Applied: v.Applied, Commit: v.Commit, Leader: v.Leader, Peers: v.Peers, Source: v.Source}
+}
+
+// reportOnDisk is d as the report says it, by name.
+func (m *Model) reportOnDisk(d OnDisk) report.OnDisk {
+	return report.OnDisk{Server: m.Name(d.Server), FirstSeq: d.FirstSeq, LastSeq: d.LastSeq, Messages: d.Messages, Bytes: d.Bytes,
+		Deleted: d.Deleted, Path: d.Path, Source: d.Source, Consumers: d.Consumers, Unreadable: d.Unreadable}
+}
+
+// reportEvent is e as the report says it, by name.
+func (m *Model) reportEvent(e TimelineEvent) report.TimelineEvent {
+	return report.TimelineEvent{Time: e.Time, Server: m.Name(e.Server), Source: e.Source, Kind: e.Kind, Group: e.Group,
+		Account: e.Account, Stream: e.Stream, Text: e.Text, File: e.File, Line: e.Line, Count: e.Count, Until: e.Until}
+}
+
+// reportTimeline is the timeline as the report says it, by name.
+func (m *Model) reportTimeline() []report.TimelineEvent {
+	if m.Timeline == nil {
+		return nil
+	}
+	out := make([]report.TimelineEvent, len(m.Timeline))
+	for i, e := range m.Timeline {
+		out[i] = m.reportEvent(e)
+	}
+	return out
+}
+
+// idOf is the id of the server named name now: that record's, or, when no
+// record has the name, the name itself as an id (what a record made later
+// under the name will take).
+func (m *Model) idOf(name string) ServerID {
+	if s := m.server(name); s != nil {
+		return s.ID
+	}
+	return ServerID(name)
 }
 
 // server returns the server named name, or nil.
@@ -286,11 +495,21 @@ func (m *Model) serverByID(id string) *Server {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
+	return out
+}
+
+// serversOf are the server ids keying byServer, by name.
+func serversOf[V any](m *Model, byServer map[ServerID]V) []ServerID {
+	out := make([]ServerID, 0, len(byServer))
+	for k := range byServer {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return m.Name(out[i]) < m.Name(out[j]) })
 	return out
 }

@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -29,7 +29,7 @@ func (l *loader) nameUnnamedStores() {
 		_, self := l.storePeerIDs(*st)
 		for _, s := range l.m.Streams {
 			for _, c := range s.Copies {
-				if c.Server != srv.Name {
+				if !l.m.same(c.Server, srv.ID) {
 					continue
 				}
 				a := srv.Meta.Streams[AssetKey{s.Account, s.Name}]
@@ -123,8 +123,12 @@ func (l *loader) renamedInLog(file, first string, boots []logscan.Banner) {
 	}
 }
 
-// renameServer renames a server everywhere in the model, merging it into a
-// server of that name seen in logs or captures.
+// renameServer gives srv the name name, or merges it into the server
+// record already called that. Every model record refers to a server by id
+// (ServerID) and the report names it through Model.Name, so a rename is
+// the one assignment to srv.Name and a merge the one entry of
+// Model.merged beside folding srv's own fields into the other record: no
+// collection of the model is rewritten.
 func (l *loader) renameServer(srv *Server, name, source string) {
 	old := srv.Name
 	// The note that called it a placeholder no longer holds.
@@ -136,106 +140,30 @@ func (l *loader) renameServer(srv *Server, name, source string) {
 	}
 	l.m.Notes = notes
 	if other := l.m.server(name); other != nil && other != srv {
-		if srv.StoreDir != "" {
-			other.StoreDir = srv.StoreDir
-			other.Meta = srv.Meta
-		}
-		other.Alive = other.Alive || srv.Alive
-		for k := range srv.Sources {
-			other.Sources[k] = true
-		}
-		var keep []*Server
-		for _, s := range l.m.Servers {
-			if s != srv {
-				keep = append(keep, s)
-			}
-		}
-		l.m.Servers = keep
+		l.m.merge(srv, other)
 	} else {
 		srv.Name, srv.NameSource, srv.PeerID = name, source, peerID(name)
 	}
 	if s := l.m.server(name); s != nil && source == "store" {
 		s.NameSource = source
 	}
-	for _, st := range l.m.Streams {
-		for _, c := range st.Copies {
-			if c.Server == old {
-				c.Server = name
-			}
-		}
-		for i, a := range st.AssignedTo {
-			if a == old {
-				st.AssignedTo[i] = name
-			}
-		}
-		sort.Strings(st.AssignedTo)
+}
+
+// merge folds the server record from into into (two records found to be
+// one server): into takes from's store, liveness and sources, from leaves
+// Servers, and its id resolves to into's from now on.
+func (m *Model) merge(from, into *Server) {
+	if from.StoreDir != "" {
+		into.StoreDir = from.StoreDir
+		into.Meta = from.Meta
 	}
-	for i := range l.m.Corruptions {
-		if l.m.Corruptions[i].Server == old {
-			l.m.Corruptions[i].Server = name
-		}
+	into.Alive = into.Alive || from.Alive
+	for k := range from.Sources {
+		into.Sources[k] = true
 	}
-	for i := range l.m.IndexMismatches {
-		if l.m.IndexMismatches[i].Server == old {
-			l.m.IndexMismatches[i].Server = name
-		}
+	m.Servers = slices.DeleteFunc(m.Servers, func(s *Server) bool { return s == from })
+	if m.merged == nil {
+		m.merged = map[ServerID]ServerID{}
 	}
-	for _, g := range l.m.Groups {
-		for i := range g.Views {
-			if g.Views[i].Server == old {
-				g.Views[i].Server = name
-			}
-		}
-		for i := range g.History {
-			if g.History[i].Server == old {
-				g.History[i].Server = name
-			}
-		}
-	}
-	for i := range l.m.Timeline {
-		if l.m.Timeline[i].Server == old {
-			l.m.Timeline[i].Server = name
-		}
-	}
-	for _, st := range l.m.Streams {
-		for i := range st.Captured {
-			if st.Captured[i].Server == old {
-				st.Captured[i].Server = name
-			}
-		}
-	}
-	for i := range l.m.MetaLeaderStates {
-		if l.m.MetaLeaderStates[i].Server == old {
-			l.m.MetaLeaderStates[i].Server = name
-		}
-	}
-	for i := range l.m.MetaFoundings {
-		if l.m.MetaFoundings[i].Server == old {
-			l.m.MetaFoundings[i].Server = name
-		}
-	}
-	for i := range l.m.Exposures {
-		if l.m.Exposures[i].Server == old {
-			l.m.Exposures[i].Server = name
-		}
-	}
-	for i := range l.m.MetaRemovals {
-		if l.m.MetaRemovals[i].Server == old {
-			l.m.MetaRemovals[i].Server = name
-		}
-	}
-	if l.m.EncryptedStores[old] {
-		delete(l.m.EncryptedStores, old)
-		l.m.EncryptedStores[name] = true
-	}
-	if held, ok := l.m.LogStreams[old]; ok {
-		if l.m.LogStreams[name] == nil {
-			l.m.LogStreams[name] = held
-		} else {
-			for k, v := range held {
-				l.m.LogStreams[name][k] = v
-			}
-		}
-		delete(l.m.LogStreams, old)
-	}
+	m.merged[from.ID] = into.ID
 }

@@ -112,17 +112,17 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 	}
 	if st != nil {
 		for _, c := range st.Copies {
-			if opts.Server != "" && c.Server != opts.Server {
+			if opts.Server != "" && m.Name(c.Server) != opts.Server {
 				continue
 			}
 			if c.Encrypted {
 				out.Sealed++
-				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted at rest, not read", c.Server, c.Path))
+				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted at rest, not read", m.Name(c.Server), c.Path))
 				continue
 			}
 			n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
 				return keep(SalvagedMsg{Seq: r.Seq, Subject: string(r.Subject), Header: clone(r.Header), Data: clone(r.Data),
-					TS: r.TS, Server: c.Server, File: file, Offset: r.Offset, From: FromBlocks})
+					TS: r.TS, Server: m.Name(c.Server), File: file, Offset: r.Offset, From: FromBlocks})
 			})
 			out.Unreadable += n
 			if err != nil {
@@ -136,7 +136,7 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 	var covering []*StreamCopy
 	if st != nil {
 		for _, c := range st.Copies {
-			if (opts.Server == "" || c.Server == opts.Server) && !c.Encrypted {
+			if (opts.Server == "" || m.Name(c.Server) == opts.Server) && !c.Encrypted {
 				covering = append(covering, c)
 			}
 		}
@@ -355,14 +355,14 @@ func (l *loader) walSeqs() {
 				continue
 			}
 			if st.WALSeqs == nil {
-				st.WALSeqs = map[string][]report.Range{}
+				st.WALSeqs = map[ServerID][]report.Range{}
 			}
 			slices.Sort(seqs)
 			var rs []report.Range
 			for _, s := range seqs {
 				rs = appendRange(rs, report.Range{First: s, Last: s})
 			}
-			st.WALSeqs[srv.Name] = rs
+			st.WALSeqs[srv.ID] = rs
 		}
 	}
 }
@@ -454,7 +454,7 @@ func inReportRanges(seq uint64, rs []report.Range) bool {
 // sequences of one copy (server's; "" for none) elsewhere in the bundle:
 // in other copies' blocks and in the stream group's raft WALs. "" when it
 // finds none of them.
-func extractHint(m *Model, server, account, stream string, lost []report.Range) string {
+func extractHint(m *Model, server ServerID, account, stream string, lost []report.Range) string {
 	st := m.stream(account, stream)
 	if st == nil || len(lost) == 0 {
 		return ""
@@ -462,7 +462,7 @@ func extractHint(m *Model, server, account, stream string, lost []report.Range) 
 	lost = normRanges(lost)
 	var parts []string
 	for _, c := range st.Copies {
-		if c.Server == server || c.Encrypted {
+		if m.same(c.Server, server) || c.Encrypted {
 			continue
 		}
 		held := intersectRanges(lost, []report.Range{{First: c.FirstSeq, Last: c.LastSeq}})
@@ -470,12 +470,12 @@ func extractHint(m *Model, server, account, stream string, lost []report.Range) 
 			held = subtractRange(held, r)
 		}
 		if len(held) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %s's blocks", rangesText(held), c.Server))
+			parts = append(parts, fmt.Sprintf("%s in %s's blocks", rangesText(held), m.Name(c.Server)))
 		}
 	}
-	for _, srv := range sortedKeys(st.WALSeqs) {
+	for _, srv := range serversOf(m, st.WALSeqs) {
 		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", rangesText(in), srv, st.Group))
+			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", rangesText(in), m.Name(srv), st.Group))
 		}
 	}
 	if len(parts) == 0 {

@@ -23,7 +23,7 @@ func TestRemedyFollowsStructure(t *testing.T) {
 		// Named like a block but not one: no block remedy.
 		{Corruption{File: "s/snapshots/9.blk", Structure: natsfmt.StructSnapshotTrailer, Kind: natsfmt.CorruptChecksum}, "inspect it with `jsforensics dump`"},
 	} {
-		if got := storeRemedy(c.c); !strings.Contains(got, c.want) {
+		if got := storeRemedy(&Model{}, c.c); !strings.Contains(got, c.want) {
 			t.Errorf("%s (%s): remedy %q, want it to say %q", c.c.File, c.c.Structure, got, c.want)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 // TimelineOptions choose what the report's timeline holds.
@@ -58,7 +57,7 @@ var lifeKinds = map[string]bool{"start": true, "stop": true, "shutdown": true, "
 
 // stateChange says whether a log event is kept in full: a state change, or a
 // warning or error that names an asset.
-func stateChange(e report.TimelineEvent, level string) bool {
+func stateChange(e TimelineEvent, level string) bool {
 	if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
 		return true
 	}
@@ -70,9 +69,12 @@ func stateChange(e report.TimelineEvent, level string) bool {
 }
 
 // runKey is what the events of one run share (within one file).
-type runKey struct{ server, kind, group, account, stream string }
+type runKey struct {
+	server                       ServerID
+	kind, group, account, stream string
+}
 
-func keyOf(e *report.TimelineEvent) runKey {
+func keyOf(e *TimelineEvent) runKey {
 	return runKey{e.Server, e.Kind, e.Group, e.Account, e.Stream}
 }
 
@@ -140,10 +142,10 @@ type timelineSink struct {
 	encErr error
 
 	// Per file, reset by startFile.
-	open      map[runKey]*report.TimelineEvent
+	open      map[runKey]*TimelineEvent
 	openOrder []runKey
-	kept      headTail[report.TimelineEvent]
-	folded    map[runKey]*report.TimelineEvent
+	kept      headTail[TimelineEvent]
+	folded    map[runKey]*TimelineEvent
 	foldOrder []runKey
 	// Counts of the current file for its note.
 	events, entries, foldedEntries, foldedEvents int
@@ -152,8 +154,8 @@ type timelineSink struct {
 }
 
 func newTimelineSink(m *Model, opts TimelineOptions) *timelineSink {
-	t := &timelineSink{m: m, opts: opts, open: map[runKey]*report.TimelineEvent{}, folded: map[runKey]*report.TimelineEvent{},
-		kept: headTail[report.TimelineEvent]{head: timelineHead, tail: timelineTail}}
+	t := &timelineSink{m: m, opts: opts, open: map[runKey]*TimelineEvent{}, folded: map[runKey]*TimelineEvent{},
+		kept: headTail[TimelineEvent]{head: timelineHead, tail: timelineTail}}
 	if opts.head > 0 || opts.tail > 0 {
 		t.kept.head, t.kept.tail = opts.head, opts.tail
 	}
@@ -174,7 +176,7 @@ func (t *timelineSink) startFile() {
 }
 
 // add takes one event of the current file.
-func (t *timelineSink) add(e report.TimelineEvent, level string) {
+func (t *timelineSink) add(e TimelineEvent, level string) {
 	t.events++
 	if t.enc != nil && t.encErr == nil {
 		t.encErr = t.enc.Encode(e)
@@ -224,7 +226,7 @@ func (t *timelineSink) closeRuns() {
 }
 
 // oneOrRun turns a run of one event back into that event.
-func oneOrRun(r report.TimelineEvent) report.TimelineEvent {
+func oneOrRun(r TimelineEvent) TimelineEvent {
 	if r.Count <= 1 {
 		r.Count, r.Until = 0, nil
 	}
@@ -232,7 +234,7 @@ func oneOrRun(r report.TimelineEvent) report.TimelineEvent {
 }
 
 // place keeps one entry, folding the one that falls out of the bounds.
-func (t *timelineSink) place(e report.TimelineEvent) {
+func (t *timelineSink) place(e TimelineEvent) {
 	t.entries++
 	if out, dropped := t.kept.push(e); dropped {
 		t.fold(out)
@@ -241,7 +243,7 @@ func (t *timelineSink) place(e report.TimelineEvent) {
 
 // fold adds an entry dropped from the middle of a long file to the run of
 // its kind and asset.
-func (t *timelineSink) fold(e report.TimelineEvent) {
+func (t *timelineSink) fold(e TimelineEvent) {
 	n := max(e.Count, 1)
 	t.foldedEntries++
 	t.foldedEvents += n
@@ -327,7 +329,7 @@ func (l *loader) dedupeTimeline() {
 	recent := map[string][]seen{}
 	keep := make([]bool, len(l.m.Timeline))
 	for i, e := range l.m.Timeline {
-		k := e.Server + "\x00" + e.Kind + "\x00" + e.Text
+		k := l.m.Name(e.Server) + "\x00" + e.Kind + "\x00" + e.Text
 		win := recent[k]
 		for len(win) > 0 && e.Time.Sub(win[0].t) >= mergeWindow {
 			win = win[1:]
@@ -369,7 +371,7 @@ func (l *loader) sortTimeline() {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
 	newIndex := make([]int, len(order))
-	sorted := make([]report.TimelineEvent, len(order))
+	sorted := make([]TimelineEvent, len(order))
 	for n, old := range order {
 		sorted[n] = m.Timeline[old]
 		newIndex[old] = n

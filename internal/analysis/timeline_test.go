@@ -136,7 +136,7 @@ func TestTimelineBoundsFoldTheMiddle(t *testing.T) {
 				m[e.File] = f
 			}
 			f.entries++
-			f.keys[keyOf(&e)] = true
+			f.keys[keyOf(&TimelineEvent{Server: ServerID(e.Server), Kind: e.Kind, Group: e.Group, Account: e.Account, Stream: e.Stream})] = true
 			last := e.Time
 			if e.Until != nil {
 				last = *e.Until

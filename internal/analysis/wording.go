@@ -7,7 +7,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-func appendUnique(list []string, s string) []string {
+func appendUnique[T comparable](list []T, s T) []T {
 	for _, x := range list {
 		if x == s {
 			return list
