@@ -178,6 +178,13 @@ func TestMetaFileBlamed(t *testing.T) {
 			corrupt: func(b []byte) []byte { b[bytes.Index(b, []byte(`"ORDERS"`))+3] ^= 4; return b },
 			want:    []string{`field "name"`, "bit 2", "meta state"},
 			offset:  func(b []byte) int64 { return int64(bytes.Index(b, []byte(`"ORDERS"`)) + 3) }},
+		// Found by FuzzDamagedBundle's damages: "num_replicas" became
+		// "num_replica{", which the field comparison skipped, so meta.sum
+		// was blamed (fixed in blame by h11 at the same time).
+		{name: "meta.inf key", file: dir + "/meta.inf",
+			corrupt: func(b []byte) []byte { b[bytes.Index(b, []byte(`"num_replicas"`))+12] ^= 8; return b },
+			want:    []string{`field "num_replica{"`, `names "num_replicas"`, "bit 3", "meta state"},
+			offset:  func(b []byte) int64 { return int64(bytes.Index(b, []byte(`"num_replicas"`)) + 12) }},
 		{name: "meta.sum", file: dir + "/meta.sum",
 			corrupt: flipBit(3, 1),
 			want:    []string{"changed, not meta.inf", "byte 3 differs by one bit, bit 1"},
