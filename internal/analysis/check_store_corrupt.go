@@ -114,6 +114,18 @@ func storeRemedy(m *Model, c Corruption) string {
 		if c.Stream != "" && c.Replicas <= 1 {
 			fix = "rewrite it from the stream config (meta.inf is the stream config as JSON, meta.sum its checksum; see `jsforensics dump meta`)"
 		}
+		if strings.Contains(c.File, "/obs/") {
+			// A consumer's files. nats-server checks that both exist but
+			// never compares meta.sum with meta.inf (jetstream.go: v2.10.22
+			// l.1379, v2.12.1 l.1546, v2.15.2 l.1326): it loads meta.inf as
+			// it is, and skips the consumer only when a file is missing or
+			// meta.inf does not parse. The stream is served either way.
+			next := "the server loads the consumer from meta.inf as it is (it never checks a consumer's meta.sum): a changed field changes the consumer's config, and a meta.inf that no longer parses makes it skip the consumer"
+			if c.Kind == natsfmt.CorruptMissing {
+				next = "the server skips this consumer at start (\"Missing consumer metafile\" or \"checksum\")"
+			}
+			return fmt.Sprintf("%s of a consumer: %s; its stream and messages are not affected. Keep the consumer folder %s (its o.dat holds the ack state); with the server stopped, copy the consumer's meta.inf and meta.sum from a healthy replica's folder of the same consumer, or recreate the consumer with the same config and a start sequence after its ack floor.", what, next, path.Dir(c.File))
+		}
 		return fmt.Sprintf("%s: the server skips this stream at start and serves none of its messages, but its blocks are intact. Keep the stream folder (do not delete or recreate the stream: that removes the blocks); with the server stopped, %s.", what, fix)
 	case c.Structure == natsfmt.StructIndexDB:
 		return fmt.Sprintf("index.db is a cache; nothing needs removing: the server finds it unusable and rebuilds the state from the blocks at start. A rebuild cuts every block at its first bad record: if store-corrupt names a block of this stream, copy the stream folder out first (cp -a %s SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage.", path.Dir(path.Dir(c.File)))

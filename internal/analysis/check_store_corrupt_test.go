@@ -60,3 +60,24 @@ func TestStoreCorruptOnModel(t *testing.T) {
 		t.Errorf("no damage, yet %s", summarize(fs))
 	}
 }
+
+// TestConsumerMetaRemedy: damage to a consumer's meta files is no stream
+// damage: the remedy says what the server does with the consumer (it never
+// checks a consumer's meta.sum; a missing file skips the consumer) and never
+// that the stream is skipped.
+func TestConsumerMetaRemedy(t *testing.T) {
+	for _, kind := range []natsfmt.CorruptionKind{natsfmt.CorruptMetaChecksum, natsfmt.CorruptMissing} {
+		c := Corruption{Server: "n1", Account: "$G", Stream: "S", File: "s1/$G/streams/S/obs/C/meta.sum", Kind: kind, Structure: natsfmt.StructMetaSum}
+		fs := runCheck(checkStoreCorrupt, storeModel([]Corruption{c}, nil))
+		if len(fs) != 1 {
+			t.Fatalf("%s: %d findings", kind, len(fs))
+		}
+		r := fs[0].Remedy
+		if !strings.Contains(r, "of a consumer") || strings.Contains(r, "skips this stream") || !strings.Contains(r, "s1/$G/streams/S/obs/C") {
+			t.Errorf("%s: %s", kind, r)
+		}
+		if kind == natsfmt.CorruptMissing && !strings.Contains(r, "skips this consumer") {
+			t.Errorf("missing file: %s", r)
+		}
+	}
+}
