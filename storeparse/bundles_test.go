@@ -226,14 +226,19 @@ func store(t testing.TB, name, srv string) bundleStore {
 }
 
 // streamDirs lists the stream folders (<account>/streams/<name>) of a
-// JetStream root, sorted.
+// JetStream root, sorted. Empty folders are left out: the server skips them
+// ("Missing stream metafile"; the emptyfolders-* bundles hold some, as the
+// servers left them).
 func streamDirs(t testing.TB, root string) []string {
 	t.Helper()
 	m, err := fs.Glob(os.DirFS(root), "*/streams/*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return slices.DeleteFunc(m, func(d string) bool {
+		ents, err := os.ReadDir(filepath.Join(root, d))
+		return err == nil && len(ents) == 0
+	})
 }
 
 // jszDoc is the part of a /jsz capture (accounts=1&streams=1&consumers=1)

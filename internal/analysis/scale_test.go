@@ -1,8 +1,12 @@
 package analysis
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,3 +118,72 @@ func TestOrphansCollapsed(t *testing.T) {
 		t.Errorf("evidence does not say how many more: %q", orphans[0].Evidence)
 	}
 }
+
+// TestEmptyFoldersMatchServer: on the emptyfolders-* fixtures, where real
+// servers were started on stores with empty stream folders, the analysis
+// names exactly the folders each server's log warned of ("Missing stream
+// metafile"), as warnings that say the server skips them and deletes
+// nothing, which is what it did: the folders were still there after the
+// start, and the served streams were what they had been.
+func TestEmptyFoldersMatchServer(t *testing.T) {
+	n := 0
+	for _, fx := range fixtures(t) {
+		if !strings.HasPrefix(fx.name, "emptyfolders-") {
+			continue
+		}
+		n++
+		t.Run(fx.name, func(t *testing.T) {
+			var x struct {
+				Account       string              `json:"account"`
+				Made          map[string][]string `json:"made"`
+				Warned        map[string][]string `json:"warned"`
+				LeftAfter     map[string][]string `json:"left_after"`
+				StreamsBefore map[string]string   `json:"streams_before"`
+				StreamsAfter  map[string]string   `json:"streams_after"`
+			}
+			if err := json.Unmarshal(fx.want.Expect, &x); err != nil {
+				t.Fatal(err)
+			}
+			// The oracle itself: what the finding's wording relies on.
+			for srv, made := range x.Made {
+				if !slices.Equal(sorted(made), sorted(x.LeftAfter[srv])) {
+					t.Fatalf("%s: the server removed empty folders (made %v, left %v); the finding says it deletes none", srv, made, x.LeftAfter[srv])
+				}
+			}
+			if !maps.Equal(x.StreamsBefore, x.StreamsAfter) {
+				t.Fatalf("served streams changed across the start: %v, then %v", x.StreamsBefore, x.StreamsAfter)
+			}
+			rep := analyze(t, fx.forms[0])
+			got := map[string][]string{}
+			for _, f := range rep.Findings {
+				if f.Severity == report.Critical || f.Code == "orphan-risk" {
+					t.Errorf("%s %s: %s", f.Severity, f.Code, f.Message)
+				}
+				if f.Code != "store-corrupt" || f.Kind != "missing" {
+					continue
+				}
+				if f.Severity != report.Warning || !strings.Contains(f.Message, "skips it") || !strings.Contains(f.Message, "none deleted") {
+					t.Errorf("%s: %s", f.Severity, f.Message)
+				}
+				prefix := "store-" + f.Server + "/" + x.Account + "/streams/"
+				folder, ok := strings.CutPrefix(path.Dir(f.File), prefix)
+				if !ok {
+					t.Errorf("finding on %s, not a stream folder of %s", f.File, f.Server)
+					continue
+				}
+				got[f.Server] = append(got[f.Server], folder)
+			}
+			for srv := range got {
+				got[srv] = sorted(got[srv])
+			}
+			if !maps.EqualFunc(got, x.Warned, slices.Equal[[]string]) {
+				t.Errorf("empty folders named %v, the servers warned of %v", got, x.Warned)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no emptyfolders-* fixture")
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }

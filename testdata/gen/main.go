@@ -56,6 +56,7 @@ func allScenarios() []Scenario {
 		scaledownScenarios,    // scen_scaledown.go (issue 12)
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
+		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 	} {
 		all = append(all, f()...)
 	}
