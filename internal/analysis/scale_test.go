@@ -165,8 +165,7 @@ func TestEmptyFoldersMatchServer(t *testing.T) {
 				if f.Severity != report.Warning || !strings.Contains(f.Message, "skips it") || !strings.Contains(f.Message, "none deleted") {
 					t.Errorf("%s: %s", f.Severity, f.Message)
 				}
-				prefix := "store-" + f.Server + "/" + x.Account + "/streams/"
-				folder, ok := strings.CutPrefix(path.Dir(f.File), prefix)
+				_, folder, ok := strings.Cut(path.Dir(f.File), "/"+f.Server+"/jetstream/"+x.Account+"/streams/")
 				if !ok {
 					t.Errorf("finding on %s, not a stream folder of %s", f.File, f.Server)
 					continue

@@ -48,10 +48,10 @@ type EmptyFoldersExpect struct {
 	StreamsAfter  map[string]string `json:"streams_after"`
 }
 
-// emptyFolderNames: server index -> folders to make. "EVENTS" is the name of
-// an R1 stream that the second server may or may not host; it is made only
-// where no such folder exists.
-var emptyFolderNames = map[int][]string{0: {"RESTORE_A", "RESTORE_B"}, 1: {"RESTORE_C", "EVENTS"}}
+// emptyFolderNames: server index -> folders to make. The second server also
+// gets one named like the first R1 stream of HealthyWorkload it does not
+// host (placement varies from run to run).
+var emptyFolderNames = map[int][]string{0: {"RESTORE_A", "RESTORE_B"}, 1: {"RESTORE_C", "EVENTS|LOGS|TMP"}}
 
 func emptyFolders(ctx context.Context, env *Env, name, version string) error {
 	c, err := NewCluster(ctx, env.Scratch, version, "ef", []string{"ef1", "ef2", "ef3"})
@@ -88,10 +88,17 @@ func emptyFolders(ctx context.Context, env *Env, name, version string) error {
 		}
 		logStart[s.Name] = fi.Size()
 		streams := filepath.Join(s.JSRoot(), x.Account, "streams")
-		for _, f := range emptyFolderNames[i] {
-			p := filepath.Join(streams, f)
-			if _, err := os.Stat(p); err == nil {
-				continue // a stream this server hosts: not made empty
+		for _, alts := range emptyFolderNames[i] {
+			f, p := "", ""
+			for _, f = range strings.Split(alts, "|") {
+				p = filepath.Join(streams, f)
+				if _, err := os.Stat(p); err != nil {
+					break
+				}
+				p = "" // a stream this server hosts: not made empty
+			}
+			if p == "" {
+				return fmt.Errorf("%s hosts every stream of %s", s.Name, alts)
 			}
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				return err
@@ -140,7 +147,8 @@ func emptyFolders(ctx context.Context, env *Env, name, version string) error {
 		}
 	}
 	logf("%s: made %v, warned %v, left after %v", name, x.Made, x.Warned, x.LeftAfter)
-	b := &Bundle{Name: name, Version: version[1:], Layout: LayoutFlat(), Servers: c.Servers, Captures: caps, Expect: x}
+	// A zip, because git keeps no empty folder: a tree would lose them.
+	b := &Bundle{Name: name, Version: version[1:], Layout: LayoutArchive(name, true, false), Servers: c.Servers, Captures: caps, Expect: x}
 	return b.Write(env.Scratch, env.Out)
 }
 
