@@ -2,6 +2,7 @@ package storeparse
 
 import (
 	"archive/zip"
+	"cmp"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -19,7 +20,10 @@ import (
 // server's /jsz said right before the graceful stop; the /jsz capture itself
 // is in the bundle too.
 
-const bundlesRoot = "../testdata/bundles"
+// bundlesRoot holds the committed bundles; $JSF_BUNDLES replaces it with
+// bundles the generator wrote with other nats-server versions
+// (`go run . healthy@v2.10.27 -out DIR`), never committed.
+var bundlesRoot = cmp.Or(os.Getenv("JSF_BUNDLES"), "../testdata/bundles")
 
 // wantStream is a stream of a server in want.json (its /jsz figures).
 type wantStream struct {

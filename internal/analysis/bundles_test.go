@@ -58,9 +58,16 @@ type fixture struct {
 
 const bundlesDir = "../../testdata/bundles"
 
+// fixtures lists the committed bundles, or those under $JSF_BUNDLES when it
+// is set: bundles the generator wrote with other nats-server versions
+// (`go run . healthy@v2.10.27 -out DIR`), never committed.
 func fixtures(t *testing.T) []fixture {
 	t.Helper()
-	dirs, err := os.ReadDir(bundlesDir)
+	root := bundlesDir
+	if r := os.Getenv("JSF_BUNDLES"); r != "" {
+		root = r
+	}
+	dirs, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatalf("no committed bundles: %v", err)
 	}
@@ -69,7 +76,7 @@ func fixtures(t *testing.T) []fixture {
 		if !d.IsDir() {
 			continue
 		}
-		dir := filepath.Join(bundlesDir, d.Name())
+		dir := filepath.Join(root, d.Name())
 		b, err := os.ReadFile(filepath.Join(dir, "want.json"))
 		if err != nil {
 			continue

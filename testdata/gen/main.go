@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +62,38 @@ func allScenarios() []Scenario {
 		all = append(all, f()...)
 	}
 	return all
+}
+
+// families are scenarios that run on any nats-server version, as
+// `go run . <family>@<version> -out DIR`: a check of the analyzer on versions
+// the committed bundles do not hold (never committed).
+var families = map[string]func(v string) Scenario{
+	"healthy": func(v string) Scenario {
+		return Scenario{Name: "healthy-" + v, Run: func(ctx context.Context, env *Env) error {
+			return healthy(ctx, env, "healthy-"+v, v, "any", []string{"a1", "a2", "a3"}, LayoutFlat())
+		}}
+	},
+	"orphan": func(v string) Scenario {
+		return Scenario{Name: "orphan-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return orphan(ctx, env, v) }}
+	},
+	"metasnap": func(v string) Scenario {
+		return Scenario{Name: "metasnap-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return metaSnap(ctx, env, v) }}
+	},
+	"rename": func(v string) Scenario {
+		return Scenario{Name: "rename-" + v, Timeout: 9 * time.Minute, Run: func(ctx context.Context, env *Env) error { return rename(ctx, env, v) }}
+	},
+	"emptyfolders": func(v string) Scenario {
+		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
+	},
+}
+
+func familyNames() []string {
+	var out []string
+	for n := range families {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func logf(format string, args ...any) {
@@ -168,6 +201,15 @@ func run() int {
 		todo = scenarios
 	} else {
 		for _, name := range append([]string{cmd}, args...) {
+			if fam, v, ok := strings.Cut(name, "@"); ok {
+				mk := families[fam]
+				if mk == nil || *out == "" {
+					logf("%s: a family is one of %v, run with -out DIR (never over the committed bundles)", name, familyNames())
+					return 2
+				}
+				todo = append(todo, mk(v))
+				continue
+			}
 			found := false
 			for _, s := range scenarios {
 				if s.Name == name {
