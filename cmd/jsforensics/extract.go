@@ -82,10 +82,6 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if err := outsideBundle(path, o.output); err != nil {
 		return err
 	}
-	s, err := analysis.Extract(path, o.limits, jetstreamKeys(o.keys), analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group})
-	if err != nil {
-		return err
-	}
 	f, err := os.Create(o.output)
 	if err != nil {
 		return err
@@ -94,18 +90,18 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	counts := map[string]int{}
-	for _, m := range s.Msgs {
-		counts[m.From]++
-		line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: parseHeaders(m.Header),
-			Data: m.Data, Time: time.Unix(0, m.TS).UTC(),
-			Source: extractedSource{Server: m.Server, File: m.File, Offset: m.Offset, From: m.From, Term: m.Term, Index: m.Index}}
-		if line.Data == nil {
-			line.Data = []byte{}
-		}
-		if err = enc.Encode(line); err != nil {
-			break
-		}
-	}
+	// Each message is written as the merge gives it: nothing is held.
+	s, err := analysis.Extract(path, o.limits, jetstreamKeys(o.keys), analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group},
+		func(m *analysis.SalvagedMsg) error {
+			counts[m.From]++
+			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: parseHeaders(m.Header),
+				Data: m.Data, Time: time.Unix(0, m.TS).UTC(),
+				Source: extractedSource{Server: m.Server, File: m.File, Offset: m.Offset, From: m.From, Term: m.Term, Index: m.Index}}
+			if line.Data == nil {
+				line.Data = []byte{}
+			}
+			return enc.Encode(line)
+		})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
@@ -113,10 +109,12 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		err = cerr
 	}
 	if err != nil {
+		// No half-written file left to be taken for the whole stream.
+		_ = os.Remove(o.output)
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %d message(s) of %s > %s to %s: %d from blocks, %d from a raft WAL only",
-		len(s.Msgs), acc, name, o.output, counts[analysis.FromBlocks], counts[analysis.FromRaftWAL])
+		s.Written, acc, name, o.output, counts[analysis.FromBlocks], counts[analysis.FromRaftWAL])
 	if s.Conflicts > 0 {
 		fmt.Fprintf(stderr, "; %d sequence(s) with different content on different copies, each written", s.Conflicts)
 	}
@@ -127,7 +125,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	switch {
 	case s.Sealed > 0:
 		fmt.Fprintf(stderr, "%d copy(ies) encrypted at rest could not be read: give the servers' jetstream key (--key or $%s)\n", s.Sealed, keyEnv)
-	case len(s.Msgs) == 0:
+	case s.Written == 0:
 		fmt.Fprintf(stderr, "nothing of %s > %s is left in the bundle: no copy's blocks hold a message and no raft WAL of its group does\n", acc, name)
 	}
 	for _, n := range s.Notes {

@@ -8,6 +8,7 @@ package analysis
 // an extract would find there (Stream.WALSeqs).
 
 import (
+	"container/heap"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -52,14 +54,12 @@ type SalvageOptions struct {
 	// Group is the stream's raft group, when neither the stores' meta
 	// state nor the captures name it (its folders were deleted).
 	Group string
-	// MaxBytes bounds the message data held (0: 1 GiB): the messages are
-	// sorted by sequence before they are written, so they are held.
-	MaxBytes int64
 }
 
-// Salvage is what SalvageStream read.
+// Salvage is what SalvageStream read, beside the messages it gave.
 type Salvage struct {
-	Msgs []SalvagedMsg // by sequence; the same sequence twice only when copies differ
+	// Written counts the messages given to emit.
+	Written int
 	// Conflicts counts sequences whose copies hold different content (each
 	// kept).
 	Conflicts int
@@ -68,16 +68,25 @@ type Salvage struct {
 	// Sealed counts copies encrypted at rest that could not be read (no
 	// key, or not the right one).
 	Sealed int
-	Notes  []string
+	// OutOfOrder counts messages a source held after a higher sequence it
+	// had already given (a WAL with entries out of order): given where
+	// found, after higher sequences.
+	OutOfOrder int
+	Notes      []string
 }
 
+// A salvageSource reads one copy's blocks or one server's WAL of the
+// stream's group, calling send with each message in the order it holds
+// them (ascending sequences, but for damage).
+type salvageSource func(send func(SalvagedMsg) error) error
+
 // SalvageStream opens nothing itself: it reads b, using the model m (Load(b))
-// to know where the stream's copies and raft group are.
-func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, error) {
-	maxBytes := opts.MaxBytes
-	if maxBytes <= 0 {
-		maxBytes = 1 << 30
-	}
+// to know where the stream's copies and raft group are, and calls emit with
+// every message by sequence; the same sequence twice only when copies
+// differ, a copy before the WALs, and copies and servers in the model's
+// order. Each source is read once and streamed: memory does not grow with
+// the stream (a merge over one message per source).
+func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions, emit func(*SalvagedMsg) error) (*Salvage, error) {
 	st := m.stream(opts.Account, opts.Stream)
 	group := opts.Group
 	if group == "" && st != nil {
@@ -90,26 +99,8 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 		return nil, fmt.Errorf("no stream %s > %s in the bundle (no copy, capture or assignment; name its raft group with --group if only a WAL holds it)", opts.Account, opts.Stream)
 	}
 	out := &Salvage{}
-	seen := map[uint64][]uint64{} // seq -> digests already kept
-	var held int64
-	keep := func(msg SalvagedMsg) error {
-		d := digestMsg(msg.Subject, msg.Header, msg.Data)
-		for _, o := range seen[msg.Seq] {
-			if o == d {
-				return nil
-			}
-		}
-		if len(seen[msg.Seq]) > 0 {
-			out.Conflicts++
-		}
-		seen[msg.Seq] = append(seen[msg.Seq], d)
-		held += int64(len(msg.Data) + len(msg.Header) + len(msg.Subject))
-		if held > maxBytes {
-			return fmt.Errorf("stream %s > %s: more than %d bytes of messages to hold; salvage one server at a time (--server)", opts.Account, opts.Stream, maxBytes)
-		}
-		out.Msgs = append(out.Msgs, msg)
-		return nil
-	}
+	var sources []salvageSource
+	var unreadable []*int // per copy, set when its source ends
 	if st != nil {
 		for _, c := range st.Copies {
 			if opts.Server != "" && m.Name(c.Server) != opts.Server {
@@ -120,14 +111,17 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted at rest, not read", m.Name(c.Server), c.Path))
 				continue
 			}
-			n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
-				return keep(SalvagedMsg{Seq: r.Seq, Subject: string(r.Subject), Header: clone(r.Header), Data: clone(r.Data),
-					TS: r.TS, Server: m.Name(c.Server), File: file, Offset: r.Offset, From: FromBlocks})
+			bad := new(int)
+			unreadable = append(unreadable, bad)
+			server := m.Name(c.Server)
+			sources = append(sources, func(send func(SalvagedMsg) error) error {
+				n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
+					return send(SalvagedMsg{Seq: r.Seq, Subject: string(r.Subject), Header: clone(r.Header), Data: clone(r.Data),
+						TS: r.TS, Server: server, File: file, Offset: r.Offset, From: FromBlocks})
+				})
+				*bad = n
+				return err
 			})
-			out.Unreadable += n
-			if err != nil {
-				return nil, err
-			}
 		}
 	}
 	// A WAL message serves only where no copy read above covers its
@@ -141,14 +135,19 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 			}
 		}
 	}
+	missing := make([][]report.Range, len(covering))
+	for i, c := range covering {
+		missing[i] = copyMissing(m, st, c)
+	}
 	covered := func(seq uint64) bool {
-		for _, c := range covering {
-			if seq <= c.LastSeq && !inReportRanges(seq, copyMissing(m, st, c)) {
+		for i, c := range covering {
+			if seq <= c.LastSeq && !inReportRanges(seq, missing[i]) {
 				return true
 			}
 		}
 		return false
 	}
+	var walNotes []*[]string // per WAL, set when its source ends
 	if group != "" {
 		for _, srv := range m.Servers {
 			if opts.Server != "" && srv.Name != opts.Server {
@@ -158,20 +157,180 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions) (*Salvage, e
 			if dir == "" {
 				continue
 			}
-			err := walMessages(b.FS, dir, group, &out.Notes, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
-				if covered(sm.Seq()) {
-					return nil
-				}
-				return keep(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
-					TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
+			notes := new([]string)
+			walNotes = append(walNotes, notes)
+			sources = append(sources, func(send func(SalvagedMsg) error) error {
+				return walMessages(b.FS, dir, group, notes, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
+					if covered(sm.Seq()) {
+						return nil
+					}
+					return send(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
+						TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
+				})
 			})
-			if err != nil {
-				return nil, err
-			}
 		}
 	}
-	sort.SliceStable(out.Msgs, func(i, j int) bool { return out.Msgs[i].Seq < out.Msgs[j].Seq })
+	dedup := newRecentDigests(recentSeqs)
+	last, started := uint64(0), false
+	err := mergeSources(sources, func(msg *SalvagedMsg) error {
+		fresh, conflict := dedup.add(msg.Seq, digestMsg(msg.Subject, msg.Header, msg.Data))
+		if !fresh {
+			return nil
+		}
+		if conflict {
+			out.Conflicts++
+		}
+		if started && msg.Seq < last {
+			out.OutOfOrder++
+		} else {
+			last, started = msg.Seq, true
+		}
+		out.Written++
+		return emit(msg)
+	})
+	for _, n := range unreadable {
+		out.Unreadable += *n
+	}
+	for _, ns := range walNotes {
+		out.Notes = append(out.Notes, *ns...)
+	}
+	if out.OutOfOrder > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d message(s) found after higher sequences (a raft WAL holding entries out of order) are written where found, not in sequence order", out.OutOfOrder))
+	}
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// errSalvageStopped tells a source the merge needs nothing more.
+var errSalvageStopped = errors.New("salvage stopped")
+
+// mergeSources runs every source at once and calls emit with their
+// messages, lowest sequence first, ties in source order (a source's own
+// order kept): a k-way merge holding one message per source, plus a
+// channel slot. The first error, of a source or of emit, stops the rest.
+func mergeSources(sources []salvageSource, emit func(*SalvagedMsg) error) error {
+	type feed struct {
+		ch  chan SalvagedMsg
+		err error
+	}
+	done := make(chan struct{})
+	feeds := make([]*feed, len(sources))
+	var wg sync.WaitGroup
+	for i, src := range sources {
+		fd := &feed{ch: make(chan SalvagedMsg, 1)}
+		feeds[i] = fd
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(fd.ch)
+			fd.err = src(func(m SalvagedMsg) error {
+				select {
+				case fd.ch <- m:
+					return nil
+				case <-done:
+					return errSalvageStopped
+				}
+			})
+		}()
+	}
+	stop := func(err error) error {
+		close(done)
+		for _, fd := range feeds { // unblock senders, let every source return
+			for range fd.ch {
+			}
+		}
+		wg.Wait()
+		return err
+	}
+	h := &salvageHeap{}
+	// next takes source i's next message into the heap; a source that has
+	// ended reports its error (written before its channel closed).
+	next := func(i int) error {
+		m, ok := <-feeds[i].ch
+		if !ok {
+			return feeds[i].err
+		}
+		heap.Push(h, salvageHead{m, i})
+		return nil
+	}
+	for i := range feeds {
+		if err := next(i); err != nil {
+			return stop(err)
+		}
+	}
+	for h.Len() > 0 {
+		top := heap.Pop(h).(salvageHead)
+		if err := emit(&top.msg); err != nil {
+			return stop(err)
+		}
+		if err := next(top.src); err != nil {
+			return stop(err)
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+type salvageHead struct {
+	msg SalvagedMsg
+	src int
+}
+
+type salvageHeap []salvageHead
+
+func (h salvageHeap) Len() int { return len(h) }
+func (h salvageHeap) Less(i, j int) bool {
+	if h[i].msg.Seq != h[j].msg.Seq {
+		return h[i].msg.Seq < h[j].msg.Seq
+	}
+	return h[i].src < h[j].src
+}
+func (h salvageHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *salvageHeap) Push(x any)   { *h = append(*h, x.(salvageHead)) }
+func (h *salvageHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// recentSeqs bounds the sequences whose content digests are remembered to
+// drop a copy's duplicate: merged sources give a sequence's copies one
+// after another, so only messages found out of order need more than one.
+const recentSeqs = 1 << 16
+
+// recentDigests remembers the content digests of the last n sequences seen.
+type recentDigests struct {
+	n     int
+	byseq map[uint64][]uint64
+	order []uint64 // ring of the sequences in byseq, oldest at next
+	next  int
+}
+
+func newRecentDigests(n int) *recentDigests {
+	return &recentDigests{n: n, byseq: map[uint64][]uint64{}}
+}
+
+// add records digest d for seq: fresh says it was not seen for seq,
+// conflict that seq was seen with other content.
+func (r *recentDigests) add(seq, d uint64) (fresh, conflict bool) {
+	ds, ok := r.byseq[seq]
+	if slices.Contains(ds, d) {
+		return false, false
+	}
+	if !ok {
+		if len(r.order) < r.n {
+			r.order = append(r.order, seq)
+		} else {
+			delete(r.byseq, r.order[r.next])
+			r.order[r.next] = seq
+			r.next = (r.next + 1) % r.n
+		}
+	}
+	r.byseq[seq] = append(ds, d)
+	return true, len(ds) > 0
 }
 
 // blockMessages calls f with every live message of the stream folder dir
@@ -410,7 +569,7 @@ func clone(b []byte) []byte {
 // Extract opens the bundle at path read-only, loads it and salvages one
 // stream (SalvageStream); keys open stores encrypted at rest, as for
 // analyze (Options.Keys).
-func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions) (*Salvage, error) {
+func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions, emit func(*SalvagedMsg) error) (*Salvage, error) {
 	b, err := bundle.Open(path, lim)
 	if err != nil {
 		return nil, err
@@ -428,7 +587,7 @@ func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions)
 		// The messages are read through the same decrypting view Load used.
 		defer (&loader{b: b, m: &Model{}}).unseal(keys)()
 	}
-	return SalvageStream(b, m, opts)
+	return SalvageStream(b, m, opts, emit)
 }
 
 // copyMissing are the sequences up to its last one that copy c of st lacks

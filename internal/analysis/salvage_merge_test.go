@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// seqSource is a salvageSource giving the messages of seqs in that order,
+// with content data(i) for the i-th.
+func seqSource(server string, seqs []uint64, data func(seq uint64) string) salvageSource {
+	return func(send func(SalvagedMsg) error) error {
+		for _, s := range seqs {
+			if err := send(SalvagedMsg{Seq: s, Subject: "s", Data: []byte(data(s)), Server: server}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func same(seq uint64) string { return fmt.Sprint(seq) }
+
+// TestMergeSourcesOrder: sources are merged by sequence, ties in source
+// order, each source's own order kept.
+func TestMergeSourcesOrder(t *testing.T) {
+	var got []string
+	err := mergeSources([]salvageSource{
+		seqSource("a", []uint64{1, 3, 5, 5}, same),
+		seqSource("b", []uint64{2, 3, 4}, same),
+		seqSource("c", nil, same),
+	}, func(m *SalvagedMsg) error {
+		got = append(got, fmt.Sprintf("%d%s", m.Seq, m.Server))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(got, " "); s != "1a 2b 3a 3b 4b 5a 5a" {
+		t.Errorf("merged %s", s)
+	}
+}
+
+// TestMergeSourcesStops: an error of emit or of a source stops every
+// source (none left blocked) and is returned.
+func TestMergeSourcesStops(t *testing.T) {
+	long := make([]uint64, 10000)
+	for i := range long {
+		long[i] = uint64(i + 1)
+	}
+	stopErr := errors.New("disk full")
+	for name, tc := range map[string]struct {
+		sources []salvageSource
+		emit    func(*SalvagedMsg) error
+		want    error
+	}{
+		"emit": {
+			sources: []salvageSource{seqSource("a", long, same), seqSource("b", long, same)},
+			emit: func(m *SalvagedMsg) error {
+				if m.Seq == 100 {
+					return stopErr
+				}
+				return nil
+			},
+			want: stopErr,
+		},
+		"source": {
+			sources: []salvageSource{seqSource("a", long, same), func(send func(SalvagedMsg) error) error {
+				if err := send(SalvagedMsg{Seq: 7}); err != nil {
+					return err
+				}
+				return stopErr
+			}},
+			emit: func(*SalvagedMsg) error { return nil },
+			want: stopErr,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- mergeSources(tc.sources, tc.emit) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, tc.want) {
+					t.Errorf("got %v, want %v", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("merge did not stop")
+			}
+		})
+	}
+}
+
+// TestRecentDigests: a sequence's copies with the same content count once,
+// with other content each count and are a conflict; sequences beyond the
+// window are forgotten.
+func TestRecentDigests(t *testing.T) {
+	r := newRecentDigests(2)
+	steps := []struct {
+		seq, d          uint64
+		fresh, conflict bool
+	}{
+		{1, 10, true, false},
+		{1, 10, false, false},
+		{1, 11, true, true},
+		{2, 20, true, false},
+		{3, 30, true, false}, // forgets 1
+		{1, 10, true, false},
+		{3, 30, false, false},
+	}
+	for i, s := range steps {
+		fresh, conflict := r.add(s.seq, s.d)
+		if fresh != s.fresh || conflict != s.conflict {
+			t.Errorf("step %d (%d,%d): fresh %v conflict %v, want %v %v", i, s.seq, s.d, fresh, conflict, s.fresh, s.conflict)
+		}
+	}
+}
