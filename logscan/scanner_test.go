@@ -608,8 +608,10 @@ func TestServerLogs(t *testing.T) {
 		vers[lg.ver] = true
 		t.Logf("%s: %d lines, %d classified, unknown %v", n, st.Lines, st.Classified, st.UnknownByPrefix)
 	}
-	if len(vers) != 3 {
-		t.Errorf("server logs of versions %v, want 2.10.22, 2.12.1 and 2.15.2", vers)
+	for _, v := range []string{"2.10.22", "2.12.1", "2.15.2"} {
+		if !vers[v] {
+			t.Errorf("server logs of versions %v, want 2.10.22, 2.12.1 and 2.15.2 among them", vers)
+		}
 	}
 }
 

@@ -217,8 +217,9 @@ var checkServerRenamed = Check{
 }
 
 // renameRemedy is the way out that the rename fixtures proved on real
-// servers (testdata/bundles/rename-v2.15.2 and rename-v2.12.1, want.json
-// expect.remedies), by version.
+// servers (testdata/bundles/rename-v2.15.2, rename-v2.12.1 and
+// rename-v2.12.15, want.json expect.remedies), by what the renamed servers
+// did to the meta group and by version.
 func renameRemedy(m *Model, former map[string]Rename) string {
 	var renames []Rename
 	for _, id := range sortedKeys(former) {
@@ -241,20 +242,63 @@ func renameRemedy(m *Model, former map[string]Rename) string {
 	b.WriteString(". Their messages are then only in the stream groups' raft WALs (<system account>/_js_/S-*/msgs/) of each store, and no way out below brings them back into the streams. Save them before anything else: stop the servers and copy every store directory aside (the whole JetStream root).\n")
 	v := minVersion(m)
 	new215 := versionAtLeast(v, 2, 15)
-	fmt.Fprintf(&b, "Then bring the meta group back (this bundle: %s):\n", dashIfEmpty(v))
-	fmt.Fprintf(&b, "a) keep the new names (proved on 2.12.1 and 2.15.2): start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader (%d peers, quorum %d). Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
-		strings.Join(olds, ", "), 2*len(olds), len(olds)+1)
-	for _, r := range renames {
-		fmt.Fprintf(&b, "  stop %s, then: %s\n", r.Old, peerRemoveCommand(peerID(r.Old)))
+	grown := metaGrewByRename(m, former)
+	fmt.Fprintf(&b, "Then bring the meta group back (this bundle: %s; the renamed servers' new ids %s the meta group):\n", dashIfEmpty(v),
+		map[bool]string{true: "were added to", false: "are not in"}[grown])
+	beside := func(label, proved string) {
+		fmt.Fprintf(&b, "%s keep the new names (%s): start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader (%d peers, quorum %d). Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
+			label, proved, strings.Join(olds, ", "), 2*len(olds), len(olds)+1)
+		for _, r := range renames {
+			fmt.Fprintf(&b, "  stop %s, then: %s\n", r.Old, peerRemoveCommand(peerID(r.Old)))
+		}
+		fmt.Fprintf(&b, "   The group ends at its own size (%d), led by one of %s; streams come back empty, R3 ones without a leader, and R1 streams whose only peer was an old id may be gone from the meta state.\n", len(olds), strings.Join(news, ", "))
 	}
-	fmt.Fprintf(&b, "   The group ends at its own size (%d), led by one of %s; streams come back empty, R3 ones without a leader, and R1 streams whose only peer was an old id may be gone from the meta state.\n", len(olds), strings.Join(news, ", "))
-	if new215 {
-		fmt.Fprintf(&b, "b) or revert server_name to %s on the same stores (proved on 2.15.2): a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader.\n", strings.Join(olds, ", "))
+	revert := func(label, proved string) {
+		fmt.Fprintf(&b, "%s revert server_name to %s on the same stores (%s): a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader.\n", label, strings.Join(olds, ", "), proved)
+	}
+	// Which way out works follows what the renamed servers did to the
+	// meta group (testdata/bundles/rename-*, want.json expect.remedies):
+	// 2.12.1 added their new ids (size 6), so reverted servers are 3 of 6
+	// and only the servers beside work; 2.12.15 and 2.15.2 did not (size
+	// 3): reverting works on both, the servers beside only on 2.15.2
+	// (2.12.15 ended at 2 peers with one renamed server outside the group).
+	switch {
+	case grown:
+		beside("a)", "proved on 2.12.1, whose renamed servers added their new ids the same way")
+		fmt.Fprintf(&b, "Not: reverting server_name to %s: the renamed servers have already added their new ids to the meta group (size %d), so the reverted servers are %d of %d and elect no leader (2.12.1).", strings.Join(olds, ", "), 2*len(olds), len(olds), 2*len(olds))
+		if !new215 {
+			b.WriteString(" There is no $JS.API.META.RESCUE before 2.15.")
+		}
+	case new215:
+		beside("a)", "proved on 2.15.2")
+		revert("b) or", "proved on 2.15.2 and 2.12.15")
 		b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
-	} else {
-		fmt.Fprintf(&b, "Not: reverting server_name to %s: on 2.12.1 the renamed servers had already added their new ids to the meta group (size %d), so the reverted servers are %d of %d and elect no leader. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "), 2*len(olds), len(olds), 2*len(olds))
+	default:
+		revert("a)", "proved on 2.12.15 and 2.15.2")
+		fmt.Fprintf(&b, "Not: servers named %s on empty stores beside the renamed ones with one peer-remove after another: on 2.12.15 the meta group went 5/3, 4/3, 3/2 and ended at 2 peers, one renamed server outside it. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "))
 	}
 	return b.String()
+}
+
+// metaGrewByRename says whether some view of the meta group counts a
+// renamed server's new id as a member (2.12.1 adds it: size 6 of 3
+// servers), rather than only listing the answering node beside the old ids
+// (/raftz on 2.12.15 and 2.15.2: 4 peers, size 3).
+func metaGrewByRename(m *Model, former map[string]Rename) bool {
+	for _, g := range m.Groups {
+		if g.Kind != "meta" {
+			continue
+		}
+		for _, v := range g.Views {
+			peers := memberPeers(m, v, former)
+			for _, r := range former {
+				if containsString(peers, peerID(r.New)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // renameCauses chains the servers renamed in place into one cause, with

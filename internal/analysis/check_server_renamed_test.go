@@ -44,26 +44,54 @@ func TestServerRenamedOneFindingPerServer(t *testing.T) {
 // The remedy is the one the fixture of the bundle's version proved:
 // reverting names works on 2.15.2, not on 2.12.1; the old-names-beside way
 // works on both, with the peer-removes in the old names' order.
+// TestServerRenamedRemedyByVersion: the ways out offered follow what the
+// renamed servers did to the meta group (their new ids added, as 2.12.1
+// did, or not, as 2.12.15 and 2.15.2) and the version, as the rename
+// fixtures proved.
 func TestServerRenamedRemedyByVersion(t *testing.T) {
 	for _, tc := range []struct {
-		version     string
-		revert, not string
-	}{{"2.15.2", "b) or revert server_name", "not a voting member"}, {"2.12.1", "", "Not: reverting server_name"}} {
+		version        string
+		grown          bool
+		revert, beside bool
+		not            string
+	}{
+		{"2.15.2", false, true, true, "not a voting member"},
+		{"2.12.15", false, true, false, "Not: servers named"},
+		{"2.12.1", true, false, true, "Not: reverting server_name"},
+	} {
 		m := renamedModel()
 		for _, s := range m.Servers {
 			s.Version = tc.version
+		}
+		if tc.grown { // every meta view counts the three new ids too
+			for _, g := range m.Groups {
+				if g.Kind != "meta" {
+					continue
+				}
+				for i := range g.Views {
+					v := &g.Views[i]
+					v.Peers = []string{natsfmt.PeerID("nats-0"), natsfmt.PeerID("nats-1"), natsfmt.PeerID("nats-2"),
+						natsfmt.PeerID("js-0"), natsfmt.PeerID("js-1"), natsfmt.PeerID("js-2")}
+					v.ClusterSize, v.Quorum = 6, 4
+				}
+			}
 		}
 		fs := byCode(runAllChecks(t, m), "server-renamed")
 		if len(fs) == 0 {
 			t.Fatalf("%s: no finding", tc.version)
 		}
 		r := fs[0].Remedy
-		if (tc.revert != "") != strings.Contains(r, "b) or revert server_name") || !strings.Contains(r, tc.not) {
-			t.Errorf("%s: remedy %s", tc.version, r)
+		if offersRevert(r) != tc.revert || offersBeside(r) != tc.beside || !strings.Contains(r, tc.not) {
+			t.Errorf("%s (grown %v): remedy %s", tc.version, tc.grown, r)
 		}
-		i0, i1, i2 := strings.Index(r, "stop nats-0"), strings.Index(r, "stop nats-1"), strings.Index(r, "stop nats-2")
-		if !strings.HasPrefix(r, "What this destroys first") || i0 < 0 || i1 < i0 || i2 < i1 {
-			t.Errorf("%s: order in remedy: %s", tc.version, r)
+		if !strings.HasPrefix(r, "What this destroys first") {
+			t.Errorf("%s: remedy does not begin with what it destroys: %s", tc.version, r)
+		}
+		if tc.beside {
+			i0, i1, i2 := strings.Index(r, "stop nats-0"), strings.Index(r, "stop nats-1"), strings.Index(r, "stop nats-2")
+			if i0 < 0 || i1 < i0 || i2 < i1 {
+				t.Errorf("%s: order in remedy: %s", tc.version, r)
+			}
 		}
 	}
 }
