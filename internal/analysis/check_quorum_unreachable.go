@@ -17,7 +17,7 @@ var checkQuorumUnreachable = Check{
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
-		former, departed := p.Facts.Former, p.Facts.Departed
+		former := p.Facts.Former
 		for _, g := range m.Groups {
 			done := map[string]bool{}
 			for _, v := range g.Views {
@@ -27,18 +27,28 @@ var checkQuorumUnreachable = Check{
 					continue
 				}
 				done[viewKey(v)] = true
-				quorum := natsfmt.Quorum(v.ClusterSize)
-				var missing []string
-				reachable := 0
-				for _, id := range v.Peers {
-					if p.Facts.Exists(id) && !departed[id] {
-						reachable++
-					} else {
-						missing = append(missing, id)
-					}
-				}
+				quorum, reachable, missing := quorumOf(p.Facts, v.ClusterSize, v.Peers)
 				if reachable >= quorum || onlyFormer(missing, former) { // server-renamed's
 					continue
+				}
+				// What each server holding this peer set from peers.idx
+				// starts with: a server whose version starts from its
+				// snapshot's peers, which reach quorum, is not stuck with
+				// it; a live view (raftz, jsz) is what runs now.
+				var starts []string
+				stuck := false
+				for _, w := range g.Views {
+					if viewKey(w) != viewKey(v) {
+						continue
+					}
+					st := startNote(p, w)
+					if st.text != "" {
+						starts = append(starts, st.text)
+					}
+					stuck = stuck || w.Source != "peers.idx" || !st.governs || !st.reachable
+				}
+				if !stuck {
+					continue // every holder starts from its snapshot's peers, which reach quorum
 				}
 				var holders []string
 				for _, w := range g.Views {
@@ -57,11 +67,59 @@ var checkQuorumUnreachable = Check{
 					},
 					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
 				})
+				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, starts...)
 				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, implausibleTerms(m, g)...)
 			}
 		}
 		return out
 	},
+}
+
+// quorumOf is the quorum a group of size needs and how many of peers exist
+// (present or live, not departed), with the others.
+func quorumOf(f *Facts, size int, peers []string) (quorum, reachable int, missing []string) {
+	quorum = natsfmt.Quorum(size)
+	for _, id := range peers {
+		if f.Exists(id) && !f.Departed[id] {
+			reachable++
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return quorum, reachable, missing
+}
+
+// startPeers is what a peers.idx view's server does at its next start when
+// its newest snapshot holds another peer state (View.StartPeers).
+type startPeers struct {
+	governs   bool // the server's version starts from the snapshot's peers
+	reachable bool // and those reach quorum
+	text      string
+}
+
+func startNote(p *Pass, v View) startPeers {
+	if len(v.StartPeers) == 0 {
+		return startPeers{}
+	}
+	version := ""
+	if s := p.Model.serverOf(v.Server); s != nil {
+		version = s.Version
+	}
+	q, r, _ := quorumOf(p.Facts, v.StartSize, v.StartPeers)
+	st := startPeers{reachable: r >= q}
+	snap := fmt.Sprintf("its snapshot %s holds another peer state (cluster_size %d, peers %s), %d of them existing (quorum %d)",
+		v.StartFile, v.StartSize, strings.Join(v.StartPeers, " "), r, q)
+	yes, known := startsFromSnapshotPeers(version)
+	switch {
+	case yes:
+		st.governs = true
+		st.text = fmt.Sprintf("%s runs %s, which starts the group from %s, not from peers.idx", p.Model.Name(v.Server), version, snap)
+	case known:
+		st.text = fmt.Sprintf("%s runs %s, which starts the group from peers.idx; %s, which 2.12.5+ and 2.14+ would start from instead", p.Model.Name(v.Server), version, snap)
+	default:
+		st.text = fmt.Sprintf("%s's version is not known: 2.10, 2.11 and 2.12.0-2.12.4 start the group from peers.idx (this verdict); 2.12.5+ and 2.14+ start from the snapshot: %s", p.Model.Name(v.Server), snap)
+	}
+	return st
 }
 
 func existing(f *Facts, peers []string) []string {

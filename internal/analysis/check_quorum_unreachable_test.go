@@ -36,3 +36,69 @@ func TestQuorumRemedyRescueOn215(t *testing.T) {
 		t.Fatalf("want a rescue remedy on 2.15: %+v", q)
 	}
 }
+
+// TestQuorumFromSnapshotPeersByVersion: peers.idx inflated to 10 while the
+// meta snapshot's peer state lists the 5 servers (the incident's edit): a
+// 2.12.5+ or 2.14+ server starts from the snapshot, so no group is stuck;
+// 2.10 and 2.12.4 start from peers.idx; an unknown version keeps the
+// finding and says both.
+func TestQuorumFromSnapshotPeersByVersion(t *testing.T) {
+	five := []string{"HuYMtjaW", "S1Nunr6R", "bkCGheKT", "cnrtt3eg", "yrzKKRBu"}
+	for _, tc := range []struct {
+		version string
+		want    int
+		says    string
+	}{
+		{"2.15.3", 0, ""},
+		{"2.12.5", 0, ""},
+		{"2.12.4", 1, "which starts the group from peers.idx"},
+		{"2.10.22", 1, "which starts the group from peers.idx"},
+		{"", 1, "version is not known"},
+	} {
+		m := incidentModel()
+		for _, s := range m.Servers {
+			s.Version = tc.version
+		}
+		for i := range m.Groups[0].Views {
+			v := &m.Groups[0].Views[i]
+			v.StartPeers, v.StartSize, v.StartFile = five, 5, "snapshots/snap.1.30"
+		}
+		q := byCode(runCheck(checkQuorumUnreachable, m), "")
+		if len(q) != tc.want {
+			t.Fatalf("%q: %d findings, want %d: %+v", tc.version, len(q), tc.want, q)
+		}
+		if tc.want > 0 && !strings.Contains(strings.Join(q[0].Evidence, "\n"), tc.says) {
+			t.Errorf("%q: evidence %q lacks %q", tc.version, q[0].Evidence, tc.says)
+		}
+	}
+	// A live view of the inflated set (raftz: the server runs with it now)
+	// is stuck whatever the version does at its next start.
+	m := incidentModel()
+	for _, s := range m.Servers {
+		s.Version = "2.15.3"
+	}
+	live := m.Groups[0].Views[0]
+	live.Source = "raftz"
+	m.Groups[0].Views = append(m.Groups[0].Views, live)
+	for i := range m.Groups[0].Views {
+		v := &m.Groups[0].Views[i]
+		if v.Source == "peers.idx" {
+			v.StartPeers, v.StartSize, v.StartFile = five, 5, "snapshots/snap.1.30"
+		}
+	}
+	if q := byCode(runCheck(checkQuorumUnreachable, m), ""); len(q) != 1 {
+		t.Errorf("live inflated view on 2.15.3: %d findings, want 1", len(q))
+	}
+}
+
+func TestStartsFromSnapshotPeers(t *testing.T) {
+	for v, want := range map[string][2]bool{
+		"2.10.27": {false, true}, "2.11.17": {false, true}, "2.12.4": {false, true}, "2.12.5": {true, true},
+		"2.12.15": {true, true}, "2.14.0": {true, true}, "2.15.3": {true, true}, "": {false, false}, "dev": {false, false},
+	} {
+		yes, known := startsFromSnapshotPeers(v)
+		if [2]bool{yes, known} != want {
+			t.Errorf("%q: %v %v, want %v", v, yes, known, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -87,6 +88,10 @@ type walState struct {
 	// afterSnap counts the WAL's append entries past its index.
 	snapCorrupt bool
 	afterSnap   int
+	// snapPeers: the peer state of the newest snapshot, when its checksum
+	// holds (snapFile).
+	snapPeers *raftlog.PeerState
+	snapFile  string
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -115,6 +120,12 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	}
 	ws := &walState{}
 	l.snapshot(srv, g, dir, ws)
+	if sp := ws.snapPeers; havePeers && sp != nil {
+		peers := sortedCopy(sp.Peers)
+		if int(sp.ClusterSize) != view.ClusterSize || !slices.Equal(peers, view.Peers) {
+			view.StartPeers, view.StartSize, view.StartFile = peers, int(sp.ClusterSize), ws.snapFile
+		}
+	}
 	l.wal(srv, g, dir, ws)
 	tavFile := path.Join(dir, "tav.idx")
 	if b, ok := l.raftFile(srv, name, tavFile, 1<<10, natsfmt.StructTermVote); ok {
@@ -197,6 +208,9 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 		l.raftDamage(srv, g.Name, file, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", bt, bi, snap.Term, snap.Index)
 	}
 	ws.maxTerm = max(ws.maxTerm, snap.Term)
+	if err == nil && snap.ChecksumOK && snap.PeerState != nil && len(snap.PeerState.Peers) > 0 {
+		ws.snapPeers, ws.snapFile = snap.PeerState, file
+	}
 	ev := HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)

@@ -230,6 +230,13 @@ type View struct {
 	PeerOffsets map[string]int64
 	VoteFile    string
 	Time        *time.Time
+	// StartPeers and StartSize are the peer state of the group's newest
+	// valid snapshot (StartFile) where it differs from this peers.idx view:
+	// what a server that starts from the snapshot's peers uses instead
+	// (startsFromSnapshotPeers).
+	StartPeers []string
+	StartSize  int
+	StartFile  string
 }
 
 // Corruption is a store file problem found by a parser.

@@ -36,6 +36,21 @@ func versionAtLeast(v string, major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
+// startsFromSnapshotPeers says whether nats-server v starts a raft group
+// with the peer state of its newest snapshot, reading peers.idx only when
+// the snapshot gave none (raft.go initRaftNode: restorePeerState after
+// setupLastSnapshot, from 2.12.5 and in 2.14+; read in 2.12.5-2.12.15,
+// 2.14.0, 2.15.2-2.15.3), rather than with peers.idx (2.10.x, 2.11.x to
+// 2.11.17, 2.12.0-2.12.4: readPeerState first, the snapshot's peer state not
+// applied at start). known is false when v does not parse.
+func startsFromSnapshotPeers(v string) (yes, known bool) {
+	ma, mi, pa, ok := parseVersion(v)
+	if !ok {
+		return false, false
+	}
+	return ma > 2 || ma == 2 && (mi > 12 || mi == 12 && pa >= 5), true
+}
+
 // minVersion is the oldest server version in the bundle, "" if none is known.
 func minVersion(m *Model) string {
 	best := ""
