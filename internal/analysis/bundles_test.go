@@ -227,9 +227,16 @@ func TestMetaViewEqualsRaftz(t *testing.T) {
 				Removals []struct{ Server string } `json:"removals"`
 				Leader   string                    `json:"meta_leader_after"`
 				Renamed  map[string]string         `json:"renamed"` // old -> new name
+				// The stores are the edited ones from before a restart the
+				// captures come from (the phantom-peers edit on 2.12.4 and
+				// 2.15.3): no view of them equals what ran afterwards.
+				Before bool `json:"stores_before_restart"`
 			}
 			if json.Unmarshal(fx.want.Expect, &exp) == nil && len(exp.Removals) > 0 {
 				skip[exp.Leader] = true
+			}
+			if exp.Before {
+				t.Skip("stores from before the restart the captures describe")
 			}
 			// /raftz adds the answering node to its peers; on 2.15 a renamed
 			// server is no member of the group that knows it by its old id

@@ -82,6 +82,15 @@ var families = map[string]func(v string) Scenario{
 	"rename": func(v string) Scenario {
 		return Scenario{Name: "rename-" + v, Timeout: 9 * time.Minute, Run: func(ctx context.Context, env *Env) error { return rename(ctx, env, v) }}
 	},
+	"scaledown": func(v string) Scenario {
+		return Scenario{Name: "scaledown-" + v, Timeout: 9 * time.Minute, Run: func(ctx context.Context, env *Env) error { return scaledownOn(ctx, env, v) }}
+	},
+	"phantom": func(v string) Scenario {
+		return Scenario{Name: v + "-incident-phantom-peers", Run: func(ctx context.Context, env *Env) error { return phantomPeersOn(ctx, env, v) }}
+	},
+	"acked-lost": func(v string) Scenario {
+		return Scenario{Name: "acked-lost-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return ackLossOn(ctx, env, v) }}
+	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},

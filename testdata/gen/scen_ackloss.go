@@ -102,9 +102,12 @@ type SeqRange struct {
 
 var ackLossLogPattern = regexp.MustCompile(`(?i)LEDGER|outdated|rebuild|catchup|no leader`)
 
-func ackLoss(ctx context.Context, env *Env) error {
+func ackLoss(ctx context.Context, env *Env) error { return ackLossOn(ctx, env, "v2.15.2") }
+
+// ackLossOn is ackLoss on nats-server version (a family, see main.go).
+func ackLossOn(ctx context.Context, env *Env, version string) error {
 	names := []string{"ack-0", "ack-1", "ack-2"}
-	c, err := NewCluster(ctx, env.Scratch, "v2.15.2", "ledger", names)
+	c, err := NewCluster(ctx, env.Scratch, version, "ledger", names)
 	if err != nil {
 		return err
 	}
@@ -230,7 +233,7 @@ func ackLoss(ctx context.Context, env *Env) error {
 	if len(x.AckedLost) == 0 {
 		return fmt.Errorf("the restarted servers report last_seq %d, every acknowledged write (up to %d) is still there", maxLast, x.AckedLast)
 	}
-	b := &Bundle{Name: "acked-lost-v2.15.2", Version: "2.15.2", Layout: layout, Servers: r.Servers, Captures: after, Extra: extra, Expect: x}
+	b := &Bundle{Name: "acked-lost-" + version, Version: version[1:], Layout: layout, Servers: r.Servers, Captures: after, Extra: extra, Expect: x}
 	return b.Write(env.Scratch, env.Out)
 }
 

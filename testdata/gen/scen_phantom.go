@@ -23,6 +23,12 @@ func phantomScenarios() []Scenario {
 		{Name: "v2.10.22-incident-phantom-peers",
 			Doc: "incident 000: 5 x v2.10.22, five bit-flipped phantom peers written into every _meta_/peers.idx, size 10, no leader",
 			Run: phantomPeers},
+		{Name: "v2.12.4-incident-phantom-peers",
+			Doc: "the same edit on 5 x v2.12.4 (the last 2.12 that starts a raft group from peers.idx): size 10, no leader",
+			Run: func(ctx context.Context, env *Env) error { return phantomPeersOn(ctx, env, "v2.12.4") }},
+		{Name: "v2.15.3-incident-phantom-peers",
+			Doc: "the same edit on 5 x v2.15.3, which starts from the meta snapshot's peer state: size 5, a leader; bundle = the edited stores",
+			Run: func(ctx context.Context, env *Env) error { return phantomPeersOn(ctx, env, "v2.15.3") }},
 	}
 }
 
@@ -68,11 +74,18 @@ type PhantomExpect struct {
 	RaftzPeers map[string][]string `json:"raftz_peers"`
 	// Streams each server hosted before the edit (from /jsz), to show nothing is lost on disk.
 	StreamsBefore map[string][]string `json:"streams_before"`
+	// StoresBeforeRestart: the bundle's stores are the edited ones as
+	// copied before the restart, not what the restarted servers left
+	// (every version but v2.10.22, the incident's).
+	StoresBeforeRestart bool `json:"stores_before_restart,omitempty"`
 }
 
-func phantomPeers(ctx context.Context, env *Env) error {
+func phantomPeers(ctx context.Context, env *Env) error { return phantomPeersOn(ctx, env, "v2.10.22") }
+
+// phantomPeersOn is phantomPeers on nats-server version (a family, see main.go).
+func phantomPeersOn(ctx context.Context, env *Env, version string) error {
 	names := []string{"nats-0", "nats-1", "nats-2", "nats-3", "nats-4"}
-	c, err := NewCluster(ctx, env.Scratch, "v2.10.22", "nats", names)
+	c, err := NewCluster(ctx, env.Scratch, version, "nats", names)
 	if err != nil {
 		return err
 	}
@@ -162,14 +175,28 @@ func phantomPeers(ctx context.Context, env *Env) error {
 		x.PeersIdxAfter[s.Name] = fmt.Sprintf("%x", after)
 	}
 
-	// Restart all; do not wait for a leader (there must be none).
+	// The incident bundle is the stores as the edit left them: a start
+	// may rewrite peers.idx (2.12.5+ and 2.14+ start from the snapshot's
+	// peer state), so they are copied before it.
+	roots := map[string]string{}
+	for _, s := range c.Servers {
+		roots[s.Name] = filepath.Join(env.Scratch, "edited", s.Name)
+		if err := copyTree(s.JSRoot(), roots[s.Name]); err != nil {
+			return err
+		}
+	}
+
+	// Restart all; do not wait for a leader (on v2.10.22, the incident's
+	// version, there must be none; other versions are recorded as they go).
+	incident := version == "v2.10.22"
 	for _, s := range c.Servers {
 		if err := s.Start(ctx); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
-	for time.Since(start) < 32*time.Second {
+	for time.Since(start) < 32*time.Second && x.Leader == "" {
+		sizes, leaders := map[int]bool{}, map[string]bool{}
 		for _, s := range c.Servers {
 			var rz raftzStatus
 			if err := s.GetJSON(ctx, "/raftz?group=_meta_", &rz); err != nil {
@@ -179,14 +206,16 @@ func phantomPeers(ctx context.Context, env *Env) error {
 			if !ok {
 				return fmt.Errorf("%s: no _meta_ in /raftz", s.Name)
 			}
-			if g.Leader != "" || g.State == "LEADER" {
+			if incident && (g.Leader != "" || g.State == "LEADER") {
 				return fmt.Errorf("%s: _meta_ has leader %q (state %s) after %v: phantom peers did not block the election",
 					s.Name, g.Leader, g.State, time.Since(start))
 			}
-			if g.Size != 10 || g.QuorumNeeded != 6 {
+			if incident && (g.Size != 10 || g.QuorumNeeded != 6) {
 				return fmt.Errorf("%s: _meta_ size %d quorum %d, want 10/6", s.Name, g.Size, g.QuorumNeeded)
 			}
 			x.MetaClusterSize, x.Quorum = g.Size, g.QuorumNeeded
+			sizes[g.Size] = true
+			leaders[g.Leader] = true
 			peers := []string{g.ID}
 			for id := range g.Peers {
 				peers = append(peers, id)
@@ -194,10 +223,24 @@ func phantomPeers(ctx context.Context, env *Env) error {
 			sort.Strings(peers)
 			x.RaftzPeers[s.Name] = peers
 		}
+		// Settled: every server the same size and the same leader.
+		if len(sizes) == 1 && len(leaders) == 1 && !leaders[""] {
+			for l := range leaders {
+				x.Leader = l
+			}
+			break
+		}
 		time.Sleep(time.Second)
 	}
-	x.NoLeaderForSeconds = int(time.Since(start).Seconds())
-	logf("no meta leader for %ds; size %d quorum %d", x.NoLeaderForSeconds, x.MetaClusterSize, x.Quorum)
+	if x.Leader == "" {
+		x.NoLeaderForSeconds = int(time.Since(start).Seconds())
+		logf("no meta leader for %ds; size %d quorum %d", x.NoLeaderForSeconds, x.MetaClusterSize, x.Quorum)
+	} else {
+		if err := c.WaitQuiet(ctx, 90*time.Second); err != nil {
+			return err
+		}
+		logf("meta leader %s after %v; size %d quorum %d", x.Leader, time.Since(start).Round(time.Second), x.MetaClusterSize, x.Quorum)
+	}
 	caps, err := CaptureAll(ctx, c)
 	if err != nil {
 		return err
@@ -212,8 +255,12 @@ func phantomPeers(ctx context.Context, env *Env) error {
 	if err := c.Stop(); err != nil {
 		return err
 	}
-	b := &Bundle{Name: "v2.10.22-incident-phantom-peers", Version: "2.10.22", Layout: LayoutPerServer(), Servers: c.Servers,
+	b := &Bundle{Name: version + "-incident-phantom-peers", Version: version[1:], Layout: LayoutPerServer(), Servers: c.Servers,
 		Captures: caps, Expect: x}
+	if !incident {
+		b.StoreRoots, x.StoresBeforeRestart = roots, true
+		b.Expect = x
+	}
 	return b.Write(env.Scratch, env.Out)
 }
 

@@ -72,9 +72,12 @@ var scaledownStreams = []struct {
 	down []int // indexes stopped while the stream is created
 }{{"STUCK", []int{0, 1}}, {"KEEP", []int{3, 4}}, {"MIXED", nil}}
 
-func scaledown(ctx context.Context, env *Env) error {
+func scaledown(ctx context.Context, env *Env) error { return scaledownOn(ctx, env, "v2.12.1") }
+
+// scaledownOn is scaledown on nats-server version (a family, see main.go).
+func scaledownOn(ctx context.Context, env *Env, version string) error {
 	names := []string{"n1", "n2", "n3", "n4", "n5"}
-	c, err := NewCluster(ctx, env.Scratch, "v2.12.1", "scale", names)
+	c, err := NewCluster(ctx, env.Scratch, version, "scale", names)
 	if err != nil {
 		return err
 	}
@@ -203,7 +206,7 @@ func scaledown(ctx context.Context, env *Env) error {
 	for _, n := range x.Departed {
 		departed = append(departed, c.Server(n))
 	}
-	b := &Bundle{Name: "scaledown-v2.12.1", Version: "2.12.1", Layout: LayoutPerServer(), Servers: live,
+	b := &Bundle{Name: "scaledown-" + version, Version: version[1:], Layout: LayoutPerServer(), Servers: live,
 		Stopped: departed, Captures: caps, Expect: x}
 	return b.Write(env.Scratch, env.Out)
 }
@@ -243,7 +246,7 @@ func scaledownRemedy(ctx context.Context, env *Env, live []*Server, departed []s
 		state[s.Name] = s.JSRoot()
 		names = append(names, s.Name)
 	}
-	c, err := remedyClusterIn(ctx, env, "remedy-remove", "v2.12.1", "scale", names, state)
+	c, err := remedyClusterIn(ctx, env, "remedy-remove", live[0].Version, "scale", names, state)
 	if err != nil {
 		r.Error = err.Error()
 		return r
