@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -65,6 +66,16 @@ var checkPeerIDCorrupt = Check{
 			if s.file != "" {
 				f.Offset = report.Ptr(s.offset)
 			}
+			if heal := snapshotHeals(p, s); heal.text != "" {
+				f.Evidence = append(f.Evidence, heal.text)
+				if heal.heals {
+					// The next start restores the group from a snapshot
+					// that does not list the id, and rewrites peers.idx.
+					f.Severity = report.Warning
+					f.Message += "; " + heal.short
+					f.Remedy = heal.remedy
+				}
+			}
 			if onlyVote(s) {
 				// A vote is no membership: the server that kept it votes
 				// again next term; tav.idx damage is a warning (store-corrupt).
@@ -75,6 +86,73 @@ var checkPeerIDCorrupt = Check{
 		}
 		return out
 	},
+}
+
+// snapshotHeal is what the next start does with an id only peers.idx
+// views list, when their servers' newest snapshots hold another peer state.
+type snapshotHeal struct {
+	heals               bool // every such server starts from a snapshot without the id
+	text, short, remedy string
+}
+
+// snapshotHeals: a 2.12.5+ or 2.14+ server starts a group from its
+// snapshot's peer state and writes it to peers.idx (raft.go initRaftNode,
+// processPeerState -> writePeerState; real v2.15.3 rewrote the incident-000
+// edit to the five real peers at its start), so an id only in peers.idx
+// is gone at its next start. Any live view (raftz, jsz) listing the id, or
+// a server starting from peers.idx, keeps the finding as it is.
+func snapshotHeals(p *Pass, s peerSighting) snapshotHeal {
+	var g *Group
+	for _, x := range p.Model.Groups {
+		if x.Name == s.group {
+			g = x
+		}
+	}
+	if g == nil {
+		return snapshotHeal{}
+	}
+	heals, unknown, any := true, false, false
+	var files []string
+	for _, v := range g.Views {
+		if !containsString(v.Peers, s.peer) {
+			continue
+		}
+		if v.Source != "peers.idx" || len(v.StartPeers) == 0 || containsString(v.StartPeers, s.peer) {
+			return snapshotHeal{}
+		}
+		any = true
+		version := ""
+		if srv := p.Model.serverOf(v.Server); srv != nil {
+			version = srv.Version
+		}
+		yes, known := startsFromSnapshotPeers(version)
+		heals = heals && yes
+		unknown = unknown || !known
+		files = append(files, v.StartFile)
+	}
+	if !any {
+		return snapshotHeal{}
+	}
+	h := snapshotHeal{heals: heals}
+	var names []string
+	for _, f := range files {
+		names = appendUnique(names, path.Base(f))
+	}
+	snaps := fmt.Sprintf("%s, on %d server(s)", strings.Join(names, ", "), len(files))
+	if len(files) == 1 {
+		snaps = files[0]
+	}
+	switch {
+	case heals:
+		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it, which these servers' version (2.12.5+, 2.14+) starts the group from and writes back to peers.idx", snaps)
+		h.short = "the next start restores the group from its snapshot, which does not list it, and rewrites peers.idx"
+		h.remedy = fmt.Sprintf("Nothing to remove, and no peer-remove: at their next start the servers restore group %s from %s and write that peer state to peers.idx, dropping %s. Keep those snapshots (they are the clean copy): back up the group folder before any other change.", s.group, snaps, s.peer)
+	case unknown:
+		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it: 2.12.5+ and 2.14+ start from that snapshot and rewrite peers.idx, so there the id is gone at the next start; 2.10, 2.11 and 2.12.0-2.12.4 start from peers.idx (this verdict)", snaps)
+	default:
+		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it, which this version does not use at start (2.12.5+ and 2.14+ would)", snaps)
+	}
+	return h
 }
 
 func peerIDEvidence(id string, valid bool) []string {

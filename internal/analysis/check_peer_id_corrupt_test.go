@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestIncidentPeerIDCorrupt(t *testing.T) {
@@ -36,5 +39,46 @@ func TestIncidentPeerIDCorrupt(t *testing.T) {
 	}
 	if n := len(byCode(fs, "peer-unknown")); n != 0 {
 		t.Errorf("%d peer-unknown findings, want 0", n)
+	}
+}
+
+// TestPeerIDCorruptHealedBySnapshot: on the real servers' incident-000 edit
+// (phantom ids in every _meta_/peers.idx, the snapshot untouched), what the
+// servers did at the restart decides the verdict: where they elected a
+// leader (v2.15.3: they start from the snapshot's peers and rewrite
+// peers.idx) each phantom is a warning with nothing to remove and no group
+// is stuck; where they did not (v2.12.4, v2.10.22) each is critical with a
+// peer-remove, beside quorum-unreachable.
+func TestPeerIDCorruptHealedBySnapshot(t *testing.T) {
+	n := 0
+	for _, fx := range fixtures(t) {
+		if !strings.HasSuffix(fx.name, "-incident-phantom-peers") {
+			continue
+		}
+		n++
+		var x struct {
+			Leader string `json:"leader"`
+		}
+		if err := json.Unmarshal(fx.want.Expect, &x); err != nil {
+			t.Fatal(err)
+		}
+		rep := analyze(t, fx.forms[0])
+		healed := x.Leader != ""
+		fs := byCode(rep.Findings, "peer-id-corrupt")
+		if len(fs) != 5 {
+			t.Errorf("%s: %d peer-id-corrupt, want the 5 phantoms", fx.name, len(fs))
+		}
+		for _, f := range fs {
+			warned := f.Severity == report.Warning && strings.HasPrefix(f.Remedy, "Nothing to remove") && !strings.Contains(f.Remedy, "SERVER.REMOVE")
+			if warned != healed || !healed && (f.Severity != report.Critical || !strings.Contains(f.Remedy, "SERVER.REMOVE")) {
+				t.Errorf("%s (leader %q after the restart): %s %s; remedy %s", fx.name, x.Leader, f.Severity, f.Message, f.Remedy)
+			}
+		}
+		if stuck := len(byCode(rep.Findings, "quorum-unreachable")) > 0; stuck == healed {
+			t.Errorf("%s (leader %q after the restart): quorum-unreachable raised: %v", fx.name, x.Leader, stuck)
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d phantom-peers fixtures, want v2.10.22, v2.12.4 and v2.15.3", n)
 	}
 }

@@ -46,7 +46,7 @@ var checkStoreCorrupt = Check{
 		}
 		key := func(i int) (string, string) {
 			c := damage[i]
-			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(*c)), corruptionCause(*c)
+			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(m, *c)), corruptionCause(*c)
 		}
 		build := func(i int) report.Finding {
 			c := *damage[i]
@@ -55,13 +55,24 @@ var checkStoreCorrupt = Check{
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: c.Evidence,
 			}
-			if sev := corruptionSeverity(c); sev != report.Critical {
+			if sev := corruptionSeverity(m, c); sev != report.Critical {
 				f.Severity = sev // critical is the check's own
 			}
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
 			f.Remedy = storeRemedy(m, c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
+			if c.SnapshotPeers != "" {
+				version := serverVersion(m, c.Server)
+				yes, known := startsFromSnapshotPeers(version)
+				switch {
+				case yes:
+					f.Message += fmt.Sprintf("; %s (%s) starts the group from the peer state of its snapshot %s and writes it to peers.idx at its next start: nothing is lost", f.Server, version, c.SnapshotPeers)
+					f.Remedy = fmt.Sprintf("Nothing to do: at its next start the server restores the group's peers from %s and rewrites peers.idx. Keep that snapshot (the clean copy); back up the group folder before any other change.", c.SnapshotPeers)
+				case !known:
+					f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds a readable peer state: 2.12.5+ and 2.14+ start from it and rewrite peers.idx (nothing lost); 2.10, 2.11 and 2.12.0-2.12.4 read peers.idx", c.SnapshotPeers))
+				}
+			}
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
 				f.Remedy = "nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway; once no server needs it, remove it with the server stopped to silence the warning"
@@ -79,12 +90,26 @@ var checkStoreCorrupt = Check{
 //
 // tav.idx and commit.idx are warnings too: a server reading a damaged one
 // starts from no vote, or from its WAL's commit, and its peers correct it.
-func corruptionSeverity(c Corruption) report.Severity {
+//
+// A damaged peers.idx is a warning where the server starts the group from
+// its snapshot's peer state and rewrites peers.idx from it (2.12.5+, 2.14+).
+func corruptionSeverity(m *Model, c Corruption) report.Severity {
 	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds ||
 		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
 		return report.Warning
 	}
+	if yes, _ := startsFromSnapshotPeers(serverVersion(m, c.Server)); yes && c.SnapshotPeers != "" {
+		return report.Warning
+	}
 	return report.Critical
+}
+
+// serverVersion is the version server id runs, "" when not known.
+func serverVersion(m *Model, id ServerID) string {
+	if s := m.serverOf(id); s != nil {
+		return s.Version
+	}
+	return ""
 }
 
 // corruptionCause is what store-corrupt findings share when they are one

@@ -101,6 +101,7 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	havePeers := false
 
 	peersFile := path.Join(dir, "peers.idx")
+	peersDamage := len(l.m.Corruptions)
 	if b, ok := l.raftFile(srv, name, peersFile, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); ok {
 		ps, err := raftlog.DecodePeerState(peersFile, b)
 		if err != nil {
@@ -118,8 +119,16 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			l.peerIssues(srv, name, g.Kind, peersFile, ps)
 		}
 	}
+	peersDamageEnd := len(l.m.Corruptions)
 	ws := &walState{}
 	l.snapshot(srv, g, dir, ws)
+	if ws.snapPeers != nil {
+		for i := peersDamage; i < peersDamageEnd; i++ {
+			if l.m.Corruptions[i].Structure == natsfmt.StructPeersIdx {
+				l.m.Corruptions[i].SnapshotPeers = ws.snapFile
+			}
+		}
+	}
 	if sp := ws.snapPeers; havePeers && sp != nil {
 		peers := sortedCopy(sp.Peers)
 		if int(sp.ClusterSize) != view.ClusterSize || !slices.Equal(peers, view.Peers) {

@@ -258,6 +258,9 @@ type Corruption struct {
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string
+	// SnapshotPeers: for a damaged peers.idx, the group's newest snapshot
+	// when its peer state is readable (what 2.12.5+ and 2.14+ start from).
+	SnapshotPeers string
 	// EmptyFolder: a stream folder holding nothing at all (no meta.inf, no
 	// blocks); the server warns and skips it, nothing is lost.
 	EmptyFolder bool
