@@ -12,10 +12,11 @@ import (
 )
 
 // A meta snapshot that fails its checksum is never applied by the server:
-// nats-server 2.15 refuses to start JetStream on it (raft.go
+// nats-server 2.14 and newer refuse to start JetStream on it (raft.go
 // setupLastSnapshot returns errSnapshotCorrupt, server.go Fatalf "Can't
-// start JetStream"); 2.14 and older (checked on 2.10.22 and 2.12.1) delete
-// the file and recover from what the meta WAL holds after it. Either way its
+// start JetStream"; read in 2.14.0, 2.14.10, 2.15.2, run on 2.14.10, 2.15.2
+// and 2.15.3); 2.12 and older (read and run on 2.10.22, 2.12.1, 2.12.15)
+// delete the file and recover from what the meta WAL holds after it. Either way its
 // assignments are not the server's state, and an unreadable snapshot is not
 // "no assignments": what the server recovers is said per server below.
 
@@ -154,14 +155,14 @@ func metaSnapNextStart(srv *Server, damaged, members int) []string {
 	if srv.Meta != nil {
 		after = srv.Meta.AfterSnapshot
 	}
-	refuse := fmt.Sprintf("on nats-server 2.15+ (%s) the next start logs \"Snapshot corrupt, checksums did not match\" and \"[FTL] Can't start JetStream: raft: snapshot corrupt\": the server deletes nothing but stays out of the meta group", versionOrUnknown(srv))
+	refuse := fmt.Sprintf("on nats-server 2.14+ (%s) the next start logs \"Snapshot corrupt, checksums did not match\" and \"[FTL] Can't start JetStream: raft: snapshot corrupt\": the server deletes nothing but stays out of the meta group", versionOrUnknown(srv))
 	if members > 0 {
 		left := members - damaged
 		if q := members/2 + 1; left < q {
 			refuse += fmt.Sprintf("; %d of the %d meta peers in the bundle have a corrupt snapshot, so %d remain running, below the quorum of %d: the meta group has no leader until one is repaired", damaged, members, left, q)
 		}
 	}
-	drop := fmt.Sprintf("on nats-server 2.14 and older (%s) the next start logs \"Snapshot corrupt, checksums did not match\", deletes the snapshot and recovers from the meta WAL alone: ", versionOrUnknown(srv))
+	drop := fmt.Sprintf("on nats-server 2.12 and older (%s) the next start logs \"Snapshot corrupt, checksums did not match\", deletes the snapshot and recovers from the meta WAL alone: ", versionOrUnknown(srv))
 	if after == 0 {
 		drop += "its WAL holds nothing after the snapshot, so the meta leader installs its own snapshot and the server keeps its streams (seen on 2.12.1)"
 	} else {
@@ -172,7 +173,7 @@ func metaSnapNextStart(srv *Server, damaged, members int) []string {
 		drop += fmt.Sprintf("its WAL still holds %d entr%s after the snapshot (assigning %d streams), so it counts itself current with only that state and, 30 s after meta recovery, deletes as orphans every stream and consumer those entries do not assign (seen on 2.12.1; nats-server#7556; see orphan-risk)", after, map[bool]string{true: "y", false: "ies"}[after == 1], n)
 	}
 	switch {
-	case versionAtLeast(srv.Version, 2, 15):
+	case versionAtLeast(srv.Version, 2, 14):
 		out = append(out, refuse)
 	case srv.Version != "":
 		out = append(out, drop)
@@ -199,12 +200,12 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
 	case !srv.Meta.SnapshotCorrupt:
 		return srv.Meta, "", ""
-	case versionAtLeast(srv.Version, 2, 15):
+	case versionAtLeast(srv.Version, 2, 14):
 		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
 	}
-	old := "nats-server 2.14 and older"
+	old := "nats-server 2.12 and older"
 	if srv.Version == "" {
-		old = "if it runs 2.14 or older (its version is not in the bundle), nats-server"
+		old = "if it runs 2.12 or older (its version is not in the bundle), nats-server"
 	}
 	if srv.Meta.AfterSnapshot > 0 {
 		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
@@ -229,7 +230,7 @@ func isMetaSnapshot(file string) bool {
 // and every stream comes back whole.
 func metaSnapshotRemedy(m *Model, c Corruption) string {
 	meta := path.Dir(path.Dir(c.File))
-	return fmt.Sprintf("Do not start %s on this store as it is: on 2.14 and older the start deletes this snapshot and, when its meta WAL holds entries after it, its streams and consumers as orphans 30 s later; on 2.15 JetStream does not start. "+
+	return fmt.Sprintf("Do not start %s on this store as it is: on 2.12 and older the start deletes this snapshot and, when its meta WAL holds entries after it, its streams and consumers as orphans 30 s later; on 2.14 and newer JetStream does not start. "+
 		"Moving files aside destroys nothing if they are kept: first copy %s and the server's stream folders out (cp -a). "+
 		"Then, with the server stopped, move %s/snapshots and %s/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one. "+
 		"Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one; if no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt.",

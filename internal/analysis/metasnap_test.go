@@ -109,7 +109,8 @@ func metaSnapModel(version string, after int) *Model {
 // TestOrphanRiskCorruptMetaSnapshot: a server with a corrupt meta snapshot
 // is judged against what its version recovers: on 2.12 with WAL entries
 // after the snapshot, its WAL-only state (both streams are orphans); with
-// none, the leader's snapshot (no orphan); on 2.15, nothing (skipped).
+// none, the leader's snapshot (no orphan); on 2.14 and 2.15, nothing
+// (skipped: JetStream does not start).
 func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
 	for _, tc := range []struct {
 		version string
@@ -118,7 +119,9 @@ func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
 		skipped bool
 	}{
 		{"2.12.1", 1, []string{"L0", "ORDERS"}, false},
+		{"2.12.15", 1, []string{"L0", "ORDERS"}, false},
 		{"2.12.1", 0, nil, false},
+		{"2.14.10", 1, nil, true},
 		{"2.15.2", 1, nil, true},
 	} {
 		t.Run(fmt.Sprintf("%s/after=%d", tc.version, tc.after), func(t *testing.T) {

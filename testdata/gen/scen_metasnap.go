@@ -24,7 +24,7 @@ import (
 
 func metaSnapScenarios() []Scenario {
 	var out []Scenario
-	for _, v := range []string{"v2.12.1", "v2.15.2"} {
+	for _, v := range []string{"v2.12.1", "v2.15.2", "v2.14.10"} {
 		out = append(out, Scenario{Name: "metasnap-" + v,
 			Doc:     "3 x " + v + ": one bit flipped in the _meta_ snapshot payload of 2 servers; expect = what each server does when started on a copy",
 			Timeout: 8 * time.Minute,
