@@ -261,7 +261,8 @@ func renameRemedy(m *Model, former map[string]Rename) string {
 	// 2.12.1 added their new ids (size 6), so reverted servers are 3 of 6
 	// and only the servers beside work; 2.12.15 and 2.15.2 did not (size
 	// 3): reverting works on both, the servers beside only on 2.15.2
-	// (2.12.15 ended at 2 peers with one renamed server outside the group).
+	// (2.12.15 and 2.14.10 ended at 2 peers with one renamed server outside
+	// the group; rename-v2.14.10 was run and not committed).
 	switch {
 	case grown:
 		beside("a)", "proved on 2.12.1, whose renamed servers added their new ids the same way")
@@ -271,11 +272,11 @@ func renameRemedy(m *Model, former map[string]Rename) string {
 		}
 	case new215:
 		beside("a)", "proved on 2.15.2")
-		revert("b) or", "proved on 2.15.2 and 2.12.15")
+		revert("b) or", "proved on 2.15.2, 2.14.10 and 2.12.15")
 		b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
 	default:
-		revert("a)", "proved on 2.12.15 and 2.15.2")
-		fmt.Fprintf(&b, "Not: servers named %s on empty stores beside the renamed ones with one peer-remove after another: on 2.12.15 the meta group went 5/3, 4/3, 3/2 and ended at 2 peers, one renamed server outside it. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "))
+		revert("a)", "proved on 2.12.15, 2.14.10 and 2.15.2")
+		fmt.Fprintf(&b, "Not: servers named %s on empty stores beside the renamed ones with one peer-remove after another: on 2.12.15 and 2.14.10 the meta group went 5/3, 4/3, 3/2 and ended at 2 peers, one renamed server outside it. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "))
 	}
 	return b.String()
 }
