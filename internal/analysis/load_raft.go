@@ -92,6 +92,10 @@ type walState struct {
 	// holds (snapFile).
 	snapPeers *raftlog.PeerState
 	snapFile  string
+	// peersAfterSnap: the WAL changes the peer set after the snapshot (a
+	// peer state, add or remove entry past its index), so the start set is
+	// not the snapshot's alone.
+	peersAfterSnap bool
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -122,20 +126,20 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	peersDamageEnd := len(l.m.Corruptions)
 	ws := &walState{}
 	l.snapshot(srv, g, dir, ws)
-	if ws.snapPeers != nil {
+	l.wal(srv, g, dir, ws)
+	if ws.snapPeers != nil && !ws.peersAfterSnap {
 		for i := peersDamage; i < peersDamageEnd; i++ {
 			if l.m.Corruptions[i].Structure == natsfmt.StructPeersIdx {
 				l.m.Corruptions[i].SnapshotPeers = ws.snapFile
 			}
 		}
 	}
-	if sp := ws.snapPeers; havePeers && sp != nil {
+	if sp := ws.snapPeers; havePeers && sp != nil && !ws.peersAfterSnap {
 		peers := sortedCopy(sp.Peers)
 		if int(sp.ClusterSize) != view.ClusterSize || !slices.Equal(peers, view.Peers) {
 			view.StartPeers, view.StartSize, view.StartFile = peers, int(sp.ClusterSize), ws.snapFile
 		}
 	}
-	l.wal(srv, g, dir, ws)
 	tavFile := path.Join(dir, "tav.idx")
 	if b, ok := l.raftFile(srv, name, tavFile, 1<<10, natsfmt.StructTermVote); ok {
 		tv, err := raftlog.DecodeTermVote(tavFile, b)
@@ -280,12 +284,14 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				e := &ae.Entries[i]
 				switch e.Type {
 				case raftlog.EntryPeerState:
+					ws.peersAfterSnap = ws.peersAfterSnap || !compacted
 					ps, err := e.PeerState(blk.File)
 					if err == nil {
 						g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.ID, Source: "wal"})
 						l.walEvent(tp, srv.Name, "peer-state", g.Name, fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", g.Name, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " ")), blk.File)
 					}
 				case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
+					ws.peersAfterSnap = ws.peersAfterSnap || !compacted
 					p, err := e.Peer(blk.File)
 					if err == nil {
 						ev := "add-peer"
