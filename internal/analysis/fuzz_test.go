@@ -449,6 +449,16 @@ func FuzzDamagedBundle(f *testing.F) {
 				// (corpus raft-wal-block-doubled).
 				continue
 			}
+			if checksumBlind(rel, orig, content[rel]) {
+				// The record checksum covers sequence, time, subject,
+				// header and payload bytes, not the lengths that split
+				// them (filestore.go writeMsgRecord): a flipped subject
+				// length moves the boundary and the checksum still holds.
+				// The server serves the message under the shifted
+				// subject; nothing in the block tells (corpus
+				// eb91158fb99e80f8: "tmp.y" read as "tmp.").
+				continue
+			}
 			if mustBeNamed(rel, kind) && !namesDamage(res.rep, rel, orig, content[rel]) {
 				t.Errorf("%s: %s (%s): no finding or note names it", p.describe(ds), rel, kind)
 			}
@@ -477,6 +487,38 @@ func onlyTombstones(rel string, b []byte) bool {
 			return false
 		}
 		n++
+	}
+}
+
+// checksumBlind reports whether the block rel, once orig and now damaged,
+// decodes to the same records under valid checksums, with the same bytes
+// split otherwise between subject, header and payload.
+func checksumBlind(rel string, orig, now []byte) bool {
+	if !strings.HasSuffix(rel, ".blk") || bytes.Equal(orig, now) || len(orig) != len(now) {
+		return false
+	}
+	key := path.Base(path.Dir(path.Dir(rel))) + "-" + strings.TrimSuffix(path.Base(rel), ".blk")
+	a, err1 := storeparse.NewBlockReader(rel, bytes.NewReader(orig), int64(len(orig)), key)
+	b, err2 := storeparse.NewBlockReader(rel, bytes.NewReader(now), int64(len(now)), key)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	shifted := false
+	for {
+		ra, ea := a.Next()
+		rb, eb := b.Next()
+		if ea == io.EOF && eb == io.EOF {
+			return shifted
+		}
+		if ea != nil || eb != nil || !ra.ChecksumOK || !rb.ChecksumOK || ra.Seq != rb.Seq || ra.TS != rb.TS || ra.Offset != rb.Offset || ra.Len != rb.Len {
+			return false
+		}
+		wa := slices.Concat(ra.Subject, ra.Header, ra.Data)
+		wb := slices.Concat(rb.Subject, rb.Header, rb.Data)
+		if !bytes.Equal(wa, wb) {
+			return false
+		}
+		shifted = shifted || !bytes.Equal(ra.Subject, rb.Subject)
 	}
 }
 
