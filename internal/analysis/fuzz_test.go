@@ -456,7 +456,7 @@ func FuzzDamagedBundle(f *testing.F) {
 				// length moves the boundary and the checksum still holds.
 				// The server serves the message under the shifted
 				// subject; nothing in the block tells (corpus
-				// eb91158fb99e80f8: "tmp.y" read as "tmp.").
+				// block-subject-length-flip: "tmp.y" read as "tmp.").
 				continue
 			}
 			if mustBeNamed(rel, kind) && !namesDamage(res.rep, rel, orig, content[rel]) {
