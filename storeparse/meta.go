@@ -103,20 +103,36 @@ func lenientJSON(file string, data []byte, v any) ([]string, error) {
 // meta.inf)) against the meta.inf bytes. key is the stream name (raft group
 // name for a WAL) or "<stream>/<consumer>" for a consumer. sumFile names
 // meta.sum in errors.
+// CheckMetaSumFormat checks that a meta.sum holds a checksum at all (16
+// hex digits), for when its meta.inf cannot be read to compare it with.
+func CheckMetaSumFormat(sumFile string, sum []byte) error {
+	_, err := decodeMetaSum(sumFile, sum)
+	return binfmt.Stamp(err, natsfmt.StructMetaSum)
+}
+
+func decodeMetaSum(sumFile string, sum []byte) ([8]byte, error) {
+	var dec [8]byte
+	got := bytes.TrimSpace(sum)
+	if len(got) != 16 {
+		return dec, binfmt.Errorf(sumFile, 0, binfmt.ErrFormat, "meta.sum has %d bytes, want 16 hex digits", len(sum))
+	}
+	if _, err := hex.Decode(dec[:], got); err != nil {
+		return dec, binfmt.Errorf(sumFile, 0, binfmt.ErrFormat, "meta.sum is not hex: %v", err)
+	}
+	return dec, nil
+}
+
 func CheckMetaSum(sumFile string, sum, inf []byte, key string) error {
 	return binfmt.Stamp(checkMetaSum(sumFile, sum, inf, key), natsfmt.StructMetaSum)
 }
 
 func checkMetaSum(sumFile string, sum, inf []byte, key string) error {
 	want := binfmt.HH64(key, inf)
+	dec, err := decodeMetaSum(sumFile, sum)
+	if err != nil {
+		return err
+	}
 	got := bytes.TrimSpace(sum)
-	var dec [8]byte
-	if len(got) != 16 {
-		return binfmt.Errorf(sumFile, 0, binfmt.ErrFormat, "meta.sum has %d bytes, want 16 hex digits", len(sum))
-	}
-	if _, err := hex.Decode(dec[:], got); err != nil {
-		return binfmt.Errorf(sumFile, 0, binfmt.ErrFormat, "meta.sum is not hex: %v", err)
-	}
 	if dec != want {
 		return binfmt.Errorf(sumFile, 0, binfmt.ErrChecksum, "meta.sum %s, meta.inf hashes to %x (key %q)", got, want, key)
 	}

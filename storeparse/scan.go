@@ -212,6 +212,16 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if s.Name == "" {
 		s.Name = path.Base(dir)
 	}
+	if s.Meta == nil {
+		// meta.inf cannot be compared with; a meta.sum that holds no
+		// checksum at all is damage of its own (both need restoring).
+		sum := path.Join(dir, "meta.sum")
+		if b, err := readFileFS(fsys, sum, 1<<10); err == nil {
+			s.problem(CheckMetaSumFormat(sum, b))
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			s.problem(binfmt.Stamp(asCorrupt(sum, err), natsfmt.StructMetaSum))
+		}
+	}
 	if s.Meta != nil {
 		s.checkMetaSum(fsys, infData, path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
 		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
