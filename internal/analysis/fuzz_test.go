@@ -443,10 +443,8 @@ func FuzzDamagedBundle(f *testing.F) {
 				// A tombstone read twice is the same deletion to the
 				// server: its rebuild only adds the sequence to the
 				// deleted set again (filestore.go
-				// rebuildStateFromBufLocked), and it writes a
-				// byte-identical tombstone itself when two purges or block
-				// removals remember the same last sequence. Nothing to name
-				// (corpus raft-wal-block-doubled).
+				// rebuildStateFromBufLocked). Nothing changes, nothing to
+				// name (corpus raft-wal-block-doubled).
 				continue
 			}
 			if checksumBlind(rel, orig, content[rel]) {
