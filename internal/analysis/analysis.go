@@ -216,6 +216,9 @@ type loader struct {
 	metaSnaps []metaSnapFile
 	// crypt is the view opening encrypted stores (Options.Keys), nil without keys.
 	crypt *storecrypt.FS
+	// walMessages: per stream group and server, the sequences of the
+	// stream messages its WAL still holds (keepWALMessages).
+	walMessages map[string]map[ServerID][]report.Range
 }
 
 // addServer returns the server named name, creating it.

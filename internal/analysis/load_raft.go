@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -12,6 +13,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -96,6 +98,11 @@ type walState struct {
 	// peer state, add or remove entry past its index), so the start set is
 	// not the snapshot's alone.
 	peersAfterSnap bool
+	// A stream group's WAL, read in the same pass: the sequences of the
+	// messages it stores and of those it removes (deletes, purges), as
+	// ranges; replay when a purge needs subjects (walSeqs).
+	msgSeqs, removed []report.Range
+	replay           bool
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -310,6 +317,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 						}
 					}
 				case raftlog.EntryNormal:
+					if g.Kind == "stream" {
+						ws.streamOp(blk.File, e)
+						continue
+					}
 					if g.Kind != "meta" || compacted {
 						continue
 					}
@@ -345,6 +356,49 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 		c := corruptionFrom(srv.ID, "", "", dir, p)
 		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
 		l.m.Corruptions = append(l.m.Corruptions, c)
+	}
+	if g.Kind == "stream" {
+		l.keepWALMessages(srv, g.Name, ws)
+	}
+}
+
+// streamOp notes what one entry of a stream group's WAL does to the
+// stream's messages (walSeqs): the sequence it stores, or those it removes.
+// Undecodable ops are left alone, as extract's reading does.
+func (ws *walState) streamOp(file string, e *raftlog.Entry) {
+	op, err := raftlog.DecodeOp(file, e.DataOffset, e.Data)
+	if err != nil {
+		return
+	}
+	switch {
+	case op.Msg != nil:
+		s := op.Msg.Seq()
+		if n := len(ws.msgSeqs); n > 0 && s >= ws.msgSeqs[n-1].First && s <= ws.msgSeqs[n-1].Last+1 {
+			ws.msgSeqs[n-1].Last = max(ws.msgSeqs[n-1].Last, s)
+		} else {
+			ws.msgSeqs = append(ws.msgSeqs, report.Range{First: s, Last: s})
+		}
+	case op.Delete != nil:
+		ws.removed = appendRange(ws.removed, report.Range{First: op.Delete.Seq, Last: op.Delete.Seq})
+	case op.DeleteRange != nil && op.DeleteRange.Num > 0:
+		ws.removed = append(ws.removed, report.Range{First: op.DeleteRange.First, Last: op.DeleteRange.First + op.DeleteRange.Num - 1})
+	case op.Purge != nil:
+		// A filtered purge or one keeping the last N needs the
+		// messages' subjects and order: walMessages replays those.
+		var req struct {
+			Seq    uint64 `json:"seq"`
+			Filter string `json:"filter"`
+			Keep   uint64 `json:"keep"`
+		}
+		if len(op.Purge.Request) > 0 && json.Unmarshal(op.Purge.Request, &req) != nil || req.Keep > 0 || req.Filter != "" {
+			ws.replay = true
+			return
+		}
+		last := op.Purge.LastSeq
+		if req.Seq > 0 {
+			last = req.Seq - 1
+		}
+		ws.removed = append(ws.removed, report.Range{First: 0, Last: last})
 	}
 }
 

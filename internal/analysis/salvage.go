@@ -489,39 +489,47 @@ func groupDir(b *bundle.Bundle, srv *Server, g string) string {
 	return ""
 }
 
+// keepWALMessages keeps, for server srv's WAL of stream group group, the
+// sequences of the stream messages it still holds: those it stores minus
+// those it later deletes or purges, from the raft loader's one pass
+// (walState.streamOp). A removal is taken to follow the messages it removes,
+// as the server writes them; a purge that filters subjects or keeps the
+// last N needs the messages themselves, and walMessages replays that WAL.
+func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
+	var rs []report.Range
+	if ws.replay {
+		dir := groupDir(l.b, srv, group)
+		var seqs []report.Range
+		err := walMessages(l.b.FS, dir, group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+			seqs = append(seqs, report.Range{First: sm.Seq(), Last: sm.Seq()})
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return // the raft loader reports damage
+		}
+		rs = normRanges(seqs)
+	} else {
+		rs = subtractRanges(normRanges(ws.msgSeqs), normRanges(ws.removed))
+	}
+	if len(rs) == 0 {
+		return
+	}
+	if l.walMessages == nil {
+		l.walMessages = map[string]map[ServerID][]report.Range{}
+	}
+	if l.walMessages[group] == nil {
+		l.walMessages[group] = map[ServerID][]report.Range{}
+	}
+	l.walMessages[group][srv.ID] = rs
+}
+
 // walSeqs records, for every stream with a raft group, the sequences of the
-// stream messages each server's WAL of that group still holds: what an
-// extract finds there when the blocks lost them.
+// stream messages each server's WAL of that group still holds
+// (keepWALMessages): what an extract finds there when the blocks lost them.
 func (l *loader) walSeqs() {
 	for _, st := range l.m.Streams {
-		if st.Group == "" {
-			continue
-		}
-		for _, srv := range l.m.Servers {
-			dir := groupDir(l.b, srv, st.Group)
-			if dir == "" {
-				continue
-			}
-			var seqs []uint64
-			err := walMessages(l.b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-				seqs = append(seqs, sm.Seq())
-				return nil
-			})
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				continue // the raft loader reports damage
-			}
-			if len(seqs) == 0 {
-				continue
-			}
-			if st.WALSeqs == nil {
-				st.WALSeqs = map[ServerID][]report.Range{}
-			}
-			slices.Sort(seqs)
-			var rs []report.Range
-			for _, s := range seqs {
-				rs = appendRange(rs, report.Range{First: s, Last: s})
-			}
-			st.WALSeqs[srv.ID] = rs
+		if by := l.walMessages[st.Group]; st.Group != "" && len(by) > 0 {
+			st.WALSeqs = by
 		}
 	}
 }
@@ -644,6 +652,32 @@ func extractHint(m *Model, server ServerID, account, stream string, lost []repor
 }
 
 // subtractRange removes r from the sorted, disjoint ranges rs.
+// subtractRanges is a minus b, both sorted and disjoint, in one sweep.
+func subtractRanges(a, b []report.Range) []report.Range {
+	var out []report.Range
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j].Last < x.First {
+			j++
+		}
+		cur := x.First
+		for k := j; k < len(b) && b[k].First <= x.Last; k++ {
+			if b[k].First > cur {
+				out = append(out, report.Range{First: cur, Last: b[k].First - 1})
+			}
+			if b[k].Last >= x.Last {
+				cur = x.Last + 1
+				break
+			}
+			cur = b[k].Last + 1
+		}
+		if cur <= x.Last {
+			out = append(out, report.Range{First: cur, Last: x.Last})
+		}
+	}
+	return out
+}
+
 func subtractRange(rs []report.Range, r report.Range) []report.Range {
 	var out []report.Range
 	for _, x := range rs {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jsforensics/jsforensics/report"
 )
 
 // seqSource is a salvageSource giving the messages of seqs in that order,
@@ -113,6 +115,27 @@ func TestRecentDigests(t *testing.T) {
 		fresh, conflict := r.add(s.seq, s.d)
 		if fresh != s.fresh || conflict != s.conflict {
 			t.Errorf("step %d (%d,%d): fresh %v conflict %v, want %v %v", i, s.seq, s.d, fresh, conflict, s.fresh, s.conflict)
+		}
+	}
+}
+
+// TestSubtractRanges: the one-sweep difference equals subtracting each
+// range in turn.
+func TestSubtractRanges(t *testing.T) {
+	r := func(a, b uint64) report.Range { return report.Range{First: a, Last: b} }
+	for _, tc := range []struct{ a, b []report.Range }{
+		{[]report.Range{r(1, 10)}, []report.Range{r(0, 0), r(3, 4), r(10, 12)}},
+		{[]report.Range{r(1, 3), r(5, 9), r(20, 30)}, []report.Range{r(2, 6), r(8, 21), r(25, 25)}},
+		{[]report.Range{r(5, 5)}, []report.Range{r(0, 100)}},
+		{[]report.Range{r(1, 2), r(4, 4)}, nil},
+		{nil, []report.Range{r(1, 2)}},
+	} {
+		want := tc.a
+		for _, x := range tc.b {
+			want = subtractRange(want, x)
+		}
+		if got := subtractRanges(tc.a, tc.b); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v - %v = %v, want %v", tc.a, tc.b, got, want)
 		}
 	}
 }
