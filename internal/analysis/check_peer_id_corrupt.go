@@ -102,12 +102,7 @@ type snapshotHeal struct {
 // is gone at its next start. Any live view (raftz, jsz) listing the id, or
 // a server starting from peers.idx, keeps the finding as it is.
 func snapshotHeals(p *Pass, s peerSighting) snapshotHeal {
-	var g *Group
-	for _, x := range p.Model.Groups {
-		if x.Name == s.group {
-			g = x
-		}
-	}
+	g := s.g
 	if g == nil {
 		return snapshotHeal{}
 	}

@@ -115,6 +115,7 @@ func (f *Facts) highestMetaTerm(m *Model) *Server {
 // peerSighting is every place one peer id of one group was seen.
 type peerSighting struct {
 	group   string
+	g       *Group // the group itself, for its views
 	peer    string
 	servers []string // servers whose view lists it
 	sources []string
@@ -135,7 +136,7 @@ func unknownPeers(m *Model) []peerSighting {
 			}
 			s := seen[p]
 			if s == nil {
-				s = &peerSighting{group: g.Name, peer: p}
+				s = &peerSighting{group: g.Name, g: g, peer: p}
 				seen[p] = s
 				order = append(order, p)
 			}
