@@ -362,6 +362,16 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	}
 }
 
+// addSeqRange appends r, merged into the last range when it continues it;
+// input in any order (deletes come in any order), normRanges sorts after.
+func addSeqRange(rs []report.Range, r report.Range) []report.Range {
+	if n := len(rs); n > 0 && r.First >= rs[n-1].First && r.First <= rs[n-1].Last+1 {
+		rs[n-1].Last = max(rs[n-1].Last, r.Last)
+		return rs
+	}
+	return append(rs, r)
+}
+
 // streamOp notes what one entry of a stream group's WAL does to the
 // stream's messages (walSeqs): the sequence it stores, or those it removes.
 // Undecodable ops are left alone, as extract's reading does.
@@ -372,14 +382,9 @@ func (ws *walState) streamOp(file string, e *raftlog.Entry) {
 	}
 	switch {
 	case op.Msg != nil:
-		s := op.Msg.Seq()
-		if n := len(ws.msgSeqs); n > 0 && s >= ws.msgSeqs[n-1].First && s <= ws.msgSeqs[n-1].Last+1 {
-			ws.msgSeqs[n-1].Last = max(ws.msgSeqs[n-1].Last, s)
-		} else {
-			ws.msgSeqs = append(ws.msgSeqs, report.Range{First: s, Last: s})
-		}
+		ws.msgSeqs = addSeqRange(ws.msgSeqs, report.Range{First: op.Msg.Seq(), Last: op.Msg.Seq()})
 	case op.Delete != nil:
-		ws.removed = appendRange(ws.removed, report.Range{First: op.Delete.Seq, Last: op.Delete.Seq})
+		ws.removed = addSeqRange(ws.removed, report.Range{First: op.Delete.Seq, Last: op.Delete.Seq})
 	case op.DeleteRange != nil && op.DeleteRange.Num > 0:
 		ws.removed = append(ws.removed, report.Range{First: op.DeleteRange.First, Last: op.DeleteRange.First + op.DeleteRange.Num - 1})
 	case op.Purge != nil:

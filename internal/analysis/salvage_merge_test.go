@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -137,5 +139,58 @@ func TestSubtractRanges(t *testing.T) {
 		if got := subtractRanges(tc.a, tc.b); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%v - %v = %v, want %v", tc.a, tc.b, got, want)
 		}
+	}
+}
+
+// TestAddSeqRange: sequences in any order end, normalized, as the set
+// they are (a delete of a lower sequence after a higher one is kept).
+func TestAddSeqRange(t *testing.T) {
+	var rs []report.Range
+	for _, s := range []uint64{5, 6, 7, 3, 8, 1, 2, 10} {
+		rs = addSeqRange(rs, report.Range{First: s, Last: s})
+	}
+	if got := fmt.Sprint(normRanges(rs)); got != "[1-3 5-8 10]" {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestWALSeqsEqualReplay: on every committed bundle, the WAL sequences the
+// raft loader's one pass keeps per stream and server equal what replaying
+// that WAL in order gives (walMessages, extract's reading), deletes and
+// purges applied.
+func TestWALSeqsEqualReplay(t *testing.T) {
+	n := 0
+	for _, fx := range fixtures(t) {
+		b, err := bundle.Open(fx.forms[0], bundle.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := LoadWith(b, Options{})
+		for _, st := range m.Streams {
+			if st.Group == "" {
+				continue
+			}
+			for _, srv := range m.Servers {
+				dir := groupDir(b, srv, st.Group)
+				if dir == "" {
+					continue
+				}
+				var seqs []report.Range
+				if err := walMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+					seqs = append(seqs, report.Range{First: sm.Seq(), Last: sm.Seq()})
+					return nil
+				}); err != nil {
+					continue
+				}
+				n++
+				if got, want := fmt.Sprint(st.WALSeqs[srv.ID]), fmt.Sprint(normRanges(seqs)); got != want {
+					t.Errorf("%s: %s > %s on %s: one pass %s, replay %s", fx.name, st.Account, st.Name, srv.Name, got, want)
+				}
+			}
+		}
+		b.Close()
+	}
+	if n == 0 {
+		t.Fatal("no stream group WAL in the bundles")
 	}
 }
