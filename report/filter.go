@@ -13,7 +13,8 @@ import (
 type Selection struct {
 	Servers  []string
 	Accounts []string
-	// Streams are NAME (in any account) or ACCOUNT/NAME.
+	// Streams are NAME (in any account), ACCOUNT/NAME or "ACCOUNT > NAME" (the
+	// form the report prints).
 	Streams []string
 }
 
@@ -33,7 +34,10 @@ func (s Selection) stream(account, name string) bool {
 	if len(s.Accounts) > 0 && !slices.Contains(s.Accounts, account) {
 		return false
 	}
-	if len(s.Streams) > 0 && !slices.Contains(s.Streams, name) && !slices.Contains(s.Streams, account+"/"+name) {
+	if len(s.Streams) > 0 && !slices.ContainsFunc(s.Streams, func(sel string) bool {
+		a, n := splitStreamName(sel)
+		return n == name && (a == "" || a == account)
+	}) {
 		return false
 	}
 	return true
@@ -145,10 +149,31 @@ func (s Selection) Apply(r *Report) *Report {
 			out.Servers = append(out.Servers, sv)
 		}
 	}
+	out.Coverage = s.coverage(r)
 	out.Notes = append(slices.Clip(r.Notes), fmt.Sprintf("report narrowed to %s: %d of %d findings, %d of %d streams, %d of %d raft groups, %d of %d timeline events kept",
 		s, len(out.Findings), len(r.Findings), len(out.Streams), len(r.Streams), len(out.Groups), len(r.Groups), len(out.Timeline), len(r.Timeline)))
 	out.Normalize()
 	return &out
+}
+
+// coverage is r's coverage narrowed to the selected servers (what could not
+// be judged on another server does not concern the narrowed report), with
+// every selection name that matches nothing added as unjudged.
+func (s Selection) coverage(r *Report) *Coverage {
+	var c Coverage
+	if r.Coverage != nil {
+		c = *r.Coverage
+	}
+	c.Unjudged = nil
+	if r.Coverage != nil {
+		for _, u := range r.Coverage.Unjudged {
+			if u.Server == "" || s.server(u.Server) {
+				c.Unjudged = append(c.Unjudged, u)
+			}
+		}
+	}
+	c.Unjudged = append(c.Unjudged, s.unmatched(r)...)
+	return &c
 }
 
 // String names the selection as its flags do.

@@ -33,6 +33,9 @@ func (r *Report) Normalize() {
 	if r.Streams == nil {
 		r.Streams = []Stream{}
 	}
+	if r.Coverage != nil && r.Coverage.ChecksJudged == nil {
+		r.Coverage.ChecksJudged = []string{}
+	}
 	for i := range r.Streams {
 		if r.Streams[i].OnDisk == nil {
 			r.Streams[i].OnDisk = []OnDisk{}

@@ -23,8 +23,16 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 	counts := r.CountBySeverity()
 	ew.printf("# jsforensics report\n\n")
 	ew.printf("## What happened, what to do first\n\n")
+	unjudged := r.UnjudgedHeadline()
+	for _, u := range unjudged {
+		ew.printf("**Could not judge**: %s\n\n", mdEscape(u))
+	}
 	if len(r.Diagnosis) == 0 {
-		ew.printf("No critical or warning finding.\n")
+		if len(unjudged) > 0 {
+			ew.printf("Not known: no critical or warning finding in what could be read.\n")
+		} else {
+			ew.printf("No critical or warning finding.\n")
+		}
 	}
 	for k, c := range r.Diagnosis {
 		ew.printf("%d. **%s**: %s\n", k+1, c.Severity, mdEscape(c.Summary))

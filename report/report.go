@@ -52,6 +52,9 @@ type Report struct {
 	// passed, failed (with how many findings), skipped (and why), or not-run
 	// (the check broke). Added field.
 	Checks []CheckOutcome `json:"checks,omitempty"`
+	// Coverage says what was read, what could not be, which checks judged,
+	// and why the report may be no verdict on the bundle. Added field.
+	Coverage *Coverage `json:"coverage,omitempty"`
 	// Notes are statements about the analysis itself (a server whose name could
 	// not be established, a check that could not run). Added field.
 	Notes []string `json:"notes,omitempty"`

@@ -81,7 +81,15 @@ func WriteTextWith(w io.Writer, r *Report, o TextOptions) error {
 // diagnosis prints what happened and what to do first, two lines a cause:
 // the first lines a reader sees.
 func (o TextOptions) diagnosis(ew *errWriter, r *Report) {
+	unjudged := r.UnjudgedHeadline()
+	for _, u := range unjudged {
+		ew.printf("COULD NOT JUDGE: %s\n", u)
+	}
 	if len(r.Diagnosis) == 0 {
+		if len(unjudged) > 0 {
+			ew.printf("WHAT HAPPENED: not known; no critical or warning finding in what could be read\n")
+			return
+		}
 		ew.printf("WHAT HAPPENED: no critical or warning finding\n")
 		return
 	}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +22,7 @@ type analyzeOptions struct {
 	timeline string
 	events   string
 	quiet    bool
-	keys     []string // jetstream keys (crypt.go); never printed
+	keys     keyFlags // jetstream keys (crypt.go); never printed
 	limits   bundle.Limits
 }
 
@@ -34,7 +34,7 @@ func newAnalyzeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Analyze reads a support bundle offline and reports servers, raft groups, streams,
 a timeline, and findings with evidence and remedies.
 
-Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
+` + exitCodes,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(args[0], stdout, stderr)
@@ -45,23 +45,45 @@ Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
 	c.Flags().StringSliceVar(&o.only, "only", nil, "run only these checks (codes, comma-separated)")
 	c.Flags().StringSliceVar(&o.skip, "skip", nil, "leave these checks out (codes, comma-separated)")
 	c.Flags().StringVar(&o.timeline, "timeline", "runs", "log events in the timeline: runs (state changes in full, routine repetition as runs) or full (every event)")
-	c.Flags().StringVar(&o.events, "events", "", "also write every log event to this file, one JSON object a line")
+	c.Flags().StringVar(&o.events, "events", "", "also write every log event to this file (- for stdout), one JSON object a line; never inside the bundle")
 	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "draw no progress on stderr (drawn only when stderr is a terminal)")
-	c.Flags().StringArrayVar(&o.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
+	o.keys.add(c)
 	addLimitFlags(c, &o.limits)
 	return c
 }
 
-func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
-	format, ropts, err := o.prepare(stdout)
+func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) (runErr error) {
+	guard, err := newInputGuard(path)
 	if err != nil {
+		return err
+	}
+	format, ropts, err := o.prepare(stdout, guard)
+	if err != nil {
+		return err
+	}
+	if err := guard.refuse("--events", o.events); err != nil {
+		return err
+	}
+	if err := checkOutput("--events", o.events, o.force); err != nil {
+		return err
+	}
+	if o.events == stdoutName && (o.output == "" || o.output == stdoutName) {
+		return fmt.Errorf("--events - and the report would both go to stdout: give -o FILE for one of them")
+	}
+	if o.events != "" && o.events != stdoutName && o.output != "" && o.output != stdoutName && sameTarget(o.events, o.output) {
+		return fmt.Errorf("--events %s and -o %s are one file", o.events, o.output)
+	}
+	if err := guard.refuseDir("--tmpdir", o.limits.TempDir); err != nil {
 		return err
 	}
 	settings, err := parseSettings(o.set)
 	if err != nil {
 		return err
 	}
-	opts := analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip, Limits: o.limits, Keys: jetstreamKeys(o.keys)}
+	opts := analysis.Options{ToolVersion: version, Settings: settings, Only: o.only, Skip: o.skip, Limits: o.limits}
+	if opts.Keys, err = o.keys.resolve(); err != nil {
+		return err
+	}
 	switch o.timeline {
 	case "runs":
 	case "full":
@@ -70,18 +92,27 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unknown --timeline %q (runs, full)", o.timeline)
 	}
 	if o.events != "" {
-		ef, err := os.Create(o.events)
+		ef, err := createOutput(o.events)
 		if err != nil {
 			return err
 		}
-		ew := bufio.NewWriterSize(ef, 1<<20)
+		ew := bufio.NewWriterSize(ef.writerOr(stdout), 1<<20)
 		opts.Timeline.Events = ew
+		// The events file is complete only when the analysis is: on an
+		// error nothing is left under its name.
 		defer func() {
-			if err := ew.Flush(); err != nil {
-				fmt.Fprintf(stderr, "jsforensics: --events %s: %v\n", o.events, err)
+			werr := ew.Flush()
+			if runErr != nil && !errors.As(runErr, new(exitError)) && werr == nil {
+				werr = runErr
 			}
-			if err := ef.Close(); err != nil {
-				fmt.Fprintf(stderr, "jsforensics: --events %s: %v\n", o.events, err)
+			if ef != nil {
+				werr = ef.finish(werr)
+			}
+			if werr != nil && werr != runErr {
+				fmt.Fprintf(stderr, "jsforensics: --events %s: %v\n", o.events, werr)
+				if runErr == nil {
+					runErr = werr
+				}
 			}
 		}()
 	}

@@ -20,21 +20,46 @@ const keyEnv = "JSF_KEY"
 
 const keyFlagHelp = "the servers' jetstream `key` (config key), to read stores encrypted at rest; default $" + keyEnv + "; never printed"
 
-// jetstreamKeys returns the keys the flag gave, else $JSF_KEY, else none.
-func jetstreamKeys(flag []string) []string {
-	if len(flag) > 0 {
-		return flag
-	}
-	if k := os.Getenv(keyEnv); k != "" {
-		return []string{k}
-	}
-	return nil
+// keyFlags are --key and --key-file: the servers' jetstream encryption key
+// in every command that takes one (analyze, extract, dump blk, dump wal).
+// No checksum key is ever called --key.
+type keyFlags struct {
+	keys  []string
+	files []string
 }
 
-// addBlockKeyFlag adds --jetstream-key to a dump of message blocks (its
-// --key, where it exists, is the checksum key).
-func addBlockKeyFlag(c *cobra.Command, key *string) {
-	c.Flags().StringVar(key, "jetstream-key", "", keyFlagHelp)
+func (k *keyFlags) add(c *cobra.Command) {
+	c.Flags().StringArrayVar(&k.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
+	c.Flags().StringArrayVar(&k.files, "key-file", nil, "a file holding the servers' jetstream `key` (its first line), kept out of the process list; may be given again")
+	// --jetstream-key was dump's name for --key.
+	c.Flags().StringArrayVar(&k.keys, "jetstream-key", nil, keyFlagHelp)
+	_ = c.Flags().MarkDeprecated("jetstream-key", "use --key")
+}
+
+// resolve returns the keys of --key, then of --key-file, else $JSF_KEY,
+// else none. An unreadable or empty key file is an error that names the
+// file, never its content.
+func (k *keyFlags) resolve() ([]string, error) {
+	out := append([]string(nil), k.keys...)
+	for _, f := range k.files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--key-file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			return nil, fmt.Errorf("--key-file %s: holds no key on its first line", f)
+		}
+		out = append(out, line)
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	if v := os.Getenv(keyEnv); v != "" {
+		return []string{v}, nil
+	}
+	return nil, nil
 }
 
 // unsealedBlock returns the block at file decrypted with key when keys are
@@ -42,12 +67,12 @@ func addBlockKeyFlag(c *cobra.Command, key *string) {
 // it is. The block must sit in its store's layout
 // (<account>/streams/<stream>/msgs/N.blk or <sys>/_js_/<group>/msgs/N.blk):
 // the key derives from those names.
-func unsealedBlock(file string, r io.ReaderAt, key string) (io.ReaderAt, func(), error) {
-	keys := jetstreamKeys(nil)
-	if key != "" {
-		keys = []string{key}
-	}
+func unsealedBlock(file string, r io.ReaderAt, flags keyFlags) (io.ReaderAt, func(), error) {
 	nop := func() {}
+	keys, err := flags.resolve()
+	if err != nil {
+		return nil, nop, err
+	}
 	num, ok := strings.CutSuffix(filepath.Base(file), ".blk")
 	kf := filepath.Join(filepath.Dir(file), num+".key")
 	if len(keys) == 0 || !ok {

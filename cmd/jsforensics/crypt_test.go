@@ -27,20 +27,27 @@ func encryptedKey(t *testing.T, name string) string {
 	return w.Expect.Key
 }
 
-// TestAnalyzeKey: --key and JSF_KEY open the encrypted bundles (their
+// TestAnalyzeKey: --key, --key-file and JSF_KEY open the encrypted bundles (their
 // stream figures are read: no copy is "sealed"); the key is nowhere in
 // the output nor in stderr; the bundle is left byte-identical.
 func TestAnalyzeKey(t *testing.T) {
 	for _, name := range []string{"encrypted-v2.15.2", "encrypted-aes-v2.12.1"} {
 		key := encryptedKey(t, name)
 		b := filepath.Join(bundles, name, "bundle")
-		for _, how := range []string{"flag", "env"} {
+		for _, how := range []string{"flag", "env", "file"} {
 			t.Run(name+"/"+how, func(t *testing.T) {
 				before := treeDigest(t, b)
 				args := []string{"analyze", b, "--format", "json"}
-				if how == "flag" {
+				switch how {
+				case "flag":
 					args = append(args, "--key", key)
-				} else {
+				case "file":
+					kf := filepath.Join(t.TempDir(), "key")
+					if err := os.WriteFile(kf, []byte(key+"\n"), 0o600); err != nil {
+						t.Fatal(err)
+					}
+					args = append(args, "--key-file", kf)
+				default:
 					t.Setenv(keyEnv, key)
 				}
 				var out, errb bytes.Buffer
@@ -73,7 +80,7 @@ func TestDumpBlockKey(t *testing.T) {
 	} {
 		t.Run(tc.sub, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if code := run([]string{"dump", tc.sub, tc.file, "--jetstream-key", key}, &out, &errb); code != exitOK {
+			if code := run([]string{"dump", tc.sub, tc.file, "--key", key}, &out, &errb); code != exitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			if !strings.Contains(out.String(), tc.want) || strings.Contains(out.String(), "error") || strings.Contains(out.String(), key) {
@@ -87,7 +94,7 @@ func TestDumpBlockKey(t *testing.T) {
 			out.Reset()
 			errb.Reset()
 			const wrong = "jsf-test-wrong-key"
-			if code := run([]string{"dump", tc.sub, tc.file, "--jetstream-key", wrong}, &out, &errb); code != exitFailure ||
+			if code := run([]string{"dump", tc.sub, tc.file, "--key", wrong}, &out, &errb); code != exitUnknown ||
 				!strings.Contains(errb.String(), "does not open") || strings.Contains(errb.String(), wrong) {
 				t.Errorf("wrong key: exit %d, stderr %q", code, errb.String())
 			}

@@ -97,9 +97,9 @@ func newDumpSnapCmd(stdout io.Writer) *cobra.Command {
 
 func newDumpWALCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	var jsKey string
+	var jsKey keyFlags
 	return sizedDump("wal", "Print every append entry of a raft WAL block (_js_/<group>/msgs/N.blk)",
-		func(c *cobra.Command) { o.flags(c); addBlockKeyFlag(c, &jsKey) },
+		func(c *cobra.Command) { o.flags(c); jsKey.add(c) },
 		func(file string, f *os.File, size int64) error {
 			g, err := o.groupOf(file, 2)
 			if err != nil {

@@ -25,16 +25,16 @@ func init() {
 
 func (o *storeDumpOptions) flags(c *cobra.Command, keyHelp string) {
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON lines instead of text")
-	c.Flags().StringVar(&o.key, "key", "", keyHelp)
+	c.Flags().StringVar(&o.key, "checksum-key", "", keyHelp)
 }
 
 func newDumpBlkCmd(stdout io.Writer) *cobra.Command {
 	var o storeDumpOptions
-	var jsKey string
+	var jsKey keyFlags
 	return sizedDump("blk", "Print every record of a message block (msgs/N.blk)",
 		func(c *cobra.Command) {
 			o.flags(c, `checksum key "<stream or group>-<N>" (default: from the path)`)
-			addBlockKeyFlag(c, &jsKey)
+			jsKey.add(c)
 		},
 		func(file string, f *os.File, size int64) error {
 			r, done, err := unsealedBlock(file, f, jsKey)
@@ -46,7 +46,7 @@ func newDumpBlkCmd(stdout io.Writer) *cobra.Command {
 			if key == "" {
 				k, ok := storeparse.BlockKey(absPath(file))
 				if !ok {
-					return fmt.Errorf("cannot derive the checksum key from %q; give --key <stream>-<N>", file)
+					return fmt.Errorf("cannot derive the checksum key from %q; give --checksum-key <stream>-<N>", file)
 				}
 				key = k
 			}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -23,8 +21,9 @@ type extractOptions struct {
 	server string
 	group  string
 	output string
+	force  bool
 	limits bundle.Limits
-	keys   []string // jetstream keys (crypt.go); never printed
+	keys   keyFlags // jetstream keys (crypt.go); never printed
 }
 
 func newExtractCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -46,8 +45,9 @@ content is written once per content. The bundle is never written to.`,
 	c.Flags().StringVar(&o.stream, "stream", "", "the stream, ACCOUNT/NAME (e.g. '$G/ORDERS')")
 	c.Flags().StringVar(&o.server, "server", "", "read only this server's copy and WAL")
 	c.Flags().StringVar(&o.group, "group", "", "the stream's raft group (S-…) when nothing in the bundle names it")
-	c.Flags().StringVarP(&o.output, "output", "o", "", "write the messages to this file (required; never inside the bundle)")
-	c.Flags().StringArrayVar(&o.keys, "key", nil, keyFlagHelp+"; give it again for prev_encryption_key")
+	c.Flags().StringVarP(&o.output, "output", "o", "", "write the messages to this file, - for stdout (required; never inside the bundle)")
+	c.Flags().BoolVar(&o.force, "force", false, "replace the output file if it exists")
+	o.keys.add(c)
 	addLimitFlags(c, &o.limits)
 	_ = c.MarkFlagRequired("stream")
 	_ = c.MarkFlagRequired("output")
@@ -79,19 +79,33 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if !ok || acc == "" || name == "" {
 		return fmt.Errorf("--stream %q: want ACCOUNT/NAME, e.g. '$G/ORDERS'", o.stream)
 	}
-	if err := outsideBundle(path, o.output); err != nil {
-		return err
-	}
-	f, err := os.Create(o.output)
+	guard, err := newInputGuard(path)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(f)
+	if err := guard.refuse("-o", o.output); err != nil {
+		return err
+	}
+	if err := guard.refuseDir("--tmpdir", o.limits.TempDir); err != nil {
+		return err
+	}
+	if err := checkOutput("-o", o.output, o.force); err != nil {
+		return err
+	}
+	keys, err := o.keys.resolve()
+	if err != nil {
+		return err
+	}
+	f, err := createOutput(o.output)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f.writerOr(stdout))
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	counts := map[string]int{}
 	// Each message is written as the merge gives it: nothing is held.
-	s, err := analysis.Extract(path, o.limits, jetstreamKeys(o.keys), analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group},
+	s, err := analysis.Extract(path, o.limits, keys, analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group},
 		func(m *analysis.SalvagedMsg) error {
 			counts[m.From]++
 			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: parseHeaders(m.Header),
@@ -105,12 +119,11 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if f != nil {
+		// No half-written file left to be taken for the whole stream.
+		err = f.finish(err)
 	}
 	if err != nil {
-		// No half-written file left to be taken for the whole stream.
-		_ = os.Remove(o.output)
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %d message(s) of %s > %s to %s: %d from blocks, %d from a raft WAL only",
@@ -130,29 +143,6 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintln(stderr, "note:", n)
-	}
-	return nil
-}
-
-// outsideBundle refuses an output path inside the bundle (or the bundle
-// itself): extract never writes to it.
-func outsideBundle(bundlePath, out string) error {
-	b, err := filepath.Abs(bundlePath)
-	if err != nil {
-		return err
-	}
-	o, err := filepath.Abs(out)
-	if err != nil {
-		return err
-	}
-	if rb, err := filepath.EvalSymlinks(b); err == nil {
-		b = rb
-	}
-	if rd, err := filepath.EvalSymlinks(filepath.Dir(o)); err == nil {
-		o = filepath.Join(rd, filepath.Base(o))
-	}
-	if rel, err := filepath.Rel(b, o); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
-		return fmt.Errorf("-o %s is inside the bundle %s: extract never writes into a bundle", out, bundlePath)
 	}
 	return nil
 }

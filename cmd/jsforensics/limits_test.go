@@ -22,12 +22,12 @@ func TestAnalyzeLimitFlags(t *testing.T) {
 		t.Errorf("left %v in --tmpdir", left)
 	}
 	errb.Reset()
-	if code := run([]string{"analyze", "--max-entries", "5", archive}, &out, &errb); code != exitFailure || !strings.Contains(errb.String(), "more than 5 entries") {
+	if code := run([]string{"analyze", "--max-entries", "5", archive}, &out, &errb); code != exitUnknown || !strings.Contains(errb.String(), "more than 5 entries") {
 		t.Errorf("--max-entries 5: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
 	missing := filepath.Join(tmp, "nope")
-	if code := run([]string{"analyze", "--tmpdir", missing, archive}, &out, &errb); code != exitFailure || !strings.Contains(errb.String(), missing) {
+	if code := run([]string{"analyze", "--tmpdir", missing, archive}, &out, &errb); code != exitUnknown || !strings.Contains(errb.String(), missing) {
 		t.Errorf("--tmpdir missing: exit %d, stderr %q", code, errb.String())
 	}
 }

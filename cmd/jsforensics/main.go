@@ -6,12 +6,17 @@ import (
 	"os"
 )
 
-// Exit codes, named so scripts and CI gates can rely on them.
+// Exit codes, as `nats server check` gives them (the Nagios convention),
+// so monitoring wrappers read them as they read natscli's.
 const (
-	exitOK       = 0 // no critical finding
-	exitFailure  = 1 // the tool itself failed
-	exitCritical = 3 // the analysis found critical findings
+	exitOK       = 0 // no critical or warning finding, and everything was judged
+	exitWarning  = 1 // warnings, no critical finding
+	exitCritical = 2 // a critical finding
+	exitUnknown  = 3 // could not judge: nothing recognized, part unread, sealed, a filter matching nothing; also usage errors and the tool failing
 )
+
+// exitCodes says the exit codes in the commands' help.
+const exitCodes = "Exit codes (as nats server check): 0 ok, 1 warnings, 2 critical findings, 3 could not judge (nothing recognized, part of the bundle unread or sealed, a filter matching nothing) or the tool failed."
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

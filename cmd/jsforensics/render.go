@@ -21,11 +21,13 @@ type reportFlags struct {
 	verbose bool
 	filter  report.Selection
 	redact  bool
+	force   bool
 }
 
 func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().StringVar(&f.format, "format", "text", "output format: "+formatNames())
-	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout (required for xlsx on a terminal)")
+	c.Flags().StringVarP(&f.output, "output", "o", "", "write the report to this file instead of stdout, - for stdout (required for xlsx on a terminal); never inside the input")
+	c.Flags().BoolVar(&f.force, "force", false, "replace output files that exist")
 	c.Flags().BoolVar(&f.verbose, "verbose", false, "under every finding its own timeline excerpt in full (by default each event is shown once, under the cause it explains)")
 	c.Flags().StringSliceVar(&f.filter.Servers, "server", nil, "report only what concerns these servers (names, comma-separated)")
 	c.Flags().StringSliceVar(&f.filter.Accounts, "account", nil, "report only what concerns these accounts")
@@ -33,15 +35,22 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream and consumer names, subjects and paths (the same name, the same token) to share the report; server names, ids and figures stay")
 }
 
-// prepare checks the flags before any work: the format exists and a
-// binary one is not written to a terminal.
-func (f *reportFlags) prepare(stdout io.Writer) (outputFormat, renderOptions, error) {
+// prepare checks the flags before any work: the format exists, a binary
+// one is not written to a terminal, and the output is not inside the input
+// (guard) nor replaces a file without --force.
+func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat, renderOptions, error) {
 	format, err := lookupFormat(f.format)
 	if err != nil {
 		return outputFormat{}, renderOptions{}, err
 	}
+	if err := guard.refuse("-o", f.output); err != nil {
+		return outputFormat{}, renderOptions{}, err
+	}
+	if err := checkOutput("-o", f.output, f.force); err != nil {
+		return outputFormat{}, renderOptions{}, err
+	}
 	o := renderOptions{verbose: f.verbose}
-	if f.output == "" {
+	if f.output == "" || f.output == stdoutName {
 		o.terminal = terminalOf(stdout)
 		if o.is && format.binary {
 			return outputFormat{}, renderOptions{}, fmt.Errorf("--format %s is not for a terminal: give -o FILE", format.name)
@@ -51,7 +60,7 @@ func (f *reportFlags) prepare(stdout io.Writer) (outputFormat, renderOptions, er
 }
 
 // emit narrows and redacts rep as the flags say, writes it, and returns
-// exitCritical when what it wrote holds a critical finding.
+// the exit code of what it wrote (report.Status) as an exitError unless ok.
 func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOptions, stdout io.Writer) error {
 	rep = f.filter.Apply(rep)
 	if f.redact {
@@ -60,30 +69,23 @@ func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOpti
 			return err
 		}
 	}
-	out := stdout
-	var file *os.File
-	if f.output != "" {
-		var err error
-		if file, err = os.Create(f.output); err != nil {
-			return err
-		}
-		out = file
+	file, err := createOutput(f.output)
+	if err != nil {
+		return err
 	}
-	bw := bufio.NewWriter(out)
-	err := format.write(bw, rep, o)
+	bw := bufio.NewWriter(file.writerOr(stdout))
+	err = format.write(bw, rep, o)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
 	if file != nil {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
+		err = file.finish(err)
 	}
 	if err != nil {
 		return err
 	}
-	if rep.CountBySeverity()[report.Critical] > 0 {
-		return exitError{code: exitCritical}
+	if code := int(rep.Status()); code != exitOK {
+		return exitError{code: code}
 	}
 	return nil
 }
@@ -96,10 +98,14 @@ func newRenderCmd(stdout, _ io.Writer) *cobra.Command {
 		Long: `Render reads a report saved with analyze --format json and writes it as analyze
 would have: the same bytes for the same format and flags.
 
-Exit codes: 0 no critical finding, 1 the tool failed, 3 critical findings.`,
+` + exitCodes,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			format, o, err := f.prepare(stdout)
+			guard, err := newInputGuard(args[0])
+			if err != nil {
+				return err
+			}
+			format, o, err := f.prepare(stdout, guard)
 			if err != nil {
 				return err
 			}

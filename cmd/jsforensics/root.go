@@ -72,5 +72,5 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "jsforensics:", err)
-	return exitFailure
+	return exitUnknown
 }

@@ -46,7 +46,7 @@ func TestEveryFixtureReportMatchesSchema(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(strings.TrimPrefix(dir, bundles+"/"), func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if code := run([]string{"analyze", dir, "--format", "json"}, &out, &errb); code != exitOK && code != exitCritical {
+			if code := run([]string{"analyze", dir, "--format", "json"}, &out, &errb); !reportExit(code, errb.String()) {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			rep, err := jsonschema.UnmarshalJSON(&out)

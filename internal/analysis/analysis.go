@@ -146,6 +146,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 	rep.Findings = findings
 	rep.Diagnosis = diagnose(findings)
 	rep.Checks = outcomes
+	rep.Coverage = bundleCoverage(m, rep.Streams, outcomes)
 	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
 	return rep
@@ -179,6 +180,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("reading ack logs", l.ackLogs)
 	l.guard("ordering", l.finish)
 	l.guard("measuring the writes exposed by unclean stops", l.durability)
+	m.Read = readOf(b)
 	return m
 }
 
@@ -257,7 +259,7 @@ func (l *loader) note(format string, args ...any) {
 func (l *loader) finish() {
 	m := l.m
 	if b := l.b; len(b.Stores) == 0 && len(b.Logs) == 0 && len(b.Captures) == 0 && len(b.AckLogs) == 0 {
-		// Silence would read as a healthy bundle.
+		// Silence would read as a healthy bundle (coverage makes it unknown).
 		l.note("bundle %s: no store, log, capture or ack log found in it by content: nothing to analyze (is it the right folder or archive?)", b.Path)
 	}
 	for _, s := range m.Servers {

@@ -66,6 +66,9 @@ type Model struct {
 	// EncryptedStores are the servers whose store is encrypted at rest.
 	EncryptedStores map[ServerID]bool
 
+	// Read is what the bundle reader recognized and could not read.
+	Read Read
+
 	Notes []string
 }
 

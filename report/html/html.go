@@ -139,14 +139,7 @@ func Write(w io.Writer, r *report.Report) error {
 	counts := r.CountBySeverity()
 	v := pageView{Report: r, Critical: counts[report.Critical], Warning: counts[report.Warning], Info: counts[report.Info],
 		Legend: markOrder}
-	switch {
-	case v.Critical > 0:
-		v.Worst = "critical"
-	case v.Warning > 0:
-		v.Worst = "warning"
-	default:
-		v.Worst = "ok"
-	}
+	v.Worst = r.Status().String()
 	cards := make([]findingCard, len(r.Findings))
 	for i, f := range r.Findings {
 		cards[i] = newCard(r, i, f)

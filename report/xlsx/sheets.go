@@ -22,6 +22,9 @@ func summaryTable(r *report.Report) *report.Table {
 		{Header: "what", Wide: true}, {Header: "first step", Wide: true},
 	}}
 	add := func(cells ...string) { t.Rows = append(t.Rows, cells) }
+	for _, u := range r.UnjudgedHeadline() {
+		add("could not judge", "", r.Status().String(), "", u, "")
+	}
 	for k, c := range r.Diagnosis {
 		add("diagnosis", fmt.Sprintf("cause %d", k+1), string(c.Severity), fmt.Sprint(len(c.Findings)), c.Summary, c.FirstStep)
 	}
