@@ -103,6 +103,8 @@ func syncSummary(m *Model) string {
 	var parts []string
 	for _, s := range m.Servers {
 		switch {
+		case s.Sync == nil && s.SyncUnknown != "":
+			parts = append(parts, s.Name+": unknown ("+s.SyncUnknown+")")
 		case s.Sync == nil:
 			parts = append(parts, s.Name+": not in the bundle (default 2m0s)")
 		case s.Sync.Always:
@@ -160,6 +162,8 @@ func exposures(m *Model) []Exposure {
 		x := Exposure{Server: srv.ref(), Stop: e.Time, Timeline: i, Sync: SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
 		if srv.Sync != nil {
 			x.Sync = *srv.Sync
+		} else if srv.SyncUnknown != "" {
+			x.Sync.Source = "unknown: " + srv.SyncUnknown + "; the window shown is the default's (2m0s)"
 		}
 		from := e.Time.Add(-x.Sync.Interval).UnixNano()
 		to := e.Time.UnixNano()

@@ -1,11 +1,17 @@
 package analysis
 
 import (
+	"fmt"
+	"io"
 	"io/fs"
-	"regexp"
+	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/natsconf"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -41,16 +47,9 @@ func (l *loader) syncFrom(srv *Server, c *capture.JetStreamConfig, source string
 	srv.Sync = &SyncSetting{Interval: c.SyncInterval, Always: c.SyncAlways, Source: source}
 }
 
-// Config file lines (opts.go parseJetStream): "sync_interval" or "sync",
-// a duration or "always"; server_name names the server.
-var (
-	confJetStreamRE = regexp.MustCompile(`(?m)^\s*jetstream\s*[:=]?\s*\{`)
-	confSyncRE      = regexp.MustCompile(`(?m)^\s*(?:sync_interval|sync)\s*[:=]?\s*"?([^"\s#,}]+)`)
-	confNameRE      = regexp.MustCompile(`(?m)^\s*server_name\s*[:=]?\s*"?([^"\s#,}]+)`)
-)
-
-// maxConfFile bounds a file read to see whether it is a server config.
-const maxConfFile = 256 << 10
+// maxIncludedConfig bounds an included config file read (a config is a
+// few KiB; the bundle reader holds configs up to its sniff size).
+const maxIncludedConfig = 256 << 10
 
 // durability reads sync settings from server configs found in the bundle
 // by content, then the exposures of the unclean stops.
@@ -59,65 +58,161 @@ func (l *loader) durability() {
 	l.m.Exposures = exposures(l.m)
 }
 
-// syncFromConfigs looks for nats-server config files among the bundle's
-// small files that are no store, log or capture, and takes their sync
-// setting for the server they name (or for every server without one).
-func (l *loader) syncFromConfigs() {
-	known := map[string]bool{}
-	for _, lg := range l.b.Logs {
-		known[lg.Path] = true
-	}
-	for _, c := range l.b.Captures {
-		known[c.Path] = true
-	}
-	stores := map[string]bool{}
-	for _, st := range l.b.Stores {
-		stores[st.Dir] = true
-	}
-	_ = fs.WalkDir(l.b.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() {
-			if stores[p] {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if known[p] || !d.Type().IsRegular() {
-			return nil
-		}
-		if fi, err := d.Info(); err != nil || fi.Size() > maxConfFile {
-			return nil
-		}
-		b, err := fs.ReadFile(l.b.FS, p)
-		if err != nil || !confJetStreamRE.Match(b) {
-			return nil
-		}
-		m := confSyncRE.FindSubmatch(b)
-		if m == nil {
-			return nil
-		}
-		set := SyncSetting{Source: "config " + p}
-		if v := string(m[1]); v == "always" {
-			set.Always = true
-		} else if d, err := time.ParseDuration(v); err == nil {
-			set.Interval = d
-		} else {
-			l.note("%s: sync setting %q not understood", p, v)
-			return nil
-		}
-		for _, s := range l.m.Servers {
-			if n := confNameRE.FindSubmatch(b); n != nil && string(n[1]) != s.Name {
+// serverConfig is what one config file says of the server it configures,
+// as natsconf read it.
+type serverConfig struct {
+	path string
+	// name is server_name; nameVar the variable it is set from when the
+	// bundle does not define it (the Helm chart's $SERVER_NAME).
+	name, nameVar string
+	hasName       bool
+	sync          *SyncSetting
+	// unknown says why the sync setting cannot be told from this config
+	// (a value from the environment, an include not in the bundle, a
+	// syntax error), "" when the config says it or says nothing.
+	unknown string
+}
+
+// readServerConfig parses one config the bundle reader found (includes
+// read through the bundle: the path as written, else the file of that
+// name beside the config).
+func (l *loader) readServerConfig(c bundle.Config) serverConfig {
+	open := func(p string) ([]byte, error) {
+		try := []string{path.Clean(strings.TrimPrefix(p, "/")), path.Join(path.Dir(c.Path), path.Base(p))}
+		var err error
+		for _, t := range try {
+			var f fs.File
+			if f, err = l.b.FS.Open(t); err != nil {
 				continue
 			}
-			if s.Sync == nil {
-				set := set
-				s.Sync = &set
+			b, rerr := io.ReadAll(io.LimitReader(f, maxIncludedConfig+1))
+			f.Close()
+			if rerr != nil {
+				return nil, rerr
 			}
+			if len(b) > maxIncludedConfig {
+				return nil, fmt.Errorf("%s: more than %d bytes", t, maxIncludedConfig)
+			}
+			return b, nil
 		}
-		return nil
-	})
+		return nil, err
+	}
+	conf := natsconf.Parse(c.Path, c.Data, open)
+	sc := serverConfig{path: c.Path}
+	if v, ok := conf.Lookup("server_name"); ok {
+		sc.hasName = true
+		sc.name, sc.nameVar = v.Text, v.Var
+	}
+	var v natsconf.Value
+	ok := false
+	for _, key := range []string{"sync_interval", "sync"} {
+		if v, ok = conf.Lookup("jetstream", key); ok {
+			break
+		}
+	}
+	set := SyncSetting{Source: "config " + c.Path}
+	switch {
+	case ok && v.Unresolved():
+		sc.unknown = fmt.Sprintf("%s sets jetstream sync_interval from $%s, which the bundle does not define (the server takes it from its environment)", c.Path, v.Var)
+	case ok && strings.EqualFold(v.Text, "always"):
+		set.Always = true
+		sc.sync = &set
+	case ok:
+		// A duration string, or a bare number of seconds (opts.go
+		// parseDuration).
+		if d, err := time.ParseDuration(v.Text); err == nil {
+			set.Interval = d
+			sc.sync = &set
+		} else if n, err := strconv.ParseInt(v.Text, 10, 64); err == nil && n >= 0 {
+			set.Interval = time.Duration(n) * time.Second
+			sc.sync = &set
+		} else {
+			sc.unknown = fmt.Sprintf("%s: jetstream sync_interval %q not understood", c.Path, v.Text)
+		}
+	case conf.Err != nil:
+		sc.unknown = fmt.Sprintf("%s does not parse past %v, and sync_interval is not set before that", c.Path, conf.Err)
+	case len(conf.MissingIncludes) > 0:
+		sc.unknown = fmt.Sprintf("%s includes %s, which the bundle does not hold, and may set sync_interval there", c.Path, strings.Join(conf.MissingIncludes, ", "))
+	}
+	if sc.sync != nil && !conf.Complete() {
+		// A later include or the part past a syntax error may override it.
+		sc.sync.Source += " (not read whole)"
+	}
+	return sc
+}
+
+// syncFromConfigs takes each config's sync setting for its server: the one
+// it names, else the one whose store sits in the config's folder, else,
+// when every config of the bundle says the same (one chart rendered for
+// every server), every server without a setting. A setting the bundle
+// cannot tell is unknown for the server, never the default.
+func (l *loader) syncFromConfigs() {
+	var loose []serverConfig
+	for _, c := range l.b.Configs {
+		sc := l.readServerConfig(c)
+		if sc.sync == nil && sc.unknown == "" {
+			continue // says nothing of sync: the server's default
+		}
+		if srv := l.configServer(sc); srv != nil {
+			if srv.Sync == nil && srv.SyncUnknown == "" {
+				srv.Sync, srv.SyncUnknown = sc.sync, sc.unknown
+			}
+			continue
+		}
+		loose = append(loose, sc)
+	}
+	if len(loose) == 0 {
+		return
+	}
+	same := true
+	for _, sc := range loose[1:] {
+		a, b := sc.sync, loose[0].sync
+		if (a == nil) != (b == nil) || a != nil && (a.Always != b.Always || a.Interval != b.Interval) {
+			same = false
+		}
+	}
+	for _, s := range l.m.Servers {
+		if s.Sync != nil || s.SyncUnknown != "" {
+			continue
+		}
+		switch {
+		case same && loose[0].sync != nil:
+			set := *loose[0].sync
+			if len(loose) > 1 {
+				set.Source = fmt.Sprintf("%d configs that name no server of the bundle, all alike (%s)", len(loose), loose[0].path)
+			}
+			s.Sync = &set
+		case same:
+			s.SyncUnknown = loose[0].unknown
+		default:
+			var paths []string
+			for _, sc := range loose {
+				paths = append(paths, sc.path)
+			}
+			s.SyncUnknown = fmt.Sprintf("the configs %s name no server of the bundle (or name it from the environment) and set sync differently: which is this server's cannot be told", strings.Join(paths, ", "))
+		}
+	}
+}
+
+// configServer is the server a config is for: the one server_name names,
+// else (no name, or a name from the environment) the one server whose
+// store lies under the config's folder; nil when neither tells.
+func (l *loader) configServer(sc serverConfig) *Server {
+	if sc.hasName && sc.nameVar == "" {
+		return l.m.server(sc.name)
+	}
+	dir := path.Dir(sc.path)
+	var found *Server
+	for _, s := range l.m.Servers {
+		if s.StoreDir == "" || dir == "." || s.StoreDir != dir && !strings.HasPrefix(s.StoreDir, dir+"/") {
+			continue
+		}
+		if found != nil {
+			return nil // the folder holds more than one server's store
+		}
+		found = s
+	}
+	return found
 }
 
 // metaRemoval records an API delete the meta WAL holds.

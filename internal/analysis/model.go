@@ -119,6 +119,10 @@ type Server struct {
 	// Sync is how the server flushes its store (captures, config), nil
 	// when the bundle does not say.
 	Sync *SyncSetting
+	// SyncUnknown says why the bundle holds this server's config but its
+	// sync setting cannot be told from it (a value from the environment, an
+	// include the bundle lacks); "" otherwise.
+	SyncUnknown string
 	// Meta is what this server's own meta state (snapshot then WAL ops)
 	// assigns; nil when the store holds no usable meta state.
 	Meta *MetaState

@@ -111,6 +111,9 @@ type Bundle struct {
 	Undelivered []string `json:"undelivered,omitempty"`
 	// AckLogs are the publishers' ack logs, found by content (acklog.Sniff); sorted.
 	AckLogs []string `json:"ack_logs,omitempty"`
+	// Configs are the nats-server config files, found by content
+	// (natsconf.Sniff), with their bytes; sorted by Path.
+	Configs []Config `json:"configs,omitempty"`
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
 	root      *os.Root
@@ -118,6 +121,12 @@ type Bundle struct {
 	late      lateDamage
 	tmp       string // temporary folder to remove, "" for a directory bundle
 	closed    bool
+}
+
+// Config is one nats-server config file of the bundle, as read.
+type Config struct {
+	Path string `json:"path"`
+	Data []byte `json:"-"`
 }
 
 // Problem is an entry that was refused or could not be read.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/natsconf"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -119,6 +120,11 @@ func (b *Bundle) sniffFile(p string) {
 	}
 	if !compressed && acklog.Sniff(head) {
 		b.AckLogs = append(b.AckLogs, p) // walked in order: sorted
+		return
+	}
+	if !compressed && whole && natsconf.Sniff(head) {
+		// Configs are small: held as read, so no later step opens them again.
+		b.Configs = append(b.Configs, Config{Path: p, Data: head}) // walked in order: sorted
 		return
 	}
 	if compressed || !looksJSON(head) {
