@@ -203,6 +203,7 @@ func openSource(fsys fs.FS, name string) (blockSource, error) {
 		return blockSource{}, err
 	}
 	size := fi.Size()
+	adviseSequential(f)
 	if ra, ok := f.(io.ReaderAt); ok {
 		return blockSource{ra: ra, size: size, close: func() { f.Close() }}, nil
 	}
