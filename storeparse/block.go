@@ -47,7 +47,7 @@ const maxDecompressed = 8<<20 + RLBadThresh
 const maxRatio = 256
 
 // readChunk is how many bytes the reader asks the io.ReaderAt for at a time.
-const readChunk = 1 << 20
+const readChunk = 256 << 10
 
 // Record is one record of a message block. Subject, Header and Data point
 // into the reader's buffer and are valid until the next call to Next.
@@ -81,7 +81,7 @@ type BlockReader struct {
 
 	buf    []byte // buf[0] is at block offset bufOff
 	bufOff int64
-	// inMem: the whole (decompressed or mapped) block is in buf, bufOff 0;
+	// inMem: the whole (decompressed or given) block is in buf, bufOff 0;
 	// fill slices it and never copies.
 	inMem bool
 	off   int64 // next record offset
@@ -90,6 +90,7 @@ type BlockReader struct {
 	lastGood int64  // end offset of the last record whose framing was sane
 	lastSeq  uint64 // seq of the last sane non-tombstone record
 	torn     bool
+	shrank   bool // src ended before size (see fill)
 
 	resynced  bool
 	resyncOff int64
@@ -109,8 +110,8 @@ func NewBlockReader(file string, r io.ReaderAt, size int64, key string) (*BlockR
 }
 
 // newBlockReader is NewBlockReader over r, or over data when data is not nil
-// (a block already in memory, e.g. mapped: records then point into data and
-// nothing is copied).
+// (a block already in memory, e.g. read whole: records then point into data
+// and nothing is copied).
 func newBlockReader(file string, r io.ReaderAt, data []byte, size int64, key string) (*BlockReader, error) {
 	if size < 0 {
 		return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "negative size %d", size)
@@ -208,6 +209,11 @@ func (b *BlockReader) fill(off int64, n int) ([]byte, error) {
 	m, err := b.src.ReadAt(b.buf, off)
 	b.buf = b.buf[:m]
 	b.bufOff = off
+	if int64(m) < want {
+		// ReadAt ended before the size the block was opened with: the
+		// file shrank (or the source lied about its size).
+		b.shrank = true
+	}
 	if err != nil && err != io.EOF {
 		return nil, &binfmt.CorruptError{File: b.file, Offset: off, Err: err}
 	}

@@ -70,7 +70,7 @@ func FuzzBlockReader(f *testing.F) {
 			checkErr(t, err)
 			return
 		}
-		// The in-memory reader (mapped blocks) must see exactly the same.
+		// The in-memory reader (blocks read whole) must see exactly the same.
 		mr, err := newBlockReader("f.blk", nil, b, int64(len(b)), "ORDERS-1")
 		if err != nil {
 			t.Fatal(err)

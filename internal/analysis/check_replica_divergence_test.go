@@ -17,14 +17,34 @@ import (
 // with the servers on each side.
 func TestReplicaDivergenceOneSequence(t *testing.T) {
 	dir := copyTree(t, flatBundle)
-	p := filepath.Join(dir, "store-n1", filepath.FromSlash(ordersBlock))
+	rewriteSeq40(t, dir, "store-n1")
+	checkSeq40Diverges(t, dir)
+}
+
+// TestRenamedFolderStillCompared: the same rewrite, then n1's ORDERS folder
+// renamed (its meta.inf still names ORDERS, so it is still a copy of ORDERS):
+// no other store holds a folder of that name, so its first read sums no
+// digests, and the comparison must read them before comparing.
+func TestRenamedFolderStillCompared(t *testing.T) {
+	dir := copyTree(t, flatBundle)
+	rewriteSeq40(t, dir, "store-n1")
+	streams := filepath.Join(dir, "store-n1", "$G", "streams")
+	if err := os.Rename(filepath.Join(streams, "ORDERS"), filepath.Join(streams, "ORDERS-moved")); err != nil {
+		t.Fatal(err)
+	}
+	checkSeq40Diverges(t, dir)
+}
+
+// rewriteSeq40 gives seq 40 of store's ORDERS another payload of the same
+// length under a checksum recomputed with the stream's key, as a replica
+// that took a different write would hold.
+func rewriteSeq40(t *testing.T, dir, store string) {
+	t.Helper()
+	p := filepath.Join(dir, store, filepath.FromSlash(ordersBlock))
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Seq 40 gets another payload of the same length under a checksum
-	// recomputed with the stream's key, as a replica that took a different
-	// write would hold.
 	key := "ORDERS-1"
 	br, err := storeparse.NewBlockReader(p, strings.NewReader(string(b)), int64(len(b)), key)
 	if err != nil {
@@ -43,9 +63,14 @@ func TestReplicaDivergenceOneSequence(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if sc, err := storeparse.ScanStream(os.DirFS(dir), "store-n1/$G/streams/ORDERS", storeparse.ScanOptions{}); err != nil || len(sc.Problems) > 0 {
+	if sc, err := storeparse.ScanStream(os.DirFS(dir), store+"/$G/streams/ORDERS", storeparse.ScanOptions{}); err != nil || len(sc.Problems) > 0 {
 		t.Fatalf("the rewritten record does not pass its checksum: %v %v", err, sc.Problems)
 	}
+}
+
+// checkSeq40Diverges wants exactly one divergence: seq 40, n1 against n2,n3.
+func checkSeq40Diverges(t *testing.T, dir string) {
+	t.Helper()
 	var div []report.Finding
 	for _, f := range analyze(t, dir).Findings {
 		if f.Code == "replica-divergence" {

@@ -68,12 +68,24 @@ type DivergedSpan struct {
 }
 
 // keepForComparison keeps what the replica comparison needs from a copy's
-// scan (which must have been made with DigestWindow: digestWindow).
-func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan) {
+// scan; digests: it was made with DigestWindow: digestWindow.
+func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan, digests bool) {
 	if c.Encrypted {
 		return // nothing readable to compare
 	}
 	c.Windows, c.Live = scan.Windows(), scan.Live()
+	c.noDigests = !digests
+}
+
+// sumDigests reads a copy scanned without digests again, with them: one
+// whose folder no other clustered store holds, compared after all because
+// a meta.inf names another stream than its folder.
+func (l *loader) sumDigests(c *StreamCopy) {
+	scan, err := storeparse.ScanStream(l.b.FS, c.Path, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true, SkipConsumers: true})
+	if err != nil {
+		return // the first read reported it
+	}
+	c.Windows, c.Live, c.noDigests = scan.Windows(), scan.Live(), false
 }
 
 // compareReplicas compares every stream held by more than one server, then
@@ -110,6 +122,11 @@ func (l *loader) compareStream(st *Stream) {
 	if len(copies) > maxCompared {
 		l.note("%s > %s: %d copies; the first %d are compared", st.Account, st.Name, len(copies), maxCompared)
 		copies = copies[:maxCompared]
+	}
+	for _, c := range copies {
+		if c.noDigests {
+			l.sumDigests(c)
+		}
 	}
 	st.Comparison = &ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: l.diverged(st, copies)}
 }

@@ -155,6 +155,20 @@ func (l *loader) stores() {
 		}
 	}
 	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
+	// A stream folder only one clustered store holds has no replica to
+	// compare with: its scan sums no message digests (compareStream sums
+	// them after all should another copy turn up under its name).
+	clustered := map[AssetKey]int{}
+	for _, st := range l.b.Stores {
+		if st.SysAccount == "" {
+			continue
+		}
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				clustered[AssetKey{acc.Name, sname}]++
+			}
+		}
+	}
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -165,7 +179,7 @@ func (l *loader) stores() {
 		srv.StoreDir = st.Dir
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
-				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname) })
+				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname, clustered[AssetKey{acc.Name, sname}] > 1) })
 				plan.done(done)
 				done++
 			}
@@ -173,8 +187,9 @@ func (l *loader) stores() {
 	}
 }
 
-// stream scans one stream folder of one server.
-func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
+// stream scans one stream folder of one server; digests: for the replica
+// comparison (other copies may exist).
+func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, digests bool) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
@@ -189,7 +204,11 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 			Message: fmt.Sprintf("%s is an empty stream folder (no meta.inf, no message blocks)", dir)})
 		return
 	}
-	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true})
+	opts := storeparse.ScanOptions{SkipFirstTS: true}
+	if digests {
+		opts.DigestWindow = digestWindow
+	}
+	scan, err := storeparse.ScanStream(l.b.FS, dir, opts)
 	if err != nil {
 		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.ID, account, folder, dir, err))
 		return
@@ -220,7 +239,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string) {
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
-	keepForComparison(c, scan)
+	keepForComparison(c, scan, digests)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)

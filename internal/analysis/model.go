@@ -211,6 +211,9 @@ type StreamCopy struct {
 	// (load_replicas.go); nil for an encrypted copy.
 	Windows []storeparse.WindowDigest
 	Live    *storeparse.Live
+	// noDigests: the scan summed no message digests (no other clustered
+	// store holds the folder), so Windows is empty until sumDigests.
+	noDigests bool
 	// Clustered: the server's store holds raft groups (a _js_ folder); a
 	// non-clustered server's stream is never a replica of a cluster's.
 	Clustered bool

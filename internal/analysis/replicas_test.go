@@ -109,6 +109,44 @@ func TestStreamBlocksReadOnce(t *testing.T) {
 	}
 }
 
+// TestDigestsOnlyWhereCopiesMeet: copies of streams no other clustered store
+// holds sum no message digests in their scan, and every compared copy has
+// them (summed in a second read otherwise). A folder another store holds
+// empty still has digests summed: the inventory cannot tell.
+func TestDigestsOnlyWhereCopiesMeet(t *testing.T) {
+	skipped, compared := 0, 0
+	for _, fx := range fixtures(t) {
+		b, err := bundle.Open(fx.forms[0], bundle.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := Load(b)
+		b.Close()
+		for _, st := range m.Streams {
+			clustered := 0
+			for _, c := range st.Copies {
+				if c.Clustered && !c.Encrypted {
+					clustered++
+				}
+			}
+			for _, c := range st.Copies {
+				switch {
+				case c.Encrypted:
+				case clustered >= 2 && c.Clustered && c.noDigests:
+					t.Errorf("%s: %s on %s: compared without digests", fx.name, st.Name, c.Path)
+				case c.noDigests:
+					skipped++
+				case st.Comparison != nil:
+					compared++
+				}
+			}
+		}
+	}
+	if skipped == 0 || compared == 0 {
+		t.Errorf("%d copies without digests, %d compared: the fixtures no longer show both", skipped, compared)
+	}
+}
+
 // blocksHolding names the blocks of copy c holding a message in r.
 func blocksHolding(t *testing.T, fsys fs.FS, c *StreamCopy, r report.Range) []string {
 	t.Helper()
