@@ -40,16 +40,20 @@ type fdFS struct {
 	lru   list.List           // of *heldDir, most recently used first
 	limit int
 
+	listings map[string][]fs.DirEntry // folders listed, sorted, by path
+	listed   int                      // entries in listings, plus one a folder
+
 	opens atomic.Int64 // openat calls made (the fallback's not counted)
 }
 
 // heldDir is a folder's open descriptor (O_RDONLY|O_DIRECTORY).
 type heldDir struct {
-	path string
-	fd   int
-	refs int           // users now; an entry is let go only at 0
-	elem *list.Element // in fdFS.lru; nil for the root
-	read sync.Mutex    // held while its entries are read (the offset is shared)
+	path    string
+	fd      int
+	refs    int           // users now; an entry is let go only at 0
+	elem    *list.Element // in fdFS.lru; nil for the root
+	reading sync.Mutex    // held while its entries are read (the offset is shared)
+	listed  bool          // entries were read: seek to the start before reading again
 }
 
 // dirCacheSize bounds the folder descriptors held: enough for the folders
@@ -86,7 +90,8 @@ func openFdFS(root *os.Root) (*fdFS, error) {
 	}
 	unix.CloseOnExec(fd)
 	top := &heldDir{path: ".", fd: fd, refs: 1}
-	return &fdFS{root: root, name: root.Name(), rootFd: top, dirs: map[string]*heldDir{".": top}, limit: dirCacheSize()}, nil
+	return &fdFS{root: root, name: root.Name(), rootFd: top, dirs: map[string]*heldDir{".": top}, limit: dirCacheSize(),
+		listings: map[string][]fs.DirEntry{}}, nil
 }
 
 // Close lets every descriptor go. The FS must not be used after.
@@ -96,7 +101,7 @@ func (s *fdFS) Close() error {
 	for _, d := range s.dirs {
 		unix.Close(d.fd)
 	}
-	s.dirs = nil
+	s.dirs, s.listings = nil, nil
 	s.lru.Init()
 	return nil
 }
@@ -205,12 +210,19 @@ func (s *fdFS) Stat(name string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// ReadDir lists name on its held descriptor, sorted by name. An entry's
+// ReadDir lists name on its held descriptor, sorted by name, or gives the
+// listing it made before (up to maxListed entries are kept). An entry's
 // type is the one the folder records (lstat only when it records none);
 // Info stats it relative to the folder.
 func (s *fdFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &os.PathError{Op: "readdir", Path: name, Err: os.ErrInvalid}
+	}
+	s.mu.Lock()
+	ents, ok := s.listings[name]
+	s.mu.Unlock()
+	if ok {
+		return slices.Clone(ents), nil
 	}
 	d, err := s.dir(name)
 	if err == unix.ENOENT {
@@ -220,23 +232,37 @@ func (s *fdFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		return fs.ReadDir(s.root.FS(), name)
 	}
 	defer s.release(d)
-	ents, err := s.entries(d)
+	ents, err = s.entries(d)
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	if err != nil {
-		err = &os.PathError{Op: "readdirent", Path: joinPath(s.name, name), Err: err}
+		return ents, &os.PathError{Op: "readdirent", Path: joinPath(s.name, name), Err: err}
 	}
-	return ents, err
+	s.mu.Lock()
+	if s.listed+len(ents)+1 <= maxListed && s.listings != nil {
+		s.listings[name] = ents
+		s.listed += len(ents) + 1
+	}
+	s.mu.Unlock()
+	return slices.Clone(ents), nil
 }
+
+// maxListed bounds the entries of the listings kept (about 100 bytes each):
+// a folder is listed by the inventory and again by a loader, and a bundle
+// does not change while it is read.
+const maxListed = 256 << 10
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // entries reads d's entries from its start.
 func (s *fdFS) entries(d *heldDir) ([]fs.DirEntry, error) {
-	d.read.Lock()
-	defer d.read.Unlock()
-	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
-		return nil, err
+	d.reading.Lock()
+	defer d.reading.Unlock()
+	if d.listed {
+		if _, err := unix.Seek(d.fd, 0, 0); err != nil {
+			return nil, err
+		}
 	}
+	d.listed = true
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp

@@ -138,6 +138,20 @@ func TestDirFSLinks(t *testing.T) {
 			t.Errorf("Open(%q): %v, os.Root: %v", name, err, rerr)
 		}
 	}
+	for _, name := range []string{".", "sub", "dirlink"} { // listed again: kept
+		if got, want := describe(s, name), describe(rootFS, name); got != want {
+			t.Errorf("%q listed again:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	nokeep, _ := openTestFdFS(t, dir)
+	nokeep.listings = nil // read again, from the start of the folder
+	for range 2 {
+		for _, name := range []string{".", "sub", "dirlink"} {
+			if got, want := describe(nokeep, name), describe(rootFS, name); got != want {
+				t.Errorf("%q listed again, not kept:\n got %s\nwant %s", name, got, want)
+			}
+		}
+	}
 	for _, name := range []string{"abs-out/secret", "rel-out/secret", "sub/rel-out"} {
 		if data, err := fs.ReadFile(s, name); err == nil || bytes.Contains(data, []byte("secret")) {
 			t.Errorf("%q: read outside the bundle (%q, %v)", name, data, err)
