@@ -117,7 +117,8 @@ type Bundle struct {
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
 	root      *os.Root
-	zipFile   *os.File // a zip read in place
+	closeFS   func() error // releases FS of a directory bundle
+	zipFile   *os.File     // a zip read in place
 	late      lateDamage
 	tmp       string // temporary folder to remove, "" for a directory bundle
 	closed    bool
@@ -189,8 +190,13 @@ func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bun
 		b.Close()
 		return nil, err
 	}
-	b.FS = b.root.FS()
-	if b.tmp != "" {
+	if b.tmp == "" {
+		b.FS, b.closeFS, err = newDirFS(b.root)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+	} else {
 		// The unpack folder is ours (made 0700, nothing else writes to it)
 		// and holds no link (links are refused): plain paths are safe
 		// there, and a path opens in one openat, not one per element as
@@ -256,6 +262,9 @@ func (b *Bundle) Close() error {
 	}
 	b.closed = true
 	var errs []error
+	if b.closeFS != nil {
+		errs = append(errs, b.closeFS())
+	}
 	if b.root != nil {
 		errs = append(errs, b.root.Close())
 	}

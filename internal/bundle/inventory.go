@@ -16,45 +16,52 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// inventory walks b.FS and fills Stores, Logs, Captures and Problems.
+// inventory walks b.FS and fills Stores, Logs, Captures and Problems. Each
+// folder is listed once, in the order fs.WalkDir visits it, and each file
+// opened once.
 func (b *Bundle) inventory(lim Limits) error {
 	var files []string
 	walked := 0
-	err := fs.WalkDir(b.FS, ".", func(p string, d fs.DirEntry, err error) error {
+	var walk func(p string) error
+	walk = func(p string) error {
+		ents, err := fs.ReadDir(b.FS, p)
 		if err != nil {
 			if p == "." {
 				return err
 			}
 			b.problem(p, "unreadable: %v", err)
-			return nil
-		}
-		walked++
-		if walked > lim.MaxEntries {
-			return fmt.Errorf("%w: more than %d files and folders (at %q)", ErrLimit, lim.MaxEntries, p)
-		}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			b.problem(p, "symlink not followed")
-		case d.IsDir():
-			ents, err := fs.ReadDir(b.FS, p)
-			if err != nil {
-				return nil // WalkDir reports it
-			}
+		} else {
 			if st, ok := sniffStore(b.FS, p, ents); ok {
 				b.Stores = append(b.Stores, st)
-				return fs.SkipDir // a folder inside a store root is not another one
+				return nil // a folder inside a store root is not another one
 			}
 			if len(ents) == 0 && namedLikeCapture(p) {
 				b.problem(p, "an empty folder where a file named like a capture or log is expected")
 			}
-		case d.Type().IsRegular():
-			files = append(files, p)
-		default:
-			b.problem(p, "special file (%v) skipped", d.Type())
+		}
+		for _, d := range ents {
+			q := path.Join(p, d.Name())
+			walked++
+			if walked > lim.MaxEntries {
+				return fmt.Errorf("%w: more than %d files and folders (at %q)", ErrLimit, lim.MaxEntries, q)
+			}
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				b.problem(q, "symlink not followed")
+			case d.IsDir():
+				if err := walk(q); err != nil {
+					return err
+				}
+			case d.Type().IsRegular():
+				files = append(files, q)
+			default:
+				b.problem(q, "special file (%v) skipped", d.Type())
+			}
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	walked++ // the root, as fs.WalkDir counts it
+	if err := walk("."); err != nil {
 		return err
 	}
 	for _, p := range files {
@@ -137,10 +144,16 @@ func (b *Bundle) sniffFile(p string) {
 		b.problem(p, "JSON file of %d bytes, more than the %d read to classify it: skipped", fi.Size(), maxCaptureBytes)
 		return
 	}
-	data, err := fs.ReadFile(b.FS, p)
-	if err != nil {
-		b.problem(p, "unreadable: %v", err)
-		return
+	data := head
+	if !whole {
+		// The rest, from the file already open (a file is opened once).
+		buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
+		buf.Write(head)
+		if _, err := buf.ReadFrom(f); err != nil {
+			b.problem(p, "unreadable: %v", err)
+			return
+		}
+		data = buf.Bytes()
 	}
 	if off, err := jsonDamage(data); err != nil {
 		b.problem(p, "at offset %d: JSON stops decoding (%v); what decodes before it is read", off, err)

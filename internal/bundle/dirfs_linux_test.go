@@ -1,0 +1,195 @@
+package bundle
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func openTestFdFS(t *testing.T, dir string) (*fdFS, fs.FS) {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	s, err := openFdFS(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, root.FS()
+}
+
+// describe says what an FS gives for name: its error, or its
+// information, content or listing.
+func describe(fsys fs.FS, name string) string {
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return "stat: " + err.Error()
+	}
+	out := fmt.Sprintf("%s %v %d %v", fi.Name(), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+	if fi.IsDir() {
+		ents, err := fs.ReadDir(fsys, name)
+		for _, e := range ents {
+			info, ierr := e.Info()
+			if ierr != nil {
+				out += fmt.Sprintf(" [%s %v info: %v]", e.Name(), e.Type(), ierr)
+				continue
+			}
+			out += fmt.Sprintf(" [%s %v %v %d]", e.Name(), e.Type(), info.Mode(), info.Size())
+		}
+		if err != nil {
+			out += " readdir: " + err.Error()
+		}
+		return out
+	}
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return out + " read: " + err.Error()
+	}
+	return out + " " + string(data)
+}
+
+// The descriptor-holding FS gives what os.Root's FS gives on every
+// committed directory bundle, opening each folder and file once.
+func TestDirFSMatchesRootOnFixtures(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		src := fx.sources[0]
+		if filepath.Base(src) != "bundle" {
+			continue
+		}
+		s, rootFS := openTestFdFS(t, src)
+		elements := 0
+		err := fs.WalkDir(rootFS, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if p != "." {
+				elements++
+			}
+			if got, want := describe(s, p), describe(rootFS, p); got != want {
+				t.Errorf("%s: %s:\n got %s\nwant %s", fx.name, p, got, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// describe opens each file twice (Stat does not open, ReadFile does)
+		// and lists each folder once: one open a file, one a folder, and the
+		// folders are held (the fixtures have fewer than dirCacheSize).
+		if n := s.opens.Load(); n > int64(elements) {
+			t.Errorf("%s: %d openat for %d files and folders", fx.name, n, elements)
+		}
+	}
+}
+
+// Links: one inside the bundle is followed as os.Root follows it; one
+// leading out, absolute or through "..", is refused with os.Root's error;
+// names with ".." or a leading "/" are invalid.
+func TestDirFSLinks(t *testing.T) {
+	tmp := t.TempDir()
+	dir, outside := filepath.Join(tmp, "bundle"), filepath.Join(tmp, "outside")
+	for _, d := range []string{filepath.Join(dir, "sub", "deep"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{"bundle/in.txt": "inside", "bundle/sub/deep/f": "deep", "outside/secret": "secret"}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"link-in": "in.txt", "sub/up": "../in.txt", "dirlink": "sub/deep", "sub/deeplink": "deep",
+		"abs-out": outside, "rel-out": "../outside", "sub/rel-out": "../../outside/secret", "dangling": "nope",
+		"abs-in": filepath.Join(dir, "in.txt"), "loop": "loop",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, rootFS := openTestFdFS(t, dir)
+	names := []string{".", "in.txt", "sub", "sub/deep", "sub/deep/f", "link-in", "sub/up", "dirlink", "dirlink/f",
+		"sub/deeplink/f", "abs-out", "abs-out/secret", "rel-out", "rel-out/secret", "sub/rel-out", "dangling",
+		"abs-in", "loop", "loop/x", "nope", "sub/nope", "nope/x", "in.txt/x", "../outside/secret", "/etc/passwd",
+		"sub/../in.txt", "sub/", ""}
+	for _, name := range names {
+		got, want := describe(s, name), describe(rootFS, name)
+		if got != want {
+			t.Errorf("%q:\n got %s\nwant %s", name, got, want)
+		}
+		if strings.Contains(got, "secret") && !strings.HasPrefix(got, "stat:") {
+			t.Errorf("%q: read outside the bundle: %s", name, got)
+		}
+		f, err := s.Open(name)
+		if err == nil {
+			f.Close()
+		}
+		_, rerr := rootFS.Open(name)
+		if fmt.Sprint(err) != fmt.Sprint(rerr) {
+			t.Errorf("Open(%q): %v, os.Root: %v", name, err, rerr)
+		}
+	}
+	for _, name := range []string{".", "sub", "dirlink"} { // listed again: kept
+		if got, want := describe(s, name), describe(rootFS, name); got != want {
+			t.Errorf("%q listed again:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	nokeep, _ := openTestFdFS(t, dir)
+	nokeep.listings = nil // read again, from the start of the folder
+	for range 2 {
+		for _, name := range []string{".", "sub", "dirlink"} {
+			if got, want := describe(nokeep, name), describe(rootFS, name); got != want {
+				t.Errorf("%q listed again, not kept:\n got %s\nwant %s", name, got, want)
+			}
+		}
+	}
+	for _, name := range []string{"abs-out/secret", "rel-out/secret", "sub/rel-out"} {
+		if data, err := fs.ReadFile(s, name); err == nil || bytes.Contains(data, []byte("secret")) {
+			t.Errorf("%q: read outside the bundle (%q, %v)", name, data, err)
+		}
+	}
+}
+
+// A held folder is let go when more than the limit are held, and one in
+// use is never let go.
+func TestDirFSLimit(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		if err := os.MkdirAll(filepath.Join(dir, fmt.Sprint(i), "in"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i), "in", "f"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := openTestFdFS(t, dir)
+	s.limit = 8
+	held, err := s.dir("0/in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		for i := range 40 {
+			data, err := fs.ReadFile(s, fmt.Sprintf("%d/in/f", i))
+			if err != nil || string(data) != fmt.Sprint(i) {
+				t.Fatalf("round %d: %d/in/f: %q %v", round, i, data, err)
+			}
+		}
+		if len(s.dirs) > s.limit+1 || s.lru.Len() > s.limit {
+			t.Errorf("round %d: %d folders held, limit %d", round, len(s.dirs), s.limit)
+		}
+	}
+	if s.dirs["0/in"] != held {
+		t.Error("a folder in use was let go")
+	}
+	s.release(held)
+}
