@@ -652,7 +652,14 @@ type gzFile struct {
 	pos  int64 // file offset of the next byte z gives
 	crc  uint32
 	err  error
+	// back holds the last bytes ReadAt gave, ending at pos: a block
+	// reader asks again for the record cut at the end of its chunk.
+	back []byte
 }
+
+// backMax bounds gzFile.back; a read further back starts again from the
+// checkpoint.
+const backMax = 256 << 10
 
 func (f *gzFile) Stat() (fs.FileInfo, error) { return tinfo{f.n}, nil }
 func (f *gzFile) Close() error {
@@ -730,6 +737,7 @@ func (f *gzFile) next(p []byte) (int, error) {
 func (f *gzFile) Read(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.back = f.back[:0]
 	return f.next(p)
 }
 
@@ -741,14 +749,26 @@ func (f *gzFile) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, &fs.PathError{Op: "readat", Path: f.path, Err: fs.ErrInvalid}
 	}
+	done := 0
+	if off < f.pos && off >= f.pos-int64(len(f.back)) {
+		done = copy(p, f.back[int64(len(f.back))-(f.pos-off):])
+		if done == len(p) {
+			return done, nil
+		}
+		off += int64(done)
+	}
 	if off < f.pos || f.z == nil {
 		f.z = nil
 		f.pos = 0
+		f.back = f.back[:0]
 		if f.err == nil && f.n.size > 0 {
 			if err := f.start(); err != nil {
 				return 0, err
 			}
 		}
+	}
+	if f.pos < off {
+		f.back = f.back[:0]
 	}
 	for f.pos < off {
 		scratch := f.scratch()
@@ -761,7 +781,8 @@ func (f *gzFile) ReadAt(p []byte, off int64) (int, error) {
 			return 0, io.EOF
 		}
 	}
-	done := 0
+	read := done
+	defer func() { f.keep(p[read:done]) }()
 	for done < len(p) {
 		k, err := f.next(p[done:])
 		done += k
@@ -773,6 +794,18 @@ func (f *gzFile) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// keep makes back end with b, the bytes just read up to pos.
+func (f *gzFile) keep(b []byte) {
+	if len(b) >= backMax {
+		f.back = append(f.back[:0], b[len(b)-backMax:]...)
+		return
+	}
+	if drop := len(f.back) + len(b) - backMax; drop > 0 {
+		f.back = f.back[:copy(f.back, f.back[drop:])]
+	}
+	f.back = append(f.back, b...)
 }
 
 func (f *gzFile) scratch() *[]byte {
