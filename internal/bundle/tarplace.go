@@ -37,11 +37,13 @@ var errNotInPlace = errors.New("not readable in place")
 // takes.
 const DefaultSpillBytes = 256 << 20
 
-// Spill budget shares and sizes.
+// holdMax is the largest file kept in the spill file: message blocks and
+// WAL blocks are larger and are read again from a checkpoint. (A variable
+// for the tests that read every file from its checkpoint.)
+var holdMax int64 = 1 << 20
+
+// Checkpoint spacing.
 const (
-	// holdMax is the largest file kept in the spill file: message blocks
-	// and WAL blocks are larger and are read again from a checkpoint.
-	holdMax = 1 << 20
 	// ringGap spaces the checkpoints the inflater offers, in output bytes;
 	// a file read again starts inflating at most about this much before it.
 	ringGap = 256 << 10
