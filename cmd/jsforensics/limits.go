@@ -10,7 +10,8 @@ import (
 // keeps each default.
 func addLimitFlags(c *cobra.Command, l *bundle.Limits) {
 	f := c.Flags()
-	f.StringVar(&l.TempDir, "tmpdir", "", "unpack archives under this folder (default $TMPDIR); its free space is checked first")
+	f.StringVar(&l.TempDir, "tmpdir", "", "temporary folder for archives (default $TMPDIR): the spill file of a .tar.gz read in place, or what is unpacked, whose free space is checked first")
+	f.Int64Var(&l.SpillBytes, "max-spill", bundle.DefaultSpillBytes, "most temporary space a .tar.gz read in place takes (its small files and checkpoints), whatever its size")
 	f.Int64Var(&l.MaxTotalBytes, "max-unpacked", bundle.DefaultMaxTotalBytes, "most bytes unpacked from an archive, nested archives included")
 	f.Int64Var(&l.MaxEntryBytes, "max-entry", bundle.DefaultMaxEntryBytes, "most bytes one archive entry may unpack to")
 	f.IntVar(&l.MaxEntries, "max-entries", bundle.DefaultMaxEntries, "most archive entries (and files walked in a folder)")

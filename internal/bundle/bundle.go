@@ -4,14 +4,16 @@
 // whatever they are called. It does not parse stores, logs or captures beyond
 // what it takes to recognise them; other packages do that through Bundle.FS.
 //
-// Archives are unpacked into a temporary folder that Close removes. Entries
-// that would escape it, links, and entries past the Limits are refused and
-// reported; the bundle itself is never written to.
+// Archives are read in place where they can be (a zip, a tar, a tar.gz:
+// inplace.go, tarplace.go), else unpacked into a temporary folder that Close
+// removes. Entries that would escape the bundle, links, and entries past
+// the Limits are refused and reported; the bundle itself is never written to.
 package bundle
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,6 +48,10 @@ type Limits struct {
 	RatioFloor int64
 	// TempDir is where an archive is unpacked; "" is os.TempDir() (TMPDIR).
 	TempDir string
+	// SpillBytes caps the temporary space a .tar.gz read in place takes
+	// (the small files it keeps, the checkpoints it reads the others
+	// from), whatever the archive's size. Default 256 MiB.
+	SpillBytes int64
 }
 
 // Default limits.
@@ -73,6 +79,9 @@ func (l Limits) withDefaults() Limits {
 	if l.RatioFloor <= 0 {
 		l.RatioFloor = DefaultRatioFloor
 	}
+	if l.SpillBytes <= 0 {
+		l.SpillBytes = DefaultSpillBytes
+	}
 	return l
 }
 
@@ -94,7 +103,7 @@ type Bundle struct {
 	Path string `json:"path"` // as given to Open
 	FS   fs.FS  `json:"-"`    // read-only view of the bundle's files; refuses paths escaping Root
 	// Root is the on-disk folder behind FS (the directory itself, or the
-	// temporary unpack folder); "" for a zip read in place.
+	// temporary unpack folder); "" for an archive read in place.
 	Root string `json:"-"`
 	// Archive is the archive format Open unpacked ("zip", "tar", "tar.gz"),
 	// empty for a directory bundle.
@@ -119,6 +128,7 @@ type Bundle struct {
 	root      *os.Root
 	closeFS   func() error // releases FS of a directory bundle
 	zipFile   *os.File     // a zip read in place
+	inPlace   io.Closer    // a tar or tar.gz read in place (tarplace.go)
 	late      lateDamage
 	tmp       string // temporary folder to remove, "" for a directory bundle
 	closed    bool
@@ -171,6 +181,17 @@ func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bun
 				return nil, err
 			}
 			return b, nil
+		}
+		switch err := b.openTarInPlace(path, fi.Size(), lim, unpacked); {
+		case err == nil:
+			if err := b.inventory(lim); err != nil {
+				b.Close()
+				return nil, err
+			}
+			return b, nil
+		case !errors.Is(err, errNotInPlace):
+			b.Close()
+			return nil, err
 		}
 		if err := checkRoom(path, fi.Size(), lim); err != nil {
 			return nil, err
@@ -270,6 +291,9 @@ func (b *Bundle) Close() error {
 	}
 	if b.zipFile != nil {
 		errs = append(errs, b.zipFile.Close())
+	}
+	if b.inPlace != nil {
+		errs = append(errs, b.inPlace.Close())
 	}
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))

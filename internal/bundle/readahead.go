@@ -26,9 +26,9 @@ type aheadChunk struct {
 	err error // after b: the inflater's error (io.EOF at the end)
 }
 
-// newReadAhead starts reading r, whose compressed input is counted by in.
-// Stop must be called when done with it.
-func newReadAhead(r io.Reader, in *countReader, watch *readWatch) *readAhead {
+// newReadAhead starts reading r, whose compressed input read so far in
+// gives. Stop must be called when done with it.
+func newReadAhead(r io.Reader, in func() int64, watch *readWatch) *readAhead {
 	ra := &readAhead{chunks: make(chan aheadChunk, aheadChunks), free: make(chan []byte, aheadChunks+2),
 		stop: make(chan struct{}), done: make(chan struct{}), watch: watch}
 	for range aheadChunks + 2 {
@@ -38,7 +38,7 @@ func newReadAhead(r io.Reader, in *countReader, watch *readWatch) *readAhead {
 	return ra
 }
 
-func (ra *readAhead) fill(r io.Reader, in *countReader) {
+func (ra *readAhead) fill(r io.Reader, in func() int64) {
 	defer close(ra.done)
 	defer close(ra.chunks)
 	for {
@@ -48,7 +48,7 @@ func (ra *readAhead) fill(r io.Reader, in *countReader) {
 		case <-ra.stop:
 			return
 		}
-		start := in.n
+		start := in()
 		n := 0
 		var err error
 		for n < len(b) && err == nil {

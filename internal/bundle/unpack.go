@@ -153,7 +153,7 @@ func (x *extractor) extract(name string, r io.ReaderAt, size int64, prefix strin
 		if !x.nested {
 			watch = x.watch
 		}
-		ra := newReadAhead(gz, in, watch)
+		ra := newReadAhead(gz, func() int64 { return in.n }, watch)
 		defer ra.Stop()
 		return kind, x.extractTar(name, ra, prefix, func() (int64, int64) { return ra.compressed(), size })
 	}
