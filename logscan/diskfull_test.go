@@ -21,6 +21,7 @@ var diskFullLines = []struct {
 	{"Error storing entry to WAL", "wal-error", "S-R3F-", "", "", "no space left on device", "both"},
 	{"Filestore [S-R3F-", "filestore-write-error", "S-R3F-", "", "", "no space left on device", "15"},
 	{"Failed to install snapshot for 'APP > FILL'", "snapshot-install-failed", "S-R3F-", "APP", "FILL", "no space left on device", "12"},
+	{"JetStream failed to store a msg on stream 'APP > FILL'", "store-failed", "", "APP", "FILL", "expected sequence does not match store", "12"},
 	{"JetStream out of resources, will be DISABLED", "out-of-resources", "", "", "", "", "both"},
 	{"JetStream initiating meta leader transfer", "meta-leader-transfer", "", "", "", "", "15"},
 	{"JetStream timeout waiting for meta leader transfer", "meta-leader-transfer", "", "", "", "", "15"},

@@ -423,6 +423,9 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		FoldersAfter   map[string][]string `json:"folders_after"`
 		// The server SIGKILLed and restarted (an unclean stop).
 		Killed string `json:"killed"`
+		// The server whose store filled and disabled JetStream; its copy
+		// of the stream fell behind (diskfull-*).
+		FullServer string `json:"full_server"`
 	}
 	if err := json.Unmarshal(fx.want.Expect, &exp); err != nil {
 		return nil, err
@@ -489,6 +492,10 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	for _, s := range exp.StreamsLost {
 		acc, name, _ := strings.Cut(s, " > ")
 		out = append(out, expectedFinding{Code: "asset-lost", Account: acc, Stream: name})
+	}
+	if exp.FullServer != "" {
+		out = append(out, expectedFinding{Code: "jetstream-disabled", Server: exp.FullServer, Kind: "disk-full"},
+			expectedFinding{Code: "replica-gap", Server: exp.FullServer, Account: exp.Account, Stream: exp.Stream, Kind: "behind"})
 	}
 	if exp.Killed != "" {
 		out = append(out, expectedFinding{Code: "durability-exposure", Server: exp.Killed})
