@@ -454,6 +454,7 @@ func (c *Capture) fill(kind string, data []byte, off int64, line int) error {
 	case KindHealthz:
 		var v Healthz
 		err = json.Unmarshal(data, &v)
+		v.ErrCode = v.errCode()
 		c.Healthz = &v
 	case KindVarz:
 		var v Varz

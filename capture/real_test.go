@@ -209,7 +209,7 @@ func TestCaptureAgreement(t *testing.T) {
 		w := loadWant(t, dir)
 		got, want := map[string]bool{}, map[string]bool{}
 		for _, ws := range w.Servers {
-			if ws.Meta == nil || ws.Captures["jsz"] == "" || ws.Captures["raftz"] == "" {
+			if ws.Meta == nil || ws.JetStreamDisabled || ws.Captures["jsz"] == "" || ws.Captures["raftz"] == "" {
 				continue
 			}
 			jb, ok1 := read(ws.Captures["jsz"])

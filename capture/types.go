@@ -2,6 +2,8 @@ package capture
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -12,8 +14,11 @@ import (
 
 // Jsz is a /jsz answer (server.JSInfo).
 type Jsz struct {
-	ServerID string          `json:"server_id"`
-	Now      time.Time       `json:"now"`
+	ServerID string    `json:"server_id"`
+	Now      time.Time `json:"now"`
+	// Disabled: JetStream is configured but off on this server (shut down
+	// while the process runs, e.g. out of space); the answer then carries
+	// only server_id and now beside it (monitor.go Jsz).
 	Disabled bool            `json:"disabled"`
 	Config   JetStreamConfig `json:"config"`
 
@@ -248,6 +253,52 @@ type Healthz struct {
 	StatusCode int            `json:"status_code"`
 	Error      string         `json:"error"`
 	Errors     []HealthzError `json:"errors"`
+	// ErrCode is the JetStream API error code that Error (else the first of
+	// Errors carrying one) ends with: the server writes an ApiError as
+	// "<description> (<err_code>)" (jetstream_errors.go ApiError.Error), so
+	// a server whose JetStream is off answers "JetStream not enabled
+	// (10076)". 0 when none carries one. Set by decoding, not on the wire.
+	ErrCode uint16 `json:"-"`
+}
+
+// ErrCodeJetStreamNotEnabled is JSNotEnabledErr
+// (jetstream_errors_generated.go): what /healthz reports while JetStream
+// is disabled on a server configured with it (monitor.go healthz).
+const ErrCodeJetStreamNotEnabled = 10076
+
+// JetStreamNotEnabled says whether the answer reports JetStream off on the
+// server (error code 10076).
+func (h *Healthz) JetStreamNotEnabled() bool { return h.ErrCode == ErrCodeJetStreamNotEnabled }
+
+// apiErrCode is the code an ApiError text ends with ("… (10076)"), 0 if
+// it ends otherwise.
+func apiErrCode(text string) uint16 {
+	text = strings.TrimSpace(text)
+	if !strings.HasSuffix(text, ")") {
+		return 0
+	}
+	i := strings.LastIndex(text, " (")
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.ParseUint(text[i+2:len(text)-1], 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint16(n)
+}
+
+// errCode is the code of the answer's error (see ErrCode).
+func (h *Healthz) errCode() uint16 {
+	if c := apiErrCode(h.Error); c != 0 {
+		return c
+	}
+	for _, e := range h.Errors {
+		if c := apiErrCode(e.Error); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // HealthzError is server.HealthzError; Type is the server's string form

@@ -31,7 +31,9 @@ type wantDoc struct {
 		Cluster  string `json:"cluster"`
 		StoreDir string `json:"store_dir"`
 		Log      string `json:"log"`
-		Meta     struct {
+		// JetStreamDisabled: /jsz said disabled (diskfull-*).
+		JetStreamDisabled bool `json:"jetstream_disabled"`
+		Meta              struct {
 			ClusterSize int      `json:"cluster_size"`
 			Term        uint64   `json:"term"`
 			Leader      string   `json:"leader"`
@@ -140,7 +142,8 @@ func loadBundleServers(t testing.TB) []*serverCase {
 				ver = w.ServerVersion
 			}
 			sc := &serverCase{label: filepath.Base(dir) + "/" + s.Name, bundle: filepath.Base(dir), version: ver, name: s.Name,
-				peerID: s.PeerID, js: js, groups: map[string]groupWant{}, expect: w.Expect, banner: map[string]string{}}
+				peerID: s.PeerID, js: js, groups: map[string]groupWant{}, expect: w.Expect, banner: map[string]string{},
+				disabled: s.JetStreamDisabled}
 			for _, o := range w.Servers {
 				sc.clusterIDs = append(sc.clusterIDs, o.PeerID)
 			}

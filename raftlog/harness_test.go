@@ -56,6 +56,9 @@ type serverCase struct {
 	// clusterIDs the peer ids of all servers of the bundle.
 	expect     json.RawMessage
 	clusterIDs []string
+	// disabled: its JetStream was off at the captures (want.json
+	// jetstream_disabled): /raftz {}, no live view to compare with.
+	disabled bool
 }
 
 func dedupStreams(in []streamWant) []streamWant {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/binfmt"
 )
 
 // The fixtures of this package are the committed bundles under
@@ -49,6 +52,8 @@ type wantServer struct {
 	StoreDir string            `json:"store_dir"`
 	Captures map[string]string `json:"captures"`
 	Streams  []wantStream      `json:"streams"`
+	// JetStreamDisabled: /jsz said disabled (diskfull-*: its store filled).
+	JetStreamDisabled bool `json:"jetstream_disabled"`
 }
 
 type wantDoc struct {
@@ -79,6 +84,10 @@ type bundleStore struct {
 	// Live: the bundle's stores were copied while the servers ran (want.json
 	// expect.store_copy.live), so index.db can be older than the blocks.
 	Live bool
+	// Disabled: the server had disabled JetStream when its store filled
+	// (want.json jetstream_disabled): its /jsz lists no stream, and the
+	// index.db files it failed to write at the stop are 0 bytes.
+	Disabled bool
 }
 
 func (b bundleStore) String() string { return b.Bundle + "/" + b.Server }
@@ -170,7 +179,7 @@ func storesOf(t testing.TB, name string) []bundleStore {
 			bs := bundleStore{Bundle: name, Server: s.Name, Version: s.Version, Streams: s.Streams,
 				Root:       filepath.Join(root, filepath.FromSlash(s.StoreDir)),
 				Standalone: standalone, Stopped: stopped, Encrypted: w.Expect.Encrypted,
-				Live: w.Expect.StoreCopy.Live}
+				Live: w.Expect.StoreCopy.Live, Disabled: s.JetStreamDisabled}
 			if bs.Version == "" {
 				bs.Version = w.ServerVersion
 			}
@@ -227,6 +236,18 @@ func store(t testing.TB, name, srv string) bundleStore {
 	}
 	t.Fatalf("%s has no store for server %s", name, srv)
 	return bundleStore{}
+}
+
+// onlyEmptyIndex says whether every problem of a scan is an index.db of 0
+// bytes (what a server whose store filled leaves), and there is one.
+func onlyEmptyIndex(sc *StreamScan) bool {
+	for _, p := range sc.Problems {
+		var ce *binfmt.CorruptError
+		if !errors.As(p, &ce) || path.Base(ce.File) != "index.db" || !errors.Is(ce, binfmt.ErrTruncated) || ce.Offset != 0 {
+			return false
+		}
+	}
+	return len(sc.Problems) > 0
 }
 
 // streamDirs lists the stream folders (<account>/streams/<name>) of a

@@ -35,6 +35,9 @@ func TestIndexVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(b) == 0 && bs.Disabled {
+				continue // written at the stop on a full disk (diskfull-*)
+			}
 			x, err := ParseIndex(p, b, name)
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)

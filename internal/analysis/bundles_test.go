@@ -23,13 +23,16 @@ type want struct {
 }
 
 type wantServer struct {
-	Name    string               `json:"name"`
-	PeerID  string               `json:"peer_id"`
-	Cluster string               `json:"cluster"`
-	Store   string               `json:"store_dir"`
-	Meta    *wantGroup           `json:"meta"`
-	Streams []wantStream         `json:"streams"`
-	Groups  map[string]wantGroup `json:"groups"`
+	Name    string `json:"name"`
+	PeerID  string `json:"peer_id"`
+	Cluster string `json:"cluster"`
+	Store   string `json:"store_dir"`
+	// Disabled: /jsz said JetStream was off on it (diskfull-*): /raftz {},
+	// no live view.
+	Disabled bool                 `json:"jetstream_disabled"`
+	Meta     *wantGroup           `json:"meta"`
+	Streams  []wantStream         `json:"streams"`
+	Groups   map[string]wantGroup `json:"groups"`
 }
 
 type wantGroup struct {
@@ -246,7 +249,7 @@ func TestMetaViewEqualsRaftz(t *testing.T) {
 				notMember[n] = true
 			}
 			for _, ws := range fx.want.Servers {
-				if ws.Meta == nil || skip[ws.Name] {
+				if ws.Meta == nil || skip[ws.Name] || ws.Disabled {
 					continue
 				}
 				v, ok := views[ws.Name]
@@ -420,6 +423,9 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		FoldersAfter   map[string][]string `json:"folders_after"`
 		// The server SIGKILLed and restarted (an unclean stop).
 		Killed string `json:"killed"`
+		// The server whose store filled and disabled JetStream; its copy
+		// of the stream fell behind (diskfull-*).
+		FullServer string `json:"full_server"`
 	}
 	if err := json.Unmarshal(fx.want.Expect, &exp); err != nil {
 		return nil, err
@@ -486,6 +492,10 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	for _, s := range exp.StreamsLost {
 		acc, name, _ := strings.Cut(s, " > ")
 		out = append(out, expectedFinding{Code: "asset-lost", Account: acc, Stream: name})
+	}
+	if exp.FullServer != "" {
+		out = append(out, expectedFinding{Code: "jetstream-disabled", Server: exp.FullServer, Kind: "disk-full"},
+			expectedFinding{Code: "replica-gap", Server: exp.FullServer, Account: exp.Account, Stream: exp.Stream, Kind: "behind"})
 	}
 	if exp.Killed != "" {
 		out = append(out, expectedFinding{Code: "durability-exposure", Server: exp.Killed})

@@ -73,6 +73,9 @@ func stuckServers(m *Model, persist time.Duration) []stuckServer {
 	}
 	var out []stuckServer
 	for _, srv := range sortedKeys(by) {
+		if s := m.server(srv); s != nil && jetStreamOffAtEnd(s) {
+			continue // its meta layer is stopped: no view of the group (jetstream-disabled)
+		}
 		states := by[srv]
 		sort.SliceStable(states, func(i, j int) bool { return states[i].Time.Before(states[j].Time) })
 		last := states[len(states)-1]

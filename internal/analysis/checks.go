@@ -99,6 +99,7 @@ var Checks = []Check{
 	checkPeerOffline,
 	checkAssetLost,
 	checkDurabilityExposure,
+	checkJetStreamDisabled,
 }
 
 // Outcome results of a check.

@@ -18,7 +18,7 @@ import (
 func diagnose(fs []report.Finding) []report.Cause {
 	used := make([]bool, len(fs))
 	var out []report.Cause
-	for _, c := range []func([]report.Finding, []bool) []report.Cause{renameCauses, departureCauses, quorumCauses, splitCauses, membershipCauses, storeCauses, orphanCauses} {
+	for _, c := range []func([]report.Finding, []bool) []report.Cause{renameCauses, departureCauses, quorumCauses, splitCauses, membershipCauses, disabledCauses, storeCauses, orphanCauses} {
 		out = append(out, c(fs, used)...)
 	}
 	for i, f := range fs {

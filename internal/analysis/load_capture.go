@@ -220,6 +220,10 @@ func (l *loader) capture(c capture.Capture) {
 		l.captureRaftz(srv, c, at)
 	case "healthz":
 		h := c.Healthz
+		if h.JetStreamNotEnabled() {
+			js := jetStreamOf(srv)
+			js.Off = append(js.Off, JetStreamAnswer{Time: at, Text: "/healthz " + h.Status + ": " + healthzText(h), File: c.File, Line: c.Line})
+		}
 		kind := string(natsfmt.EventHealthcheckOK)
 		text := "healthz: " + h.Status
 		if h.Status != "ok" {
@@ -243,11 +247,61 @@ func (l *loader) capture(c capture.Capture) {
 			l.metaCluster(srv, v.JetStream.Meta, at, "varz", c)
 		}
 		l.syncFrom(srv, v.JetStream.Config, "/varz jetstream config in "+c.File)
+		if cfg := v.JetStream.Config; cfg != nil {
+			js := jetStreamOf(srv)
+			if cfg.MaxStorage > 0 {
+				js.MaxStorage, js.MaxStorageSource = cfg.MaxStorage, "/varz jetstream config in "+c.File
+			}
+			if cfg.StoreDir != "" {
+				js.StoreDir = cfg.StoreDir
+			}
+		}
+		if st := v.JetStream.Stats; st != nil && (st.Storage > 0 || st.ReservedStorage > 0) {
+			js := jetStreamOf(srv)
+			if js.StorageSource == "" {
+				js.Storage, js.Reserved, js.StorageSource = st.Storage, st.ReservedStorage, "/varz jetstream stats in "+c.File
+			}
+		}
 	}
+}
+
+// jetStreamOf is srv's JetStream status record, made on first use.
+func jetStreamOf(srv *Server) *JetStreamStatus {
+	if srv.JetStream == nil {
+		srv.JetStream = &JetStreamStatus{}
+	}
+	return srv.JetStream
+}
+
+// healthzText is the error text of a /healthz answer: its error, or its
+// errors joined.
+func healthzText(h *capture.Healthz) string {
+	if h.Error != "" {
+		return h.Error
+	}
+	var parts []string
+	for _, e := range h.Errors {
+		parts = append(parts, e.Error)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 	j := c.Jsz
+	js := jetStreamOf(srv)
+	if j.Disabled {
+		// Nothing else in it: no config, no streams (monitor.go Jsz).
+		js.Off = append(js.Off, JetStreamAnswer{Time: at, Text: "/jsz disabled: true", File: c.File, Line: c.Line})
+		return
+	}
+	js.On = append(js.On, JetStreamAnswer{Time: at, Text: "/jsz", File: c.File, Line: c.Line})
+	if j.Config.MaxStorage > 0 {
+		js.MaxStorage, js.MaxStorageSource = j.Config.MaxStorage, "/jsz config in "+c.File
+	}
+	if j.Config.StoreDir != "" {
+		js.StoreDir = j.Config.StoreDir
+	}
+	js.Storage, js.Reserved, js.StorageSource = j.Storage, j.ReservedStorage, "/jsz in "+c.File
 	l.syncFrom(srv, &j.Config, "/jsz config in "+c.File)
 	if j.Meta != nil {
 		l.metaCluster(srv, j.Meta, at, "jsz", c)

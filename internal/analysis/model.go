@@ -126,6 +126,36 @@ type Server struct {
 	// Meta is what this server's own meta state (snapshot then WAL ops)
 	// assigns; nil when the store holds no usable meta state.
 	Meta *MetaState
+	// JetStream is what its captures say of its JetStream (on or off, its
+	// store limit and usage); nil when no /jsz, /healthz or /varz of it
+	// says anything.
+	JetStream *JetStreamStatus
+}
+
+// JetStreamStatus is what one server's captures say of its JetStream.
+type JetStreamStatus struct {
+	// Off are the answers saying JetStream is off on the server while it
+	// runs (/jsz disabled: true, /healthz error 10076); On those of it
+	// running (a /jsz that is not disabled).
+	Off, On []JetStreamAnswer
+	// MaxStorage is the configured file store limit (max_file_store, /jsz
+	// or /varz config max_storage; 0 when none says); Storage and Reserved
+	// the bytes JetStream counted stored and reserved by stream limits, as
+	// the newest answer reporting them says (StorageSource names it).
+	MaxStorage        int64
+	MaxStorageSource  string
+	Storage, Reserved uint64
+	StorageSource     string
+	// StoreDir is the configured JetStream root (store_dir/jetstream).
+	StoreDir string
+}
+
+// JetStreamAnswer is one captured answer about a server's JetStream.
+type JetStreamAnswer struct {
+	Time time.Time // zero for an undated answer
+	Text string    // what it said, e.g. "/jsz disabled: true"
+	File string
+	Line int
 }
 
 // ref is how a record refers to s: its ID, or for a record made by hand

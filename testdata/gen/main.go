@@ -58,6 +58,7 @@ func allScenarios() []Scenario {
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
+		diskFullScenarios,     // scen_diskfull.go (issue 18)
 	} {
 		all = append(all, f()...)
 	}
@@ -90,6 +91,9 @@ var families = map[string]func(v string) Scenario{
 	},
 	"acked-lost": func(v string) Scenario {
 		return Scenario{Name: "acked-lost-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return ackLossOn(ctx, env, v) }}
+	},
+	"diskfull": func(v string) Scenario {
+		return Scenario{Name: "diskfull-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return diskFull(ctx, env, v, false) }}
 	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}

@@ -13,6 +13,7 @@ import (
 
 type jszInfo struct {
 	ServerID string           `json:"server_id"`
+	Disabled bool             `json:"disabled"`
 	Meta     *metaClusterInfo `json:"meta_cluster"`
 	Accounts []accountDetail  `json:"account_details"`
 	sys      string

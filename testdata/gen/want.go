@@ -44,11 +44,15 @@ type WantServer struct {
 	StoreDir string `json:"store_dir"`
 	Log      string `json:"log"`
 	// Captures maps capture name (jsz, raftz, healthz, varz, raftz-acc-<acc>) to its path in the bundle.
-	Captures map[string]string    `json:"captures"`
-	Health   string               `json:"health"`
-	Meta     WantMeta             `json:"meta"`
-	Groups   map[string]WantGroup `json:"groups"`
-	Streams  []WantStream         `json:"streams"`
+	Captures map[string]string `json:"captures"`
+	Health   string            `json:"health"`
+	// JetStreamDisabled: its /jsz said disabled (JetStream shut down while
+	// the process runs: no streams in /jsz, /raftz {}); its store is what
+	// it left then.
+	JetStreamDisabled bool                 `json:"jetstream_disabled,omitempty"`
+	Meta              WantMeta             `json:"meta"`
+	Groups            map[string]WantGroup `json:"groups"`
+	Streams           []WantStream         `json:"streams"`
 }
 
 // WantMeta is the server's view of the _meta_ group.
@@ -129,6 +133,7 @@ func wantServer(s *Server, c *Capture) (WantServer, error) {
 	if err := jsonUnmarshal(c.Files["jsz"], &j); err != nil {
 		return w, err
 	}
+	w.JetStreamDisabled = j.Disabled
 	// Raft groups from every /raftz capture.
 	names := map[string]string{} // peer id -> server name
 	for _, n := range c.names() {
