@@ -200,6 +200,10 @@ type StreamCopy struct {
 	Blocks []BlockSpan
 	// Unreadable: records on disk that fail their checksum, not counted.
 	Unreadable []report.Range
+	// Resurrected: messages the blocks hold whose deletion this copy's
+	// index.db records (their tombstones are gone): deleted, not held, for
+	// the replica comparison (storeparse StreamScan.Resurrected).
+	Resurrected []storeparse.SeqRange
 	// Windows and Live are what the replica comparison reads of this copy
 	// (load_replicas.go); nil for an encrypted copy.
 	Windows []storeparse.WindowDigest
@@ -271,6 +275,10 @@ type Corruption struct {
 	// Rebuilds: the server rebuilds this block at its next start (index.db
 	// missing or stale), cutting it at its first bad record.
 	Rebuilds bool
+	// Resurrected: deleted messages (index.db records their deletion) whose
+	// tombstones this damage took: the rebuild at the next start serves
+	// them again. Costs no message; Lost is empty.
+	Resurrected []report.Range
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.

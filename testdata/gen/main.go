@@ -56,6 +56,7 @@ func allScenarios() []Scenario {
 		renameScenarios,       // scen_rename.go (issue 12)
 		scaledownScenarios,    // scen_scaledown.go (issue 12)
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
+		perturbScenarios,      // scen_perturb.go (issue 21, testdata/perturbed)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 	} {
