@@ -177,6 +177,10 @@ type Stream struct {
 	// WALSeqs: per server, the sequences of stream messages its copy of
 	// the stream's raft WAL holds (what an extract finds there).
 	WALSeqs map[ServerID][]report.Range
+	// WALPending: per server, the sequences of stream messages in its WAL
+	// entries past the group's newest snapshot: what it applies at its next
+	// start (pendingQuorum).
+	WALPending map[ServerID][]report.Range
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison

@@ -97,6 +97,9 @@ func minus(a, b []report.Range) []report.Range {
 //     serves in full (a healthy replica is never blamed).
 func TestPerturbedStoresAgreeWithServer(t *testing.T) {
 	for dir, o := range loadOracles(t) {
+		if o.Mode == "crash" {
+			continue // TestCrashWALIsPending
+		}
 		t.Run(o.Name, func(t *testing.T) {
 			rep, err := Run(filepath.Join(dir, "bundle"), Options{})
 			if err != nil {
@@ -208,5 +211,73 @@ func TestTornTombstonesBlameNoHealthyReplica(t *testing.T) {
 	}
 	if want := "2, 5-6, 10, 14, 18, 22, and 1 more ranges"; back != want {
 		t.Errorf("n3 brings back %q, want %q", back, want)
+	}
+}
+
+// crashOracle is oracle.json of perturbed-crash-* (testdata/gen CrashOracle).
+type crashOracle struct {
+	Name      string                 `json:"name"`
+	Mode      string                 `json:"mode"`
+	Stream    string                 `json:"stream"`
+	Acked     []report.Range         `json:"acked"`
+	BlockLast map[string]uint64      `json:"block_last"`
+	After     map[string]oracleState `json:"after"`
+	Served    []report.Range         `json:"served"`
+	ServedErr string                 `json:"served_error"`
+}
+
+// TestCrashWALIsPending: every server SIGKILLed at once under load left
+// acknowledged messages in the stream group's raft WAL (past its snapshot)
+// and in no block of some server; restarted together on a copy, every
+// server applied the WAL and held every acknowledged message. What the WAL
+// will apply is pending: no acked-lost, no replica-gap, and a note names it.
+func TestCrashWALIsPending(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(perturbedDir, "*", "oracle.json"))
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o crashOracle
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if o.Mode != "crash" {
+			continue
+		}
+		n++
+		t.Run(o.Name, func(t *testing.T) {
+			top := o.Acked[len(o.Acked)-1].Last
+			behind := false
+			for srv, last := range o.BlockLast {
+				behind = behind || last < top
+				if a := o.After[srv]; a.LastSeq < top || a.Msgs < top-a.FirstSeq+1-uint64(a.NumDeleted) {
+					t.Fatalf("oracle: %s did not get every acked message back (%+v, acked to %d): not this test's case", srv, a, top)
+				}
+			}
+			if !behind || o.ServedErr != "" || len(minus(o.Acked, o.Served)) > 0 {
+				t.Fatalf("oracle: blocks %v, acked to %d, served %v (%s): not this test's case", o.BlockLast, top, o.Served, o.ServedErr)
+			}
+			rep, err := Run(filepath.Join(filepath.Dir(f), "bundle"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fd := range rep.Findings {
+				if fd.Stream == o.Stream && (fd.Code == "acked-lost" || fd.Code == "replica-gap") {
+					t.Errorf("the restarted servers served every acknowledged message, yet: %s %s %s: %s", fd.Severity, fd.Code, fd.Server, fd.Message)
+				}
+			}
+			noted := false
+			for _, note := range rep.Notes {
+				noted = noted || strings.Contains(note, o.Stream) && strings.Contains(note, "apply them at their next start")
+			}
+			if !noted {
+				t.Errorf("no note of the sequences pending in the WAL: %q", rep.Notes)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no perturbed-crash oracle")
 	}
 }

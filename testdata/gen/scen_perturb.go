@@ -39,6 +39,8 @@ func perturbScenarios() []Scenario {
 				Run: func(ctx context.Context, env *Env) error { return perturbBlocks(ctx, env, v) }},
 			Scenario{Name: "perturbed-replica-" + v, Doc: "R3 stream, one replica's last block torn through its tombstones, cluster restarted on a copy (testdata/perturbed)", Timeout: 6 * time.Minute,
 				Run: func(ctx context.Context, env *Env) error { return perturbReplica(ctx, env, v) }},
+			Scenario{Name: "perturbed-crash-" + v, Doc: "R3 stream under load, all three servers SIGKILLed at once, restarted on a copy (testdata/perturbed)", Timeout: 8 * time.Minute,
+				Run: func(ctx context.Context, env *Env) error { return perturbCrash(ctx, env, v) }},
 		)
 	}
 	return out
@@ -181,6 +183,48 @@ func served(ctx context.Context, js jetstream.JetStream, stream string, last uin
 		}
 	}
 	return out, nil
+}
+
+// servedAll reads the whole stream with an ordered consumer and returns
+// the sequences it delivered.
+func servedAll(ctx context.Context, js jetstream.JetStream, stream string) ([]SeqRange, error) {
+	var out []SeqRange
+	err := retry(ctx, "read "+stream, func(ctx context.Context) error {
+		out = nil
+		c, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return err
+		}
+		for {
+			info, err := c.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if info.NumPending == 0 && info.NumAckPending == 0 {
+				return nil
+			}
+			batch, err := c.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
+			if err != nil {
+				return err
+			}
+			for m := range batch.Messages() {
+				md, err := m.Metadata()
+				if err != nil {
+					return err
+				}
+				seq := md.Sequence.Stream
+				if n := len(out); n > 0 && out[n-1].Last+1 == seq {
+					out[n-1].Last = seq
+				} else {
+					out = append(out, SeqRange{First: seq, Last: seq})
+				}
+			}
+			if err := batch.Error(); err != nil {
+				return err
+			}
+		}
+	})
+	return out, err
 }
 
 // ordersLike makes a stream shaped as the healthy ORDERS: 60 messages on
@@ -666,6 +710,274 @@ func writePerturbed(env *Env, o *Oracle, roots, logs map[string]string) error {
 	logf("perturbed %s written to %s (%d bytes)", o.Name, out, size)
 	if size > 2<<20 {
 		return fmt.Errorf("%s is %d bytes, over the 2 MB budget", o.Name, size)
+	}
+	return nil
+}
+
+// CrashOracle is oracle.json of perturbed-crash-<v>: every server killed
+// (SIGKILL) at once while a publisher was writing, the state the kill
+// left, and what the three servers started together on a copy serve.
+type CrashOracle struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Mode    string `json:"mode"` // "crash"
+	Stream  string `json:"stream"`
+	Attempt int    `json:"attempt"`
+	// Acked: the sequences the publisher got an ack for (client/acks.jsonl).
+	Acked []SeqRange `json:"acked"`
+	// BlockLast: per server, the last message sequence its stream blocks
+	// hold after the kill (the raft WAL may hold more).
+	BlockLast map[string]uint64 `json:"block_last"`
+	// After: per server, /jsz of the stream once the restarted copy settled;
+	// Served: the sequences the stream leader returned for 1..max acked.
+	After     map[string]ServedState `json:"after"`
+	Served    []SeqRange             `json:"served"`
+	ServedErr string                 `json:"served_error,omitempty"`
+	NotQuiet  string                 `json:"not_quiet,omitempty"`
+	Log       map[string][]string    `json:"log"`
+}
+
+// blocksLast is the highest message sequence in a stream's blocks.
+func blocksLast(msgs string) uint64 {
+	blks, err := blockFiles(msgs)
+	if err != nil {
+		return 0
+	}
+	var last uint64
+	for _, b := range blks {
+		recs, _, _ := blockRecords(b) // a torn tail ends the list early: what is before it counts
+		for _, r := range recs {
+			if !r.tombstone && r.seq > last {
+				last = r.seq
+			}
+		}
+	}
+	return last
+}
+
+// perturbCrash: three servers of version v, an R3 stream under an async
+// publisher, all three SIGKILLed at once mid-stream; tried again until some
+// server's blocks end before the last acked sequence (what is left is in
+// the stream group's raft WAL only). The three restarted together on a copy
+// are the oracle.
+func perturbCrash(ctx context.Context, env *Env, v string) error {
+	name := "perturbed-crash-" + v
+	names := []string{"k1", "k2", "k3"}
+	// Tries until every server's blocks end before the last ack (the tail
+	// is in the WAL only); after 5, the last try where some server's do.
+	var keep func() error
+	for attempt := 1; attempt <= 5; attempt++ {
+		dir := filepath.Join(env.Scratch, fmt.Sprintf("try%d", attempt))
+		c, err := NewCluster(ctx, dir, v, "crash", names)
+		if err != nil {
+			return err
+		}
+		o, acks, some, all, err := crashOnce(ctx, c, v)
+		c.Kill()
+		if err != nil {
+			return err
+		}
+		if !some {
+			logf("%s: try %d: every server's blocks hold every acked message; again", name, attempt)
+			continue
+		}
+		write := func() error { return writeCrash(ctx, env, name, attempt, dir, v, names, c, o, acks) }
+		if !all && attempt < 5 {
+			logf("%s: try %d: some server's blocks hold every acked message; again", name, attempt)
+			keep = write
+			continue
+		}
+		return write()
+	}
+	if keep != nil {
+		return keep()
+	}
+	return fmt.Errorf("%s: no try left an acked message out of every block of some server", name)
+}
+
+// writeCrash restarts copies of the crashed stores (the oracle) and commits
+// the crashed state with the publisher's acks and oracle.json.
+func writeCrash(ctx context.Context, env *Env, name string, attempt int, dir, v string, names []string, c *Cluster, o *CrashOracle, acks []byte) error {
+	o.Name, o.Attempt = name, attempt
+	roots, logs := map[string]string{}, map[string]string{}
+	for _, s := range c.Servers {
+		roots[s.Name] = filepath.Join(dir, "crashed", s.Name)
+		logs[s.Name] = s.LogFile
+		if err := copyTree(s.JSRoot(), roots[s.Name]); err != nil {
+			return err
+		}
+	}
+	if err := crashRestart(ctx, filepath.Join(dir, "restart"), v, names, roots, o); err != nil {
+		return err
+	}
+	out := filepath.Join(perturbedOut(env), name)
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	for srv, root := range roots {
+		if err := copyTree(root, filepath.Join(out, "bundle", "store-"+srv)); err != nil {
+			return err
+		}
+		if err := copyFile(logs[srv], filepath.Join(out, "bundle", srv+".log")); err != nil {
+			return err
+		}
+	}
+	if err := writeFileAll(filepath.Join(out, "bundle", "client", "acks.jsonl"), acks); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "oracle.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	size, _ := dirSize(out)
+	logf("perturbed %s written to %s (%d bytes)", name, out, size)
+	if size > 2<<20 {
+		return fmt.Errorf("%s is %d bytes, over the 2 MB budget", name, size)
+	}
+	return nil
+}
+
+// crashOnce runs one try: publish, kill all, look at the blocks.
+func crashOnce(ctx context.Context, c *Cluster, v string) (o *CrashOracle, acks []byte, some, all bool, err error) {
+	if err := c.Start(ctx); err != nil {
+		return nil, nil, false, false, err
+	}
+	if err := c.WaitMetaLeader(ctx, 30*time.Second); err != nil {
+		return nil, nil, false, false, err
+	}
+	nc, js, err := connect(c.Servers...)
+	if err != nil {
+		return nil, nil, false, false, err
+	}
+	defer nc.Close()
+	const stream = "CRASH"
+	err = retry(ctx, "create "+stream, func(ctx context.Context) error {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{"crash.>"}, Replicas: 3, Storage: jetstream.FileStorage})
+		return err
+	})
+	if err != nil {
+		return nil, nil, false, false, err
+	}
+	ajs, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(64))
+	if err != nil {
+		return nil, nil, false, false, err
+	}
+	var (
+		acked = map[uint64]bool{}
+		futs  []jetstream.PubAckFuture
+	)
+	collect := func() {
+		keep := futs[:0]
+		for _, f := range futs {
+			select {
+			case a := <-f.Ok():
+				acked[a.Sequence] = true
+				b, _ := json.Marshal(struct {
+					Stream string `json:"stream"`
+					Seq    uint64 `json:"seq"`
+				}{a.Stream, a.Sequence})
+				acks = append(append(acks, b...), '\n')
+			case <-f.Err():
+			default:
+				keep = append(keep, f)
+			}
+		}
+		futs = keep
+	}
+	// Small messages, at most 1500 (the fixture stays small); the kill
+	// comes right after the last is sent, with up to 64 acks in flight.
+	killAt := time.Now().Add(1500 * time.Millisecond)
+	for i := 1; time.Now().Before(killAt) && i <= 1500; i++ {
+		f, err := ajs.PublishAsync(fmt.Sprintf("crash.%d", i%5), []byte(fmt.Sprintf("entry %d", i)))
+		if err != nil {
+			break
+		}
+		futs = append(futs, f)
+		if i%32 == 0 {
+			collect()
+		}
+	}
+	// Kill all three at once while acks are still coming in.
+	done := make(chan struct{})
+	for _, s := range c.Servers {
+		go func() { _ = s.Kill(); done <- struct{}{} }()
+	}
+	for range c.Servers {
+		<-done
+	}
+	collect()
+	if len(acked) == 0 {
+		return nil, nil, false, false, fmt.Errorf("no publish acknowledged before the kill")
+	}
+	var seqs []uint64
+	for s := range acked {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	o = &CrashOracle{Version: v, Mode: "crash", Stream: stream, BlockLast: map[string]uint64{}, After: map[string]ServedState{}, Log: map[string][]string{}}
+	for _, q := range seqs {
+		if n := len(o.Acked); n > 0 && o.Acked[n-1].Last+1 == q {
+			o.Acked[n-1].Last = q
+		} else {
+			o.Acked = append(o.Acked, SeqRange{First: q, Last: q})
+		}
+	}
+	top := seqs[len(seqs)-1]
+	all = true
+	for _, s := range c.Servers {
+		o.BlockLast[s.Name] = blocksLast(filepath.Join(s.JSRoot(), "$G", "streams", stream, "msgs"))
+		some = some || o.BlockLast[s.Name] < top
+		all = all && o.BlockLast[s.Name] < top
+	}
+	logf("crash try: acked up to %d, blocks end at %v", top, o.BlockLast)
+	return o, acks, some, all, nil
+}
+
+// crashRestart starts the three on copies of the crashed stores and fills
+// the oracle's after state.
+func crashRestart(ctx context.Context, dir, v string, names []string, roots map[string]string, o *CrashOracle) error {
+	r, err := NewCluster(ctx, dir, v, "crash", names)
+	if err != nil {
+		return err
+	}
+	defer r.Kill()
+	for _, s := range r.Servers {
+		if err := copyTree(roots[s.Name], s.JSRoot()); err != nil {
+			return err
+		}
+	}
+	if err := r.Start(ctx); err != nil {
+		return err
+	}
+	if err := waitAnyMetaLeader(ctx, r, 30*time.Second); err != nil {
+		return err
+	}
+	if err := r.WaitQuiet(ctx, 60*time.Second); err != nil {
+		o.NotQuiet = err.Error()
+	}
+	for _, s := range r.Servers {
+		st, _, err := stateOf(ctx, s, o.Stream)
+		if err != nil {
+			st.ServedErr = err.Error()
+		}
+		o.After[s.Name] = st
+	}
+	nc, js, err := connectWait(ctx, r.Servers...)
+	if err != nil {
+		return err
+	}
+	if o.Served, err = servedAll(ctx, js, o.Stream); err != nil {
+		o.ServedErr = err.Error()
+	}
+	nc.Close()
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	for _, s := range r.Servers {
+		o.Log[s.Name] = newLogLines(s.LogFile, 0)
 	}
 	return nil
 }
