@@ -32,14 +32,16 @@ var checkReplicaGap = Check{
 					assigned |= 1 << i
 				}
 			}
+			// What a quorum's WAL holds past the snapshot every replica
+			// applies once the group has a leader again (the leader holds
+			// it and replicates it): pending, no gap.
+			pend := st.pendingQuorum()
 			for i, c := range cmp.Copies {
 				if assigned&(1<<i) == 0 {
 					continue
 				}
 				holes, behind := cmp.lacks(i, assigned)
-				// What this server's WAL holds past its snapshot, on a
-				// quorum, it applies at its next start: pending, no gap.
-				if pend := intersectRanges(st.WALPending[c.Server], st.pendingQuorum()); len(pend) > 0 {
+				if len(pend) > 0 {
 					holes, behind = withoutPending(holes, pend), withoutPending(behind, pend)
 				}
 				if len(holes) > 0 {

@@ -774,6 +774,10 @@ func perturbCrash(ctx context.Context, env *Env, v string) error {
 		}
 		o, acks, some, all, err := crashOnce(ctx, c, v)
 		c.Kill()
+		if err != nil && keep != nil {
+			logf("%s: try %d: %v; keeping the earlier try", name, attempt, err)
+			return keep()
+		}
 		if err != nil {
 			return err
 		}
