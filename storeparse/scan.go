@@ -134,6 +134,17 @@ type Mismatch struct {
 	Blocks string `json:"blocks"`
 }
 
+// BlockLoss is what a block lost as told by a verifying index.db: the
+// messages index.db records that the block no longer holds (Lost), or the
+// deleted messages a rebuild serves again (Resurrected).
+type BlockLoss struct {
+	File        string
+	Offset      int64 // where the block now ends (0 for a missing file)
+	Missing     bool  // the block file is gone
+	Lost        []SeqRange
+	Resurrected []SeqRange
+}
+
 // ConsumerScan is one consumer folder under obs/.
 type ConsumerScan struct {
 	Name      string
@@ -179,10 +190,22 @@ type StreamScan struct {
 	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
 	RebuildLost     []SeqRange
 	RebuildLostMsgs uint64
-	LostUnknown     bool   // some block lost records whose sequences cannot be known
-	LimitRemoved    uint64 // messages removed by applying max_msgs/max_bytes
-	Consumers       []ConsumerScan
-	Problems        []error // *binfmt.CorruptError, in file order
+	LostUnknown     bool // some block lost records whose sequences cannot be known
+	// Resurrected are the sequences a verifying index.db records as
+	// deleted that the blocks, with the tombstones still in them, hold as
+	// messages, when index.db is not current: the tombstones that deleted
+	// them were in a lost tail, and the rebuild the server makes at its
+	// next start serves them again. Not worked out for streams with
+	// max_age or max_msgs_per_subject (the server applies those again after
+	// a rebuild; the scan does not).
+	Resurrected []SeqRange
+	// Losses are the damages found by holding the blocks to a verifying
+	// index.db, one per Problem they raised, in the same order: a block
+	// cut at a record boundary, a missing middle block, tombstones gone.
+	Losses       []BlockLoss
+	LimitRemoved uint64 // messages removed by applying max_msgs/max_bytes
+	Consumers    []ConsumerScan
+	Problems     []error // *binfmt.CorruptError, in file order
 
 	skipFirstTS bool // ScanOptions.SkipFirstTS
 	dgLo        int  // Blocks before dgLo have no digest cache
@@ -255,6 +278,10 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	s.resolveBadDeleted(tombs)
 	if !opts.NoLimits && s.Meta != nil {
 		s.applyLimits(fsys)
+	}
+	s.noteMissingBlocks()
+	if !opts.NoLimits {
+		s.noteResurrected()
 	}
 	s.finish(fsys)
 	if !opts.SkipConsumers {
@@ -482,9 +509,11 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 		from = bs.FirstSeq
 	}
 	var to uint64
+	var ib IndexBlock
+	var fromIndex bool
 	if s.Index != nil {
-		if ib, ok := s.Index.Block(bs.Index); ok && ib.LastSeq >= from {
-			to = ib.LastSeq
+		if b, ok := s.Index.Block(bs.Index); ok && b.LastSeq >= from {
+			ib, to, fromIndex = b, b.LastSeq, s.Index.ChecksumOK
 		}
 	}
 	if to == 0 && nextFirst > from {
@@ -499,9 +528,17 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	e.Seq = from
 	switch {
 	case to >= from && to != 0:
-		r := SeqRange{First: from, Last: to}
-		s.Lost = append(s.Lost, r)
-		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, r)
+		lost := []SeqRange{{First: from, Last: to}}
+		if fromIndex {
+			// A verifying index.db also says which of them were deleted.
+			lost = indexLive(ib, from, to)
+		}
+		if len(lost) == 0 {
+			e.Err = fmt.Errorf("%w; sequences %s were all deleted (index.db): no message lost", e.Err, SeqRange{First: from, Last: to})
+			break
+		}
+		s.Lost = append(s.Lost, lost...)
+		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, rangesString(lost))
 	case isLast && bs.Torn:
 		// A torn tail of the last block with nothing known after it: the
 		// lost record was never acknowledged as far as the files tell.
@@ -536,6 +573,165 @@ func (s *StreamScan) noteEmpty(bs *BlockScan) {
 		e.Err = fmt.Errorf("%w: block is empty (0 bytes); index.db lists it with no messages (first %d, last %d): any tombstones it held are gone, and a rebuild would bring back the messages they deleted", binfmt.ErrTruncated, ib.FirstSeq, ib.LastSeq)
 	}
 	s.problem(binfmt.Stamp(e, natsfmt.StructBlockRecord))
+}
+
+// noteShort reports a block whose records end cleanly (no torn record)
+// before the last sequence a verifying index.db gives it, costing messages
+// index.db records as live: the block lost its tail at a record boundary.
+// The server finds its last checksum changed ("Stream state outdated"),
+// rebuilds from the blocks, and those messages are gone (all of v2.10.27,
+// v2.12.15, v2.15.3 on copies of real stores: testdata/perturbed).
+func (s *StreamScan) noteShort(bs *BlockScan) {
+	x := s.Index
+	if bs.Stopped >= 0 || bs.Size == 0 || bs.Encrypted || x == nil || !x.ChecksumOK {
+		return
+	}
+	ib, ok := x.Block(bs.Index)
+	if !ok || ib.LastSeq <= bs.LastSeq || bs.Records == 0 {
+		return
+	}
+	lost := indexLive(ib, max(bs.LastSeq+1, ib.FirstSeq), ib.LastSeq)
+	if len(lost) == 0 {
+		return // only deleted messages are missing: nothing lost
+	}
+	s.Lost = append(s.Lost, lost...)
+	s.Losses = append(s.Losses, BlockLoss{File: bs.File, Offset: bs.Size, Lost: lost})
+	s.problem(binfmt.Stamp(&binfmt.CorruptError{File: bs.File, Offset: bs.Size, Seq: lost[0].First,
+		Err: fmt.Errorf("%w: block ends at offset %d, on a record boundary after seq %d, where index.db (its checksum verifies) has it go on to seq %d: its tail is gone; sequences %s lost",
+			binfmt.ErrTruncated, bs.Size, bs.LastSeq, ib.LastSeq, rangesString(lost))}, natsfmt.StructBlockRecord))
+}
+
+// noteMissingBlocks reports a block a verifying index.db lists with
+// messages whose file is gone while blocks before and after it are there:
+// the server logs "could not locate msg block N", rebuilds from the blocks
+// it finds, and its messages are lost (v2.10.27 keeps index.db's counts but
+// fails every read of them, "message block data missing"). A missing first
+// block is left to the index comparison: limits and purges remove blocks
+// from the front.
+func (s *StreamScan) noteMissingBlocks() {
+	x := s.Index
+	if x == nil || !x.ChecksumOK || len(s.Blocks) < 2 {
+		return
+	}
+	have := map[uint32]bool{}
+	for i := range s.Blocks {
+		have[s.Blocks[i].Index] = true
+	}
+	first, last := s.Blocks[0].Index, s.Blocks[len(s.Blocks)-1].Index
+	for _, ib := range x.Blocks {
+		if have[ib.Index] || ib.Index < first || ib.Index > last || ib.Msgs() == 0 {
+			continue
+		}
+		lost := indexLive(ib, ib.FirstSeq, ib.LastSeq)
+		if len(lost) == 0 {
+			continue
+		}
+		s.Lost = append(s.Lost, lost...)
+		s.Losses = append(s.Losses, BlockLoss{File: blockPath(s.Dir, ib.Index), Missing: true, Lost: lost})
+		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: blockPath(s.Dir, ib.Index), Offset: 0, Seq: lost[0].First,
+			Err: fmt.Errorf("%w: block %d.blk is missing between blocks that are there; index.db (its checksum verifies) says it held %d messages, sequences %s: lost",
+				fs.ErrNotExist, ib.Index, ib.Msgs(), rangesString(lost))}, natsfmt.StructBlockRecord))
+	}
+	slices.SortFunc(s.Lost, func(a, b SeqRange) int { return cmpUint(a.First, b.First) })
+}
+
+// noteResurrected fills Resurrected (see there) and reports it once, on
+// the last block, where the tombstones of a stream's deletes are written.
+func (s *StreamScan) noteResurrected() {
+	x := s.Index
+	if x == nil || !x.ChecksumOK || len(s.Blocks) == 0 || s.indexCurrent() {
+		return
+	}
+	if s.Meta != nil && (s.Meta.MaxAge > 0 || s.Meta.MaxMsgsPerSubject > 0) {
+		return
+	}
+	var back rangeSet
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		ib, ok := x.Block(b.Index)
+		if !ok || b.Msgs == 0 || b.Encrypted {
+			continue
+		}
+		if ib.FirstSeq > b.FirstSeq {
+			head := []SeqRange{{First: b.FirstSeq, Last: min(ib.FirstSeq-1, b.LastSeq)}}
+			for _, r := range subtract(subtract(head, b.deleted), b.bad) {
+				back.add(r.First, r.Last)
+			}
+		}
+		ib.Deleted.Each(func(q uint64) bool {
+			if b.live(q) {
+				back.add(q, q)
+			}
+			return true
+		})
+	}
+	if len(back) == 0 {
+		return
+	}
+	s.Resurrected = back
+	lb := s.Blocks[len(s.Blocks)-1]
+	s.Losses = append(s.Losses, BlockLoss{File: lb.File, Offset: lb.Size, Resurrected: back})
+	var n uint64
+	for _, r := range back {
+		n += r.Last - r.First + 1
+	}
+	s.problem(binfmt.Stamp(&binfmt.CorruptError{File: lb.File, Offset: lb.Size, Seq: back[0].First,
+		Err: fmt.Errorf("%w: the tombstones of %d deleted message(s) are gone (the block ends at offset %d; index.db, whose checksum verifies, records sequences %s as deleted, the blocks hold them as messages): the server rebuilds from the blocks at its next start and serves them again",
+			binfmt.ErrTruncated, n, lb.Size, rangesString(back))}, natsfmt.StructBlockRecord))
+}
+
+// indexLive lists the sequences first..last that index.db's block entry
+// holds as messages (not in its delete map, not below its first).
+func indexLive(ib IndexBlock, first, last uint64) []SeqRange {
+	first = max(first, ib.FirstSeq)
+	if first > last {
+		return nil
+	}
+	return subtract([]SeqRange{{First: first, Last: last}}, ib.Deleted.Ranges())
+}
+
+// subtract returns the sequences of the sorted, disjoint ranges a that
+// none of the sorted, disjoint ranges b holds.
+func subtract(a, b []SeqRange) []SeqRange {
+	var out rangeSet
+	j := 0
+	for _, r := range a {
+		lo := r.First
+		for ; j < len(b) && b[j].Last < lo; j++ {
+		}
+		for k := j; k < len(b) && b[k].First <= r.Last && lo <= r.Last; k++ {
+			if b[k].First > lo {
+				out.add(lo, b[k].First-1)
+			}
+			if b[k].Last >= r.Last {
+				lo = r.Last + 1
+				break
+			}
+			lo = max(lo, b[k].Last+1)
+		}
+		if lo <= r.Last && lo >= r.First {
+			out.add(lo, r.Last)
+		}
+	}
+	return out
+}
+
+func rangesString(rs []SeqRange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = r.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // noteBad collects the unreadable sequences of a block and what the server

@@ -83,6 +83,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		s.noteLost(res.bs, nextFirst, i == len(idxs)-1)
 		s.noteBad(res.bs)
 		s.noteEmpty(res.bs)
+		s.noteShort(res.bs)
 		s.Blocks = append(s.Blocks, *res.bs)
 		s.trimRLCache()
 		s.trimDigestCache()

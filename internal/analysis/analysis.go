@@ -221,6 +221,7 @@ type loader struct {
 	// walMessages: per stream group and server, the sequences of the
 	// stream messages its WAL still holds (keepWALMessages).
 	walMessages map[string]map[ServerID][]report.Range
+	walPending  map[string]map[ServerID][]report.Range // past the snapshot (keepWALMessages)
 }
 
 // addServer returns the server named name, creating it.

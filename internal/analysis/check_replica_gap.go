@@ -32,11 +32,18 @@ var checkReplicaGap = Check{
 					assigned |= 1 << i
 				}
 			}
+			// What a quorum's WAL holds past the snapshot every replica
+			// applies once the group has a leader again (the leader holds
+			// it and replicates it): pending, no gap.
+			pend := st.pendingQuorum()
 			for i, c := range cmp.Copies {
 				if assigned&(1<<i) == 0 {
 					continue
 				}
 				holes, behind := cmp.lacks(i, assigned)
+				if len(pend) > 0 {
+					holes, behind = withoutPending(holes, pend), withoutPending(behind, pend)
+				}
 				if len(holes) > 0 {
 					out = append(out, gapFinding(m, st, cmp, c, "hole", holes, assigned))
 				}
@@ -72,6 +79,17 @@ func (cmp *ReplicaComparison) lacks(i int, assigned uint64) (holes, behind []Cov
 		}
 	}
 	return holes, behind
+}
+
+// withoutPending cuts the sequences pend (sorted, disjoint) out of spans.
+func withoutPending(spans []CoverageSpan, pend []report.Range) []CoverageSpan {
+	var out []CoverageSpan
+	for _, sp := range spans {
+		for _, r := range subtractRanges([]report.Range{sp.Range}, pend) {
+			out = append(out, CoverageSpan{Range: r, Holders: sp.Holders})
+		}
+	}
+	return out
 }
 
 // servers names the copies in mask, sorted.

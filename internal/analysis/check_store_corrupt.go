@@ -55,6 +55,9 @@ var checkStoreCorrupt = Check{
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: c.Evidence,
 			}
+			if len(c.Resurrected) > 0 {
+				f.Ranges = c.Resurrected
+			}
 			if sev := corruptionSeverity(m, c); sev != report.Critical {
 				f.Severity = sev // critical is the check's own
 			}
@@ -166,6 +169,9 @@ func storeRemedy(m *Model, c Corruption) string {
 	if c.IndexDB != "" {
 		keep = fmt.Sprintf(" Keep %s: do not remove it.", c.IndexDB)
 	}
+	if len(c.Resurrected) > 0 {
+		return resurrectedRemedy(m, c)
+	}
 	switch c.Kind {
 	case natsfmt.CorruptChecksum:
 		if c.OfDeleted {
@@ -186,6 +192,22 @@ func storeRemedy(m *Model, c Corruption) string {
 		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, m.Name(c.Server))
 	case c.Stream != "":
 		b.WriteString(" The stream has no other replica: republish what the dump recovers, or restore from a backup.")
+	}
+	return b.String()
+}
+
+// resurrectedRemedy is for deleted messages whose tombstones a damaged
+// block lost: nothing is lost, but the rebuild at the next start serves them
+// again (standalone v2.10.27, v2.12.15 and v2.15.3 did, testdata/perturbed;
+// an R3 replica took the leader's snapshot in their place).
+func resurrectedRemedy(m *Model, c Corruption) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No message is lost; sequences %s were deleted, and index.db is the record of it: keep %s, do not remove it. At its next start the server rebuilds this stream from its blocks, whose tombstones for them are gone, and serves those deleted messages again.", rangesText(c.Resurrected), c.IndexDB)
+	fmt.Fprintf(&b, " First copy the stream folder out (cp -a %s SAVE/) with the server stopped.", path.Dir(path.Dir(c.File)))
+	if c.Replicas > 1 {
+		fmt.Fprintf(&b, " The stream is R%d: after the start, check that %s's replica agrees with the others (`nats stream info %s`; a replica the stream leader catches up takes its state); if these sequences are served again, delete them again (`nats stream rmm %s SEQ`).", c.Replicas, m.Name(c.Server), c.Stream, c.Stream)
+	} else if c.Stream != "" {
+		fmt.Fprintf(&b, " After the start, delete them again: `nats stream rmm %s SEQ` for each.", c.Stream)
 	}
 	return b.String()
 }

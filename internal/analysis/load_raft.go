@@ -103,6 +103,9 @@ type walState struct {
 	// ranges; replay when a purge needs subjects (walSeqs).
 	msgSeqs, removed []report.Range
 	replay           bool
+	// pendSeqs: the sequences of messages in entries past the group's
+	// newest snapshot (walPending).
+	pendSeqs []report.Range
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -318,7 +321,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 					}
 				case raftlog.EntryNormal:
 					if g.Kind == "stream" {
-						ws.streamOp(blk.File, e)
+						ws.streamOp(blk.File, e, !compacted)
 						continue
 					}
 					if g.Kind != "meta" || compacted {
@@ -375,7 +378,7 @@ func addSeqRange(rs []report.Range, r report.Range) []report.Range {
 // streamOp notes what one entry of a stream group's WAL does to the
 // stream's messages (walSeqs): the sequence it stores, or those it removes.
 // Undecodable ops are left alone, as extract's reading does.
-func (ws *walState) streamOp(file string, e *raftlog.Entry) {
+func (ws *walState) streamOp(file string, e *raftlog.Entry, afterSnap bool) {
 	op, err := raftlog.DecodeOp(file, e.DataOffset, e.Data)
 	if err != nil {
 		return
@@ -383,6 +386,9 @@ func (ws *walState) streamOp(file string, e *raftlog.Entry) {
 	switch {
 	case op.Msg != nil:
 		ws.msgSeqs = addSeqRange(ws.msgSeqs, report.Range{First: op.Msg.Seq(), Last: op.Msg.Seq()})
+		if afterSnap {
+			ws.pendSeqs = addSeqRange(ws.pendSeqs, report.Range{First: op.Msg.Seq(), Last: op.Msg.Seq()})
+		}
 	case op.Delete != nil:
 		ws.removed = addSeqRange(ws.removed, report.Range{First: op.Delete.Seq, Last: op.Delete.Seq})
 	case op.DeleteRange != nil && op.DeleteRange.Num > 0:

@@ -141,7 +141,7 @@ func coverage(copies []*StreamCopy) []CoverageSpan {
 	}
 	cs := make([]cursor, len(copies))
 	for i, c := range copies {
-		next, stop := iter.Pull(c.Live.Ranges())
+		next, stop := iter.Pull(withoutRanges(c.Live.Ranges(), c.Resurrected))
 		cs[i] = cursor{next: next}
 		cs[i].cur, cs[i].ok = next()
 		defer stop()
@@ -198,6 +198,36 @@ func coverage(copies []*StreamCopy) []CoverageSpan {
 			return out
 		}
 		p = end + 1
+	}
+}
+
+// withoutRanges yields the ranges of live (ascending, disjoint) less the
+// sorted, disjoint ranges drop: a copy's live ranges without the deleted
+// messages its lost tombstones would bring back (StreamCopy.Resurrected).
+func withoutRanges(live iter.Seq[storeparse.SeqRange], drop []storeparse.SeqRange) iter.Seq[storeparse.SeqRange] {
+	if len(drop) == 0 {
+		return live
+	}
+	return func(yield func(storeparse.SeqRange) bool) {
+		j := 0
+		for r := range live {
+			for ; j < len(drop) && drop[j].Last < r.First; j++ {
+			}
+			lo := r.First
+			for k := j; k < len(drop) && drop[k].First <= r.Last; k++ {
+				if drop[k].First > lo && !yield(storeparse.SeqRange{First: lo, Last: drop[k].First - 1}) {
+					return
+				}
+				if drop[k].Last >= r.Last {
+					lo = 0
+					break
+				}
+				lo = max(lo, drop[k].Last+1)
+			}
+			if lo != 0 && lo <= r.Last && !yield(storeparse.SeqRange{First: lo, Last: r.Last}) {
+				return
+			}
+		}
 	}
 }
 

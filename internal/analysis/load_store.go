@@ -228,6 +228,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 		Clustered: st.SysAccount != "",
 	}
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
+	c.Resurrected = scan.Resurrected
 	c.Blocks = blockSpans(scan.Blocks)
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
@@ -310,6 +311,16 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 			bs = &scan.Blocks[i]
 		}
 	}
+	for _, l := range scan.Losses {
+		// Found by holding the blocks to a verifying index.db.
+		first := append(l.Lost, l.Resurrected...)[0].First
+		if l.File != c.File || l.Offset != c.Offset || first != c.Seq || (bs == nil) != l.Missing {
+			continue
+		}
+		c.IndexDB = path.Join(scan.Dir, "msgs", "index.db")
+		c.Lost, c.Resurrected = l.Lost, l.Resurrected
+		return true
+	}
 	if bs == nil || bs.Encrypted {
 		return false
 	}
@@ -351,13 +362,44 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 		if bs.Torn {
 			c.Kind = natsfmt.CorruptTornTail
 		}
-		for _, r := range scan.Lost {
-			if r.First == c.Seq {
-				c.Lost = append(c.Lost, r)
+		c.Lost = append(c.Lost, lostFrom(scan, c.Seq)...)
+	}
+	return true
+}
+
+// lostFrom returns the ranges of scan.Lost that one framing problem at
+// seq (the record where reading stopped) costs: the first range from seq
+// on and, when a verifying index.db split the loss around deleted
+// sequences, the ranges after it in the same block.
+func lostFrom(scan *storeparse.StreamScan, seq uint64) []report.Range {
+	var out []report.Range
+	blk := blockOfSeq(scan, seq)
+	for _, r := range scan.Lost {
+		switch {
+		case r.First < seq:
+			continue
+		case len(out) == 0 && (r.First == seq || blk >= 0 && blockOfSeq(scan, r.First) == blk):
+			out = append(out, r)
+		case len(out) > 0 && blk >= 0 && blockOfSeq(scan, r.First) == blk:
+			out = append(out, r)
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+// blockOfSeq is the index of the block whose range (as index.db or the
+// blocks give it) holds seq, -1 if none.
+func blockOfSeq(scan *storeparse.StreamScan, seq uint64) int {
+	if scan.Index != nil {
+		for i, ib := range scan.Index.Blocks {
+			if seq >= ib.FirstSeq && seq <= ib.LastSeq {
+				return i
 			}
 		}
 	}
-	return true
+	return -1
 }
 
 // streamEntry returns the model's stream account/name, creating it. The

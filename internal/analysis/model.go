@@ -214,6 +214,10 @@ type Stream struct {
 	// WALSeqs: per server, the sequences of stream messages its copy of
 	// the stream's raft WAL holds (what an extract finds there).
 	WALSeqs map[ServerID][]report.Range
+	// WALPending: per server, the sequences of stream messages in its WAL
+	// entries past the group's newest snapshot: what it applies at its next
+	// start (pendingQuorum).
+	WALPending map[ServerID][]report.Range
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison
@@ -237,6 +241,10 @@ type StreamCopy struct {
 	Blocks []BlockSpan
 	// Unreadable: records on disk that fail their checksum, not counted.
 	Unreadable []report.Range
+	// Resurrected: messages the blocks hold whose deletion this copy's
+	// index.db records (their tombstones are gone): deleted, not held, for
+	// the replica comparison (storeparse StreamScan.Resurrected).
+	Resurrected []storeparse.SeqRange
 	// Windows and Live are what the replica comparison reads of this copy
 	// (load_replicas.go); nil for an encrypted copy.
 	Windows []storeparse.WindowDigest
@@ -311,6 +319,10 @@ type Corruption struct {
 	// Rebuilds: the server rebuilds this block at its next start (index.db
 	// missing or stale), cutting it at its first bad record.
 	Rebuilds bool
+	// Resurrected: deleted messages (index.db records their deletion) whose
+	// tombstones this damage took: the rebuild at the next start serves
+	// them again. Costs no message; Lost is empty.
+	Resurrected []report.Range
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.

@@ -510,6 +510,15 @@ func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
 		rs = normRanges(seqs)
 	} else {
 		rs = subtractRanges(normRanges(ws.msgSeqs), normRanges(ws.removed))
+		if pend := subtractRanges(normRanges(ws.pendSeqs), normRanges(ws.removed)); len(pend) > 0 {
+			if l.walPending == nil {
+				l.walPending = map[string]map[ServerID][]report.Range{}
+			}
+			if l.walPending[group] == nil {
+				l.walPending[group] = map[ServerID][]report.Range{}
+			}
+			l.walPending[group][srv.ID] = pend
+		}
 	}
 	if len(rs) == 0 {
 		return
@@ -531,7 +540,68 @@ func (l *loader) walSeqs() {
 		if by := l.walMessages[st.Group]; st.Group != "" && len(by) > 0 {
 			st.WALSeqs = by
 		}
+		if by := l.walPending[st.Group]; st.Group != "" && len(by) > 0 {
+			st.WALPending = by
+			if rs := st.pendingBeyondBlocks(l.m); len(rs) > 0 {
+				l.note("%s > %s: sequences %s, which the blocks of some copies lack, are in the raft WAL of group %s past its snapshot on %s: the servers apply them at their next start (pending, not lost)",
+					st.Account, st.Name, rangesText(rs), st.Group, strings.Join(pendingHolders(l.m, st, rs), ", "))
+			}
+		}
 	}
+}
+
+// pendingQuorum is the sequences that a quorum of the stream's replicas
+// hold in their WAL past their snapshot (Stream.WALPending): committed
+// entries every server applies at its next start, once a leader (which
+// holds them, having the longest log of a quorum) commits them again.
+// Seen on v2.15.3 after all three servers were killed under load
+// (testdata/perturbed/perturbed-crash-*): every server served them.
+func (st *Stream) pendingQuorum() []report.Range {
+	q := max(st.Replicas, len(st.AssignedTo))/2 + 1
+	if len(st.WALPending) < q {
+		return nil
+	}
+	type edge struct {
+		at    uint64
+		delta int
+	}
+	var es []edge
+	for _, rs := range st.WALPending {
+		for _, r := range rs {
+			es = append(es, edge{r.First, 1}, edge{r.Last + 1, -1})
+		}
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].at < es[j].at || es[i].at == es[j].at && es[i].delta < es[j].delta })
+	var out []report.Range
+	n := 0
+	for i, e := range es {
+		n += e.delta
+		if n >= q && i+1 < len(es) && es[i+1].at > e.at {
+			out = append(out, report.Range{First: e.at, Last: es[i+1].at - 1})
+		}
+	}
+	return normRanges(out)
+}
+
+// pendingBeyondBlocks is pendingQuorum less what every copy's blocks hold.
+func (st *Stream) pendingBeyondBlocks(m *Model) []report.Range {
+	pend := st.pendingQuorum()
+	var out []report.Range
+	for _, c := range st.Copies {
+		out = append(out, intersectRanges(pend, normRanges(append(copyMissing(m, st, c), report.Range{First: c.LastSeq + 1, Last: ^uint64(0) - 1})))...)
+	}
+	return normRanges(out)
+}
+
+// pendingHolders names the servers whose WAL holds any of rs past the snapshot.
+func pendingHolders(m *Model, st *Stream, rs []report.Range) []string {
+	var out []string
+	for _, srv := range serversOf(m, st.WALPending) {
+		if len(intersectRanges(st.WALPending[srv], rs)) > 0 {
+			out = append(out, m.Name(srv))
+		}
+	}
+	return out
 }
 
 func (m *Model) stream(account, name string) *Stream {

@@ -56,6 +56,7 @@ func allScenarios() []Scenario {
 		renameScenarios,       // scen_rename.go (issue 12)
 		scaledownScenarios,    // scen_scaledown.go (issue 12)
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
+		perturbScenarios,      // scen_perturb.go (issue 21, testdata/perturbed)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
@@ -128,6 +129,9 @@ func run() int {
 	msgs := fs.Int64("msgs", 4_000_000, "replicas: messages in the R3 stream")
 	rounds := fs.Int("rounds", 4, "biglog: churn rounds (leader kills) before the log is repeated")
 	debug := fs.Bool("debug", false, "biglog: servers log at debug level")
+	seed := fs.Int64("seed", 1, "perturb: seed of the draws")
+	draws := fs.Int("n", 12, "perturb: draws per version")
+	versions := fs.String("versions", "v2.10.27,v2.12.15,v2.15.3", "perturb: comma-separated nats-server versions")
 	var big BigCluster
 	fs.IntVar(&big.Streams, "streams", 1500, "cluster: R1 streams of 5 messages")
 	fs.IntVar(&big.Buckets, "buckets", 300, "cluster: KV buckets")
@@ -201,6 +205,9 @@ func run() int {
 			big.Msgs = 2_000_000
 		}
 		return report(withDeadline(ctx, 90*time.Minute, func(ctx context.Context) error { return runBigCluster(ctx, *out, *version, big) }))
+	case "perturb":
+		vs := strings.Split(*versions, ",")
+		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runPerturb(ctx, *out, *seed, *draws, vs) }))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
@@ -297,6 +304,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
 	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]")
+	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.12.15,v2.15.3] [-out DIR]")
 	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }
 

@@ -1,0 +1,283 @@
+package analysis
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// perturbedDir holds damaged copies of real stores with what the real
+// server did on a copy of each (testdata/gen scen_perturb.go).
+const perturbedDir = "../../testdata/perturbed"
+
+// oracle is oracle.json (testdata/gen Oracle), the parts used here.
+type oracle struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Mode    string `json:"mode"`
+	Damage  []struct {
+		Server, Stream, Class, File string
+		Removed                     bool
+	} `json:"damage"`
+	Streams []struct {
+		Server, Account, Stream string
+		Before, After           oracleState
+	} `json:"streams"`
+}
+
+type oracleState struct {
+	FirstSeq   uint64         `json:"first_seq"`
+	LastSeq    uint64         `json:"last_seq"`
+	Msgs       uint64         `json:"messages"`
+	NumDeleted int            `json:"num_deleted"`
+	Served     []report.Range `json:"served"`
+	ServedErr  string         `json:"served_error"`
+}
+
+func (a oracleState) sameFigures(b oracleState) bool {
+	return a.FirstSeq == b.FirstSeq && a.LastSeq == b.LastSeq && a.Msgs == b.Msgs && a.NumDeleted == b.NumDeleted
+}
+
+func loadOracles(t *testing.T) map[string]oracle {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(perturbedDir, "*", "oracle.json"))
+	if len(files) == 0 {
+		t.Fatal("no oracle.json under " + perturbedDir)
+	}
+	out := map[string]oracle{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o oracle
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out[filepath.Dir(f)] = o
+	}
+	return out
+}
+
+// minus is the sequences of a (sorted, disjoint) that b does not hold.
+func minus(a, b []report.Range) []report.Range {
+	var out []report.Range
+	for _, r := range a {
+		lo := r.First
+		for _, x := range b {
+			if x.Last < lo || x.First > r.Last {
+				continue
+			}
+			if x.First > lo {
+				out = append(out, report.Range{First: lo, Last: x.First - 1})
+			}
+			lo = max(lo, x.Last+1)
+		}
+		if lo <= r.Last {
+			out = append(out, report.Range{First: lo, Last: r.Last})
+		}
+	}
+	return normRanges(out)
+}
+
+// TestPerturbedStoresAgreeWithServer holds the analysis of each damaged
+// state to what the real server (v2.10.27, v2.12.15, v2.15.3) did on a
+// copy of it:
+//   - where the server no longer serves messages it served before, a
+//     critical store-corrupt finding names the damaged file, an offset and
+//     exactly those sequences (not an index.db disagreement);
+//   - where it serves deleted messages again, a critical finding names
+//     exactly those;
+//   - no index-mismatch above info on a stream whose damage is named;
+//   - no warning or critical finding names a server the restarted cluster
+//     serves in full (a healthy replica is never blamed).
+func TestPerturbedStoresAgreeWithServer(t *testing.T) {
+	for dir, o := range loadOracles(t) {
+		if o.Mode == "crash" {
+			continue // TestCrashWALIsPending
+		}
+		t.Run(o.Name, func(t *testing.T) {
+			rep, err := Run(filepath.Join(dir, "bundle"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			damaged := map[string]string{} // server/stream -> file
+			for _, d := range o.Damage {
+				damaged[d.Server+"/"+d.Stream] = d.File
+			}
+			var streamServed []report.Range // a cluster's: served by the stream leader
+			for _, s := range o.Streams {
+				if s.After.Served != nil {
+					streamServed = s.After.Served
+				}
+			}
+			for _, s := range o.Streams {
+				file, isDamaged := damaged[s.Server+"/"+s.Stream]
+				var corrupt []report.Finding
+				for _, f := range rep.Findings {
+					if f.Server != s.Server || f.Stream != s.Stream {
+						continue
+					}
+					switch {
+					case f.Code == "store-corrupt":
+						corrupt = append(corrupt, f)
+					case f.Code == "index-mismatch" && isDamaged && f.Severity != report.Info:
+						t.Errorf("%s %s: index-mismatch %s where the block is damaged: %s", s.Server, s.Stream, f.Severity, f.Message)
+					}
+				}
+				if o.Mode == "cluster" {
+					full := s.After.sameFigures(s.Before) && len(minus(s.Before.Served, streamServed)) == 0
+					if isDamaged {
+						if len(corrupt) == 0 {
+							t.Errorf("%s %s: %s damaged, no store-corrupt finding", s.Server, s.Stream, file)
+						}
+						continue
+					}
+					if !full {
+						continue
+					}
+					for _, f := range rep.Findings {
+						if f.Server == s.Server && f.Severity != report.Info {
+							t.Errorf("%s serves %s in full after the restart (%d messages, %d..%d), yet: %s %s %s", s.Server, s.Stream, s.After.Msgs, s.After.FirstSeq, s.After.LastSeq, f.Severity, f.Code, f.Message)
+						}
+					}
+					continue
+				}
+				if s.After.ServedErr != "" {
+					t.Fatalf("%s %s: oracle has no served set: %s", s.Server, s.Stream, s.After.ServedErr)
+				}
+				lost := minus(s.Before.Served, s.After.Served)
+				back := minus(s.After.Served, s.Before.Served)
+				var claimedLost, claimedBack []report.Range
+				for _, f := range corrupt {
+					if f.Severity != report.Critical || f.File != file || f.Offset == nil {
+						t.Errorf("%s %s: store-corrupt %s on %s offset %v, want critical on %s with an offset", s.Server, s.Stream, f.Severity, f.File, f.Offset, file)
+					}
+					if strings.Contains(f.Message, "served again") || strings.Contains(f.Message, "serves them again") {
+						claimedBack = append(claimedBack, f.Ranges...)
+					} else {
+						claimedLost = append(claimedLost, f.Ranges...)
+					}
+				}
+				if got := normRanges(claimedLost); rangesText(got) != rangesText(lost) {
+					t.Errorf("%s %s (%s): the server lost %s on restart; store-corrupt names lost %s", s.Server, s.Stream, file, rangesText(lost), rangesText(got))
+				}
+				if got := normRanges(claimedBack); rangesText(got) != rangesText(back) {
+					t.Errorf("%s %s (%s): the server serves deleted %s again on restart; store-corrupt names %s", s.Server, s.Stream, file, rangesText(back), rangesText(got))
+				}
+			}
+		})
+	}
+}
+
+// TestTornTombstonesBlameNoHealthyReplica is issue 21's first case on the
+// committed v2.15.2-flat: n3's ORDERS block cut at 5000 bytes, inside the
+// 10 KB record of seq 30, takes every tombstone with it while n3's index.db
+// still records 2, 3, 5, 6, 10… as deleted. n1 and n2 hold the stream in
+// full (the restarted cluster served it from them, and took n3's state
+// from its leader: perturbed-replica-v2.15.3 is the same damage); no
+// finding may blame them, n3's damage is named with what it costs and what
+// a rebuild brings back.
+func TestTornTombstonesBlameNoHealthyReplica(t *testing.T) {
+	dir := copyTree(t, corruptBundle)
+	blk := filepath.Join(dir, "store-n3", "$G", "streams", "ORDERS", "msgs", "1.blk")
+	if err := os.Truncate(blk, 5000); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, back string
+	for _, f := range rep.Findings {
+		if (f.Server == "n1" || f.Server == "n2") && f.Severity != report.Info {
+			t.Errorf("healthy replica blamed: %s %s %s: %s", f.Severity, f.Code, f.Server, f.Message)
+		}
+		if f.Code == "store-corrupt" && f.Server == "n3" && f.Stream == "ORDERS" {
+			if strings.Contains(f.Message, "serves them again") {
+				back = rangesText(f.Ranges)
+			} else {
+				lost = rangesText(f.Ranges)
+			}
+		}
+	}
+	// 30, 34, 38… were deleted (orders.cancelled purged), 3 erased.
+	if want := "31-33, 35-37, 39-41, 43-45, 47-49, 51-53, and 2 more ranges"; lost != want {
+		t.Errorf("n3 lost %q, want %q", lost, want)
+	}
+	if want := "2, 5-6, 10, 14, 18, 22, and 1 more ranges"; back != want {
+		t.Errorf("n3 brings back %q, want %q", back, want)
+	}
+}
+
+// crashOracle is oracle.json of perturbed-crash-* (testdata/gen CrashOracle).
+type crashOracle struct {
+	Name      string                 `json:"name"`
+	Mode      string                 `json:"mode"`
+	Stream    string                 `json:"stream"`
+	Acked     []report.Range         `json:"acked"`
+	BlockLast map[string]uint64      `json:"block_last"`
+	After     map[string]oracleState `json:"after"`
+	Served    []report.Range         `json:"served"`
+	ServedErr string                 `json:"served_error"`
+}
+
+// TestCrashWALIsPending: every server SIGKILLed at once under load left
+// acknowledged messages in the stream group's raft WAL (past its snapshot)
+// and in no block of some server; restarted together on a copy, every
+// server applied the WAL and held every acknowledged message. What the WAL
+// will apply is pending: no acked-lost, no replica-gap, and a note names it.
+func TestCrashWALIsPending(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(perturbedDir, "*", "oracle.json"))
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o crashOracle
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if o.Mode != "crash" {
+			continue
+		}
+		n++
+		t.Run(o.Name, func(t *testing.T) {
+			top := o.Acked[len(o.Acked)-1].Last
+			behind := false
+			for srv, last := range o.BlockLast {
+				behind = behind || last < top
+				if a := o.After[srv]; a.LastSeq < top || a.Msgs < top-a.FirstSeq+1-uint64(a.NumDeleted) {
+					t.Fatalf("oracle: %s did not get every acked message back (%+v, acked to %d): not this test's case", srv, a, top)
+				}
+			}
+			if !behind || o.ServedErr != "" || len(minus(o.Acked, o.Served)) > 0 {
+				t.Fatalf("oracle: blocks %v, acked to %d, served %v (%s): not this test's case", o.BlockLast, top, o.Served, o.ServedErr)
+			}
+			rep, err := Run(filepath.Join(filepath.Dir(f), "bundle"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fd := range rep.Findings {
+				if fd.Stream == o.Stream && (fd.Code == "acked-lost" || fd.Code == "replica-gap") {
+					t.Errorf("the restarted servers served every acknowledged message, yet: %s %s %s: %s", fd.Severity, fd.Code, fd.Server, fd.Message)
+				}
+			}
+			noted := false
+			for _, note := range rep.Notes {
+				noted = noted || strings.Contains(note, o.Stream) && strings.Contains(note, "apply them at their next start")
+			}
+			if !noted {
+				t.Errorf("no note of the sequences pending in the WAL: %q", rep.Notes)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no perturbed-crash oracle")
+	}
+}
