@@ -179,12 +179,15 @@ func scaledModel() *Model {
 		}
 		return View{GroupView: GroupView{Server: ServerID(srv), ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
 	}
+	// n1 leads the meta group and S-A: its views hear every live peer
+	// (raft.go trackPeer); S-B has no leader.
+	led := func(v View) View { v.Leader = id["n1"]; return v }
 	all := []string{"n1", "n2", "n3", "n4", "n5"}
 	meta := &Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range []string{"n1", "n2", "n3"} {
-		meta.Views = append(meta.Views, view(s, 5, all, []string{"n1", "n2", "n3"}))
+		meta.Views = append(meta.Views, led(view(s, 5, all, []string{"n1", "n2", "n3"})))
 	}
-	a := &Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []View{view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"})}}
+	a := &Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []View{led(view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"}))}}
 	b := &Group{Name: "S-B", Kind: "stream", Account: "APP", Asset: "B", Views: []View{view("n3", 3, []string{"n3", "n4", "n5"}, nil)}}
 	m.Groups = []*Group{meta, a, b}
 	return m
