@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +97,67 @@ func TestDepartedNeedsLeaderView(t *testing.T) {
 				t.Errorf("n2 departed = %v, want %v", d[natsfmt.PeerID("n2")], tc.departed)
 			}
 		})
+	}
+}
+
+// TestDeletedStreamsNotLost: on deleted-v2.12.15 and deleted-v2.15.3 two
+// streams were deleted through the JetStream API after a restart that
+// logged them ("Restored N messages"), and the meta layer compacted the
+// removeStream ops into its snapshot (one-minute tick, clean stop): no
+// store holds them, no meta WAL records their delete, and a restarted copy
+// served only KEEP. That is a delete, not a loss: no asset-lost.
+func TestDeletedStreamsNotLost(t *testing.T) {
+	for _, fx := range []string{"deleted-v2.12.15", "deleted-v2.15.3"} {
+		t.Run(fx, func(t *testing.T) {
+			var want struct {
+				Expect struct {
+					Deleted     []string            `json:"deleted"`
+					Restored    map[string][]string `json:"restored_lines"`
+					ServedAfter []string            `json:"served_after"`
+				} `json:"expect"`
+			}
+			b, err := os.ReadFile(filepath.Join(bundlesDir, fx, "want.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			x := want.Expect
+			if len(x.Deleted) != 2 || len(x.Restored) == 0 || slices.Contains(x.ServedAfter, x.Deleted[0]) {
+				t.Fatalf("fixture does not show logged, deleted, unserved streams: %+v", x)
+			}
+			rep := analyze(t, filepath.Join(bundlesDir, fx, "bundle"))
+			for _, f := range byCode(rep.Findings, "asset-lost") {
+				t.Errorf("deleted stream reported lost: %s", f.Message)
+			}
+			for _, st := range rep.Streams {
+				if slices.Contains(x.Deleted, st.Name) {
+					t.Errorf("deleted stream %s in the report's streams", st.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestAssetLostNeedsCause: a stream the logs name, in no store, that the
+// holder's intact meta state no longer assigns and whose delete no meta WAL
+// keeps is what a compacted API delete leaves: no finding; the same stream
+// with the holder's meta snapshot corrupt is lost, the snapshot its cause.
+func TestAssetLostNeedsCause(t *testing.T) {
+	model := func(corrupt bool) *Model {
+		m := &Model{IDs: map[string]string{}}
+		m.Servers = []*Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Sources: map[string]bool{"store": true, "log": true},
+			Meta: &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: corrupt}}}
+		m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{"a": {{"APP", "GONE"}: {Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
+			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}}}
+		return m
+	}
+	if fs := runCheck(checkAssetLost, model(false)); len(fs) != 0 {
+		t.Errorf("no cause in the bundle, yet %d finding(s): %s", len(fs), fs[0].Message)
+	}
+	fs := runCheck(checkAssetLost, model(true))
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "meta snapshot dropped") {
+		t.Errorf("snapshot dropped by its holder: %+v", fs)
 	}
 }

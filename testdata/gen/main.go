@@ -57,6 +57,7 @@ func allScenarios() []Scenario {
 		scaledownScenarios,    // scen_scaledown.go (issue 12)
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
+		deletedScenarios,      // scen_deleted.go (issue 21)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 	} {
 		all = append(all, f()...)
@@ -90,6 +91,9 @@ var families = map[string]func(v string) Scenario{
 	},
 	"acked-lost": func(v string) Scenario {
 		return Scenario{Name: "acked-lost-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return ackLossOn(ctx, env, v) }}
+	},
+	"deleted": func(v string) Scenario {
+		return Scenario{Name: "deleted-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return deletedStreams(ctx, env, v) }}
 	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
