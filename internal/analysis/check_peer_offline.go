@@ -201,7 +201,7 @@ func memberships(m *Model, f *Facts, id string, departed map[string]bool) []grou
 var checkPeerOffline = Check{
 	Code:        "peer-offline",
 	Severity:    report.Warning,
-	Description: "a server that is known by name but answered no capture, and that the live servers have not heard from, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
+	Description: "a server that is known by name but answered no capture, that a group leader has not heard from and whose own log does not run on to the captures, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
 	Run: func(p *Pass) []report.Finding {
 		m, departed := p.Model, p.Facts.Departed
 		ids := sortedKeys(departed)

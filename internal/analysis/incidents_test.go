@@ -246,10 +246,33 @@ func TestRenameFixtures(t *testing.T) {
 					t.Errorf("%s: remedy does not offer what worked (%v): %s", f.Server, exp.Recovered, f.Remedy)
 				}
 			}
-			for _, code := range []string{"peer-unknown", "peer-id-corrupt", "quorum-unreachable", "meta-split", "peer-offline"} {
+			for _, code := range []string{"peer-unknown", "peer-id-corrupt", "meta-split", "peer-offline"} {
 				if fs := byCode(rep.Findings, code); len(fs) > 0 {
 					t.Errorf("%s beside server-renamed: %s", code, fs[0].Message)
 				}
+			}
+			// Every group the old ids leave below quorum has its
+			// quorum-unreachable (issue 21 item 6), _meta_ among them, once
+			// each, with the old ids as the missing peers and server-renamed's
+			// remedy rather than removing them as lost servers.
+			old := map[string]bool{}
+			for o := range exp.Renamed {
+				old[natsfmt.PeerID(o)] = true
+			}
+			groups := map[string]int{}
+			for _, q := range byCode(rep.Findings, "quorum-unreachable") {
+				groups[q.Group]++
+				for _, p := range q.Missing {
+					if !old[p] {
+						t.Errorf("quorum-unreachable %s: missing %s is no old id", q.Group, p)
+					}
+				}
+				if !strings.Contains(q.Remedy, "server-renamed") || strings.Contains(q.Remedy, "peer-remove") {
+					t.Errorf("quorum-unreachable %s: remedy %s", q.Group, q.Remedy)
+				}
+			}
+			if groups["_meta_"] != 1 {
+				t.Errorf("quorum-unreachable for _meta_: %d findings, want 1 (%v)", groups["_meta_"], groups)
 			}
 		})
 	}
@@ -339,7 +362,7 @@ func TestIncidentDiagnosis(t *testing.T) {
 			in[i] = true
 		}
 		for i, f := range rep.Findings {
-			chained := f.Code == lead || f.Code == "meta-no-leader" && lead == "server-renamed" ||
+			chained := f.Code == lead || (f.Code == "meta-no-leader" || f.Code == "quorum-unreachable") && lead == "server-renamed" ||
 				lead == "peer-offline" && (f.Code == "quorum-unreachable" || f.Code == "replica-gap" && slices.Contains(exp.Departed, f.Server))
 			if chained != in[i] {
 				t.Errorf("%s: finding %s (%s %s) in the %s cause: %v, want %v", fx.name, f.Code, f.Group, f.Server, lead, in[i], chained)
