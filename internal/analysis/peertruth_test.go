@@ -241,3 +241,28 @@ func metaLastTarGz(t *testing.T, dir string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestTermBelowEntriesIsNoDamage: a v2.10.22 follower's _meta_/tav.idx
+// holding term 0 and a vote while its WAL and snapshot are at a higher term
+// (the state issue 16 saw a healthy v2.10.22 follower write; here nats-1's
+// file of v2.10.22-per-server rewritten so) is what every version writes
+// when it learns a term by catching up (raft.go processAppendEntry writes
+// tav.idx for new entries only): no store-corrupt, and a note that it
+// cannot be told from damage.
+func TestTermBelowEntriesIsNoDamage(t *testing.T) {
+	dir := copyTree(t, filepath.Join(bundlesDir, "v2.10.22-per-server", "bundle"))
+	tav := filepath.Join(dir, "nats-1", "data", "jetstream", "$SYS", "_js_", "_meta_", "tav.idx")
+	b := append(make([]byte, 8), natsfmt.PeerID("nats-2")...) // term 0, vote for nats-2
+	if err := os.WriteFile(tav, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyze(t, dir)
+	for _, f := range rep.Findings {
+		if strings.HasSuffix(f.File, "_meta_/tav.idx") || strings.Contains(f.Message, "tav.idx") {
+			t.Errorf("%s %s: %s", f.Severity, f.Code, f.Message)
+		}
+	}
+	if !hasNote(rep, "cannot be told from damage") {
+		t.Errorf("no note that the term below the entries cannot be told from damage: %v", rep.Notes)
+	}
+}
