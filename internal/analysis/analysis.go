@@ -167,6 +167,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 		defer l.unseal(opts.Keys)()
 	}
 	l.guard("reading stores", l.stores)
+	l.guard("setting aside stream copies the archive delivered in part", l.setAsidePartialCopies)
 	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)

@@ -12,15 +12,23 @@ import (
 var checkQuorumUnreachable = Check{
 	Code:        "quorum-unreachable",
 	Severity:    report.Critical,
-	Description: "a group's cluster_size needs a quorum larger than the peers that exist",
+	Description: "a group's cluster_size needs a quorum larger than the peers that exist, whatever the cause (lost, departed or renamed servers, corrupt ids)",
 	Skip:        noGroupViewsOrLoneServer,
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		former := p.Facts.Former
 		for _, g := range m.Groups {
+			// A renamed server's own new id beside the old ids it is no
+			// member under (memberPeers) is left out, so that every view
+			// of the same peer set is one finding.
+			members := make([]View, len(g.Views))
+			for i, v := range g.Views {
+				members[i] = v
+				members[i].Peers = memberPeers(m, v, former)
+			}
 			done := map[string]bool{}
-			for _, v := range g.Views {
+			for _, v := range members {
 				// A view without its peer list (a leaderless /jsz) cannot
 				// tell which peers exist.
 				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[viewKey(v)] {
@@ -28,7 +36,7 @@ var checkQuorumUnreachable = Check{
 				}
 				done[viewKey(v)] = true
 				quorum, reachable, missing := quorumOf(p.Facts, v.ClusterSize, v.Peers)
-				if reachable >= quorum || onlyFormer(missing, former) { // server-renamed's
+				if reachable >= quorum {
 					continue
 				}
 				// What each server holding this peer set from peers.idx
@@ -37,7 +45,7 @@ var checkQuorumUnreachable = Check{
 				// it; a live view (raftz, jsz) is what runs now.
 				var starts []string
 				stuck := false
-				for _, w := range g.Views {
+				for _, w := range members {
 					if viewKey(w) != viewKey(v) {
 						continue
 					}
@@ -51,13 +59,13 @@ var checkQuorumUnreachable = Check{
 					continue // every holder starts from its snapshot's peers, which reach quorum
 				}
 				var holders []string
-				for _, w := range g.Views {
+				for _, w := range members {
 					if viewKey(w) == viewKey(v) {
 						holders = appendUnique(holders, m.Name(w.Server)+" ("+w.Source+")")
 					}
 				}
 				sort.Strings(missing)
-				out = append(out, report.Finding{
+				f := report.Finding{
 					Group: g.Name, ClusterSize: v.ClusterSize, Quorum: quorum, Reachable: report.Ptr(reachable), Missing: missing,
 					Message: fmt.Sprintf("raft group %s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, v.ClusterSize, quorum, reachable),
 					Evidence: []string{
@@ -66,13 +74,33 @@ var checkQuorumUnreachable = Check{
 						fmt.Sprintf("peers no present or live server holds: %s", strings.Join(missing, " ")),
 					},
 					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
-				})
-				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, starts...)
-				out[len(out)-1].Evidence = append(out[len(out)-1].Evidence, implausibleTerms(m, g)...)
+				}
+				if renamed := renamedOf(missing, former); len(renamed) > 0 {
+					f.Evidence = append(f.Evidence, fmt.Sprintf("of the missing peers, %s are renamed servers' old ids: those servers run under new names (server-renamed)", strings.Join(renamed, ", ")))
+					if onlyFormer(missing, former) {
+						f.Message += "; every missing peer is a renamed server's old id (server-renamed)"
+						f.Remedy = "The missing peers are the old ids of servers renamed in place: follow server-renamed's remedy (it says what each way out destroys and what to save first); removing the old ids here as for lost servers would not bring the renamed servers into the group."
+					}
+				}
+				f.Evidence = append(f.Evidence, starts...)
+				f.Evidence = append(f.Evidence, implausibleTerms(m, g)...)
+				out = append(out, f)
 			}
 		}
 		return out
 	},
+}
+
+// renamedOf lists the ids of a list that are renamed servers' old ids, as
+// "id (old -> new)".
+func renamedOf(ids []string, former map[string]Rename) []string {
+	var out []string
+	for _, id := range ids {
+		if r, ok := former[id]; ok {
+			out = append(out, fmt.Sprintf("%s (%s -> %s)", id, r.Old, r.New))
+		}
+	}
+	return out
 }
 
 // quorumOf is the quorum a group of size needs and how many of peers exist

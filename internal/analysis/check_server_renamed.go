@@ -308,6 +308,7 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 	var chain []int
 	var who []string
 	var meta *report.Finding
+	old := map[string]bool{}
 	for i := range fs {
 		f := &fs[i]
 		if f.Code != "server-renamed" || used[i] {
@@ -315,6 +316,7 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		chain = append(chain, i)
 		who = append(who, strings.SplitN(f.Message, ":", 2)[0])
+		old[f.Peer] = true
 		if f.Group == "_meta_" && meta == nil {
 			meta = f
 		}
@@ -322,8 +324,23 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 	if len(chain) == 0 {
 		return nil
 	}
+	// The groups the old ids leave below quorum are its consequences.
+	var stalled []string
+	for i, f := range fs {
+		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
+			continue
+		}
+		all := true
+		for _, p := range f.Missing {
+			all = all && old[p]
+		}
+		if all {
+			chain = append(chain, i)
+			stalled = appendUnique(stalled, f.Group)
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(chain), strings.Join(who, "; "))
+	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(who), strings.Join(who, "; "))
 	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {
 		fmt.Fprintf(&b, "; the meta group (size %d, quorum %d) has %d live peer(s) and elects no leader", meta.ClusterSize, meta.Quorum, *meta.Reachable)
 		for i, f := range fs {
@@ -331,6 +348,9 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 				chain = append(chain, i)
 			}
 		}
+	}
+	if len(stalled) > 0 {
+		fmt.Fprintf(&b, "; %d group(s) cannot reach quorum without the old ids (%s: quorum-unreachable)", len(stalled), strings.Join(stalled, ", "))
 	}
 	b.WriteString(".")
 	for _, i := range chain {

@@ -32,12 +32,25 @@ func TestServerRenamedOneFindingPerServer(t *testing.T) {
 			t.Errorf("%s: %s", f.Server, f.Message)
 		}
 	}
-	// One problem, one finding: the old ids are neither unknown peers nor a
-	// separate quorum loss, and the renamed servers' own ids split nothing.
-	for _, code := range []string{"peer-unknown", "peer-id-corrupt", "quorum-unreachable", "meta-split", "peer-offline"} {
+	// One problem per server: the old ids are no unknown peers, and the
+	// renamed servers' own ids split nothing.
+	for _, code := range []string{"peer-unknown", "peer-id-corrupt", "meta-split", "peer-offline"} {
 		if n := len(byCode(fs, code)); n > 0 {
 			t.Errorf("%d %s findings beside server-renamed: %+v", n, code, byCode(fs, code))
 		}
+	}
+	// Each group it leaves without quorum has its quorum-unreachable, once,
+	// naming the rename as the cause and pointing to its remedy.
+	var groups []string
+	for _, q := range byCode(fs, "quorum-unreachable") {
+		groups = append(groups, q.Group)
+		if len(q.Missing) != 3 || !strings.Contains(q.Message, "renamed server's old id") ||
+			!strings.Contains(q.Remedy, "server-renamed") || strings.Contains(q.Remedy, "peer-remove") {
+			t.Errorf("quorum-unreachable of %s: %+v", q.Group, q)
+		}
+	}
+	if strings.Join(groups, " ") != "_meta_ S-R3F-x" {
+		t.Errorf("quorum-unreachable for %v, want _meta_ and S-R3F-x", groups)
 	}
 }
 

@@ -179,12 +179,15 @@ func scaledModel() *Model {
 		}
 		return View{GroupView: GroupView{Server: ServerID(srv), ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
 	}
+	// n1 leads the meta group and S-A: its views hear every live peer
+	// (raft.go trackPeer); S-B has no leader.
+	led := func(v View) View { v.Leader = id["n1"]; return v }
 	all := []string{"n1", "n2", "n3", "n4", "n5"}
 	meta := &Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range []string{"n1", "n2", "n3"} {
-		meta.Views = append(meta.Views, view(s, 5, all, []string{"n1", "n2", "n3"}))
+		meta.Views = append(meta.Views, led(view(s, 5, all, []string{"n1", "n2", "n3"})))
 	}
-	a := &Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []View{view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"})}}
+	a := &Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []View{led(view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"}))}}
 	b := &Group{Name: "S-B", Kind: "stream", Account: "APP", Asset: "B", Views: []View{view("n3", 3, []string{"n3", "n4", "n5"}, nil)}}
 	m.Groups = []*Group{meta, a, b}
 	return m
@@ -243,10 +246,33 @@ func TestRenameFixtures(t *testing.T) {
 					t.Errorf("%s: remedy does not offer what worked (%v): %s", f.Server, exp.Recovered, f.Remedy)
 				}
 			}
-			for _, code := range []string{"peer-unknown", "peer-id-corrupt", "quorum-unreachable", "meta-split", "peer-offline"} {
+			for _, code := range []string{"peer-unknown", "peer-id-corrupt", "meta-split", "peer-offline"} {
 				if fs := byCode(rep.Findings, code); len(fs) > 0 {
 					t.Errorf("%s beside server-renamed: %s", code, fs[0].Message)
 				}
+			}
+			// Every group the old ids leave below quorum has its
+			// quorum-unreachable (issue 21 item 6), _meta_ among them, once
+			// each, with the old ids as the missing peers and server-renamed's
+			// remedy rather than removing them as lost servers.
+			old := map[string]bool{}
+			for o := range exp.Renamed {
+				old[natsfmt.PeerID(o)] = true
+			}
+			groups := map[string]int{}
+			for _, q := range byCode(rep.Findings, "quorum-unreachable") {
+				groups[q.Group]++
+				for _, p := range q.Missing {
+					if !old[p] {
+						t.Errorf("quorum-unreachable %s: missing %s is no old id", q.Group, p)
+					}
+				}
+				if !strings.Contains(q.Remedy, "server-renamed") || strings.Contains(q.Remedy, "peer-remove") {
+					t.Errorf("quorum-unreachable %s: remedy %s", q.Group, q.Remedy)
+				}
+			}
+			if groups["_meta_"] != 1 {
+				t.Errorf("quorum-unreachable for _meta_: %d findings, want 1 (%v)", groups["_meta_"], groups)
 			}
 		})
 	}
@@ -336,7 +362,7 @@ func TestIncidentDiagnosis(t *testing.T) {
 			in[i] = true
 		}
 		for i, f := range rep.Findings {
-			chained := f.Code == lead || f.Code == "meta-no-leader" && lead == "server-renamed" ||
+			chained := f.Code == lead || (f.Code == "meta-no-leader" || f.Code == "quorum-unreachable") && lead == "server-renamed" ||
 				lead == "peer-offline" && (f.Code == "quorum-unreachable" || f.Code == "replica-gap" && slices.Contains(exp.Departed, f.Server))
 			if chained != in[i] {
 				t.Errorf("%s: finding %s (%s %s) in the %s cause: %v, want %v", fx.name, f.Code, f.Group, f.Server, lead, in[i], chained)

@@ -7,7 +7,9 @@ import (
 
 // setAsideUndelivered keeps archive damage from reading as store damage: a
 // corruption found in a file the archive did not deliver intact (a torn or
-// unreadable entry, bundle.NotDelivered) is not a store-corrupt finding, and
+// unreadable entry, bundle.NotDelivered), or in a folder that lost such a
+// file (a meta.inf the cut archive never reached), is not a store-corrupt
+// finding, and
 // an index.db disagreeing with blocks of a folder that lost a file to the
 // archive is not an index-mismatch. Each is said in a note instead; the
 // archive damage itself is in the bundle's notes.
@@ -28,11 +30,18 @@ func (l *loader) setAsideUndelivered() {
 	}
 	kept := l.m.Corruptions[:0]
 	for _, c := range l.m.Corruptions {
-		if l.b.Delivered(c.File) {
+		switch {
+		case !l.b.Delivered(c.File):
+			l.note("%s: %s not readable: the archive did not deliver it intact (see the bundle's archive damage note); not taken for store damage (%s: %s)", l.m.Name(c.Server), c.File, c.Kind, c.Message)
+		case lost[storeFolder(c.File)]:
+			// A file missing or short beside one the archive tore: a tar
+			// stream that breaks off loses every entry after the torn one,
+			// unlisted, so what the folder lacks is not in the bundle, not
+			// missing on the server.
+			l.note("%s: %s: not in the bundle as the server wrote it: its folder lost a file to the archive (see the bundle's archive damage note); not taken for store damage (%s: %s)", l.m.Name(c.Server), c.File, c.Kind, c.Message)
+		default:
 			kept = append(kept, c)
-			continue
 		}
-		l.note("%s: %s not readable: the archive did not deliver it intact (see the bundle's archive damage note); not taken for store damage (%s: %s)", l.m.Name(c.Server), c.File, c.Kind, c.Message)
 	}
 	l.m.Corruptions = kept
 	keptIM := l.m.IndexMismatches[:0]
@@ -44,6 +53,46 @@ func (l *loader) setAsideUndelivered() {
 		l.note("%s: %s compared with blocks the archive did not deliver intact (see the bundle's archive damage note); not taken for an index mismatch (%s)", l.m.Name(im.Server), im.File, im.Detail)
 	}
 	l.m.IndexMismatches = keptIM
+	// A meta state read from a _meta_ folder the archive tore is a part
+	// of the server's: what it lacks is no missing assignment (orphan-risk
+	// and asset-lost must not judge from it).
+	for _, srv := range l.m.Servers {
+		if srv.Meta == nil || srv.StoreDir == "" {
+			continue
+		}
+		for folder := range lost {
+			if strings.HasPrefix(folder, srv.StoreDir+"/") && strings.HasSuffix(folder, "/_js_/_meta_") {
+				l.note("%s: its meta state is left out: the archive did not deliver all of %s (see the bundle's archive damage note), so the assignments read from it are a part of the server's", srv.Name, folder)
+				srv.Meta = nil
+				break
+			}
+		}
+	}
+}
+
+// setAsidePartialCopies leaves out of the replica comparison the stream
+// copies whose folder lost a file to the archive (bundle.NotDelivered): the
+// blocks, index.db and meta.inf the bundle holds of them are a part of
+// what the server wrote, so compared with the other replicas they would
+// read as a replica behind or ahead (replica-gap). The copy stays in the
+// model with what was read of it; each is said in a note. It runs before
+// the replica comparison.
+func (l *loader) setAsidePartialCopies() {
+	lost := map[string]bool{}
+	for _, p := range l.b.NotDelivered() {
+		lost[storeFolder(p)] = true
+	}
+	if len(lost) == 0 {
+		return
+	}
+	for _, st := range l.m.Streams {
+		for _, c := range st.Copies {
+			if lost[c.Path] && c.Live != nil {
+				c.Live, c.Windows = nil, nil
+				l.note("%s: its copy of %s > %s (%s) is left out of the replica comparison: the archive did not deliver all of that folder (see the bundle's archive damage note), so the bundle holds only a part of what the server stored", l.m.Name(c.Server), st.Account, st.Name, c.Path)
+			}
+		}
+	}
 }
 
 // storeFolder is the stream or raft group folder a store file belongs to:

@@ -55,8 +55,14 @@ func (l *loader) peerIssues(srv *Server, group, kind, file string, ps *raftlog.P
 
 // termVoteIssues flags a tav.idx the server would not have written: empty
 // (the server reads no term and no vote), bytes after the vote, or a term
-// below one the group's own snapshot or WAL entries carry (the server
-// writes its term before it appends or snapshots in it).
+// no run of elections reaches past the group's entries. A term below one
+// the group's own snapshot or WAL entries carry is no damage: every version
+// (raft.go processAppendEntry, 2.10.22 to 2.15.3) takes a higher term from
+// an append entry it catches up on without writing tav.idx (`if isNew {
+// n.writeTermVote() }`), and a healthy v2.10.22 follower was seen holding
+// term 0 and a vote under a term-1 WAL; no fixture shows a server never
+// writing it, so the bundle cannot tell it from damage and says so in a
+// note.
 func (l *loader) termVoteIssues(srv *Server, group, file string, b []byte, tv *raftlog.TermVote, ws *walState) {
 	switch {
 	case len(b) == 0:
@@ -64,7 +70,7 @@ func (l *loader) termVoteIssues(srv *Server, group, file string, b []byte, tv *r
 	case tv.Trailing > 0:
 		l.raftDamage(srv, group, file, int64(len(b)-tv.Trailing), natsfmt.StructTermVote, "%d bytes after the vote", tv.Trailing)
 	case tv.HasTerm && tv.Term < ws.maxTerm:
-		l.raftDamage(srv, group, file, 0, natsfmt.StructTermVote, "term %d is below term %d of the group's own snapshot or WAL entries", tv.Term, ws.maxTerm)
+		l.note("%s: %s holds term %d, below term %d of the group's own snapshot or WAL entries: a server writes that when it learns a term by catching up (raft.go processAppendEntry writes tav.idx for new entries only), so it cannot be told from damage; the server starts from the higher term of its entries", srv.Name, file, tv.Term, ws.maxTerm)
 	case tv.HasTerm && tv.Term > ws.maxTerm+maxTermJump && ws.maxTerm > 0:
 		l.raftDamage(srv, group, file, 0, natsfmt.StructTermVote, "term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, maxTermJump, ws.maxTerm)
 	}

@@ -168,6 +168,7 @@ var matrixHarmless = map[string]string{
 	"log/flip middle byte":                     "a flipped bit in text that still parses changes one character of a value or line; captured JSON and logs carry no checksum that could tell it",
 	"log/wrong magic":                          "a log has no magic: an X in place of the first character is a line that does not parse, counted among the lines of no known kind",
 	"tav.idx/truncated to half":                "8 bytes, a term and no vote, is what a server that has not voted in its term writes (v2.10.22 followers do)",
+	"tav.idx/flip first byte":                  "term 1 read as 0 under the group's term-1 entries: what every version writes when it learns its term by catching up (raft.go processAppendEntry writes tav.idx for new entries only), and a healthy v2.10.22 follower was seen holding term 0; nothing tells it from a real term (a note says so)",
 	"tav.idx/wrong magic":                      "tav.idx has no magic: the 2 bytes written read as term 554, which a server cut off from its peers reaches by its own elections; nothing tells it from a real term",
 	"log/last byte missing":                    "the last line still reads whole; only its newline is gone",
 	"log/truncated to half":                    "a log ends where it ends: the lines before the cut are read, nothing says more were written",

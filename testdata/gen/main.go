@@ -58,6 +58,7 @@ func allScenarios() []Scenario {
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
 		perturbScenarios,      // scen_perturb.go (issue 21, testdata/perturbed)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
+		deletedScenarios,      // scen_deleted.go (issue 21)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 	} {
@@ -95,6 +96,9 @@ var families = map[string]func(v string) Scenario{
 	},
 	"diskfull": func(v string) Scenario {
 		return Scenario{Name: "diskfull-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return diskFull(ctx, env, v, false) }}
+	},
+	"deleted": func(v string) Scenario {
+		return Scenario{Name: "deleted-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return deletedStreams(ctx, env, v) }}
 	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}

@@ -1,0 +1,268 @@
+package analysis
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// withoutFiles copies a committed fixture's bundle folder and removes the
+// given paths (relative to the bundle) from the copy.
+func withoutFiles(t *testing.T, fixture string, rel ...string) string {
+	t.Helper()
+	dir := copyTree(t, filepath.Join(bundlesDir, fixture, "bundle"))
+	for _, r := range rel {
+		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(r))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// advisesPeerRemove says whether any finding's remedy peer-removes id.
+func advisesPeerRemove(fs []report.Finding, id string) []string {
+	var out []string
+	for _, f := range fs {
+		if strings.Contains(f.Remedy, peerRemoveCommand(id)) {
+			out = append(out, f.Code)
+		}
+	}
+	return out
+}
+
+// TestPeerOfflineFollowerCaptures: the captures of a follower alone (n1 of
+// v2.15.2-flat answers /raftz for _meta_, led by n3) have no last_seen for
+// n2, another follower: nats-server stamps last_seen on a follower for its
+// leader only (raft.go updateLeader, processAppendEntry). n2's own log runs
+// past the capture to its graceful stop, so nothing may call it gone or
+// advise its peer-remove. The same removal on scaledown-v2.12.1 (the meta
+// leader n3's captures taken away) keeps n4 and n5 departed: their logs end
+// in a stop 38 s before the followers' captures.
+func TestPeerOfflineFollowerCaptures(t *testing.T) {
+	flat := withoutFiles(t, "v2.15.2-flat", "n2-healthz.json", "n2-jsz.json", "n2-raftz.json", "n2-raftz-acc-_G.json", "n2-varz.json",
+		"n3-healthz.json", "n3-jsz.json", "n3-raftz.json", "n3-raftz-acc-_G.json", "n3-varz.json", "n1-raftz-acc-_G.json")
+	rep := analyze(t, flat)
+	if off := byCode(rep.Findings, "peer-offline"); len(off) > 0 {
+		t.Errorf("a running follower called gone: %s", off[0].Message)
+	}
+	if codes := advisesPeerRemove(rep.Findings, natsfmt.PeerID("n2")); len(codes) > 0 {
+		t.Errorf("peer-remove of running n2 advised by %v", codes)
+	}
+
+	sd := withoutFiles(t, "scaledown-v2.12.1", "captures/n3")
+	rep = analyze(t, sd)
+	var gone []string
+	for _, f := range byCode(rep.Findings, "peer-offline") {
+		gone = append(gone, f.Server)
+	}
+	if strings.Join(gone, " ") != "n4 n5" {
+		t.Errorf("followers' captures, departed n4 n5 (logs end in a stop): peer-offline for %v", gone)
+	}
+}
+
+// TestDepartedNeedsLeaderView: on a small model, a follower's view that
+// lacks last_seen for another follower says nothing of it; the leader's
+// view that lacks it does.
+func TestDepartedNeedsLeaderView(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		leader   string
+		departed bool
+	}{{"follower view", "n3", false}, {"leader view", "n1", true}, {"leaderless view", "", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Model{IDs: map[string]string{}}
+			for _, n := range []string{"n1", "n2", "n3"} {
+				m.IDs[natsfmt.PeerID(n)] = n
+				src := map[string]bool{"store": true}
+				if n == "n1" {
+					src["raftz"] = true
+				}
+				m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: src})
+			}
+			v := View{GroupView: GroupView{Server: "n1", ClusterSize: 3, Quorum: 2, Source: "raftz",
+				Peers: []string{natsfmt.PeerID("n1"), natsfmt.PeerID("n2"), natsfmt.PeerID("n3")}}, LeaderKnown: true}
+			if tc.leader != "" {
+				v.Leader = natsfmt.PeerID(tc.leader)
+			}
+			v.Alive = []string{natsfmt.PeerID("n3")}
+			m.Groups = []*Group{{Name: "_meta_", Kind: "meta", Views: []View{v}}}
+			d := departedPeers(m)
+			if d[natsfmt.PeerID("n2")] != tc.departed {
+				t.Errorf("n2 departed = %v, want %v", d[natsfmt.PeerID("n2")], tc.departed)
+			}
+		})
+	}
+}
+
+// TestDeletedStreamsNotLost: on deleted-v2.12.15 and deleted-v2.15.3 two
+// streams were deleted through the JetStream API after a restart that
+// logged them ("Restored N messages"), and the meta layer compacted the
+// removeStream ops into its snapshot (one-minute tick, clean stop): no
+// store holds them, no meta WAL records their delete, and a restarted copy
+// served only KEEP. That is a delete, not a loss: no asset-lost.
+func TestDeletedStreamsNotLost(t *testing.T) {
+	for _, fx := range []string{"deleted-v2.12.15", "deleted-v2.15.3"} {
+		t.Run(fx, func(t *testing.T) {
+			var want struct {
+				Expect struct {
+					Deleted     []string            `json:"deleted"`
+					Restored    map[string][]string `json:"restored_lines"`
+					ServedAfter []string            `json:"served_after"`
+				} `json:"expect"`
+			}
+			b, err := os.ReadFile(filepath.Join(bundlesDir, fx, "want.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			x := want.Expect
+			if len(x.Deleted) != 2 || len(x.Restored) == 0 || slices.Contains(x.ServedAfter, x.Deleted[0]) {
+				t.Fatalf("fixture does not show logged, deleted, unserved streams: %+v", x)
+			}
+			rep := analyze(t, filepath.Join(bundlesDir, fx, "bundle"))
+			for _, f := range byCode(rep.Findings, "asset-lost") {
+				t.Errorf("deleted stream reported lost: %s", f.Message)
+			}
+			for _, st := range rep.Streams {
+				if slices.Contains(x.Deleted, st.Name) {
+					t.Errorf("deleted stream %s in the report's streams", st.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestAssetLostNeedsCause: a stream the logs name, in no store, that the
+// holder's intact meta state no longer assigns and whose delete no meta WAL
+// keeps is what a compacted API delete leaves: no finding; the same stream
+// with the holder's meta snapshot corrupt is lost, the snapshot its cause.
+func TestAssetLostNeedsCause(t *testing.T) {
+	model := func(corrupt bool) *Model {
+		m := &Model{IDs: map[string]string{}}
+		m.Servers = []*Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Sources: map[string]bool{"store": true, "log": true},
+			Meta: &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: corrupt}}}
+		m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{"a": {{"APP", "GONE"}: {Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
+			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}}}
+		return m
+	}
+	if fs := runCheck(checkAssetLost, model(false)); len(fs) != 0 {
+		t.Errorf("no cause in the bundle, yet %d finding(s): %s", len(fs), fs[0].Message)
+	}
+	fs := runCheck(checkAssetLost, model(true))
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "meta snapshot dropped") {
+		t.Errorf("snapshot dropped by its holder: %+v", fs)
+	}
+}
+
+// TestTruncatedArchiveIsNoStoreDamage: a .tar.gz upload cut short loses
+// every entry after the cut, unlisted, and tears the one it ends in. What
+// the bundle then lacks is not in the bundle, not missing on the server:
+// cut at 30..90% of the committed v2.12.1-archive bundle.tar.gz and of the
+// v2.10.22-per-server tree packed the same way (healthy clusters), no
+// finding may call a store damaged, a replica behind, an index stale or a
+// consumer orphaned (on main the 60% cut of the latter gave "meta.inf
+// missing; the server skips this stream at start" and three replica-gaps,
+// the former an orphan-risk from a torn meta WAL).
+// The tree is packed as tar does in directory order, where a folder's
+// meta.inf can come after its msgs/ (metaLastTarGz).
+func TestTruncatedArchiveIsNoStoreDamage(t *testing.T) {
+	whole, err := os.ReadFile(filepath.Join(bundlesDir, "v2.12.1-archive", "bundle.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := metaLastTarGz(t, filepath.Join(bundlesDir, "v2.10.22-per-server", "bundle"))
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"v2.12.1-archive": whole, "v2.10.22-per-server": packed} {
+		for _, pct := range []int{30, 45, 60, 65, 75, 90} {
+			path := writeFile(t, filepath.Join(dir, name, strconv.Itoa(pct)+".tar.gz"), b[:len(b)*pct/100])
+			rep := analyze(t, path)
+			for _, f := range rep.Findings {
+				switch f.Code {
+				case "store-corrupt", "replica-gap", "replica-divergence", "index-mismatch", "orphan-risk", "asset-lost", "acked-lost":
+					t.Errorf("%s cut at %d%%: %s %s", name, pct, f.Code, f.Message)
+				}
+			}
+		}
+	}
+}
+
+// metaLastTarGz packs the files under dir as a .tar.gz under "bundle/",
+// each folder's meta.inf and meta.sum after its sub-folders, as `tar czf`
+// lays out a tree whose directory order lists msgs/ first.
+func metaLastTarGz(t *testing.T, dir string) []byte {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(rel string) string { return strings.ReplaceAll(rel, "/meta.", "/~meta.") }
+	sort.Slice(files, func(i, j int) bool { return key(files[i]) < key(files[j]) })
+	var buf bytes.Buffer
+	gw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gw)
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "bundle/" + rel, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestTermBelowEntriesIsNoDamage: a v2.10.22 follower's _meta_/tav.idx
+// holding term 0 and a vote while its WAL and snapshot are at a higher term
+// (the state issue 16 saw a healthy v2.10.22 follower write; here nats-1's
+// file of v2.10.22-per-server rewritten so) is what every version writes
+// when it learns a term by catching up (raft.go processAppendEntry writes
+// tav.idx for new entries only): no store-corrupt, and a note that it
+// cannot be told from damage.
+func TestTermBelowEntriesIsNoDamage(t *testing.T) {
+	dir := copyTree(t, filepath.Join(bundlesDir, "v2.10.22-per-server", "bundle"))
+	tav := filepath.Join(dir, "nats-1", "data", "jetstream", "$SYS", "_js_", "_meta_", "tav.idx")
+	b := append(make([]byte, 8), natsfmt.PeerID("nats-2")...) // term 0, vote for nats-2
+	if err := os.WriteFile(tav, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyze(t, dir)
+	for _, f := range rep.Findings {
+		if strings.HasSuffix(f.File, "_meta_/tav.idx") || strings.Contains(f.Message, "tav.idx") {
+			t.Errorf("%s %s: %s", f.Severity, f.Code, f.Message)
+		}
+	}
+	if !hasNote(rep, "cannot be told from damage") {
+		t.Errorf("no note that the term below the entries cannot be told from damage: %v", rep.Notes)
+	}
+}
