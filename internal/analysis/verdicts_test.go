@@ -259,7 +259,7 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	}
 	for _, f := range findingsOn(rep, "index-mismatch", eventsDir+"/msgs/index.db") {
 		if strings.Contains(f.Remedy, "remove "+eventsDir+"/msgs/index.db") {
-			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+eventsDir+"/msgs/index.db")
+			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+shellQuote(eventsDir+"/msgs/index.db"))
 		}
 	}
 
