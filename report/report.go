@@ -247,6 +247,17 @@ type Finding struct {
 	Message  string   `json:"message"`
 	Evidence []string `json:"evidence,omitempty"`
 	Remedy   string   `json:"remedy,omitempty"`
+	// RemedyID names the remedy catalogue entry Remedy and RemedySteps were
+	// rendered from (the catalogue in internal/analysis/remedies.go). Added
+	// field.
+	RemedyID string `json:"remedy_id,omitempty"`
+	// RemedySteps is the remedy as steps, in the order to take them: what
+	// the actions destroy, what to save first and how, the actions, how to
+	// check the outcome. Remedy is these steps as text. Added field.
+	RemedySteps []RemedyStep `json:"remedy_steps,omitempty"`
+	// RemedyProven lists the real-server runs that executed this remedy;
+	// absent when none did (not proven by execution). Added field.
+	RemedyProven []RemedyProof `json:"remedy_proven,omitempty"`
 
 	LikelyOrigin *Origin     `json:"likely_origin,omitempty"`
 	ClusterSize  int         `json:"cluster_size,omitempty"`
@@ -269,6 +280,30 @@ type Finding struct {
 	// (a check's max_examples; the examples are in Evidence); absent for
 	// one. Added field.
 	Count int `json:"count,omitempty"`
+}
+
+// RemedyStep is one step of a remedy.
+type RemedyStep struct {
+	// Kind is cost (what the actions destroy), save (what to save first and
+	// how), action, verify (how to check the outcome) or note (what not to
+	// do, and why).
+	Kind string `json:"kind" jsonschema:"enum=cost,enum=save,enum=action,enum=verify,enum=note"`
+	Text string `json:"text"`
+	// Commands are the exact commands of the step, in order.
+	Commands []string `json:"commands,omitempty"`
+	// Destructive marks an action that removes, truncates, peer-removes,
+	// scales down, moves aside or restarts a server on the state: a save
+	// step precedes it.
+	Destructive bool `json:"destructive,omitempty"`
+}
+
+// RemedyProof is one real-server run that executed a remedy.
+type RemedyProof struct {
+	Version string `json:"version"`
+	// Fixture is the committed bundle that records the run, relative to
+	// the repository (testdata/bundles/...).
+	Fixture string `json:"fixture"`
+	Outcome string `json:"outcome"`
 }
 
 // Ptr returns a pointer to v, for the optional numeric fields of Finding.

@@ -40,7 +40,7 @@ func TestIncidentWorkbook(t *testing.T) {
 	}
 	cause := rows[1]
 	if len(cause) < 6 || cause[0] != "diagnosis" || cause[2] != "critical" || cause[3] != "7" ||
-		!strings.Contains(cause[4], "inflated raft group _meta_ to 10 peers") || !strings.HasPrefix(cause[5], "Back up every server's store") {
+		!strings.Contains(cause[4], "inflated raft group _meta_ to 10 peers") || !strings.Contains(cause[5], "Save first: back up every server's store") {
 		t.Errorf("Summary row 2 %q, want the cause", cause)
 	}
 	outcomes := map[string]string{}

@@ -62,7 +62,7 @@ var checkPeerIDCorrupt = Check{
 				f.LikelyOrigin = &report.Origin{Peer: near, Server: srv, Bits: bits}
 				f.Message = fmt.Sprintf("raft group %s lists peer %q, %d bit(s) away from %s (%s): a corrupted copy of that server's id", s.group, s.peer, bits, near, srv)
 			}
-			f.Remedy = peerRemoveRemedy(m, s.group, []string{s.peer})
+			peerRemoveRemedy(m, s.group, []string{s.peer}).apply(&f)
 			if s.file != "" {
 				f.Offset = report.Ptr(s.offset)
 			}
@@ -73,7 +73,7 @@ var checkPeerIDCorrupt = Check{
 					// that does not list the id, and rewrites peers.idx.
 					f.Severity = report.Warning
 					f.Message += "; " + heal.short
-					f.Remedy = heal.remedy
+					heal.remedy.apply(&f)
 				}
 			}
 			if onlyVote(s) {
@@ -91,8 +91,9 @@ var checkPeerIDCorrupt = Check{
 // snapshotHeal is what the next start does with an id only peers.idx
 // views list, when their servers' newest snapshots hold another peer state.
 type snapshotHeal struct {
-	heals               bool // every such server starts from a snapshot without the id
-	text, short, remedy string
+	heals       bool // every such server starts from a snapshot without the id
+	text, short string
+	remedy      prescription
 }
 
 // snapshotHeals: a 2.12.5+ or 2.14+ server starts a group from its
@@ -141,7 +142,7 @@ func snapshotHeals(p *Pass, s peerSighting) snapshotHeal {
 	case heals:
 		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it, which these servers' version (2.12.5+, 2.14+) starts the group from and writes back to peers.idx", snaps)
 		h.short = "the next start restores the group from its snapshot, which does not list it, and rewrites peers.idx"
-		h.remedy = fmt.Sprintf("Nothing to remove, and no peer-remove: at their next start the servers restore group %s from %s and write that peer state to peers.idx, dropping %s. Keep those snapshots (they are the clean copy): back up the group folder before any other change.", s.group, snaps, s.peer)
+		h.remedy = prescribe("peers-idx-healed-by-snapshot", args{"group": s.group, "snapshots": snaps, "dropping": ", dropping " + s.peer})
 	case unknown:
 		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it: 2.12.5+ and 2.14+ start from that snapshot and rewrite peers.idx, so there the id is gone at the next start; 2.10, 2.11 and 2.12.0-2.12.4 start from peers.idx (this verdict)", snaps)
 	default:

@@ -239,7 +239,7 @@ var checkPeerOffline = Check{
 			if len(stalled) > 0 {
 				f.Message += fmt.Sprintf("; %s kept less than a quorum of live peers", strings.Join(stalled, ", "))
 			}
-			f.Remedy = peerOfflineRemedy(m, ids, departed)
+			peerOfflineRemedy(m, ids, departed).apply(&f)
 			out = append(out, f)
 		}
 		return out
@@ -248,20 +248,14 @@ var checkPeerOffline = Check{
 
 // peerOfflineRemedy is the peer-remove sequence the scale-down fixture
 // proved (testdata/bundles/scaledown-v2.12.1, expect.remedy): one server at
-// a time, the next once the meta group has shrunk.
-func peerOfflineRemedy(m *Model, ids []string, departed map[string]bool) string {
-	var b strings.Builder
-	b.WriteString("What removing a peer destroys first: the removed server's copies of every stream and consumer stop counting; the meta leader places new replicas on live servers, which copy from the surviving replicas. A group whose every up-to-date copy sits on removed servers (none live) comes back empty. Save first: keep the departed servers' volumes and copy their stores aside before removing them; do not start them again after the removal")
-	v := minVersion(m)
-	if versionAtLeast(v, 2, 12) && !versionAtLeast(v, 2, 15) {
-		b.WriteString(" (2.12 to 2.14 re-add a removed peer that still talks raft after 5 minutes)")
-	}
-	b.WriteString(".\nThen, with the system account, one at a time, waiting after each until `nats server report jetstream` shows the meta group one smaller with a leader and the stream groups re-placed (two removals in flight recompute placements from a stale peer set):\n")
+// a time, the next once the meta group has shrunk (remedies.go:
+// departed-server-remove).
+func peerOfflineRemedy(m *Model, ids []string, departed map[string]bool) prescription {
+	var removals []string
 	for _, id := range ids {
-		fmt.Fprintf(&b, "  %s   # %s\n", peerRemoveCommand(id), m.IDs[id])
+		removals = append(removals, fmt.Sprintf("%s   # %s", peerRemoveCommand(id), m.IDs[id]))
 	}
-	b.WriteString("Proved on nats-server 2.12.1 (5 -> 3 without peer-remove): after both removals the stalled stream was re-placed on live servers and took writes again.")
-	return b.String()
+	return prescribe("departed-server-remove", args{"removals": removals, "readd": readdNote(m)})
 }
 
 // departureCauses chains the servers gone without peer-remove into one
@@ -317,5 +311,5 @@ func departureCauses(fs []report.Finding, used []bool) []report.Cause {
 			sev = report.Critical
 		}
 	}
-	return []report.Cause{{Summary: summary + ".", FirstStep: firstStep(fs[chain[0]].Remedy), Severity: sev, Findings: chain}}
+	return []report.Cause{{Summary: summary + ".", FirstStep: remedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain}}
 }

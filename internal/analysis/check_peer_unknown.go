@@ -24,8 +24,8 @@ var checkPeerUnknown = Check{
 				Group: s.group, Peer: s.peer,
 				Message:  fmt.Sprintf("raft group %s lists peer %s, which is no server in this bundle (a removed or renamed server, or one whose files are missing)", s.group, s.peer),
 				Evidence: []string{"listed by " + strings.Join(s.sources, ", ")},
-				Remedy:   "if the server still exists, add its store, log or captures to the bundle; if it is gone for good, remove it. Removing a peer drops its replicas from every group (they are placed anew and copied from the leaders) and a returning server with that id loses its data: if its disk may still exist, copy its store out first. " + peerRemoveCommand(s.peer),
 			}
+			prescribe("unknown-peer-remove", args{"peer": s.peer, "group": s.group}).apply(&f)
 			if heal := snapshotHeals(p, s); heal.text != "" {
 				// Only peers.idx lists it; what the next start does with
 				// it is the version's (peer-id-corrupt's rule).
@@ -33,7 +33,7 @@ var checkPeerUnknown = Check{
 				if heal.heals {
 					f.Severity = report.Info
 					f.Message += "; " + heal.short
-					f.Remedy = heal.remedy
+					heal.remedy.apply(&f)
 				}
 			}
 			out = append(out, f)

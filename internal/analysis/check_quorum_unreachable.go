@@ -73,13 +73,13 @@ var checkQuorumUnreachable = Check{
 						fmt.Sprintf("peers that exist: %s", strings.Join(existing(p.Facts, v.Peers), " ")),
 						fmt.Sprintf("peers no present or live server holds: %s", strings.Join(missing, " ")),
 					},
-					Remedy: quorumRemedy(m, g, v.ClusterSize, reachable, missing),
 				}
+				quorumRemedy(m, g, v.ClusterSize, reachable, missing).apply(&f)
 				if renamed := renamedOf(missing, former); len(renamed) > 0 {
 					f.Evidence = append(f.Evidence, fmt.Sprintf("of the missing peers, %s are renamed servers' old ids: those servers run under new names (server-renamed)", strings.Join(renamed, ", ")))
 					if onlyFormer(missing, former) {
 						f.Message += "; every missing peer is a renamed server's old id (server-renamed)"
-						f.Remedy = "The missing peers are the old ids of servers renamed in place: follow server-renamed's remedy (it says what each way out destroys and what to save first); removing the old ids here as for lost servers would not bring the renamed servers into the group."
+						prescribe("quorum-renamed-old-ids", args{}).apply(&f)
 					}
 				}
 				f.Evidence = append(f.Evidence, starts...)
@@ -172,34 +172,38 @@ func tempServersNeeded(size, reachable int) int {
 	return 64
 }
 
-// quorumRemedy is the way out of a group that cannot elect a leader.
-func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) string {
+// quorumRemedy is the way out of a group that cannot elect a leader
+// (remedies.go: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
+// meta-quorum-temporary-servers before).
+func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) prescription {
 	if g.Kind != "meta" {
-		return fmt.Sprintf("Both ways out delete replicas: peer-remove deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others. First copy every server's folder of this group out and compare the replicas (replica-gap, replica-divergence). Then, once the meta layer has a leader, remove the missing peers from the group (nats stream cluster peer-remove), or scale the asset down to R1 and back up (nats stream edit --replicas 1, then --replicas N); missing: %s", strings.Join(missing, " "))
-	}
-	var b strings.Builder
-	v := minVersion(m)
-	switch {
-	case versionAtLeast(v, 2, 15):
-		fmt.Fprintf(&b, "nats-server %s supports a quorum rescue. It makes the surviving servers' meta state the truth, and removing a peer drops its replicas: back up every server's store first (copy each jetstream folder out). With the system account, on the surviving servers:\n", v)
-		fmt.Fprintf(&b, "  nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":%d}'\n", natsfmt.Quorum(reachable))
-		b.WriteString("then, once a meta leader is elected, remove each missing peer:\n")
-	default:
-		k := tempServersNeeded(size, reachable)
-		fmt.Fprintf(&b, "1. Back up every server's store. Add %d temporary JetStream server(s) with new server_name(s) to the cluster so that %d live peers reach a quorum of a %d-peer group; a meta leader is then elected.\n", k, reachable+k, size+k)
-		b.WriteString("2. With the system account, remove each missing peer:\n")
-	}
-	for _, p := range missing {
-		b.WriteString("  " + peerRemoveCommand(p) + "\n")
-	}
-	if !versionAtLeast(v, 2, 15) {
-		b.WriteString("3. Check `nats server report jetstream`, then stop the temporary server(s) and remove them the same way (nats server cluster peer-remove NAME).\n")
-		if versionAtLeast(v, 2, 12) {
-			b.WriteString("Note: 2.12 to 2.14 let a removed peer be re-added after 5 minutes if it still talks raft; make sure none of the removed ids belongs to a running server.\n")
+		// A consumer group's asset is "STREAM > CONSUMER": the stream peer
+		// removal takes the peer out of the stream and its consumers.
+		stream, _, _ := strings.Cut(g.Asset, " > ")
+		if stream == "" {
+			stream = "STREAM"
 		}
+		var removals, unnamed []string
+		for _, p := range missing {
+			// The request takes a server name on every version.
+			name := m.IDs[p]
+			if name == "" {
+				name = p
+				unnamed = append(unnamed, p)
+			}
+			removals = append(removals, streamPeerRemoveCommand(stream, name))
+		}
+		return prescribe("stream-quorum-peer-remove", args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
+			"removals": removals, "unnamed": strings.Join(unnamed, " ")})
 	}
-	b.WriteString("Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later.")
-	return b.String()
+	v := minVersion(m)
+	a := args{"version": v, "missing": missing, "readd": readdNote(m), "quorum": natsfmt.Quorum(reachable)}
+	if versionAtLeast(v, 2, 15) {
+		return prescribe("meta-quorum-rescue", a)
+	}
+	k := tempServersNeeded(size, reachable)
+	a["temporary"], a["live"], a["size"] = k, reachable+k, size+k
+	return prescribe("meta-quorum-temporary-servers", a)
 }
 
 // maxPlausibleTerm bounds a real raft term: every term is an election, and

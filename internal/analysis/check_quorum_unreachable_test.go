@@ -95,6 +95,8 @@ func TestStartsFromSnapshotPeers(t *testing.T) {
 	for v, want := range map[string][2]bool{
 		"2.10.27": {false, true}, "2.11.17": {false, true}, "2.12.4": {false, true}, "2.12.5": {true, true},
 		"2.12.15": {true, true}, "2.14.0": {true, true}, "2.15.3": {true, true}, "": {false, false}, "dev": {false, false},
+		// no source read: never released, or past the newest release read
+		"2.13.0": {false, false}, "2.11.18": {false, false}, "2.15.4": {false, false}, "2.16.0": {false, false}, "3.0.0": {false, false},
 	} {
 		yes, known := startsFromSnapshotPeers(v)
 		if [2]bool{yes, known} != want {

@@ -209,7 +209,7 @@ var checkServerRenamed = Check{
 			if len(streams) > 0 {
 				f.Message += fmt.Sprintf("; at its first start as %s it deleted its copies of %s", r.New, strings.Join(streams, ", "))
 			}
-			f.Remedy = renameRemedy(m, former)
+			renameRemedy(m, former).apply(&f)
 			out = append(out, f)
 		}
 		return out
@@ -220,41 +220,26 @@ var checkServerRenamed = Check{
 // servers (testdata/bundles/rename-v2.15.2, rename-v2.12.1 and
 // rename-v2.12.15, want.json expect.remedies), by what the renamed servers
 // did to the meta group and by version.
-func renameRemedy(m *Model, former map[string]Rename) string {
+func renameRemedy(m *Model, former map[string]Rename) prescription {
 	var renames []Rename
 	for _, id := range sortedKeys(former) {
 		renames = append(renames, former[id])
 	}
 	sort.Slice(renames, func(i, j int) bool { return renames[i].Old < renames[j].Old })
-	var olds, news, deleted []string
+	var olds, news, deleted, stops []string
 	for _, r := range renames {
 		olds, news = append(olds, r.Old), append(news, r.New)
 		_, s := removedByRename(m, r)
 		for _, x := range s {
 			deleted = appendUnique(deleted, x+" on "+r.New)
 		}
+		stops = append(stops, fmt.Sprintf("stop %s, then: %s", r.Old, peerRemoveCommand(peerID(r.Old))))
 	}
-	var b strings.Builder
-	b.WriteString("What this destroys first: a renamed server deletes, at its first start, every stream copy whose group lists only its old id")
-	if len(deleted) > 0 {
-		fmt.Fprintf(&b, " (here: %s)", strings.Join(deleted, "; "))
-	}
-	b.WriteString(". Their messages are then only in the stream groups' raft WALs (<system account>/_js_/S-*/msgs/) of each store, and no way out below brings them back into the streams. Save them before anything else: stop the servers and copy every store directory aside (the whole JetStream root).\n")
 	v := minVersion(m)
-	new215 := versionAtLeast(v, 2, 15)
-	grown := metaGrewByRename(m, former)
-	fmt.Fprintf(&b, "Then bring the meta group back (this bundle: %s; the renamed servers' new ids %s the meta group):\n", dashIfEmpty(v),
-		map[bool]string{true: "were added to", false: "are not in"}[grown])
-	beside := func(label, proved string) {
-		fmt.Fprintf(&b, "%s keep the new names (%s): start servers named %s on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader (%d peers, quorum %d). Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led:\n",
-			label, proved, strings.Join(olds, ", "), 2*len(olds), len(olds)+1)
-		for _, r := range renames {
-			fmt.Fprintf(&b, "  stop %s, then: %s\n", r.Old, peerRemoveCommand(peerID(r.Old)))
-		}
-		fmt.Fprintf(&b, "   The group ends at its own size (%d), led by one of %s; streams come back empty, R3 ones without a leader, and R1 streams whose only peer was an old id may be gone from the meta state.\n", len(olds), strings.Join(news, ", "))
-	}
-	revert := func(label, proved string) {
-		fmt.Fprintf(&b, "%s revert server_name to %s on the same stores (%s): a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader.\n", label, strings.Join(olds, ", "), proved)
+	a := args{"version": dashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
+		"renamed": len(olds), "beside_size": 2 * len(olds), "beside_quorum": len(olds) + 1, "rescue": versionAtLeast(v, 2, 15)}
+	if len(deleted) > 0 {
+		a["deleted"] = fmt.Sprintf(" (here: %s)", strings.Join(deleted, "; "))
 	}
 	// Which way out works follows what the renamed servers did to the
 	// meta group (testdata/bundles/rename-*, want.json expect.remedies):
@@ -264,21 +249,12 @@ func renameRemedy(m *Model, former map[string]Rename) string {
 	// (2.12.15 and 2.14.10 ended at 2 peers with one renamed server outside
 	// the group; rename-v2.14.10 was run and not committed).
 	switch {
-	case grown:
-		beside("a)", "proved on 2.12.1, whose renamed servers added their new ids the same way")
-		fmt.Fprintf(&b, "Not: reverting server_name to %s: the renamed servers have already added their new ids to the meta group (size %d), so the reverted servers are %d of %d and elect no leader (2.12.1).", strings.Join(olds, ", "), 2*len(olds), len(olds), 2*len(olds))
-		if !new215 {
-			b.WriteString(" There is no $JS.API.META.RESCUE before 2.15.")
-		}
-	case new215:
-		beside("a)", "proved on 2.15.2")
-		revert("b) or", "proved on 2.15.2, 2.14.10 and 2.12.15")
-		b.WriteString("Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group.")
-	default:
-		revert("a)", "proved on 2.12.15, 2.14.10 and 2.15.2")
-		fmt.Fprintf(&b, "Not: servers named %s on empty stores beside the renamed ones with one peer-remove after another: on 2.12.15 and 2.14.10 the meta group went 5/3, 4/3, 3/2 and ended at 2 peers, one renamed server outside it. There is no $JS.API.META.RESCUE before 2.15.", strings.Join(olds, ", "))
+	case metaGrewByRename(m, former):
+		return prescribe("rename-old-names-beside", a)
+	case versionAtLeast(v, 2, 15):
+		return prescribe("rename-beside-or-revert", a)
 	}
-	return b.String()
+	return prescribe("rename-revert", a)
 }
 
 // metaGrewByRename says whether some view of the meta group counts a
@@ -356,5 +332,5 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 	for _, i := range chain {
 		used[i] = true
 	}
-	return []report.Cause{{Summary: b.String(), FirstStep: firstStep(fs[chain[0]].Remedy), Severity: report.Critical, Findings: chain}}
+	return []report.Cause{{Summary: b.String(), FirstStep: remedyFirstStep(fs[chain[0]]), Severity: report.Critical, Findings: chain}}
 }

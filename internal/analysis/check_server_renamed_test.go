@@ -21,7 +21,7 @@ func TestServerRenamedOneFindingPerServer(t *testing.T) {
 		if f.Group != "_meta_" || f.ClusterSize != 3 || f.Quorum != 2 || f.Reachable == nil || *f.Reachable != 0 || len(f.Missing) != 3 {
 			t.Errorf("%s: cost %s %d/%d reachable %v missing %v", f.Server, f.Group, f.ClusterSize, f.Quorum, f.Reachable, f.Missing)
 		}
-		if f.Remedy == "" || !strings.Contains(f.Remedy, "What this destroys first") || !strings.Contains(f.Remedy, "not a voting member") {
+		if f.Remedy == "" || !strings.Contains(f.Remedy, "What this destroys:") || !strings.Contains(f.Remedy, "not a voting member") {
 			t.Errorf("%s: remedy does not start with what it destroys or misses the refused rescue: %s", f.Server, f.Remedy)
 		}
 	}
@@ -97,7 +97,7 @@ func TestServerRenamedRemedyByVersion(t *testing.T) {
 		if offersRevert(r) != tc.revert || offersBeside(r) != tc.beside || !strings.Contains(r, tc.not) {
 			t.Errorf("%s (grown %v): remedy %s", tc.version, tc.grown, r)
 		}
-		if !strings.HasPrefix(r, "What this destroys first") {
+		if !strings.HasPrefix(r, "What this destroys:") {
 			t.Errorf("%s: remedy does not begin with what it destroys: %s", tc.version, r)
 		}
 		if tc.beside {

@@ -32,11 +32,10 @@ var checkStoreCorrupt = Check{
 			if len(shown) > 5 {
 				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
 			}
-			out = append(out, report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
+			out = append(out, withRemedy(report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
-				Remedy:   storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted}),
-			})
+			}, storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted})))
 		}
 		var damage []*Corruption
 		for i := range m.Corruptions {
@@ -64,21 +63,21 @@ var checkStoreCorrupt = Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			f.Remedy = storeRemedy(m, c) + extractHint(m, c.Server, c.Account, c.Stream, c.Lost)
+			storeRemedy(m, c).withNote(extractHint(m, c.Server, c.Account, c.Stream, c.Lost)).apply(&f)
 			if c.SnapshotPeers != "" {
 				version := serverVersion(m, c.Server)
 				yes, known := startsFromSnapshotPeers(version)
 				switch {
 				case yes:
 					f.Message += fmt.Sprintf("; %s (%s) starts the group from the peer state of its snapshot %s and writes it to peers.idx at its next start: nothing is lost", f.Server, version, c.SnapshotPeers)
-					f.Remedy = fmt.Sprintf("Nothing to do: at its next start the server restores the group's peers from %s and rewrites peers.idx. Keep that snapshot (the clean copy); back up the group folder before any other change.", c.SnapshotPeers)
+					prescribe("peers-idx-healed-by-snapshot", args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers}).apply(&f)
 				case !known:
 					f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds a readable peer state: 2.12.5+ and 2.14+ start from it and rewrite peers.idx (nothing lost); 2.10, 2.11 and 2.12.0-2.12.4 read peers.idx", c.SnapshotPeers))
 				}
 			}
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
-				f.Remedy = "nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway; once no server needs it, remove it with the server stopped to silence the warning"
+				prescribe("store-empty-folder", args{"folder": path.Dir(c.File)}).apply(&f)
 			}
 			return f
 		}
@@ -126,13 +125,13 @@ func corruptionCause(c Corruption) string {
 }
 
 // storeRemedy says what an operator can do about a damaged file, chosen by
-// the file and the kind of damage. Whatever rebuilds, removes, truncates or
-// peer-removes is preceded by what it destroys and how to save it.
-func storeRemedy(m *Model, c Corruption) string {
+// the file and the kind of damage (remedies.go: store-*,
+// meta-snapshot-move-aside).
+func storeRemedy(m *Model, c Corruption) prescription {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
-		return sealedRemedy
+		return prescribe("store-sealed", nil)
 	case c.Structure == natsfmt.StructMetaInf || c.Structure == natsfmt.StructMetaSum:
 		what := "meta.inf and meta.sum disagree"
 		if c.Kind == natsfmt.CorruptMissing {
@@ -152,64 +151,47 @@ func storeRemedy(m *Model, c Corruption) string {
 			if c.Kind == natsfmt.CorruptMissing {
 				next = "the server skips this consumer at start (\"Missing consumer metafile\" or \"checksum\")"
 			}
-			return fmt.Sprintf("%s of a consumer: %s; its stream and messages are not affected. Keep the consumer folder %s (its o.dat holds the ack state); with the server stopped, copy the consumer's meta.inf and meta.sum from a healthy replica's folder of the same consumer, or recreate the consumer with the same config and a start sequence after its ack floor.", what, next, path.Dir(c.File))
+			return prescribe("store-consumer-meta-files", args{"what": what, "next": next, "folder": path.Dir(c.File)})
 		}
-		return fmt.Sprintf("%s: the server skips this stream at start and serves none of its messages, but its blocks are intact. Keep the stream folder (do not delete or recreate the stream: that removes the blocks); with the server stopped, %s.", what, fix)
+		return prescribe("store-stream-meta-files", args{"what": what, "fix": fix, "folder": path.Dir(c.File)})
 	case c.Structure == natsfmt.StructIndexDB:
-		return fmt.Sprintf("index.db is a cache; nothing needs removing: the server finds it unusable and rebuilds the state from the blocks at start. A rebuild cuts every block at its first bad record: if store-corrupt names a block of this stream, copy the stream folder out first (cp -a %s SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage.", path.Dir(path.Dir(c.File)))
+		return prescribe("store-index-db", args{"folder": path.Dir(path.Dir(c.File))})
 	case c.Structure == natsfmt.StructConsumerState:
-		return fmt.Sprintf("the consumer's state or config is damaged: copy %s out first, then let the consumer be recreated from its config with a start sequence after its ack floor; the stream's messages are not affected", c.File)
+		return prescribe("store-consumer-state", args{"file": c.File})
 	case isMetaSnapshot(c.File):
 		return metaSnapshotRemedy(m, c)
 	case c.Structure != natsfmt.StructBlockRecord:
-		return fmt.Sprintf("copy %s out before the server starts on it again; inspect it with `jsforensics dump`", c.File)
+		return prescribe("store-other-file", args{"file": c.File})
 	}
-	var b strings.Builder
-	keep := ""
-	if c.IndexDB != "" {
-		keep = fmt.Sprintf(" Keep %s: do not remove it.", c.IndexDB)
+	a := args{"file": c.File, "indexdb": c.IndexDB, "seq": fmt.Sprint(c.Seq), "seqs": rangesText(c.Lost), "stream": c.Stream,
+		"replicas": c.Replicas, "replicated": c.Stream != "" && c.Replicas > 1, "single": c.Stream != "" && c.Replicas <= 1}
+	if c.Stream != "" {
+		a["removal"] = streamPeerRemoveCommand(c.Stream, m.Name(c.Server))
 	}
 	if len(c.Resurrected) > 0 {
 		return resurrectedRemedy(m, c)
 	}
-	switch c.Kind {
-	case natsfmt.CorruptChecksum:
-		if c.OfDeleted {
-			fmt.Fprintf(&b, "The bad record is of seq %d, a message deleted before the damage: no message is lost while the block is not rebuilt.%s Removing index.db (or any rebuild) makes the server truncate the block at this record and lose the intact messages after it.", c.Seq, keep)
-			break
-		}
-		fmt.Fprintf(&b, "Only the bad record is unreadable (seq %s); every other record of the block is intact.%s A current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it.", rangesText(c.Lost), keep)
-	default:
-		lost := "what the block held from the damage on"
-		if len(c.Lost) > 0 {
-			lost = "sequences " + rangesText(c.Lost)
-		}
-		fmt.Fprintf(&b, "This copy no longer holds %s.%s index.db is the record of what the block held.", lost, keep)
-	}
-	fmt.Fprintf(&b, " First save it: copy %s (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact.", c.File)
 	switch {
-	case c.Stream != "" && c.Replicas > 1:
-		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, m.Name(c.Server))
-	case c.Stream != "":
-		b.WriteString(" The stream has no other replica: republish what the dump recovers, or restore from a backup.")
+	case c.Kind == natsfmt.CorruptChecksum && c.OfDeleted:
+		return prescribe("store-block-deleted-record", a)
+	case c.Kind == natsfmt.CorruptChecksum:
+		return prescribe("store-block-record", a)
 	}
-	return b.String()
+	a["lost"] = "what the block held from the damage on"
+	if len(c.Lost) > 0 {
+		a["lost"] = "sequences " + rangesText(c.Lost)
+	}
+	return prescribe("store-block-lost", a)
 }
 
 // resurrectedRemedy is for deleted messages whose tombstones a damaged
 // block lost: nothing is lost, but the rebuild at the next start serves them
 // again (standalone v2.10.27, v2.12.15 and v2.15.3 did, testdata/perturbed;
 // an R3 replica took the leader's snapshot in their place).
-func resurrectedRemedy(m *Model, c Corruption) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "No message is lost; sequences %s were deleted, and index.db is the record of it: keep %s, do not remove it. At its next start the server rebuilds this stream from its blocks, whose tombstones for them are gone, and serves those deleted messages again.", rangesText(c.Resurrected), c.IndexDB)
-	fmt.Fprintf(&b, " First copy the stream folder out (cp -a %s SAVE/) with the server stopped.", path.Dir(path.Dir(c.File)))
-	if c.Replicas > 1 {
-		fmt.Fprintf(&b, " The stream is R%d: after the start, check that %s's replica agrees with the others (`nats stream info %s`; a replica the stream leader catches up takes its state); if these sequences are served again, delete them again (`nats stream rmm %s SEQ`).", c.Replicas, m.Name(c.Server), c.Stream, c.Stream)
-	} else if c.Stream != "" {
-		fmt.Fprintf(&b, " After the start, delete them again: `nats stream rmm %s SEQ` for each.", c.Stream)
-	}
-	return b.String()
+func resurrectedRemedy(m *Model, c Corruption) prescription {
+	return prescribe("store-block-resurrected", args{"resurrected": rangesText(c.Resurrected), "indexdb": c.IndexDB,
+		"folder": path.Dir(path.Dir(c.File)), "stream": c.Stream, "server": m.Name(c.Server), "replicas": c.Replicas,
+		"replicated": c.Replicas > 1, "single": c.Stream != "" && c.Replicas <= 1})
 }
 
 // noStores skips the store checks on a bundle that holds no store.

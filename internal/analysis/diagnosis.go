@@ -25,7 +25,7 @@ func diagnose(fs []report.Finding) []report.Cause {
 		if used[i] || f.Severity == report.Info {
 			continue
 		}
-		out = append(out, report.Cause{Summary: f.Message, FirstStep: firstStep(f.Remedy), Severity: f.Severity, Findings: []int{i}})
+		out = append(out, report.Cause{Summary: f.Message, FirstStep: remedyFirstStep(f), Severity: f.Severity, Findings: []int{i}})
 		used[i] = true
 	}
 	for i := range out {
@@ -103,11 +103,7 @@ func quorumCauses(fs []report.Finding, used []bool) []report.Cause {
 		for _, i := range chain {
 			used[i] = true
 		}
-		step := firstStep(q.Remedy)
-		if len(q.Missing) > 0 && !strings.Contains(step, "SERVER.REMOVE") {
-			step += fmt.Sprintf(" Then remove the %d missing peer id(s) with the $JS.API.SERVER.REMOVE requests quorum-unreachable lists.", len(q.Missing))
-		}
-		out = append(out, report.Cause{Summary: b.String(), FirstStep: step, Severity: report.Critical, Findings: chain})
+		out = append(out, report.Cause{Summary: b.String(), FirstStep: remedyFirstStep(q), Severity: report.Critical, Findings: chain})
 	}
 	return out
 }
@@ -139,7 +135,7 @@ func splitCauses(fs []report.Finding, used []bool) []report.Cause {
 		for _, i := range chain {
 			used[i] = true
 		}
-		out = append(out, report.Cause{Summary: summary + ".", FirstStep: firstStep(s.Remedy), Severity: report.Critical, Findings: chain})
+		out = append(out, report.Cause{Summary: summary + ".", FirstStep: remedyFirstStep(s), Severity: report.Critical, Findings: chain})
 	}
 	return out
 }
@@ -169,7 +165,7 @@ func membershipCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		out = append(out, report.Cause{
 			Summary:   u.Message + "; and so: " + strings.Join(effects, "; ") + ".",
-			FirstStep: firstStep(fs[chain[1]].Remedy), Severity: report.Critical, Findings: chain,
+			FirstStep: remedyFirstStep(fs[chain[1]]), Severity: report.Critical, Findings: chain,
 		})
 	}
 	return out
@@ -254,14 +250,15 @@ func storeCauses(fs []report.Finding, used []bool) []report.Cause {
 		for _, i := range chain {
 			used[i] = true
 		}
-		out = append(out, report.Cause{Summary: summary, FirstStep: firstStep(fs[chain[0]].Remedy), Severity: sev, Findings: chain})
+		out = append(out, report.Cause{Summary: summary, FirstStep: remedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain})
 	}
 	return out
 }
 
-// firstStep is a remedy's first instruction: its first line without the
-// list number (with the indented commands it introduces when it ends in a
-// colon), or the first sentence of a one-paragraph remedy.
+// firstStep is the first instruction of a remedy given as text only (a
+// finding with no RemedySteps): its first line without the list number
+// (with the indented commands it introduces when it ends in a colon), or
+// the first sentence of a one-paragraph remedy.
 func firstStep(remedy string) string {
 	lines := strings.Split(strings.TrimSpace(remedy), "\n")
 	first := strings.TrimSpace(lines[0])

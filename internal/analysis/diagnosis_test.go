@@ -31,7 +31,9 @@ func TestDiagnosisOfIncident000(t *testing.T) {
 			t.Errorf("summary lacks %q: %s", want, c.Summary)
 		}
 	}
-	if !strings.Contains(c.FirstStep, "temporary") || !strings.Contains(c.FirstStep, "SERVER.REMOVE") {
+	// The first step is the remedy's save step and its first action, from
+	// its structure: no removal is advised before the stores are saved.
+	if !strings.Contains(c.FirstStep, "Save first: back up every server's store") || !strings.Contains(c.FirstStep, "temporary") {
 		t.Errorf("first step: %s", c.FirstStep)
 	}
 	if !slices.IsSorted(c.TimelineRefs) || len(slices.Compact(slices.Clone(c.TimelineRefs))) != len(c.TimelineRefs) {

@@ -313,7 +313,7 @@ func TestScaledownFixture(t *testing.T) {
 		}
 		for _, f := range off {
 			last := strings.Index(f.Remedy, "destroys")
-			if !strings.HasPrefix(f.Remedy, "What removing a peer destroys") {
+			if !strings.HasPrefix(f.Remedy, "What this destroys:") {
 				t.Errorf("%s: remedy does not start with what removal destroys: %s", f.Server, f.Remedy)
 			}
 			for _, id := range proved {

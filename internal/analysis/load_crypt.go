@@ -153,12 +153,11 @@ func sealedMessage(server string, files []string, keysGiven bool) string {
 		"its raft snapshots, peers.idx and tav.idx are not encrypted and are read", server, why, strings.Join(what, ", "), len(files))
 }
 
-// sealedRemedy is the remedy of a sealed store. Starting a server on a
-// config whose key is redacted destroys the data (issue 12: v2.12.1 brought
-// every stream back empty and deleted block files and consumer folders).
-const sealedRemedy = "run the analysis again with the servers' JetStream key: --key KEY or JSF_KEY=KEY (the `key` of the jetstream block in the servers' own config; give --key again for a prev_encryption_key). " +
-	"Do not start a server on a copy of the config from a bundle, whose key is redacted, nor on any config whose key differs from the one the store was sealed with: " +
-	"it cannot open these stores and brings their streams back empty, deleting their block files and consumer folders."
+// sealedRemedy is the remedy text of a sealed store (remedies.go
+// store-sealed). Starting a server on a config whose key is redacted
+// destroys the data (issue 12: v2.12.1 brought every stream back empty and
+// deleted block files and consumer folders).
+var sealedRemedy = prescribe("store-sealed", nil).text()
 
 // markEncrypted records the servers whose store is encrypted at rest,
 // opened or not: a remedy that has one of them started must say on which
@@ -193,10 +192,19 @@ func guardRemedies(m *Model, findings []report.Finding) {
 	}
 	slices.Sort(servers)
 	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))
+	starts := func(s report.RemedyStep) bool {
+		return s.Kind == stepAction && strings.Contains(strings.ToLower(s.Text), "start")
+	}
 	for i := range findings {
-		r := strings.ToLower(findings[i].Remedy)
-		if findings[i].Remedy != sealedRemedy && strings.Contains(r, "start") && !strings.Contains(r, "encrypted at rest") {
-			findings[i].Remedy += caveat
+		f := &findings[i]
+		r := strings.ToLower(f.Remedy)
+		switch {
+		case f.RemedyID == "store-sealed" || f.Remedy == sealedRemedy || !strings.Contains(r, "start") || strings.Contains(r, "encrypted at rest"):
+		case len(f.RemedySteps) > 0:
+			// Said before the first action that starts a server.
+			addRemedyNote(f, strings.TrimSpace(caveat), starts)
+		default:
+			f.Remedy += caveat
 		}
 	}
 }

@@ -228,11 +228,7 @@ func isMetaSnapshot(file string) bool {
 // the damaged servers' snapshots and meta WALs moved out of their stores,
 // the server with the intact snapshot is elected and installs it on them,
 // and every stream comes back whole.
-func metaSnapshotRemedy(m *Model, c Corruption) string {
+func metaSnapshotRemedy(m *Model, c Corruption) prescription {
 	meta := path.Dir(path.Dir(c.File))
-	return fmt.Sprintf("Do not start %s on this store as it is: on 2.12 and older the start deletes this snapshot and, when its meta WAL holds entries after it, its streams and consumers as orphans 30 s later; on 2.14 and newer JetStream does not start. "+
-		"Moving files aside destroys nothing if they are kept: first copy %s and the server's stream folders out (cp -a). "+
-		"Then, with the server stopped, move %s/snapshots and %s/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one. "+
-		"Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one; if no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt.",
-		m.Name(c.Server), meta, meta, meta)
+	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta})
 }

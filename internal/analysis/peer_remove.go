@@ -24,18 +24,13 @@ func peerRemoveCommand(id string) string {
 	return cmd
 }
 
-func peerRemoveRemedy(m *Model, group string, ids []string) string {
-	var b strings.Builder
+// peerRemoveRemedy removes corrupt ids with server removals
+// (remedies.go: meta-corrupt-id-remove, group-corrupt-id-remove).
+func peerRemoveRemedy(m *Model, group string, ids []string) prescription {
 	if group == "_meta_" {
-		b.WriteString("With the system account and a meta leader present (see quorum-unreachable if there is none), remove the corrupt id:\n")
-	} else {
-		b.WriteString("Scaling the asset to R1 keeps only the leader's copy and deletes the others: copy every server's folder of this group out first. Remove the corrupt id from the meta group and let the asset's group be rebuilt (scale the asset to R1 and back if it stays stuck):\n")
+		return prescribe("meta-corrupt-id-remove", args{"ids": ids})
 	}
-	for _, id := range ids {
-		b.WriteString("  " + peerRemoveCommand(id) + "\n")
-	}
-	b.WriteString("Then find how the id was corrupted (disk, memory, or a network path that rewrites packets) before it happens again.")
-	return b.String()
+	return prescribe("group-corrupt-id-remove", args{"group": group, "ids": ids})
 }
 
 func jsonString(s string) string {

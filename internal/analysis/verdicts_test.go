@@ -260,7 +260,7 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	}
 	for _, f := range findingsOn(rep, "index-mismatch", eventsDir+"/msgs/index.db") {
 		if strings.Contains(f.Remedy, "remove "+eventsDir+"/msgs/index.db") {
-			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+eventsDir+"/msgs/index.db")
+			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+shellQuote(eventsDir+"/msgs/index.db"))
 		}
 	}
 
@@ -271,8 +271,8 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	defer b.Close()
 	m := Load(b)
 	g := &Group{Name: "S-R3F-x", Kind: "stream"}
-	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}), "remove the missing peers", "deletes the removed peer's copy", "copy every server's folder")
-	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}), "scale the asset to R1 and back", "copy every server's folder")
+	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
+	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}).text(), "scale the asset to R1 and back", "copy every server's folder")
 	warnedBefore(t, metaSplitRemedy(m, nil), "move (do not delete)", "discards its assignments", "copy those stream folders out")
 }
 

@@ -42,13 +42,27 @@ func versionAtLeast(v string, major, minor int) bool {
 // setupLastSnapshot, from 2.12.5 and in 2.14+; read in 2.12.5-2.12.15,
 // 2.14.0, 2.15.2-2.15.3), rather than with peers.idx (2.10.x, 2.11.x to
 // 2.11.17, 2.12.0-2.12.4: readPeerState first, the snapshot's peer state not
-// applied at start). known is false when v does not parse.
+// applied at start). known is false when v does not parse, and where no
+// source was read: 2.13 (never released), past the newest release read of
+// a line (2.10.27, 2.11.17, 2.12.15, 2.14.10, 2.15.3), and 2.16+.
 func startsFromSnapshotPeers(v string) (yes, known bool) {
 	ma, mi, pa, ok := parseVersion(v)
-	if !ok {
+	if !ok || ma != 2 {
 		return false, false
 	}
-	return ma > 2 || ma == 2 && (mi > 12 || mi == 12 && pa >= 5), true
+	switch mi {
+	case 10:
+		return false, pa <= 27
+	case 11:
+		return false, pa <= 17
+	case 12:
+		return pa <= 15 && pa >= 5, pa <= 15
+	case 14:
+		return pa <= 10, pa <= 10
+	case 15:
+		return pa <= 3, pa <= 3
+	}
+	return false, false
 }
 
 // minVersion is the oldest server version in the bundle, "" if none is known.

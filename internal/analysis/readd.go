@@ -1,0 +1,68 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+)
+
+// readdsRemovedMetaPeer says whether nats-server v lets a peer removed from
+// the meta group back in when it still talks raft 5 minutes after the
+// removal. raft.go trackPeer: from 2.11.2 n.removed holds the time of the
+// removal and a removed peer counts as removed only for peerRemoveTimeout
+// (5 min), after which the leader proposes to add it again (read in
+// 2.11.2, 2.11.4, 2.11.6, 2.11.17, 2.12.1, 2.12.4, 2.12.15, 2.14.10, 2.15.2
+// and 2.15.3); 2.10.22, 2.10.27, 2.11.0 and 2.11.1 keep a removed peer out
+// for good. On 2.15 only unmanaged groups add peers this way: stream and
+// consumer groups are Managed (jetstream_cluster.go createRaftGroup), the
+// meta group is not (its RaftConfig in jetstream_cluster.go), so it still
+// does. No fixture has run it. known is false where no source was read:
+// 2.13 (never released), past the newest release read of a line, 2.16+.
+func readdsRemovedMetaPeer(v string) (yes, known bool) {
+	ma, mi, pa, ok := parseVersion(v)
+	if !ok || ma != 2 {
+		return false, false
+	}
+	switch mi {
+	case 10:
+		return false, pa <= 27
+	case 11:
+		return pa <= 17 && pa >= 2, pa <= 17
+	case 12:
+		return pa <= 15, pa <= 15
+	case 14:
+		return pa <= 10, pa <= 10
+	case 15:
+		return pa <= 3, pa <= 3
+	}
+	return false, false
+}
+
+// readdNote warns, for a remedy that removes servers from the meta group,
+// that the bundle's versions may let a removed server back in, or says that
+// it cannot tell for a version; "" where every version keeps it out.
+func readdNote(m *Model) string {
+	var yes, unknown []string
+	for _, s := range m.Servers {
+		if s.Version == "" {
+			continue
+		}
+		switch y, known := readdsRemovedMetaPeer(s.Version); {
+		case !known:
+			unknown = appendUnique(unknown, s.Version)
+		case y:
+			yes = appendUnique(yes, s.Version)
+		}
+	}
+	const rule = "2.11.2 to 2.15.3 let a peer removed from the meta group back in 5 minutes after its removal if it still talks raft, 2.10 and 2.11.0-2.11.1 do not (raft.go trackPeer, read in the source; no fixture has run it)"
+	switch {
+	case len(unknown) > 0 || len(yes) == 0 && len(m.Servers) > 0 && minVersion(m) == "":
+		which := strings.Join(unknown, ", ")
+		if which == "" {
+			which = "the bundle's servers (no version in the bundle)"
+		}
+		return fmt.Sprintf("Whether a removed peer comes back cannot be told for %s: %s. Make sure none of the removed ids belongs to a running server.", which, rule)
+	case len(yes) > 0:
+		return fmt.Sprintf("nats-server %s lets a peer removed from the meta group back in 5 minutes after its removal if it still talks raft (raft.go trackPeer, read in the source of 2.11.2 to 2.15.3; no fixture has run it): make sure none of the removed ids belongs to a running server.", strings.Join(yes, ", "))
+	}
+	return ""
+}

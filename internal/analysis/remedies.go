@@ -1,0 +1,406 @@
+package analysis
+
+import (
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// The remedy catalogue: every remedy a check prints, as data, read in one
+// place. A step that removes, truncates, peer-removes, scales down, moves
+// aside or restarts a server on the state is marked Destroys and follows a
+// save step that says what to copy out and how (TestRemedyCatalogue). Two
+// requests remove peers, and each entry says which it uses:
+//
+//   - a server removal, $JS.API.SERVER.REMOVE (nats server cluster
+//     peer-remove), takes a server out of the meta group and out of every
+//     stream and consumer group it is in (jetstream_cluster.go
+//     removePeerFromStream for each of its assignments);
+//   - a stream peer removal, $JS.API.STREAM.PEER.REMOVE.<stream> (nats
+//     stream cluster peer-remove), takes one server out of one stream's
+//     group and its consumers (jetstream_api.go jsStreamRemovePeerRequest;
+//     it takes a server name before 2.15, a name or a peer id from 2.15).
+//
+// Proven lists the runs of testdata/gen that carried a remedy out on real
+// servers and recorded the outcome in a committed fixture's want.json
+// (expect.remedy, expect.remedies); every other entry says it is not
+// proven by execution.
+var remedyCatalogue = []remedy{
+	// peer-id-corrupt
+	{ID: "meta-corrupt-id-remove", Steps: []remedyStep{
+		{Kind: stepCost, Text: "a server removal takes the id out of the meta group and out of every stream and consumer group that lists it. A corrupt id is no server's, so no copy goes with it; remove only the ids listed here, never the id of the server they resemble."},
+		{Kind: stepSave, Text: "copy every server's meta group folder out (cp -a of _js_/_meta_ under the system account's folder of each store)."},
+		{Kind: stepAction, Destroys: true, Each: "ids",
+			Text:     "With the system account and a meta leader present (see quorum-unreachable if there is none), remove each corrupt id with a server removal:",
+			Commands: []string{"{{each|server-remove}}"}},
+		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group at the size of its real servers, with a leader."},
+		{Kind: stepNote, Text: "Then find how the id was corrupted (disk, memory, or a network path that rewrites packets) before it happens again."},
+	}},
+	{ID: "group-corrupt-id-remove", Steps: []remedyStep{
+		{Kind: stepCost, Text: "scaling the asset to R1 keeps only the leader's copy and deletes the others; a server removal takes the id out of the meta group and every group that lists it (a corrupt id is no server's, so no copy goes with it)."},
+		{Kind: stepSave, Text: "copy every server's folder of group {{group}} out (cp -a of the asset's folder and of _js_/{{group}} on each store)."},
+		{Kind: stepAction, Destroys: true, Each: "ids",
+			Text:     "Remove the corrupt id with a server removal, as the system account:",
+			Commands: []string{"{{each|server-remove}}"}},
+		{Kind: stepAction, Destroys: true, Text: "If group {{group}} stays stuck, let it be rebuilt: scale the asset to R1 and back (nats stream edit STREAM --replicas 1, then --replicas N)."},
+		{Kind: stepVerify, Text: "`nats server report jetstream` shows group {{group}} with a leader and every replica current."},
+		{Kind: stepNote, Text: "Then find how the id was corrupted (disk, memory, or a network path that rewrites packets) before it happens again."},
+	}},
+	// peer-id-corrupt, peer-unknown, store-corrupt of peers.idx: the next
+	// start heals it (raft.go initRaftNode on 2.12.5+ and 2.14+).
+	{ID: "peers-idx-healed-by-snapshot", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing to remove, and no peer-remove."},
+		{Kind: stepSave, Text: "back up the folder of group {{group}} on each server (cp -a) before any other change, with {{snapshots}}: they are the clean copy."},
+		{Kind: stepAction, Destroys: true, Text: "At their next start the servers restore group {{group}} from {{snapshots}} and write that peer state to peers.idx{{dropping}}."},
+		{Kind: stepVerify, Text: "after the start, `nats server report jetstream` (or `jsforensics dump peers` on peers.idx) lists only the group's real peers."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.15.3", Fixture: "testdata/bundles/v2.15.3-incident-phantom-peers", Outcome: "restarted on the incident-000 edit of peers.idx, the meta group ran with its snapshot's five peers (5/3) and a leader"},
+	}},
+	// peer-unknown
+	{ID: "unknown-peer-remove", Steps: []remedyStep{
+		{Kind: stepCost, Text: "a server removal drops the peer's replicas from every group (they are placed anew and copied from the leaders), and a returning server with that id loses its data."},
+		{Kind: stepSave, Text: "if the server's disk may still exist, copy its store out first (cp -a of its whole JetStream folder)."},
+		{Kind: stepAction, Text: "If the server still exists, do not remove it: add its store, log or captures to the bundle and analyze again."},
+		{Kind: stepAction, Destroys: true, Text: "If it is gone for good, remove {{peer}} with a server removal, as the system account:",
+			Commands: []string{"{{peer|server-remove}}"}},
+		{Kind: stepVerify, Text: "`nats server report jetstream` no longer lists {{peer}} in group {{group}}."},
+	}},
+	// quorum-unreachable
+	{ID: "stream-quorum-peer-remove", Steps: []remedyStep{
+		{Kind: stepCost, Text: "a stream peer removal deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others."},
+		{Kind: stepSave, Text: "copy every server's folder of group {{group}} out (cp -a of the stream's folder and of _js_/{{group}} on each store) and compare the replicas (replica-gap, replica-divergence)."},
+		{Kind: stepAction, Destroys: true, Each: "removals",
+			Text:     "Then, once the meta layer has a leader, remove each missing peer ({{missing}}) from this stream's group only, with a stream peer removal (not $JS.API.SERVER.REMOVE, which removes a server from the whole cluster):",
+			Commands: []string{"{{each}}"}},
+		{Kind: stepNote, When: "unnamed", Text: "Before 2.15 the stream peer removal takes a server name only (jetstream_api.go jsStreamRemovePeerRequest hashes it into the peer id), so {{unnamed}}, which no server of the bundle has, can be removed this way on 2.15+ only; on older servers use the scale-down."},
+		{Kind: stepAction, Destroys: true, Text: "Or scale the stream down to R1 and back up:",
+			Commands: []string{"nats stream edit {{stream|shell}} --replicas 1", "nats stream edit {{stream|shell}} --replicas {{replicas}}"}},
+		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` shows a leader and every replica current."},
+	}},
+	{ID: "meta-quorum-rescue", Steps: []remedyStep{
+		{Kind: stepCost, Text: "the quorum rescue makes the surviving servers' meta state the truth (what only the missing peers knew is dropped), and a server removal drops the removed peer's replicas from every group."},
+		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
+		{Kind: stepAction, Destroys: true, Text: "nats-server {{version}} supports a quorum rescue. With the system account, on the surviving servers:",
+			Commands: []string{"nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":{{quorum}}}'"}},
+		{Kind: stepAction, Destroys: true, Each: "missing",
+			Text:     "Then, once a meta leader is elected, remove each missing peer with a server removal:",
+			Commands: []string{"{{each|server-remove}}"}},
+		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with the live servers as its peers."},
+		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
+		{Kind: stepNote, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+	}},
+	{ID: "meta-quorum-temporary-servers", Steps: []remedyStep{
+		{Kind: stepCost, Text: "a server removal drops the removed peer's replicas from every group (they are placed anew on live servers); the temporary servers join the meta group and are removed again at the end."},
+		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
+		{Kind: stepAction, Text: "Add {{temporary}} temporary JetStream server(s) with new server_name(s) to the cluster so that {{live}} live peers reach a quorum of a {{size}}-peer group; a meta leader is then elected."},
+		{Kind: stepAction, Destroys: true, Each: "missing",
+			Text:     "Then, with the system account, remove each missing peer with a server removal:",
+			Commands: []string{"{{each|server-remove}}"}},
+		{Kind: stepAction, Destroys: true, Text: "Check `nats server report jetstream`, then stop the temporary server(s) and remove them the same way (nats server cluster peer-remove NAME)."},
+		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with the live servers as its peers."},
+		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
+		{Kind: stepNote, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+	}},
+	// quorum-unreachable where every missing peer is a renamed server's old
+	// id: the way out is server-renamed's.
+	{ID: "quorum-renamed-old-ids", Steps: []remedyStep{
+		{Kind: stepNote, Text: "The missing peers are the old ids of servers renamed in place: follow server-renamed's remedy, which says what each way out destroys and what to save first. Removing the old ids here as for lost servers would not bring the renamed servers into the group."},
+	}},
+	// peer-offline
+	{ID: "departed-server-remove", Steps: []remedyStep{
+		{Kind: stepCost, Text: "a server removal makes the removed server's copies of every stream and consumer stop counting; the meta leader places new replicas on live servers, which copy from the surviving replicas. A group whose every up-to-date copy sits on removed servers (none live) comes back empty."},
+		{Kind: stepSave, Text: "keep the departed servers' volumes and copy their stores aside (cp -a of each JetStream folder) before removing them; do not start them again after the removal."},
+		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
+		{Kind: stepAction, Destroys: true, Each: "removals",
+			Text:     "Then, with the system account, remove each departed server with a server removal, one at a time, waiting after each until `nats server report jetstream` shows the meta group one smaller with a leader and the stream groups re-placed (two removals in flight recompute placements from a stale peer set):",
+			Commands: []string{"{{each}}"}},
+		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group with the live servers only, led, and the stream groups that were stalled with a leader again."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "5 -> 3 servers without peer-remove; after both removals, one at a time, the meta group went 5/3, 4/3, 3/2 with a leader and the stalled stream was re-placed on live servers and took writes again"},
+	}},
+	// server-renamed, by what the renamed servers did to the meta group and
+	// the version (testdata/bundles/rename-*, want.json expect.remedies).
+	{ID: "rename-old-names-beside", Steps: append(renameSave(),
+		remedyStep{Kind: stepAction, Destroys: true, Text: "Then bring the meta group back (this bundle: {{version}}; the renamed servers' new ids were added to the meta group). a) keep the new names (proved on 2.12.1, whose renamed servers added their new ids the same way): start servers named {{olds}} on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader ({{beside_size}} peers, quorum {{beside_quorum}})."},
+		renameBesideRemoval(),
+		renameBesideOutcome(),
+		remedyStep{Kind: stepNote, Text: "Not: reverting server_name to {{olds}}: the renamed servers have already added their new ids to the meta group (size {{beside_size}}), so the reverted servers are {{renamed}} of {{beside_size}} and elect no leader (2.12.1)."},
+		remedyStep{Kind: stepNote, When: "!rescue", Text: "There is no $JS.API.META.RESCUE before 2.15."},
+	), Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/rename-v2.12.1", Outcome: "old-names-beside: a meta leader, the group back at its own size; revert-names: no leader in 1 min; meta-rescue: refused"},
+	}},
+	{ID: "rename-beside-or-revert", Steps: append(renameSave(),
+		remedyStep{Kind: stepAction, Destroys: true, Text: "Then bring the meta group back (this bundle: {{version}}; the renamed servers' new ids are not in the meta group). a) keep the new names (proved on 2.15.2): start servers named {{olds}} on EMPTY stores beside the renamed ones, same cluster and routes, until the meta group elects a leader ({{beside_size}} peers, quorum {{beside_quorum}})."},
+		renameBesideRemoval(),
+		renameBesideOutcome(),
+		remedyStep{Kind: stepAction, Destroys: true, Text: "b) or revert server_name to {{olds}} on the same stores (proved on 2.15.2, 2.14.10 and 2.12.15): restart the renamed servers with their old names; a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader."},
+		remedyStep{Kind: stepNote, Text: "Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group."},
+	), Proven: []report.RemedyProof{
+		{Version: "2.15.2", Fixture: "testdata/bundles/rename-v2.15.2", Outcome: "revert-names and old-names-beside each recovered a meta leader; meta-rescue refused"},
+		{Version: "2.12.15", Fixture: "testdata/bundles/rename-v2.12.15", Outcome: "revert-names recovered a meta leader; old-names-beside ended at 2 peers"},
+	}},
+	{ID: "rename-revert", Steps: append(renameSave(),
+		remedyStep{Kind: stepAction, Destroys: true, Text: "Then bring the meta group back (this bundle: {{version}}; the renamed servers' new ids are not in the meta group). a) revert server_name to {{olds}} on the same stores (proved on 2.12.15, 2.14.10 and 2.15.2): restart the renamed servers with their old names; a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader."},
+		remedyStep{Kind: stepNote, Text: "Not: servers named {{olds}} on empty stores beside the renamed ones with one peer-remove after another: on 2.12.15 and 2.14.10 the meta group went 5/3, 4/3, 3/2 and ended at 2 peers, one renamed server outside it. There is no $JS.API.META.RESCUE before 2.15."},
+	), Proven: []report.RemedyProof{
+		{Version: "2.12.15", Fixture: "testdata/bundles/rename-v2.12.15", Outcome: "revert-names recovered a meta leader (3 peers, quorum 2); old-names-beside ended at 2 peers"},
+		{Version: "2.15.2", Fixture: "testdata/bundles/rename-v2.15.2", Outcome: "revert-names recovered a meta leader"},
+	}},
+	// store-corrupt of a meta snapshot (metaSnapshotRemedy)
+	{ID: "meta-snapshot-move-aside", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Do not start {{server}} on this store as it is: on 2.12 and older the start deletes this snapshot and, when its meta WAL holds entries after it, its streams and consumers as orphans 30 s later; on 2.14 and newer JetStream does not start."},
+		{Kind: stepCost, Text: "moving files aside destroys nothing if they are kept."},
+		{Kind: stepSave, Text: "copy {{meta}} and the server's stream folders out (cp -a)."},
+		{Kind: stepAction, Destroys: true, Text: "Then, with the server stopped, move {{meta}}/snapshots and {{meta}}/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one."},
+		{Kind: stepAction, Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one."},
+		{Kind: stepVerify, Text: "the server with the intact snapshot is meta leader and every stream reports its messages on every server (nats stream report)."},
+		{Kind: stepNote, Text: "If no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/metasnap-v2.12.1", Outcome: "two damaged servers' meta snapshots and WALs moved out, every server started: ms-1 elected meta leader, every stream back whole"},
+		{Version: "2.14.10", Fixture: "testdata/bundles/metasnap-v2.14.10", Outcome: "the same steps: ms-1 elected meta leader, every stream back whole"},
+		{Version: "2.15.2", Fixture: "testdata/bundles/metasnap-v2.15.2", Outcome: "the same steps: ms-1 elected meta leader, every stream back whole"},
+	}},
+	// store-corrupt (storeRemedy)
+	{ID: "store-sealed", Steps: []remedyStep{
+		{Kind: stepAction, Text: "Run the analysis again with the servers' JetStream key: --key KEY or JSF_KEY=KEY (the `key` of the jetstream block in the servers' own config; give --key again for a prev_encryption_key)."},
+		{Kind: stepNote, Text: "Do not start a server on a copy of the config from a bundle, whose key is redacted, nor on any config whose key differs from the one the store was sealed with: it cannot open these stores and brings their streams back empty, deleting their block files and consumer folders."},
+	}},
+	{ID: "store-stream-meta-files", Steps: []remedyStep{
+		{Kind: stepNote, Text: "{{what}}: the server skips this stream at start and serves none of its messages, but its blocks are intact."},
+		{Kind: stepCost, Text: "putting the file back overwrites the damaged copy."},
+		{Kind: stepSave, Text: "keep the stream folder (do not delete or recreate the stream: that removes the blocks): copy it out with the server stopped (cp -a {{folder|shell}} SAVE/)."},
+		{Kind: stepAction, Destroys: true, Text: "Then, with the server stopped, {{fix}}."},
+		{Kind: stepVerify, Text: "at its next start the server loads the stream (no \"checksum\" or \"Missing stream metafile\" line for it) and `nats stream info` shows its messages."},
+	}},
+	{ID: "store-consumer-meta-files", Steps: []remedyStep{
+		{Kind: stepNote, Text: "{{what}} of a consumer: {{next}}; its stream and messages are not affected."},
+		{Kind: stepCost, Text: "copying the files in overwrites the damaged ones; recreating the consumer starts its delivery and ack state anew."},
+		{Kind: stepSave, Text: "keep the consumer folder (its o.dat holds the ack state): copy it out (cp -a {{folder|shell}} SAVE/)."},
+		{Kind: stepAction, Destroys: true, Text: "With the server stopped, copy the consumer's meta.inf and meta.sum from a healthy replica's folder of the same consumer, or recreate the consumer with the same config and a start sequence after its ack floor."},
+	}},
+	{ID: "store-index-db", Steps: []remedyStep{
+		{Kind: stepNote, Text: "index.db is a cache; nothing needs removing: the server finds it unusable and rebuilds the state from the blocks at start."},
+		{Kind: stepCost, Text: "a rebuild cuts every block at its first bad record."},
+		{Kind: stepSave, Text: "if store-corrupt names a block of this stream, copy the stream folder out first (cp -a {{folder|shell}} SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage."},
+		{Kind: stepAction, Destroys: true, Text: "Then start the server: it rebuilds index.db from the blocks."},
+	}},
+	{ID: "store-consumer-state", Steps: []remedyStep{
+		{Kind: stepNote, Text: "The consumer's state or config is damaged; the stream's messages are not affected."},
+		{Kind: stepCost, Text: "recreating the consumer starts its delivery and ack state anew."},
+		{Kind: stepSave, Text: "copy {{file}} out first."},
+		{Kind: stepAction, Destroys: true, Text: "Then let the consumer be recreated from its config with a start sequence after its ack floor."},
+	}},
+	{ID: "store-other-file", Steps: []remedyStep{
+		{Kind: stepSave, Text: "copy {{file}} out before the server starts on it again."},
+		{Kind: stepAction, Text: "Inspect it with `jsforensics dump`."},
+	}},
+	{ID: "store-block-deleted-record", Steps: append([]remedyStep{
+		{Kind: stepNote, Text: "The bad record is of seq {{seq}}, a message deleted before the damage: no message is lost while the block is not rebuilt."},
+		{Kind: stepNote, When: "indexdb", Text: "Keep {{indexdb}}: do not remove it."},
+		{Kind: stepCost, Text: "removing index.db (or any rebuild) makes the server truncate the block at this record and lose the intact messages after it."},
+	}, blockSteps()...)},
+	{ID: "store-block-record", Steps: append([]remedyStep{
+		{Kind: stepNote, Text: "Only the bad record is unreadable (seq {{seqs}}); every other record of the block is intact."},
+		{Kind: stepNote, When: "indexdb", Text: "Keep {{indexdb}}: do not remove it."},
+		{Kind: stepCost, Text: "a current index.db keeps the server from rebuilding the block; removing it (or any rebuild) makes the server truncate the block at its first bad record and lose the intact messages after it."},
+	}, blockSteps()...)},
+	{ID: "store-block-lost", Steps: append([]remedyStep{
+		{Kind: stepNote, Text: "This copy no longer holds {{lost}}."},
+		{Kind: stepNote, When: "indexdb", Text: "Keep {{indexdb}}: do not remove it."},
+		{Kind: stepCost, Text: "index.db is the record of what the block held: removing it (or any rebuild) makes the server forget it, and letting this replica be rebuilt deletes this replica's copy of the block."},
+	}, blockSteps()...)},
+	// A block that lost the tombstones of deleted messages (testdata/perturbed).
+	{ID: "store-block-resurrected", Steps: []remedyStep{
+		{Kind: stepNote, Text: "No message is lost; sequences {{resurrected}} were deleted, and index.db is the record of it: keep {{indexdb}}, do not remove it."},
+		{Kind: stepCost, Text: "at its next start the server rebuilds this stream from its blocks, whose tombstones for them are gone, and serves those deleted messages again."},
+		{Kind: stepSave, Text: "copy the stream folder out with the server stopped:", Commands: []string{"cp -a {{folder|shell}} SAVE/"}},
+		{Kind: stepAction, Destroys: true, Text: "Start the server on it."},
+		{Kind: stepVerify, When: "replicated", Text: "The stream is R{{replicas}}: after the start, check that {{server}}'s replica agrees with the others (`nats stream info {{stream|shell}}`; a replica the stream leader catches up takes its state); if these sequences are served again, delete them again (`nats stream rmm {{stream|shell}} SEQ`)."},
+		{Kind: stepVerify, When: "single", Text: "After the start, delete them again: `nats stream rmm {{stream|shell}} SEQ` for each."},
+	}},
+	{ID: "store-empty-folder", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway."},
+		{Kind: stepSave, Text: "copy the folder out (cp -a {{folder|shell}} SAVE/)."},
+		{Kind: stepAction, Destroys: true, Text: "Once no server needs it, remove it with the server stopped to silence the warning."},
+	}},
+	// index-mismatch
+	{ID: "index-db-stale-remove", Steps: []remedyStep{
+		{Kind: stepNote, Text: "index.db claims what the blocks do not hold, and the server trusts a current index.db at start without re-reading the blocks."},
+		{Kind: stepCost, Text: "removing index.db destroys its record of those messages, and the rebuild that follows cuts every damaged block at its first bad record."},
+		{Kind: stepSave, Text: "copy it out with the stream folder:", Commands: []string{"cp {{file|shell}} {{saved|shell}}"}},
+		{Kind: stepAction, Destroys: true, Text: "Then, with the server stopped, remove {{file}} so it rebuilds the state from the blocks."},
+	}},
+	{ID: "index-db-keep", Steps: []remedyStep{
+		{Kind: stepNote, Text: "index.db still records what the damaged blocks of this copy held (see store-corrupt): keep it, do not remove it."},
+		{Kind: stepSave, Text: "copy it out with the stream folder before the server starts again."},
+	}},
+	{ID: "index-db-outdated", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing to do: the server rebuilds index.db from the blocks at start."},
+	}},
+	// meta-no-leader
+	{ID: "meta-no-leader", Steps: []remedyStep{
+		{Kind: stepNote, Text: "JetStream API calls fail until a meta leader is elected: see quorum-unreachable, peer-id-corrupt, server-renamed and peer-offline for why no leader can be elected."},
+		{Kind: stepAction, Text: "Check the routes between the servers (nats server report jetstream, /routez)."},
+	}},
+	// meta-split
+	{ID: "meta-split-keep-one-side", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Do not let both sides keep running together: the meta state with the higher term replaces the other, and the streams only the other side assigns are removed (see the orphan-risk findings)."},
+		{Kind: stepCost, Text: "moving a side's meta state aside discards its assignments: the kept meta state then deletes every stream and consumer only that side held."},
+		{Kind: stepSave, Text: "back up every store (copy each server's jetstream folder out, cp -a)."},
+		{Kind: stepSave, Text: "copy the stream folders that only one side assigns out (or nats stream backup STREAM DIR them), on both sides."},
+		{Kind: stepAction, Text: "Decide which side's meta state to keep (the one that assigns the streams that matter)."},
+		{Kind: stepAction, Destroys: true, Text: "Stop the servers of the other side, move (do not delete) their $SYS/_js_/_meta_ folder aside, and start them again so they join the kept meta group as new peers."},
+		{Kind: stepAction, Text: "Recreate the streams that only the other side held from what was saved (nats stream restore, or republish what `jsforensics dump blk` reads)."},
+		{Kind: stepNote, When: "v215", Text: "On 2.15+ a JetStream domain per cluster (or joining the supercluster before enabling JetStream) keeps a new cluster from founding its own meta group."},
+		{Kind: stepNote, When: "!v215", Text: "Join a new cluster to the supercluster before enabling JetStream on it, or give it its own JetStream domain."},
+	}},
+	// orphan-risk
+	{ID: "orphan-stream-copy-out", Steps: []remedyStep{
+		{Kind: stepCost, Text: "{{server}} deletes this copy when its meta layer recovers (\"Detected orphaned stream\"): what is not copied out is gone."},
+		{Kind: stepSave, Text: "before {{server}} starts again (or before its meta layer recovers), copy {{path}} out of the store (cp -a)."},
+		{Kind: stepAction, Destroys: true, Text: "After recovery, recreate the stream with the config in its meta.inf (nats stream add {{stream}} --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics dump blk` reads from the copied blocks."},
+		{Kind: stepNote, Text: "On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk."},
+	}},
+	{ID: "orphan-consumer-recreate", Steps: []remedyStep{
+		{Kind: stepCost, Text: "the server deletes the consumer when its meta layer recovers, with its delivery and ack state."},
+		{Kind: stepSave, Text: "note the consumer's ack floor (stream seq {{ackfloor}}) and copy obs/{{consumer}}/meta.inf out."},
+		{Kind: stepAction, Text: "Recreate it after recovery with the same config (obs/{{consumer}}/meta.inf) and a start sequence after its ack floor."},
+	}},
+	// replica-divergence
+	{ID: "divergence-choose-copy", Steps: []remedyStep{
+		{Kind: stepCost, Text: "the replica elected next overwrites the others, and scaling to R1 keeps only the chosen copy."},
+		{Kind: stepSave, Text: "stop writes to {{stream}} and keep every copy (copy each server's stream folder out) before any restart or peer-remove."},
+		{Kind: stepAction, Text: "Decide which copy is authoritative from the publishers' acknowledgements; read the differing messages from each copy with `jsforensics dump blk`."},
+		{Kind: stepAction, Destroys: true, Text: "Then rebuild the other replicas from it (scale to R1 on the chosen server and back up)."},
+	}},
+	// replica-gap
+	{ID: "replica-gap-start", Steps: []remedyStep{
+		{Kind: stepSave, Text: "only {{copies}} of those sequences exist ({{holders}}): copy those stream folders out and do not remove or peer-remove those servers."},
+		{Kind: stepAction, Destroys: true, Text: "Start {{server}}: once up, it catches up from the stream leader."},
+		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` shows {{server}} current."},
+	}},
+	{ID: "replica-gap-catch-up", Steps: []remedyStep{
+		{Kind: stepSave, Text: "only {{copies}} of those sequences exist ({{holders}}): copy those stream folders out and do not remove or peer-remove those servers."},
+		{Kind: stepCost, Text: "a stream peer removal deletes {{server}}'s copy and rebuilds it from the leader."},
+		{Kind: stepSave, Text: "copy {{server}}'s stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks)."},
+		{Kind: stepAction, Text: "{{server}} catches up from the stream leader while it is up and the group has a leader: check `nats stream info {{stream}}` until its lag is 0."},
+		{Kind: stepAction, Destroys: true, Text: "If it never catches up, let {{server}}'s replica be rebuilt with a stream peer removal (its replica of {{stream}} only):",
+			Commands: []string{"{{removal}}"}},
+	}},
+	{ID: "replica-gap-rebuild", Steps: []remedyStep{
+		{Kind: stepSave, Text: "only {{copies}} of those sequences exist ({{holders}}): copy those stream folders out and do not remove or peer-remove those servers."},
+		{Kind: stepCost, Text: "a stream peer removal deletes {{server}}'s copy and rebuilds it from the leader."},
+		{Kind: stepSave, Text: "copy {{server}}'s stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks)."},
+		{Kind: stepAction, Destroys: true, Text: "Then let {{server}}'s replica be rebuilt with a stream peer removal (its replica of {{stream}} only):",
+			Commands: []string{"{{removal}}"}},
+	}},
+	// durability-exposure
+	{ID: "durability-compare", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing here needs removing; do not rebuild or peer-remove a replica to \"repair\" it, which deletes the copy that may hold the most."},
+		{Kind: stepSave, Text: "save every replica's stream folder (cp -a)."},
+		{Kind: stepAction, Text: "Compare the replicas (replica-gap) and the publishers' acknowledgements with what the stores hold; an R1 stream or a tail lost on every replica can only be republished from its source."},
+		{Kind: stepAction, Text: "To narrow the window: a shorter sync_interval in the jetstream block, or sync_interval: always (every write fsynced, slower), and servers of one stream in different failure domains."},
+	}},
+	{ID: "durability-tail-lost", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing here needs removing; do not rebuild or peer-remove a replica, which deletes what it holds."},
+		{Kind: stepSave, Text: "save every replica's stream folder and the stream's raft group folder (cp -a): its WAL may still hold the lost tail, which `jsforensics extract` writes out for republishing."},
+		{Kind: stepAction, Text: "Compare with the publishers' acknowledgements (acked-lost)."},
+	}},
+	// acked-lost
+	{ID: "acked-lost-republish", Steps: []remedyStep{
+		{Kind: stepCost, Text: "any step that rebuilds or removes a replica (peer-remove, scaling down, deleting a stream or raft group folder, restoring from a snapshot) destroys the copies and the raft WAL entries that may be the last trace of these messages."},
+		{Kind: stepSave, Text: "copy every server's stream folder and raft group folder ({{group}}) out first."},
+		{Kind: stepAction, When: "wal", Text: "The stream group's raft WAL still holds {{count}} of them ({{wal}}): `jsforensics extract BUNDLE --stream '{{account}}/{{stream}}' -o msgs.jsonl` writes them (source raft-wal) with every message the blocks hold; republish the missing sequences from it."},
+		{Kind: stepAction, When: "!wal", Text: "No copy and no raft WAL of the bundle holds them (`jsforensics extract BUNDLE --stream '{{account}}/{{stream}}' -o msgs.jsonl` writes what remains); republish them from the publishers' own records."},
+		{Kind: stepAction, Text: "Then shorten sync_interval (or set sync_always: true) so acknowledged writes reach the disk before a power loss can take them from every replica at once."},
+	}},
+	// asset-lost
+	{ID: "asset-lost-recreate", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing in the bundle's stores holds it any more, so nothing is left to destroy here."},
+		{Kind: stepSave, Text: "save what still may hold it before anything else changes: copy out any raft group folder of the stream ($SYS/_js_/S-…, its WAL can hold recent messages), the servers' logs, and any backup."},
+		{Kind: stepAction, When: "group", Text: "The stream's raft group {{group}} is still in the bundle: `jsforensics extract BUNDLE --stream '{{account}}/{{stream}}' -o {{stream}}.jsonl` writes every message its WAL still holds, ready to republish."},
+		{Kind: stepAction, Text: "Then recreate it with its config (from a backup, a captured /jsz with config, or a peer's meta.inf) and restore its messages from a backup (nats stream restore) or republish them from their source."},
+	}},
+	{ID: "asset-lost-consumer", Steps: []remedyStep{
+		{Kind: stepNote, Text: "Nothing in the bundle's stores holds the consumer any more."},
+		{Kind: stepAction, Text: "Recreate it with its config and a start sequence after the last acknowledged one its clients know (nats consumer add)."},
+	}},
+	// unsafe-membership-change
+	{ID: "membership-one-at-a-time", Steps: []remedyStep{
+		{Kind: stepCost, Text: "each peer-remove deletes the removed server's replica."},
+		{Kind: stepSave, Text: "copy its stream folder out and check the remaining replicas hold every message (replica-gap)."},
+		{Kind: stepAction, Destroys: true, Text: "Then remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next."},
+		{Kind: stepVerify, Text: "compare replicas for gaps (replica-gap)."},
+	}},
+	{ID: "membership-replace-one-at-a-time", Steps: []remedyStep{
+		{Kind: stepCost, Text: "peer-remove deletes the removed server's replica and a replacement copies from the leader only."},
+		{Kind: stepSave, Text: "copy each server's stream folder out."},
+		{Kind: stepAction, Destroys: true, Text: "Then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next)."},
+		{Kind: stepVerify, Text: "compare the replicas for lost writes (replica-gap, replica-divergence)."},
+	}},
+}
+
+// renameSave: what a rename destroyed and how to save what is left.
+func renameSave() []remedyStep {
+	return []remedyStep{
+		{Kind: stepCost, Text: "a renamed server deletes, at its first start, every stream copy whose group lists only its old id{{deleted}}. Their messages are then only in the stream groups' raft WALs (<system account>/_js_/S-*/msgs/) of each store, and no way out below brings them back into the streams."},
+		{Kind: stepSave, Text: "before anything else, stop the servers and copy every store directory aside (the whole JetStream root)."},
+	}
+}
+
+func renameBesideRemoval() remedyStep {
+	return remedyStep{Kind: stepAction, Destroys: true, Each: "stops",
+		Text:     "Then one at a time, waiting each time until `nats server report jetstream` shows the meta group one smaller and led, stop the server with an old name and remove its old id with a server removal (out of the meta group and every group that lists it):",
+		Commands: []string{"{{each}}"}}
+}
+
+func renameBesideOutcome() remedyStep {
+	return remedyStep{Kind: stepVerify, Text: "the group ends at its own size ({{renamed}}), led by one of {{news}}; streams come back empty, R3 ones without a leader, and R1 streams whose only peer was an old id may be gone from the meta state."}
+}
+
+// blockSteps: saving a damaged block and the ways to get its messages back.
+func blockSteps() []remedyStep {
+	return []remedyStep{
+		{Kind: stepSave, Text: "copy {{file}} (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact."},
+		{Kind: stepAction, When: "replicated", Destroys: true,
+			Text:     "The stream is R{{replicas}}: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above), with a stream peer removal (its replica of {{stream}} only), then scale back up:",
+			Commands: []string{"{{removal}}"}},
+		{Kind: stepAction, When: "single", Text: "The stream has no other replica: republish what the dump recovers, or restore from a backup."},
+	}
+}
+
+// remedyByID indexes the catalogue.
+var remedyByID = func() map[string]*remedy {
+	m := map[string]*remedy{}
+	for i := range remedyCatalogue {
+		r := &remedyCatalogue[i]
+		if m[r.ID] != nil {
+			panic("remedy " + r.ID + " twice in the catalogue")
+		}
+		m[r.ID] = r
+	}
+	return m
+}()
+
+// streamPeerRemoveCommand removes server's replica of one stream (a stream
+// peer removal). The request's "peer" is a server name on every version
+// and also a peer id from 2.15 (jetstream_api.go JSApiStreamRemovePeerRequest).
+func streamPeerRemoveCommand(stream, peer string) string {
+	subject := "$JS.API.STREAM.PEER.REMOVE." + stream
+	body := `{"peer":` + jsonString(peer) + `}`
+	return "nats stream cluster peer-remove " + shellWord(stream) + " " + shellWord(peer) + "   # or: nats request " + shellQuote(subject) + " " + shellQuote(body)
+}
+
+// shellWord is s as one shell word: as it is when it holds nothing the
+// shell reads, else single-quoted.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,/:=@+", r)) {
+			return shellQuote(s)
+		}
+	}
+	if s == "" {
+		return "''"
+	}
+	return s
+}

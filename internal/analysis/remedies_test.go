@@ -1,0 +1,130 @@
+package analysis
+
+import (
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// destructiveWords are the actions that destroy state: remove, truncate,
+// peer-remove, scale down, move aside, restart (or start) a server on it.
+var destructiveWords = regexp.MustCompile(`(?i)\b(remove|removal|truncate|peer-remove|scale[^.]*(down|to R1)|--replicas 1|move[^.]*(aside|out of)|restart|start|rebuil[dt])\b`)
+
+// negated are phrases that name a destructive action only to rule it out.
+var negated = regexp.MustCompile(`(?i)(do not|never|not) (remove|start|rebuild|peer-remove)[^:;.]*|start sequence`)
+
+// destructive says whether a step's text or commands name a destructive
+// action.
+func destructive(text string, commands []string) bool {
+	return destructiveWords.MatchString(negated.ReplaceAllString(text+" "+strings.Join(commands, " "), ""))
+}
+
+// checkSteps fails for a destructive action not marked so, and for a
+// destructive action with no save step before it.
+func checkSteps(t *testing.T, where string, steps []report.RemedyStep) {
+	t.Helper()
+	saved := false
+	for _, s := range steps {
+		switch s.Kind {
+		case stepSave:
+			saved = true
+		case stepAction:
+			if destructive(s.Text, s.Commands) && !s.Destructive {
+				t.Errorf("%s: action %q names a destructive action but is not marked Destroys", where, s.Text)
+			}
+			if s.Destructive && !saved {
+				t.Errorf("%s: destructive action %q has no save step before it", where, s.Text)
+			}
+		case stepCost, stepVerify, stepNote:
+			if s.Destructive {
+				t.Errorf("%s: a %s step marked destructive: %q", where, s.Kind, s.Text)
+			}
+		default:
+			t.Errorf("%s: step kind %q", where, s.Kind)
+		}
+	}
+}
+
+// TestRemedyCatalogue: every entry, with every optional step in, holds no
+// destructive action without a save step before it, marks every action
+// that names one, and cites only committed fixtures.
+func TestRemedyCatalogue(t *testing.T) {
+	for _, r := range remedyCatalogue {
+		var steps []report.RemedyStep
+		for _, s := range r.Steps {
+			if s.Destroys && s.Kind != stepAction {
+				t.Errorf("%s: %s step marked Destroys", r.ID, s.Kind)
+			}
+			steps = append(steps, report.RemedyStep{Kind: s.Kind, Text: s.Text, Commands: s.Commands, Destructive: s.Destroys})
+		}
+		checkSteps(t, r.ID, steps)
+		for _, p := range r.Proven {
+			if _, err := os.Stat("../../" + p.Fixture + "/want.json"); err != nil {
+				t.Errorf("%s: proven by %s %s, which is no committed fixture: %v", r.ID, p.Version, p.Fixture, err)
+			}
+		}
+	}
+}
+
+// TestGuardServerRemovals: a server removal of a server that answered a
+// capture, or whose log runs on after its last start, is taken out of the
+// remedy and said why; removals of servers shown stopped stay.
+func TestGuardServerRemovals(t *testing.T) {
+	m := &Model{IDs: map[string]string{"AAAAAAAA": "up", "BBBBBBBB": "logged", "CCCCCCCC": "gone"}}
+	m.Servers = []*Server{
+		{ID: "up", Name: "up", PeerID: "AAAAAAAA", Sources: map[string]bool{"varz": true}},
+		{ID: "logged", Name: "logged", PeerID: "BBBBBBBB", Sources: map[string]bool{"log": true}},
+		{ID: "gone", Name: "gone", PeerID: "CCCCCCCC", Sources: map[string]bool{"log": true}},
+	}
+	m.Timeline = []TimelineEvent{{Server: "logged", Kind: "start"}, {Server: "gone", Kind: "start"}, {Server: "gone", Kind: "shutdown"}}
+	fs := []report.Finding{{}}
+	prescribe("departed-server-remove", args{"removals": []string{peerRemoveCommand("AAAAAAAA"), peerRemoveCommand("BBBBBBBB"), peerRemoveCommand("CCCCCCCC")}}).apply(&fs[0])
+	guardServerRemovals(m, fs)
+	r := fs[0].Remedy
+	if strings.Contains(r, `"peer_id":"AAAAAAAA"`) || strings.Contains(r, `"peer_id":"BBBBBBBB"`) || !strings.Contains(r, `"peer_id":"CCCCCCCC"`) {
+		t.Errorf("removals of running servers kept, or of the stopped one dropped: %s", r)
+	}
+	for _, want := range []string{"Not: a server removal of AAAAAAAA (up): up answered the bundle's captures", "Not: a server removal of BBBBBBBB (logged): logged's log runs to the end"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("remedy lacks %q: %s", want, r)
+		}
+	}
+	checkSteps(t, "guarded", fs[0].RemedySteps)
+}
+
+// TestReaddNote: the removed-peer warning follows the source of each
+// release line; a version no source was read of cannot be told.
+func TestReaddNote(t *testing.T) {
+	for v, want := range map[string][2]bool{
+		"2.10.22": {false, true}, "2.10.27": {false, true}, "2.11.0": {false, true}, "2.11.1": {false, true},
+		"2.11.2": {true, true}, "2.11.17": {true, true}, "2.12.1": {true, true}, "2.14.10": {true, true},
+		"2.15.2": {true, true}, "2.15.3": {true, true},
+		"2.13.0": {false, false}, "2.11.18": {false, false}, "2.15.4": {false, false}, "2.16.0": {false, false}, "": {false, false},
+	} {
+		yes, known := readdsRemovedMetaPeer(v)
+		if [2]bool{yes, known} != want {
+			t.Errorf("%q: %v %v, want %v", v, yes, known, want)
+		}
+	}
+	note := func(versions ...string) string {
+		m := &Model{}
+		for _, v := range versions {
+			m.Servers = append(m.Servers, &Server{Name: "s" + v, Version: v})
+		}
+		sort.Slice(m.Servers, func(i, j int) bool { return m.Servers[i].Name < m.Servers[j].Name })
+		return readdNote(m)
+	}
+	if n := note("2.15.2"); !strings.Contains(n, "2.15.2 lets a peer removed from the meta group back in") {
+		t.Errorf("2.15.2: %q", n)
+	}
+	if n := note("2.10.22", "2.11.1"); n != "" {
+		t.Errorf("2.10.22: %q", n)
+	}
+	if n := note("2.15.2", "2.13.0"); !strings.Contains(n, "cannot be told for 2.13.0") {
+		t.Errorf("2.13.0: %q", n)
+	}
+}

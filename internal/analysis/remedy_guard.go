@@ -1,0 +1,85 @@
+package analysis
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// serverRemovalID finds the peer id a server removal command removes: the
+// peer_id of a $JS.API.SERVER.REMOVE request (peerRemoveCommand), or the
+// id of `nats server cluster peer-remove -f ID`.
+var serverRemovalID = regexp.MustCompile(`\$JS\.API\.SERVER\.REMOVE' '\{"peer_id":"([^"\\]*)"\}'|nats server cluster peer-remove -f (\S+)`)
+
+// runningEvidence says which source of the bundle shows the server with
+// peer id running when the bundle was taken: it answered a capture, or its
+// log runs to the end with no stop after its last start. "" when none does.
+func runningEvidence(m *Model, id string) string {
+	s := m.serverByID(id)
+	if s == nil {
+		return ""
+	}
+	if answeredCapture(s) {
+		return fmt.Sprintf("%s answered the bundle's captures", s.Name)
+	}
+	var last *TimelineEvent
+	for i := range m.Timeline {
+		e := &m.Timeline[i]
+		if !m.same(e.Server, s.ID) {
+			continue
+		}
+		switch e.Kind {
+		case "start", "shutdown", "stop", "js-shutdown", "unclean-stop":
+			last = e
+		}
+	}
+	if last != nil && last.Kind == "start" {
+		return fmt.Sprintf("%s's log runs to the end of the bundle with no stop after its start at %s", s.Name, last.Time.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	return ""
+}
+
+// guardServerRemovals takes out of every remedy the server removals of
+// servers that a source of the bundle shows running, and says why in their
+// place: a server removal takes a running server's replicas out of every
+// group while it serves them. The findings keep their verdicts.
+func guardServerRemovals(m *Model, findings []report.Finding) {
+	for i := range findings {
+		f := &findings[i]
+		changed := false
+		var steps []report.RemedyStep
+		for _, s := range f.RemedySteps {
+			var kept []string
+			var notes []string
+			for _, c := range s.Commands {
+				id := ""
+				if sm := serverRemovalID.FindStringSubmatch(c); sm != nil {
+					id = sm[1] + sm[2]
+				}
+				if why := runningEvidence(m, id); id != "" && why != "" {
+					notes = append(notes, fmt.Sprintf("Not: a server removal of %s (%s): %s, and removing a running server from the cluster takes its replicas out of every group while it serves them. Stop it first, or leave it in.", id, m.IDs[id], why))
+					continue
+				}
+				kept = append(kept, c)
+			}
+			if len(notes) == 0 {
+				steps = append(steps, s)
+				continue
+			}
+			changed = true
+			if len(kept) > 0 {
+				s.Commands = kept
+				steps = append(steps, s)
+			}
+			for _, n := range notes {
+				steps = append(steps, report.RemedyStep{Kind: stepNote, Text: n})
+			}
+		}
+		if changed {
+			f.RemedySteps = slices.Clip(steps)
+			f.Remedy = renderRemedy(f.RemedySteps, f.RemedyProven)
+		}
+	}
+}
