@@ -200,6 +200,12 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 	enc := filepath.Join(bundles, "encrypted-v2.15.2", "bundle")
+	// A healthy bundle's .tar.gz cut at 60%, as an upload that broke off.
+	whole := mustRead(t, filepath.Join(bundles, "v2.12.1-archive", "bundle.tar.gz"))
+	cut := filepath.Join(t.TempDir(), "cut.tar.gz")
+	if err := os.WriteFile(cut, whole[:len(whole)*6/10], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	flat := filepath.Join(bundles, "v2.15.2-flat", "bundle")
 	for _, tc := range []struct {
 		name     string
@@ -215,6 +221,7 @@ func TestExitCodes(t *testing.T) {
 		{"--server naming nothing", []string{flat, "--server", "nosuch"}, exitUnknown, "COULD NOT JUDGE: --server nosuch matches no server"},
 		{"--stream naming nothing", []string{flat, "--stream", "NOSUCH"}, exitUnknown, "COULD NOT JUDGE: --stream NOSUCH matches no stream"},
 		{"--stream in the report's form", []string{flat, "--stream", "$G > ORDERS"}, exitOK, "WHAT HAPPENED: no critical or warning finding\n"},
+		{"truncated .tar.gz of a healthy bundle", []string{cut}, exitUnknown, "COULD NOT JUDGE: the archive is cut short"},
 		{"no key", []string{enc}, exitUnknown, "COULD NOT JUDGE: 24 files of enc-0's store stayed sealed"},
 		{"wrong key", []string{enc, "--key", "jsf-test-wrong-key"}, exitUnknown, "the key given does not open them"},
 	} {

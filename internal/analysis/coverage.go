@@ -16,6 +16,10 @@ type Read struct {
 	// Unread are the files refused or not readable, and those the archive
 	// did not deliver intact.
 	Unread []report.UnreadFile
+	// CutAt is the entry inside which a tar stream ends ("" when it does
+	// not): a tar cannot be read past a torn entry, so every entry after it
+	// is missing unlisted.
+	CutAt string
 }
 
 // readOf takes what b recognized and could not read. Call it after
@@ -26,6 +30,9 @@ func readOf(b *bundle.Bundle) Read {
 	for _, p := range append(append([]bundle.Problem(nil), b.Problems...), b.ReadDamage()...) {
 		r.Unread = append(r.Unread, report.UnreadFile{Path: p.Path, Reason: p.Reason})
 		seen[p.Path] = true
+	}
+	if strings.HasPrefix(b.Archive, "tar") && len(b.Undelivered) > 0 {
+		r.CutAt = b.Undelivered[len(b.Undelivered)-1]
 	}
 	for _, p := range b.NotDelivered() {
 		if !seen[p] {
@@ -76,6 +83,10 @@ func bundleCoverage(m *Model, streams []report.Stream, outcomes []report.CheckOu
 	for _, id := range order {
 		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedSealed, Server: m.Name(id),
 			Reason: fmt.Sprintf("%s of %s's store stayed sealed, encrypted at rest, and %s: what they hold was not judged", fmt.Sprintf("%d %s", sealed[id], plural(sealed[id], "file", "files")), m.Name(id), why)})
+	}
+	if m.Read.CutAt != "" {
+		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedUnread,
+			Reason: fmt.Sprintf("the archive is cut short: it ends inside %s, so the entries after it (stores, logs, captures) were never read and no list says what they were; ask for the bundle again", m.Read.CutAt)})
 	}
 	if n := len(m.Read.Unread); n > 0 {
 		shown := make([]string, 0, 3)
