@@ -121,7 +121,7 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 			f.Servers = append(f.Servers, m.Name(c.Server))
 		}
 	}
-	f.Remedy = ackedLostRemedy(m, st, lost)
+	ackedLostRemedy(m, st, lost).apply(&f)
 	return f, true
 }
 
@@ -143,17 +143,10 @@ func streamStateEvents(m *Model, st *Stream) []TimelineEvent {
 	return out
 }
 
-func ackedLostRemedy(m *Model, st *Stream, lost []report.Range) string {
+func ackedLostRemedy(m *Model, st *Stream, lost []report.Range) prescription {
 	where := walHolding(m, st, lost)
-	var b strings.Builder
-	fmt.Fprintf(&b, "Before any step that rebuilds or removes a replica (peer-remove, scaling down, deleting a stream or raft group folder, restoring from a snapshot): it destroys the copies and the raft WAL entries that may be the last trace of these messages, so copy every server's stream folder and raft group folder (%s) out first. ", groupOrUnknown(st))
-	if where != "" {
-		fmt.Fprintf(&b, "The stream group's raft WAL still holds %s of them (%s): `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` writes them (source raft-wal) with every message the blocks hold; republish the missing sequences from it. ", countOf(walCount(st, lost), lost), where, st.Account, st.Name)
-	} else {
-		fmt.Fprintf(&b, "No copy and no raft WAL of the bundle holds them (`jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` writes what remains); republish them from the publishers' own records. ", st.Account, st.Name)
-	}
-	b.WriteString("Then shorten sync_interval (or set sync_always: true) so acknowledged writes reach the disk before a power loss can take them from every replica at once.")
-	return b.String()
+	return prescribe("acked-lost-republish", args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
+		"account": st.Account, "stream": st.Name})
 }
 
 // walHolding says which servers' copies of the stream's raft WAL hold any

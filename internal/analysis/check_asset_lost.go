@@ -309,16 +309,17 @@ func (a *lostAsset) finding(m *Model) report.Finding {
 	if len(a.Assigned) > 0 {
 		f.Evidence = append(f.Evidence, "an assignment remains although no store holds the data: the stream's messages are gone, not the assignment")
 	}
-	f.Remedy = "Nothing in the bundle's stores holds it any more, so nothing is left to destroy here; save what still may hold it before anything else changes: copy out any raft group folder of the stream ($SYS/_js_/S-…, its WAL can hold recent messages), the servers' logs, and any backup. " +
-		"Then recreate it with its config (from a backup, a captured /jsz with config, or a peer's meta.inf) and restore its messages from a backup (nats stream restore) or republish them from their source."
+	r := args{"account": a.Account, "stream": a.Stream}
 	for _, g := range m.Groups {
-		if g.Kind == "stream" && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 && a.Consumer == "" {
-			f.Remedy += fmt.Sprintf(" The stream's raft group %s is still in the bundle: `jsforensics extract BUNDLE --stream '%s/%s' -o %s.jsonl` writes every message its WAL still holds, ready to republish.", g.Name, a.Account, a.Stream, a.Stream)
+		if g.Kind == "stream" && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 {
+			r["group"] = g.Name
 			break
 		}
 	}
 	if a.Consumer != "" {
-		f.Remedy = "Nothing in the bundle's stores holds the consumer any more; recreate it with its config and a start sequence after the last acknowledged one its clients know (nats consumer add)."
+		prescribe("asset-lost-consumer", nil).apply(&f)
+	} else {
+		prescribe("asset-lost-recreate", r).apply(&f)
 	}
 	return f
 }

@@ -75,8 +75,7 @@ var checkDurabilityExposure = Check{
 					f.Evidence = append(f.Evidence, line)
 				}
 			}
-			f.Remedy = "Nothing here needs removing; do not rebuild or peer-remove a replica to \"repair\" it, which deletes the copy that may hold the most. First save every replica's stream folder (cp -a). Compare the replicas (replica-gap) and the publishers' acknowledgements with what the stores hold; an R1 stream or a tail lost on every replica can only be republished from its source. " +
-				"To narrow the window: a shorter sync_interval in the jetstream block, or sync_interval: always (every write fsynced, slower), and servers of one stream in different failure domains."
+			prescribe("durability-compare", nil).apply(&f)
 			out = append(out, f)
 			for _, s := range e.Streams {
 				covered[AssetKey{s.Account, s.Stream}] = true
@@ -89,9 +88,9 @@ var checkDurabilityExposure = Check{
 				continue
 			}
 			if line := sameTailLost(p.Model, ExposedStream{Account: st.Account, Stream: st.Name}); line != "" {
-				out = append(out, report.Finding{Account: st.Account, Stream: st.Name, Message: line,
+				out = append(out, withRemedy(report.Finding{Account: st.Account, Stream: st.Name, Message: line,
 					Evidence: []string{"no unclean stop of these servers is in the logs of the bundle; the sync interval bounds what an unflushed power loss costs: " + syncSummary(p.Model)},
-					Remedy:   "Nothing here needs removing; do not rebuild or peer-remove a replica, which deletes what it holds. First save every replica's stream folder and the stream's raft group folder (cp -a): its WAL may still hold the lost tail, which `jsforensics extract` writes out for republishing. Compare with the publishers' acknowledgements (acked-lost)."})
+				}, prescribe("durability-tail-lost", nil)))
 			}
 		}
 		return out

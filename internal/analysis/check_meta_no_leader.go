@@ -42,8 +42,8 @@ var checkMetaNoLeader = Check{
 		f := report.Finding{
 			Group: "_meta_", Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
 			Message: fmt.Sprintf("the meta group has no leader on %s", strings.Join(servers, ", ")),
-			Remedy:  "JetStream API calls fail until a meta leader is elected: see quorum-unreachable, peer-id-corrupt, server-renamed and peer-offline for why no leader can be elected; check routes between the servers (nats server report jetstream, /routez)",
 		}
+		prescribe("meta-no-leader", nil).apply(&f)
 		if since != nil && !since.IsZero() {
 			f.Message += " since " + since.UTC().Format(time.RFC3339)
 		}

@@ -33,7 +33,7 @@ var checkMetaSplit = Check{
 			}
 			f.Message = fmt.Sprintf("the servers hold %d different views of the meta group", len(sides))
 			f.Evidence = desc
-			f.Remedy = metaSplitRemedy(m, sides)
+			metaSplitRemedy(m, sides).apply(&f)
 			out = append(out, f)
 		}
 		for _, pair := range p.Facts.FoundingSplits {
@@ -53,7 +53,7 @@ var checkMetaSplit = Check{
 			for _, side := range [][]MetaFounding{a, b} {
 				f.Evidence = append(f.Evidence, vanishedStreams(m, p.Facts, side)...)
 			}
-			f.Remedy = metaSplitRemedy(m, nil)
+			metaSplitRemedy(m, nil).apply(&f)
 			out = append(out, f)
 		}
 		return out
@@ -68,19 +68,8 @@ func foundersOf(m *Model, fs []MetaFounding) string {
 	return strings.Join(s, ",")
 }
 
-func metaSplitRemedy(m *Model, sides []*metaSide) string {
-	var b strings.Builder
-	b.WriteString("Do not let both sides keep running together: the meta state with the higher term replaces the other, and the streams only the other side assigns are removed (see the orphan-risk findings).\n")
-	b.WriteString("1. Decide which side's meta state to keep (the one that assigns the streams that matter) and back up every store (copy each server's jetstream folder out).\n")
-	b.WriteString("2. Moving a side's meta state aside discards its assignments: the kept meta state then deletes every stream and consumer only that side held. Before step 3, copy those stream folders out (or nats stream backup them).\n")
-	b.WriteString("3. Stop the servers of the other side, move (do not delete) their $SYS/_js_/_meta_ folder aside, and start them again so they join the kept meta group as new peers.\n")
-	b.WriteString("4. Recreate the streams that only the other side held from what step 2 saved (nats stream restore, or republish what `jsforensics dump blk` reads).\n")
-	if versionAtLeast(minVersion(m), 2, 15) {
-		b.WriteString("On 2.15+ a JetStream domain per cluster (or joining the supercluster before enabling JetStream) keeps a new cluster from founding its own meta group.")
-	} else {
-		b.WriteString("Join a new cluster to the supercluster before enabling JetStream on it, or give it its own JetStream domain.")
-	}
-	return b.String()
+func metaSplitRemedy(m *Model, sides []*metaSide) prescription {
+	return prescribe("meta-split-keep-one-side", args{"v215": versionAtLeast(minVersion(m), 2, 15)})
 }
 
 // vanishedStreams names the lost assets (asset-lost) that the founders of

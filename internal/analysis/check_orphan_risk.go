@@ -92,14 +92,14 @@ func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *Strea
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state (%s) holds no assignment for it: the server deletes it as an orphan 30 s after meta recovery (\"Detected orphaned stream\").%s",
 			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, meta.Source, lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("meta state of %s assigns %d streams, none named %s in account %s", srv.Name, len(meta.Streams), st.Name, st.Account))
-		f.Remedy = orphanRemedy(srv, st, c)
+		orphanRemedy(srv, st, c).apply(&f)
 		return []report.Finding{f}
 	case srv.PeerID != "" && len(a.Peers) > 0 && !slices.Contains(a.Peers, srv.PeerID):
 		f := base
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state places the stream on other peers (%s): the server removes its copy during meta recovery (\"JetStream removing stream\", a debug line only).%s",
 			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(namesFor(m, a.Peers), ", "), lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("assignment group %s peers %s; this server is %s", a.Group, strings.Join(a.Peers, " "), srv.PeerID))
-		f.Remedy = orphanRemedy(srv, st, c)
+		orphanRemedy(srv, st, c).apply(&f)
 		return []report.Finding{f}
 	}
 	// The stream is assigned here: judge its consumers.
@@ -111,8 +111,8 @@ func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *Strea
 		f := report.Finding{Server: srv.Name, Account: st.Account, Stream: st.Name, Consumer: con.Name, File: c.Path + "/obs/" + con.Name,
 			Message:  fmt.Sprintf("%s stores consumer %s > %s > %s but its meta state has no assignment for it: it is deleted as an orphan after meta recovery", srv.Name, st.Account, st.Name, con.Name),
 			Evidence: append(ev, fmt.Sprintf("stream %s is assigned with %d consumers, not %s", st.Name, len(a.Consumers), con.Name)),
-			Remedy:   fmt.Sprintf("note the consumer's ack floor (stream seq %d) and recreate it after recovery with the same config (obs/%s/meta.inf) and a start sequence after it", con.AckFloorStream, con.Name),
 		}
+		prescribe("orphan-consumer-recreate", args{"ackfloor": fmt.Sprint(con.AckFloorStream), "consumer": con.Name}).apply(&f)
 		out = append(out, f)
 	}
 	return out
@@ -128,9 +128,8 @@ func otherHolders(m *Model, st *Stream, except *Server) []string {
 	return out
 }
 
-func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) string {
-	return fmt.Sprintf("Before %s starts again (or before its meta layer recovers), copy %s out of the store. After recovery, recreate the stream with the config in its meta.inf (nats stream add %s --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics dump blk` reads from the copied blocks. On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk.",
-		srv.Name, c.Path, st.Name)
+func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) prescription {
+	return prescribe("orphan-stream-copy-out", args{"server": srv.Name, "path": c.Path, "stream": st.Name})
 }
 
 func dedupeFindings(in []report.Finding) []report.Finding {

@@ -41,8 +41,8 @@ var checkReplicaDivergence = Check{
 				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(m, 1<<len(cmp.Copies)-1),
 				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
 					st.Account, st.Name, count, rangesText(ranges)),
-				Remedy: divergenceRemedy(st),
 			}
+			divergenceRemedy(st).apply(&f)
 			for _, k := range sortedKeys(patterns) {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(patterns[k]), k))
 			}
@@ -55,8 +55,8 @@ var checkReplicaDivergence = Check{
 	},
 }
 
-func divergenceRemedy(st *Stream) string {
-	return fmt.Sprintf("Stop writes to %s and keep every copy (copy each server's stream folder out) before any restart or peer-remove: the replica elected next overwrites the others. Decide which copy is authoritative from the publishers' acknowledgements, read the differing messages from each copy with `jsforensics dump blk`, then rebuild the other replicas from it (scale to R1 on the chosen server and back up).", st.Name)
+func divergenceRemedy(st *Stream) prescription {
+	return prescribe("divergence-choose-copy", args{"stream": st.Name})
 }
 
 // noReplicas skips the replica checks where no stream has two copies.

@@ -136,16 +136,15 @@ func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kin
 		hs := cmp.servers(m, sp.Holders)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: held by %s (%d of %d current replicas)", rangesText([]report.Range{sp.Range}), strings.Join(hs, ", "), len(hs), nAssigned))
 	}
-	keep := fmt.Sprintf("Only %d cop%s of those sequences exist (%s): copy those stream folders out and do not remove or peer-remove those servers.", fewest, plural(fewest, "y", "ies"), strings.Join(names, ", "))
-	name := m.Name(c.Server)
-	rebuild := fmt.Sprintf("peer-remove deletes %s's copy and rebuilds it from the leader: first copy %s's stream folder out and read the missing messages from the other replicas (jsforensics dump blk FILE --json on their blocks); then let %s's replica be rebuilt (nats stream cluster peer-remove %s %s)", name, name, name, st.Name, name)
+	a := args{"copies": fmt.Sprintf("%d cop%s", fewest, plural(fewest, "y", "ies")), "holders": strings.Join(names, ", "),
+		"server": m.Name(c.Server), "stream": st.Name, "removal": streamPeerRemoveCommand(st.Name, m.Name(c.Server))}
 	switch {
 	case kind == "behind" && state.down:
-		f.Remedy = fmt.Sprintf("%s Start %s: once up, it catches up from the stream leader.", keep, name)
+		prescribe("replica-gap-start", a).apply(&f)
 	case kind == "behind":
-		f.Remedy = fmt.Sprintf("%s %s catches up from the stream leader while it is up and the group has a leader: check `nats stream info %s` until its lag is 0. If it never catches up, %s.", keep, name, st.Name, rebuild)
+		prescribe("replica-gap-catch-up", a).apply(&f)
 	default:
-		f.Remedy = fmt.Sprintf("%s Then: %s.", keep, rebuild)
+		prescribe("replica-gap-rebuild", a).apply(&f)
 	}
 	return f
 }

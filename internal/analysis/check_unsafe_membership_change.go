@@ -39,10 +39,9 @@ var checkUnsafeMembershipChange = Check{
 				for _, e := range burst {
 					ev = append(ev, describeHistory(m, e))
 				}
-				out = append(out, report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
+				out = append(out, withRemedy(report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
-					Remedy:  "each peer-remove deletes the removed server's replica: first copy its stream folder out and check the remaining replicas hold every message (replica-gap); then remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next; compare replicas for gaps (replica-gap)",
-				})
+				}, prescribe("membership-one-at-a-time", nil)))
 				burst = nil
 			}
 			for _, e := range removals {
@@ -134,15 +133,14 @@ func replacedMajorities(p *Pass) []report.Finding {
 			if kept >= natsfmt.Quorum(len(prev.peers)) {
 				continue
 			}
-			out = append(out, report.Finding{
+			out = append(out, withRemedy(report.Finding{
 				Group: cur.group, Account: k.Account, Stream: k.Stream,
 				Events: []string{
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(prev.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, prev.peers), ", ")),
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, cur.peers), ", ")),
 				},
 				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
-				Remedy:  "peer-remove deletes the removed server's replica and a replacement copies from the leader only: first copy each server's stream folder out; then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next); compare the replicas for lost writes (replica-gap, replica-divergence)",
-			})
+			}, prescribe("membership-replace-one-at-a-time", nil)))
 		}
 	}
 	return out

@@ -12,10 +12,12 @@ import (
 // (5 min), after which the leader proposes to add it again (read in
 // 2.11.2, 2.11.4, 2.11.6, 2.11.17, 2.12.1, 2.12.4, 2.12.15, 2.14.10, 2.15.2
 // and 2.15.3); 2.10.22, 2.10.27, 2.11.0 and 2.11.1 keep a removed peer out
-// for good. On 2.15 only unmanaged groups add peers this way: stream and
-// consumer groups are Managed (jetstream_cluster.go createRaftGroup), the
-// meta group is not (its RaftConfig in jetstream_cluster.go), so it still
-// does. No fixture has run it. known is false where no source was read:
+// for good (v2.11.1 trackPeer has no timeout; v2.11.2 raft.go:3093,
+// v2.15.2 raft.go:4230 have it). On 2.15 only unmanaged groups add peers
+// this way (v2.15.2 raft.go:4235 `!n.managed && n.State() == Leader`):
+// stream and consumer groups are Managed (jetstream_cluster.go:4088
+// createRaftGroup), the meta group is not (jetstream_cluster.go:1367), so
+// it still does. No fixture has run it. known is false where no source was read:
 // 2.13 (never released), past the newest release read of a line, 2.16+.
 func readdsRemovedMetaPeer(v string) (yes, known bool) {
 	ma, mi, pa, ok := parseVersion(v)

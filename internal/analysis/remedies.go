@@ -15,7 +15,9 @@ import (
 //   - a server removal, $JS.API.SERVER.REMOVE (nats server cluster
 //     peer-remove), takes a server out of the meta group and out of every
 //     stream and consumer group it is in (jetstream_cluster.go
-//     removePeerFromStream for each of its assignments);
+//     processRemovePeer: the meta leader removes it from every stream
+//     assignment that lists it; the removed server, if running, disables
+//     its own JetStream);
 //   - a stream peer removal, $JS.API.STREAM.PEER.REMOVE.<stream> (nats
 //     stream cluster peer-remove), takes one server out of one stream's
 //     group and its consumers (jetstream_api.go jsStreamRemovePeerRequest;

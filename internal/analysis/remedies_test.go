@@ -3,6 +3,7 @@ package analysis
 import (
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -65,6 +66,92 @@ func TestRemedyCatalogue(t *testing.T) {
 		for _, p := range r.Proven {
 			if _, err := os.Stat("../../" + p.Fixture + "/want.json"); err != nil {
 				t.Errorf("%s: proven by %s %s, which is no committed fixture: %v", r.ID, p.Version, p.Fixture, err)
+			}
+		}
+	}
+}
+
+// TestEveryRemedyIDPrescribed: the ids the checks prescribe are the
+// catalogue's, each used.
+func TestEveryRemedyIDPrescribed(t *testing.T) {
+	files, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	call := regexp.MustCompile(`prescribe\("([a-z0-9-]+)"`)
+	for _, f := range files {
+		if !strings.HasSuffix(f.Name(), ".go") || strings.HasSuffix(f.Name(), "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
+			used[m[1]] = true
+		}
+	}
+	for id := range used {
+		if remedyByID[id] == nil {
+			t.Errorf("prescribe(%q): no such catalogue entry", id)
+		}
+	}
+	for _, r := range remedyCatalogue {
+		if !used[r.ID] {
+			t.Errorf("catalogue entry %s is prescribed by no check", r.ID)
+		}
+	}
+}
+
+// TestCommittedReportsRemedies: in the report of every committed fixture,
+// every remedy comes from the catalogue, fully filled in, its text is its
+// steps, no destructive step comes before its save step, and the first
+// step of every cause holds the save steps of the remedy it is taken from
+// when that remedy destroys anything.
+func TestCommittedReportsRemedies(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		rep := analyze(t, fx.forms[0])
+		for i, f := range rep.Findings {
+			where := fx.name + " " + f.Code + " #" + string(rune('0'+i%10))
+			if f.Remedy == "" {
+				continue
+			}
+			if f.RemedyID == "" || len(f.RemedySteps) == 0 {
+				t.Errorf("%s: remedy not from the catalogue: %s", where, f.Remedy)
+				continue
+			}
+			if strings.Contains(f.Remedy, "{{") {
+				t.Errorf("%s: remedy %s left a parameter unfilled: %s", where, f.RemedyID, f.Remedy)
+			}
+			if got := renderRemedy(f.RemedySteps, f.RemedyProven); got != f.Remedy {
+				t.Errorf("%s: remedy text is not its steps:\n%s\nsteps:\n%s", where, f.Remedy, got)
+			}
+			checkSteps(t, where, f.RemedySteps)
+		}
+		for _, c := range rep.Diagnosis {
+			src := -1
+			for _, i := range c.Findings {
+				if len(rep.Findings[i].RemedySteps) > 0 && remedyFirstStep(rep.Findings[i]) == c.FirstStep {
+					src = i
+					break
+				}
+			}
+			if src < 0 {
+				// orphanCauses says its own first step: the copy out.
+				if !strings.Contains(c.FirstStep, "copy the stream folders") {
+					t.Errorf("%s: cause %q: first step taken from no finding's remedy: %s", fx.name, c.Summary, c.FirstStep)
+				}
+				continue
+			}
+			steps := rep.Findings[src].RemedySteps
+			if !slices.ContainsFunc(steps, func(s report.RemedyStep) bool { return s.Destructive }) {
+				continue
+			}
+			for _, s := range steps {
+				if s.Kind == stepSave && !strings.Contains(c.FirstStep, s.Text) {
+					t.Errorf("%s: cause %q: first step lacks the save step %q of %s: %s", fx.name, c.Summary, s.Text, rep.Findings[src].RemedyID, c.FirstStep)
+				}
 			}
 		}
 	}

@@ -43,8 +43,9 @@ func runningEvidence(m *Model, id string) string {
 
 // guardServerRemovals takes out of every remedy the server removals of
 // servers that a source of the bundle shows running, and says why in their
-// place: a server removal takes a running server's replicas out of every
-// group while it serves them. The findings keep their verdicts.
+// place: a running server that is removed disables its own JetStream and
+// its replicas are placed anew (jetstream_cluster.go processRemovePeer, read
+// in 2.10.22, 2.12.4 and 2.15.2). The findings keep their verdicts.
 func guardServerRemovals(m *Model, findings []report.Finding) {
 	for i := range findings {
 		f := &findings[i]
@@ -59,7 +60,7 @@ func guardServerRemovals(m *Model, findings []report.Finding) {
 					id = sm[1] + sm[2]
 				}
 				if why := runningEvidence(m, id); id != "" && why != "" {
-					notes = append(notes, fmt.Sprintf("Not: a server removal of %s (%s): %s, and removing a running server from the cluster takes its replicas out of every group while it serves them. Stop it first, or leave it in.", id, m.IDs[id], why))
+					notes = append(notes, fmt.Sprintf("Not: a server removal of %s (%s): %s, and a running server removed from the cluster disables its own JetStream while every group it serves re-places its replicas (jetstream_cluster.go processRemovePeer). Stop it first, or leave it in.", id, m.IDs[id], why))
 					continue
 				}
 				kept = append(kept, c)

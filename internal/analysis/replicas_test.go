@@ -295,7 +295,7 @@ func TestReplicaBehindIsAGap(t *testing.T) {
 			t.Errorf("message lacks %q: %s", want, g.Message)
 		}
 	}
-	if !strings.HasPrefix(g.Remedy, "Only 2 copies of those sequences exist (n1, n3): copy those stream folders out and do not remove or peer-remove") ||
+	if !strings.HasPrefix(g.Remedy, "Save first: only 2 copies of those sequences exist (n1, n3): copy those stream folders out and do not remove or peer-remove") ||
 		!strings.Contains(g.Remedy, "Start n2") {
 		t.Errorf("remedy: %s", g.Remedy)
 	}
@@ -316,7 +316,7 @@ func TestReplicaHoleIsAGap(t *testing.T) {
 	if !strings.Contains(gaps[0].Message, "2 full copies") {
 		t.Errorf("message: %s", gaps[0].Message)
 	}
-	warnedBefore(t, gaps[0].Remedy, "nats stream cluster peer-remove ORDERS n3", "Only 2 copies", "do not remove or peer-remove those servers",
+	warnedBefore(t, gaps[0].Remedy, "nats stream cluster peer-remove ORDERS n3", "only 2 copies", "do not remove or peer-remove those servers",
 		"deletes n3's copy", "copy n3's stream folder out", "dump blk FILE --json")
 }
 

@@ -273,7 +273,7 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	g := &Group{Name: "S-R3F-x", Kind: "stream"}
 	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
 	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}).text(), "scale the asset to R1 and back", "copy every server's folder")
-	warnedBefore(t, metaSplitRemedy(m, nil), "move (do not delete)", "discards its assignments", "copy those stream folders out")
+	warnedBefore(t, metaSplitRemedy(m, nil).text(), "move (do not delete)", "discards its assignments", "copy the stream folders that only one side assigns out")
 }
 
 // n1OrdersBlock is the one block of R3 stream ORDERS on n1 of the flat
