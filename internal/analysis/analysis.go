@@ -163,6 +163,9 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
+	for _, n := range b.Notes {
+		m.Notes = append(m.Notes, "bundle: "+n)
+	}
 	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
 	if len(opts.Keys) > 0 {
 		defer l.unseal(opts.Keys)()

@@ -113,6 +113,9 @@ type Bundle struct {
 	Logs     []Log     `json:"logs"`     // sorted by Path
 	Captures []Capture `json:"captures"` // sorted by Path
 	Problems []Problem `json:"problems"` // sorted by Path, then Reason
+	// Notes say how the bundle was read where nothing went unread (an
+	// archive read more slowly for want of temporary space).
+	Notes []string `json:"notes,omitempty"`
 	// Undelivered are the files the archive held but could not deliver
 	// intact (a torn or unreadable entry: archive damage, said in
 	// Problems): missing, or only a prefix of them. They are not store
@@ -256,6 +259,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits, unpacked func(r
 	}
 	x.watch.end()
 	b.Problems = append(b.Problems, x.problems...)
+	b.Notes = append(b.Notes, x.notes...)
 	b.Undelivered = append(b.Undelivered, x.undelivered...)
 	sort.Strings(b.Undelivered)
 	return nil

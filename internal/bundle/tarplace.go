@@ -121,6 +121,7 @@ func (b *Bundle) openTarInPlace(path string, size int64, lim Limits, unpacked fu
 	t.sortTree(t.root)
 	b.Archive, b.FS, b.inPlace = kind, t, t
 	b.Problems = append(b.Problems, x.problems...)
+	b.Notes = append(b.Notes, x.notes...)
 	b.Undelivered = append(b.Undelivered, x.undelivered...)
 	sort.Strings(b.Undelivered)
 	return nil
@@ -516,7 +517,7 @@ func (s *spiller) finish(x *extractor) {
 		if s.err != nil {
 			why = s.err.Error()
 		}
-		x.problem(".", "%s read in place: the temporary space ran out (%s): %d files are read by inflating the archive from further before them (slower, same result)", s.t.name, why, s.far)
+		x.note("%s read in place: the temporary space ran out (%s): %d files are read by inflating the archive from further before them (slower, same result)", s.t.name, why, s.far)
 	}
 }
 

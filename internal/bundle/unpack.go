@@ -40,6 +40,7 @@ type extractor struct {
 	nested   bool  // unpacking a nested archive: do not look for more
 	files    []string
 	problems []Problem
+	notes    []string // statements about how the archive was read, not damage
 	// undelivered are the files whose entries were torn or unreadable.
 	undelivered []string
 	buf         []byte                // copy buffer, shared by all entries
@@ -78,6 +79,11 @@ func (w *readWatch) end() {
 		w.told = w.size
 		w.f(w.size, w.size)
 	}
+}
+
+// note records how the archive was read where nothing went unread.
+func (x *extractor) note(format string, args ...any) {
+	x.notes = append(x.notes, fmt.Sprintf(format, args...))
 }
 
 func (x *extractor) problem(p, format string, args ...any) {
