@@ -385,7 +385,7 @@ func disabledRemedy(m *Model, s *Server, kind string, back bool) string {
 	b.WriteString("A restart destroys nothing: the store stays as it is and is the copy that catches up. Save first: copy its store_dir aside before deleting anything on that volume, and delete nothing under store_dir itself (blocks, raft WALs, index.db); keep the other replicas up and do not peer-remove them: while " + name + " stores nothing they hold the only copies.\n")
 	switch kind {
 	case "disk-full":
-		b.WriteString("1. Make room: free space on the volume holding " + name + "'s store_dir or grow the volume. Set max_file_store below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills.\n")
+		b.WriteString("1. Make room first: free space on the volume holding " + name + "'s store_dir or grow the volume. Do not restart it before: a start on the still-full volume exits at once (\"Can't start JetStream: write …/_meta_/peers.idx.tmp: no space left on device\"). Set max_file_store below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills.\n")
 	case "permission-denied":
 		b.WriteString("1. Make the store writable by the nats-server user again (ownership, a read-only remount).\n")
 	case "resource-limits":
@@ -393,8 +393,8 @@ func disabledRemedy(m *Model, s *Server, kind string, back bool) string {
 	default:
 		b.WriteString("1. Fix what its log says failed (the evidence above) before starting it again.\n")
 	}
-	fmt.Fprintf(&b, "2. Restart nats-server on %s: JetStream does not come back by itself; the process keeps running with it off (a config reload with JetStream enabled restarts it too, reload.go; not proven here).\n", name)
-	b.WriteString("What follows (seen on nats-server 2.12.15 and 2.15.3 after a full disk, testdata diskfull-*): it rebuilds 0-byte index.db files from its blocks (\"Stream state too short (0 bytes)\"), restores the messages it holds, and catches each stream up from its leader (\"Catchup for stream '<account> > <stream>' complete\"): every copy equal to the leader's within 10 s, nothing lost. Check `nats stream info <stream>` until " + name + "'s lag is 0.")
+	fmt.Fprintf(&b, "2. Bring JetStream back on %s: it does not come back by itself (the process keeps running with it off). Reload its config (`nats-server --signal reload`, SIGHUP): a reload restarts a JetStream that is configured but off (\"Reloaded: JetStream\", \"Restarting JetStream\"), no restart needed; or restart nats-server.\n", name)
+	b.WriteString("What follows (seen on nats-server 2.12.15 and 2.15.3 after a full disk, testdata diskfull-*): it rebuilds 0-byte index.db files from its blocks (\"Stream state too short (0 bytes)\"), restores the messages it holds, and catches each stream up from its leader (\"Catchup for stream '<account> > <stream>' complete\"): every copy equal to the leader's within 10 s of a restart or 6 s of a reload, nothing lost. Check `nats stream info <stream>` until " + name + "'s lag is 0.")
 	return b.String()
 }
 
@@ -445,7 +445,7 @@ func disabledCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		step := fmt.Sprintf("Restart nats-server on %s once the cause is fixed; it then catches its streams up from their leaders.", d.Server)
 		if d.Kind == "disk-full" {
-			step = fmt.Sprintf("Free space on (or grow) the volume holding %s's store_dir, deleting nothing under store_dir, then restart nats-server on %s: it catches its streams up from their leaders; a restart destroys nothing.", d.Server, d.Server)
+			step = fmt.Sprintf("Free space on (or grow) the volume holding %s's store_dir, deleting nothing under store_dir, then reload its config (nats-server --signal reload) or restart it: it catches its streams up from their leaders; neither destroys anything.", d.Server)
 		}
 		for _, i := range chain {
 			used[i] = true
