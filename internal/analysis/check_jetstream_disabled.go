@@ -44,8 +44,9 @@ var checkJetStreamDisabled = Check{
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
+		events := jsLogEvents(m)
 		for _, s := range m.Servers {
-			if d := jetStreamOff(m, s); d != nil {
+			if d := jetStreamOff(m, s, events[s.Name]); d != nil {
 				out = append(out, disabledFinding(m, s, d))
 			}
 		}
@@ -65,22 +66,43 @@ type jsOff struct {
 	backText string
 }
 
-// jetStreamOff finds s's JetStream disable, from its log and captures; nil
-// when nothing says it turned JetStream off.
-func jetStreamOff(m *Model, s *Server) *jsOff {
-	d := &jsOff{}
-	bootStart := -1
-	lastStart := -1
+// jsLogKinds are the log lines jetStreamOff reads.
+var jsLogKinds = append(append([]string{string(natsfmt.EventStart), "js-start", "js-shutdown", "js-shutdown-done", "meta-leader-transfer"},
+	jsOffKinds...), jsWriteFailKinds...)
+
+// jsLogEvents indexes the timeline's log events of jsLogKinds by server
+// name, in timeline order: one pass for every server.
+func jsLogEvents(m *Model) map[string][]int {
+	out := map[string][]int{}
+	names := map[ServerID]string{}
 	for i := range m.Timeline {
 		e := &m.Timeline[i]
-		if e.Source != "log" || !m.same(e.Server, s.ref()) {
+		if e.Source != "log" || !slices.Contains(jsLogKinds, e.Kind) {
 			continue
 		}
+		n, ok := names[e.Server]
+		if !ok {
+			n = m.Name(e.Server)
+			names[e.Server] = n
+		}
+		out[n] = append(out[n], i)
+	}
+	return out
+}
+
+// jetStreamOff finds s's JetStream disable from its log events (idx, see
+// jsLogEvents) and captures; nil when nothing says it turned JetStream off.
+func jetStreamOff(m *Model, s *Server, idx []int) *jsOff {
+	d := &jsOff{}
+	bootStart := -1 // position in idx of the boot of the first disable
+	lastStart := -1 // timeline index of the last (JetStream) start
+	for k, i := range idx {
+		e := &m.Timeline[i]
 		switch {
 		case e.Kind == string(natsfmt.EventStart) || e.Kind == "js-start":
 			lastStart = i
 			if len(d.off) == 0 && e.Kind == string(natsfmt.EventStart) {
-				bootStart = i
+				bootStart = k
 			}
 		case slices.Contains(jsOffKinds, e.Kind) && (e.Kind != "permission-denied" || strings.Contains(e.Text, "disabling JetStream")):
 			if len(d.off) == 0 || lastStart > d.off[len(d.off)-1] {
@@ -97,11 +119,8 @@ func jetStreamOff(m *Model, s *Server) *jsOff {
 	if len(d.off) > 0 {
 		first := m.Timeline[d.off[0]]
 		d.since = first.Time
-		for i := bootStart + 1; i < len(m.Timeline); i++ {
+		for _, i := range idx[bootStart+1:] {
 			e := &m.Timeline[i]
-			if e.Source != "log" || !m.same(e.Server, s.ref()) {
-				continue
-			}
 			if e.Kind == string(natsfmt.EventStart) && i > d.off[0] {
 				break
 			}
