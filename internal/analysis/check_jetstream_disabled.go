@@ -44,8 +44,9 @@ var checkJetStreamDisabled = Check{
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
+		events := jsLogEvents(m)
 		for _, s := range m.Servers {
-			if d := jetStreamOff(m, s); d != nil {
+			if d := jetStreamOff(m, s, events[s.Name]); d != nil {
 				out = append(out, disabledFinding(m, s, d))
 			}
 		}
@@ -65,22 +66,43 @@ type jsOff struct {
 	backText string
 }
 
-// jetStreamOff finds s's JetStream disable, from its log and captures; nil
-// when nothing says it turned JetStream off.
-func jetStreamOff(m *Model, s *Server) *jsOff {
-	d := &jsOff{}
-	bootStart := -1
-	lastStart := -1
+// jsLogKinds are the log lines jetStreamOff reads.
+var jsLogKinds = append(append([]string{string(natsfmt.EventStart), "js-start", "js-shutdown", "js-shutdown-done", "meta-leader-transfer"},
+	jsOffKinds...), jsWriteFailKinds...)
+
+// jsLogEvents indexes the timeline's log events of jsLogKinds by server
+// name, in timeline order: one pass for every server.
+func jsLogEvents(m *Model) map[string][]int {
+	out := map[string][]int{}
+	names := map[ServerID]string{}
 	for i := range m.Timeline {
 		e := &m.Timeline[i]
-		if e.Source != "log" || !m.same(e.Server, s.ref()) {
+		if e.Source != "log" || !slices.Contains(jsLogKinds, e.Kind) {
 			continue
 		}
+		n, ok := names[e.Server]
+		if !ok {
+			n = m.Name(e.Server)
+			names[e.Server] = n
+		}
+		out[n] = append(out[n], i)
+	}
+	return out
+}
+
+// jetStreamOff finds s's JetStream disable from its log events (idx, see
+// jsLogEvents) and captures; nil when nothing says it turned JetStream off.
+func jetStreamOff(m *Model, s *Server, idx []int) *jsOff {
+	d := &jsOff{}
+	bootStart := -1 // position in idx of the boot of the first disable
+	lastStart := -1 // timeline index of the last (JetStream) start
+	for k, i := range idx {
+		e := &m.Timeline[i]
 		switch {
 		case e.Kind == string(natsfmt.EventStart) || e.Kind == "js-start":
 			lastStart = i
 			if len(d.off) == 0 && e.Kind == string(natsfmt.EventStart) {
-				bootStart = i
+				bootStart = k
 			}
 		case slices.Contains(jsOffKinds, e.Kind) && (e.Kind != "permission-denied" || strings.Contains(e.Text, "disabling JetStream")):
 			if len(d.off) == 0 || lastStart > d.off[len(d.off)-1] {
@@ -97,11 +119,8 @@ func jetStreamOff(m *Model, s *Server) *jsOff {
 	if len(d.off) > 0 {
 		first := m.Timeline[d.off[0]]
 		d.since = first.Time
-		for i := bootStart + 1; i < len(m.Timeline); i++ {
+		for _, i := range idx[bootStart+1:] {
 			e := &m.Timeline[i]
-			if e.Source != "log" || !m.same(e.Server, s.ref()) {
-				continue
-			}
 			if e.Kind == string(natsfmt.EventStart) && i > d.off[0] {
 				break
 			}
@@ -385,7 +404,7 @@ func disabledRemedy(m *Model, s *Server, kind string, back bool) string {
 	b.WriteString("A restart destroys nothing: the store stays as it is and is the copy that catches up. Save first: copy its store_dir aside before deleting anything on that volume, and delete nothing under store_dir itself (blocks, raft WALs, index.db); keep the other replicas up and do not peer-remove them: while " + name + " stores nothing they hold the only copies.\n")
 	switch kind {
 	case "disk-full":
-		b.WriteString("1. Make room: free space on the volume holding " + name + "'s store_dir or grow the volume. Set max_file_store below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills.\n")
+		b.WriteString("1. Make room first: free space on the volume holding " + name + "'s store_dir or grow the volume. Do not restart it before: a start on the still-full volume exits at once (\"Can't start JetStream: write …/_meta_/peers.idx.tmp: no space left on device\"). Set max_file_store below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills.\n")
 	case "permission-denied":
 		b.WriteString("1. Make the store writable by the nats-server user again (ownership, a read-only remount).\n")
 	case "resource-limits":
@@ -393,8 +412,8 @@ func disabledRemedy(m *Model, s *Server, kind string, back bool) string {
 	default:
 		b.WriteString("1. Fix what its log says failed (the evidence above) before starting it again.\n")
 	}
-	fmt.Fprintf(&b, "2. Restart nats-server on %s: JetStream does not come back by itself; the process keeps running with it off (a config reload with JetStream enabled restarts it too, reload.go; not proven here).\n", name)
-	b.WriteString("What follows (seen on nats-server 2.12.15 and 2.15.3 after a full disk, testdata diskfull-*): it rebuilds 0-byte index.db files from its blocks (\"Stream state too short (0 bytes)\"), restores the messages it holds, and catches each stream up from its leader (\"Catchup for stream '<account> > <stream>' complete\"): every copy equal to the leader's within 10 s, nothing lost. Check `nats stream info <stream>` until " + name + "'s lag is 0.")
+	fmt.Fprintf(&b, "2. Bring JetStream back on %s: it does not come back by itself (the process keeps running with it off). Reload its config (`nats-server --signal reload`, SIGHUP): a reload restarts a JetStream that is configured but off (\"Reloaded: JetStream\", \"Restarting JetStream\"), no restart needed; or restart nats-server.\n", name)
+	b.WriteString("What follows (seen on nats-server 2.12.15 and 2.15.3 after a full disk, testdata diskfull-*): it rebuilds 0-byte index.db files from its blocks (\"Stream state too short (0 bytes)\"), restores the messages it holds, and catches each stream up from its leader (\"Catchup for stream '<account> > <stream>' complete\"): every copy equal to the leader's within 10 s of a restart or 6 s of a reload, nothing lost. Check `nats stream info <stream>` until " + name + "'s lag is 0.")
 	return b.String()
 }
 
@@ -445,7 +464,7 @@ func disabledCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		step := fmt.Sprintf("Restart nats-server on %s once the cause is fixed; it then catches its streams up from their leaders.", d.Server)
 		if d.Kind == "disk-full" {
-			step = fmt.Sprintf("Free space on (or grow) the volume holding %s's store_dir, deleting nothing under store_dir, then restart nats-server on %s: it catches its streams up from their leaders; a restart destroys nothing.", d.Server, d.Server)
+			step = fmt.Sprintf("Free space on (or grow) the volume holding %s's store_dir, deleting nothing under store_dir, then reload its config (nats-server --signal reload) or restart it: it catches its streams up from their leaders; neither destroys anything.", d.Server)
 		}
 		for _, i := range chain {
 			used[i] = true

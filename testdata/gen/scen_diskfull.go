@@ -90,6 +90,36 @@ type DiskFullExpect struct {
 	StoreBytes    int64    `json:"store_bytes"` // the full store's size after the stop
 	// Recovery: the three stores copied to disks with space and restarted.
 	Recovery DiskFullRecovery `json:"recovery"`
+	// Reload: the stores copied again, the full server's onto a tmpfs of the
+	// same size, restarted; then that volume grown and the server's config
+	// reloaded (SIGHUP), without a restart.
+	Reload DiskFullReload `json:"reload"`
+}
+
+// DiskFullReload is what a start without space, then a grown volume and a
+// config reload (or a start, when the first start exited), did.
+type DiskFullReload struct {
+	// Exited: the start on the still-full volume ended the process
+	// (ExitLine is its last log line). DisabledAgain: it ran, then disabled
+	// JetStream again (its /jsz), there or after Tries.
+	Exited        bool     `json:"exited"`
+	ExitLine      string   `json:"exit_line,omitempty"`
+	DisabledAgain bool     `json:"disabled_again"`
+	StartLines    []string `json:"start_lines"` // its lines of that start matching LogPattern
+	// Tries: then the volume grown a little at a time and the server
+	// started, until it runs: what each size did.
+	Tries   []string `json:"tries"`
+	GrownTo string   `json:"grown_to"` // the tmpfs size after the last remount
+	// Then: "reload" (SIGHUP to the running server) or "start".
+	Then string `json:"then"`
+	// Reenabled: afterwards its /jsz said JetStream runs; CaughtUp: every
+	// copy equal; Took from the SIGHUP or start until quiet.
+	Reenabled  bool              `json:"reenabled"`
+	CaughtUp   bool              `json:"caught_up"`
+	Took       time.Duration     `json:"took_ns"`
+	Streams    map[string]string `json:"streams"`
+	AfterLines []string          `json:"after_lines"` // its lines after the SIGHUP or start matching LogPattern, "Reloaded" or a restore
+	Health     string            `json:"health"`      // its /healthz at the end
 }
 
 // DiskFullStatus is what one server's /jsz, /healthz and /varz said.
@@ -404,6 +434,9 @@ func diskFull(ctx context.Context, env *Env, version string, metaFull bool) erro
 	if err := diskFullRecover(ctx, env, c, &x); err != nil {
 		return err
 	}
+	if err := diskFullReload(ctx, env, c, &x); err != nil {
+		return err
+	}
 	logf("%s: zero-byte files %v; recovery caught up %v in %v", version, x.ZeroByteFiles, x.Recovery.CaughtUp, x.Recovery.Took)
 	b := &Bundle{Name: "diskfull-" + version, Version: version[1:], Layout: LayoutPerServer(), Servers: c.Servers, Captures: caps, Expect: x}
 	return b.Write(env.Scratch, env.Out)
@@ -505,4 +538,191 @@ func linesMatching(file string, offset int64, re *regexp.Regexp) ([]string, erro
 		}
 	}
 	return out, nil
+}
+
+// diskFullGrown is the full server's volume size after the remount;
+// diskFullMargins the sizes tried before it, a little above diskFullSize.
+const diskFullGrown = "4m"
+
+var diskFullMargins = []string{"264k", "272k", "288k", "320k"}
+
+// diskFullReload restarts copies of the stores with the full server's on a
+// tmpfs as small as before (so still full), records whether it disables
+// JetStream again, then grows that tmpfs (mount -o remount, as a volume
+// resize) and reloads the server's config (SIGHUP: reload.go restarts a
+// JetStream that is configured but off) and records what follows.
+func diskFullReload(ctx context.Context, env *Env, c *Cluster, x *DiskFullExpect) error {
+	var names []string
+	for _, s := range c.Servers {
+		names = append(names, s.Name)
+	}
+	r, err := NewCluster(ctx, filepath.Join(env.Scratch, "reload"), c.Version, c.Name, names)
+	if err != nil {
+		return err
+	}
+	full := r.Server(x.FullServer)
+	vol := filepath.Join(full.Dir, "vol")
+	if err := mountTmpfs(vol, diskFullSize); err != nil {
+		return err
+	}
+	defer unmount(vol)
+	defer r.Kill()
+	full.StoreDir = filepath.Join(vol, "store")
+	for i, s := range r.Servers {
+		src := c.Servers[i]
+		s.Extra, s.User, s.Password = src.Extra, src.User, src.Password
+		if err := copyTree(src.JSRoot(), s.JSRoot()); err != nil {
+			return err
+		}
+	}
+	x.Reload = DiskFullReload{Streams: map[string]string{}}
+	others := &Cluster{Name: r.Name, Version: r.Version, Servers: r.Servers[:2]}
+	if err := others.StartAll(ctx); err != nil {
+		return err
+	}
+	if err := full.Start(ctx); err != nil {
+		if full.Running() {
+			return err
+		}
+		x.Reload.Exited = true
+	}
+	off := func() bool {
+		var j diskFullJsz
+		return full.GetJSON(ctx, "/jsz", &j) == nil && j.Disabled
+	}
+	if !x.Reload.Exited {
+		_ = waitFor(ctx, 30*time.Second, full.Name+" disabled again", func() (bool, error) { return off() || !full.Running(), nil })
+		x.Reload.DisabledAgain = off()
+		x.Reload.Exited = !full.Running()
+	}
+	var err2 error
+	if x.Reload.StartLines, err2 = linesMatching(full.LogFile, 0, diskFullLogPattern); err2 != nil {
+		return err2
+	}
+	if x.Reload.Exited {
+		all, err := linesMatching(full.LogFile, 0, regexp.MustCompile(`.`))
+		if err != nil {
+			return err
+		}
+		if len(all) > 0 {
+			x.Reload.ExitLine = all[len(all)-1]
+		}
+		full.clear()
+	}
+	fi, err := os.Stat(full.LogFile)
+	if err != nil {
+		return err
+	}
+	remount := func(size string) error {
+		if out, err := exec.Command("mount", "-o", "remount,size="+size, vol).CombinedOutput(); err != nil {
+			return fmt.Errorf("remount %s: %v: %s", vol, err, out)
+		}
+		return nil
+	}
+	// A little more room, in steps, until it starts: with too little for
+	// its catch-up it runs with JetStream off again, the state a reload is
+	// for.
+	running := !x.Reload.Exited
+	for _, size := range diskFullMargins {
+		if running {
+			break
+		}
+		if err := remount(size); err != nil {
+			return err
+		}
+		if err := full.Start(ctx); err != nil {
+			if full.Running() {
+				return err
+			}
+			full.clear()
+			all, _ := linesMatching(full.LogFile, 0, regexp.MustCompile(`.`))
+			x.Reload.Tries = append(x.Reload.Tries, size+": exited: "+all[len(all)-1])
+			continue
+		}
+		running = true
+		_ = waitFor(ctx, 20*time.Second, full.Name+" disabled again", func() (bool, error) { return off() || !full.Running(), nil })
+		switch {
+		case !full.Running():
+			full.clear()
+			running = false
+			x.Reload.Tries = append(x.Reload.Tries, size+": started, then exited")
+		case off():
+			x.Reload.DisabledAgain = true
+			x.Reload.Tries = append(x.Reload.Tries, size+": started, JetStream disabled again")
+		default:
+			// Room to start and catch up: publish until it fills again.
+			nc, js, err := connect(r.Servers[0], r.Servers[1])
+			if err != nil {
+				return err
+			}
+			n := 0
+			for !off() && n < 40000 {
+				n++
+				if _, err := publish(ctx, js, fmt.Sprintf("fill.%d", n%8), payload("more", n, diskFullMsgSize), nil); err != nil {
+					nc.Close()
+					return err
+				}
+			}
+			nc.Close()
+			x.Reload.DisabledAgain = off()
+			x.Reload.Tries = append(x.Reload.Tries, fmt.Sprintf("%s: started and caught up; JetStream disabled again %v after %d more messages", size, x.Reload.DisabledAgain, n))
+		}
+	}
+	if fi, err = os.Stat(full.LogFile); err != nil {
+		return err
+	}
+	if err := remount(diskFullGrown); err != nil {
+		return err
+	}
+	x.Reload.GrownTo = diskFullGrown
+	reloaded := time.Now()
+	if !running {
+		x.Reload.Then = "start"
+		if err := full.Start(ctx); err != nil {
+			return err
+		}
+	} else if x.Reload.DisabledAgain {
+		x.Reload.Then = "reload"
+		if err := full.Reload(); err != nil {
+			return err
+		}
+	} else {
+		x.Reload.Then = "nothing (it ran)"
+	}
+	err = waitFor(ctx, 60*time.Second, full.Name+" JetStream back", func() (bool, error) {
+		var j diskFullJsz
+		return full.GetJSON(ctx, "/jsz", &j) == nil && !j.Disabled, nil
+	})
+	x.Reload.Reenabled = err == nil
+	if x.Reload.Reenabled {
+		if err := r.WaitQuiet(ctx, 90*time.Second); err == nil {
+			x.Reload.Took = time.Since(reloaded).Round(time.Millisecond)
+			states := map[string]bool{}
+			for _, s := range r.Servers {
+				var j jszInfo
+				if err := s.GetJSON(ctx, jszCapturePath, &j); err != nil {
+					return err
+				}
+				if sd, ok := findStream(j, diskFullStream); ok {
+					st := fmt.Sprintf("msgs=%d bytes=%d first=%d last=%d", sd.State.Msgs, sd.State.Bytes, sd.State.FirstSeq, sd.State.LastSeq)
+					x.Reload.Streams[s.Name] = st
+					states[st] = true
+				}
+			}
+			x.Reload.CaughtUp = len(states) == 1 && len(x.Reload.Streams) == len(r.Servers)
+		}
+	}
+	if b, err := full.Get(ctx, "/healthz"); err == nil {
+		var h diskFullHealthz
+		if jsonUnmarshal(b, &h) == nil {
+			x.Reload.Health = strings.TrimSpace(h.Status + " " + h.Error)
+		}
+	}
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	x.Reload.AfterLines, err = linesMatching(full.LogFile, fi.Size(), regexp.MustCompile(diskFullLogPattern.String()+`|Reloaded|reload|Starting JetStream|Restored`))
+	logf("no space at start: %s; tries %v; disabled again %v; then %s on %s: re-enabled %v, caught up %v in %v", x.Reload.ExitLine, x.Reload.Tries,
+		x.Reload.DisabledAgain, x.Reload.Then, diskFullGrown, x.Reload.Reenabled, x.Reload.CaughtUp, x.Reload.Took)
+	return err
 }
