@@ -186,7 +186,12 @@ func storeRemedy(m *Model, c Corruption) string {
 		}
 		fmt.Fprintf(&b, "This copy no longer holds %s.%s index.db is the record of what the block held.", lost, keep)
 	}
-	fmt.Fprintf(&b, " First save it: copy %s (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact.", c.File)
+	if c.Kind == natsfmt.CorruptMissing {
+		// The block file itself is gone: what is left to save is the rest.
+		fmt.Fprintf(&b, " First save what is left: copy the stream folder %s (its other blocks and index.db) out, with the server stopped; a backup's copy of %s is the only other source of these messages on this server.", path.Dir(path.Dir(c.File)), path.Base(c.File))
+	} else {
+		fmt.Fprintf(&b, " First save it: copy %s (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact.", c.File)
+	}
 	switch {
 	case c.Stream != "" && c.Replicas > 1:
 		fmt.Fprintf(&b, " The stream is R%d: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above): `nats stream cluster peer-remove %s %s`, then scale back up.", c.Replicas, c.Stream, m.Name(c.Server))
