@@ -303,7 +303,7 @@ func disabledFinding(m *Model, s *Server, d *jsOff) report.Finding {
 	case n > 1:
 		f.Message += fmt.Sprintf("; %d of its stream copies are behind (replica-gap)", n)
 	}
-	f.Remedy = disabledRemedy(m, s, kind, d.back)
+	disabledRemedy(m, s, kind, d.back).apply(&f)
 	return f
 }
 
@@ -395,26 +395,10 @@ func behindReplicas(m *Model, s *Server) []string {
 
 // disabledRemedy is how a disabled JetStream comes back, as the diskfull
 // fixtures proved on 2.12.15 and 2.15.3 (testdata/gen README, diskfull-*).
-func disabledRemedy(m *Model, s *Server, kind string, back bool) string {
-	name := m.Name(s.ref())
-	var b strings.Builder
-	if back {
-		fmt.Fprintf(&b, "JetStream on %s runs again; if the cause is still there it disables itself again at the next failed write. ", name)
-	}
-	b.WriteString("A restart destroys nothing: the store stays as it is and is the copy that catches up. Save first: copy its store_dir aside before deleting anything on that volume, and delete nothing under store_dir itself (blocks, raft WALs, index.db); keep the other replicas up and do not peer-remove them: while " + name + " stores nothing they hold the only copies.\n")
-	switch kind {
-	case "disk-full":
-		b.WriteString("1. Make room first: free space on the volume holding " + name + "'s store_dir or grow the volume. Do not restart it before: a start on the still-full volume exits at once (\"Can't start JetStream: write …/_meta_/peers.idx.tmp: no space left on device\"). Set max_file_store below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills.\n")
-	case "permission-denied":
-		b.WriteString("1. Make the store writable by the nats-server user again (ownership, a read-only remount).\n")
-	case "resource-limits":
-		b.WriteString("1. Raise max_file_store (or the account's limits), or lower the streams' max_bytes, after checking the volume has the room.\n")
-	default:
-		b.WriteString("1. Fix what its log says failed (the evidence above) before starting it again.\n")
-	}
-	fmt.Fprintf(&b, "2. Bring JetStream back on %s: it does not come back by itself (the process keeps running with it off). Reload its config (`nats-server --signal reload`, SIGHUP): a reload restarts a JetStream that is configured but off (\"Reloaded: JetStream\", \"Restarting JetStream\"), no restart needed; or restart nats-server.\n", name)
-	b.WriteString("What follows (seen on nats-server 2.12.15 and 2.15.3 after a full disk, testdata diskfull-*): it rebuilds 0-byte index.db files from its blocks (\"Stream state too short (0 bytes)\"), restores the messages it holds, and catches each stream up from its leader (\"Catchup for stream '<account> > <stream>' complete\"): every copy equal to the leader's within 10 s of a restart or 6 s of a reload, nothing lost. Check `nats stream info <stream>` until " + name + "'s lag is 0.")
-	return b.String()
+func disabledRemedy(m *Model, s *Server, kind string, back bool) prescription {
+	return prescribe("jetstream-disabled", args{"server": m.Name(s.ref()), "back": back,
+		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
+		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})
 }
 
 // jetStreamOffAtEnd says whether s's captures end with its JetStream off
@@ -462,10 +446,7 @@ func disabledCauses(fs []report.Finding, used []bool) []report.Cause {
 		if indexes > 0 {
 			summary += fmt.Sprintf("; %d index.db file(s) it could not write are 0 bytes (store-corrupt; rebuilt from the blocks at start)", indexes)
 		}
-		step := fmt.Sprintf("Restart nats-server on %s once the cause is fixed; it then catches its streams up from their leaders.", d.Server)
-		if d.Kind == "disk-full" {
-			step = fmt.Sprintf("Free space on (or grow) the volume holding %s's store_dir, deleting nothing under store_dir, then reload its config (nats-server --signal reload) or restart it: it catches its streams up from their leaders; neither destroys anything.", d.Server)
-		}
+		step := remedyFirstStep(d)
 		for _, i := range chain {
 			used[i] = true
 		}

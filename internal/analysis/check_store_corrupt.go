@@ -181,6 +181,11 @@ func storeRemedy(m *Model, c Corruption) prescription {
 	if len(c.Lost) > 0 {
 		a["lost"] = "sequences " + rangesText(c.Lost)
 	}
+	if c.Kind == natsfmt.CorruptMissing {
+		// The block file itself is gone: what is left to save is the rest.
+		a["folder"], a["block"] = path.Dir(path.Dir(c.File)), path.Base(c.File)
+		return prescribe("store-block-missing", a)
+	}
 	return prescribe("store-block-lost", a)
 }
 

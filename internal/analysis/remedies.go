@@ -103,6 +103,21 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
 		{Kind: stepNote, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
 	}},
+	// jetstream-disabled: what the diskfull fixtures' servers did.
+	{ID: "jetstream-disabled", Steps: []remedyStep{
+		{Kind: stepNote, When: "back", Text: "JetStream on {{server}} runs again; if the cause is still there it disables itself again at the next failed write."},
+		{Kind: stepCost, Text: "a reload or restart destroys nothing: the store stays as it is and is the copy that catches up. Deleting files under store_dir (blocks, raft WALs, index.db) to make room destroys messages; peer-removing the other replicas destroys the only complete copies while {{server}} stores nothing."},
+		{Kind: stepSave, Text: "copy {{server}}'s store_dir aside before deleting anything on that volume; delete nothing under store_dir itself, and keep the other replicas up."},
+		{Kind: stepAction, When: "diskfull", Text: "Make room first: free space on the volume holding {{server}}'s store_dir or grow the volume. Do not restart it before: a start on the still-full volume exits at once (\"Can't start JetStream: write …/_meta_/peers.idx.tmp: no space left on device\"). Set max_file_store below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills."},
+		{Kind: stepAction, When: "permission", Text: "Make the store writable by the nats-server user again (ownership, a read-only remount)."},
+		{Kind: stepAction, When: "limits", Text: "Raise max_file_store (or the account's limits), or lower the streams' max_bytes, after checking the volume has the room."},
+		{Kind: stepAction, When: "other", Text: "Fix what its log says failed (the evidence above) before starting it again."},
+		{Kind: stepAction, Destroys: true, Text: "Then bring JetStream back on {{server}}: it does not come back by itself (the process keeps running with it off). Reload its config (`nats-server --signal reload`, SIGHUP): a reload restarts a JetStream that is configured but off (\"Reloaded: JetStream\", \"Restarting JetStream\"); or restart nats-server on it."},
+		{Kind: stepVerify, Text: "It rebuilds 0-byte index.db files from its blocks (\"Stream state too short (0 bytes)\"), restores the messages it holds and catches each stream up from its leader (\"Catchup for stream '<account> > <stream>' complete\"); `nats stream info <stream>` until {{server}}'s lag is 0."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.15", Fixture: "testdata/bundles/diskfull-v2.12.15", Outcome: "after freeing space a restart (and, on a grown volume, a config reload) caught the stream up from its leader within 10 s: every copy equal, nothing lost"},
+		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "after freeing space a restart caught the stream up from its leader within 11 s: every copy equal, nothing lost"},
+	}},
 	// quorum-unreachable where every missing peer is a renamed server's old
 	// id: the way out is server-renamed's.
 	{ID: "quorum-renamed-old-ids", Steps: []remedyStep{
@@ -211,6 +226,18 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, When: "indexdb", Text: "Keep {{indexdb}}: do not remove it."},
 		{Kind: stepCost, Text: "index.db is the record of what the block held: removing it (or any rebuild) makes the server forget it, and letting this replica be rebuilt deletes this replica's copy of the block."},
 	}, blockSteps()...)},
+	// A middle block file gone (testdata/perturbed: 2.12.15 and 2.15.3 log
+	// "could not locate msg block" and serve the rest).
+	{ID: "store-block-missing", Steps: []remedyStep{
+		{Kind: stepNote, Text: "This copy no longer holds {{lost}}: the block file {{block}} is gone."},
+		{Kind: stepNote, When: "indexdb", Text: "Keep {{indexdb}}: do not remove it; it is the record of what the block held."},
+		{Kind: stepCost, Text: "letting this replica be rebuilt deletes what is left of this replica's copy; a backup's copy of {{block}} is the only other source of these messages on this server."},
+		{Kind: stepSave, Text: "copy what is left out, with the server stopped:", Commands: []string{"cp -a {{folder|shell}} SAVE/"}},
+		{Kind: stepAction, When: "replicated", Destroys: true,
+			Text:     "The stream is R{{replicas}}: once the other replicas are checked to hold these sequences (replica-gap), let this replica be rebuilt, which deletes this replica's copy (saved above), with a stream peer removal (its replica of {{stream}} only), then scale back up:",
+			Commands: []string{"{{removal}}"}},
+		{Kind: stepAction, When: "single", Text: "The stream has no other replica: restore the block from a backup, or republish these messages from their source."},
+	}},
 	// A block that lost the tombstones of deleted messages (testdata/perturbed).
 	{ID: "store-block-resurrected", Steps: []remedyStep{
 		{Kind: stepNote, Text: "No message is lost; sequences {{resurrected}} were deleted, and index.db is the record of it: keep {{indexdb}}, do not remove it."},
