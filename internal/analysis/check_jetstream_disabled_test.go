@@ -88,7 +88,7 @@ func TestJetStreamDisabled(t *testing.T) {
 		t.Errorf("message: %s", f.Message)
 	}
 	r := f.Remedy
-	if i, j, k := strings.Index(r, "destroys nothing"), strings.Index(r, "1. Make room"), strings.Index(r, "2. Bring JetStream back on c"); i < 0 || j < i || k < j || !strings.Contains(r, "catches each stream up from its leader") ||
+	if i, j, k := strings.Index(r, "destroys nothing"), strings.Index(r, "Make room first"), strings.Index(r, "Then bring JetStream back on c"); i < 0 || j < i || k < j || !strings.Contains(r, "catches each stream up from its leader") ||
 		!strings.Contains(r, "Do not restart it before") || !strings.Contains(r, "--signal reload") {
 		t.Errorf("remedy order or content: %s", r)
 	}
@@ -177,7 +177,7 @@ func TestJetStreamDisabledOthersChecks(t *testing.T) {
 		t.Fatalf("%d jetstream-disabled", n)
 	}
 	causes := diagnose(fs)
-	if len(causes) == 0 || !strings.Contains(causes[0].Summary, "JetStream on c is disabled") || !strings.Contains(causes[0].FirstStep, "Free space") {
+	if len(causes) == 0 || !strings.Contains(causes[0].Summary, "JetStream on c is disabled") || !strings.Contains(causes[0].FirstStep, "Make room first") || !strings.Contains(causes[0].FirstStep, "Save first") {
 		t.Fatalf("causes: %+v", causes)
 	}
 	codes := map[string]bool{}
