@@ -316,6 +316,10 @@ type expectedFinding struct {
 	Quorum       int     `json:"quorum"`
 	Reachable    *int    `json:"reachable"`
 	Offset       *int64  `json:"offset"`
+	// MissingIn: every missing peer of the finding is one of these ids;
+	// Each: every finding that matches is expected (at least one).
+	MissingIn map[string]bool `json:"-"`
+	Each      bool            `json:"-"`
 }
 
 func (e expectedFinding) matches(f report.Finding) bool {
@@ -325,6 +329,16 @@ func (e expectedFinding) matches(f report.Finding) bool {
 		(e.Reachable != nil && (f.Reachable == nil || *e.Reachable != *f.Reachable)) ||
 		(e.Offset != nil && (f.Offset == nil || *e.Offset != *f.Offset)) {
 		return false
+	}
+	if e.MissingIn != nil {
+		if len(f.Missing) == 0 {
+			return false
+		}
+		for _, p := range f.Missing {
+			if !e.MissingIn[p] {
+				return false
+			}
+		}
 	}
 	if e.OriginPeer != "" || e.OriginServer != "" {
 		o := f.LikelyOrigin
@@ -359,7 +373,9 @@ func TestExpectedFindings(t *testing.T) {
 					for i, f := range rep.Findings {
 						if !used[i] && e.matches(f) {
 							used[i], found = true, true
-							break
+							if !e.Each {
+								break
+							}
 						}
 					}
 					if !found {
@@ -426,6 +442,9 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		// The server whose store filled and disabled JetStream; its copy
 		// of the stream fell behind (diskfull-*).
 		FullServer string `json:"full_server"`
+		// Renamed servers' old ids, which no live server answered to
+		// (their /jsz named them "Server name unknown").
+		OldIDs map[string]string `json:"old_ids"`
 	}
 	if err := json.Unmarshal(fx.want.Expect, &exp); err != nil {
 		return nil, err
@@ -499,6 +518,16 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	}
 	if exp.Killed != "" {
 		out = append(out, expectedFinding{Code: "durability-exposure", Server: exp.Killed})
+	}
+	if len(exp.OldIDs) > 0 {
+		// Every group whose missing peers are all old ids cannot reach
+		// quorum (issue 21 item 6), _meta_ among them.
+		old := map[string]bool{}
+		for _, id := range exp.OldIDs {
+			old[id] = true
+		}
+		out = append(out, expectedFinding{Code: "quorum-unreachable", Group: "_meta_", MissingIn: old},
+			expectedFinding{Code: "quorum-unreachable", MissingIn: old, Each: true})
 	}
 	for _, o := range exp.OrphanConsumersDeleted {
 		out = append(out, expectedFinding{Code: "orphan-risk", Server: o.Server, Account: o.Account, Stream: o.Stream, Consumer: o.Consumer})

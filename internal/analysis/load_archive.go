@@ -22,6 +22,9 @@ func (l *loader) setAsideUndelivered() {
 	if len(notDelivered) == 0 {
 		return
 	}
+	if strings.HasPrefix(l.b.Archive, "tar") {
+		l.note("bundle: the %s archive did not deliver an entry intact, and a tar stream that breaks off loses every entry after it, unlisted: a server, log or capture missing here may be one it lost (peer-unknown ids among them)", l.b.Archive)
+	}
 	// Folders (a stream or raft group: the folder holding msgs/) that lost a
 	// file.
 	lost := map[string]bool{}

@@ -89,6 +89,23 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 		paired       bool // tied to this store by the bundle's layout
 	}
 	var cands []cand
+	// First the logs and captures in the folder that holds this store and no
+	// other (store-1/{data/jetstream, nats.log, monitoring/}), whatever the
+	// folder is called.
+	if own := l.serverFolder(st.Dir); own != "" {
+		for _, lg := range l.b.Logs {
+			if lg.Name != "" && strings.HasPrefix(lg.Path, own+"/") {
+				cands = append(cands, cand{lg.Name, "log", true})
+			}
+		}
+		for _, c := range l.b.Captures {
+			if strings.HasPrefix(c.Path, own+"/") {
+				for _, n := range c.Servers {
+					cands = append(cands, cand{n, "capture", true})
+				}
+			}
+		}
+	}
 	for _, lp := range st.Logs {
 		for _, lg := range l.b.Logs {
 			if lg.Path == lp && lg.Name != "" {
@@ -141,6 +158,22 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 	}
 	l.note("store %s: server name not established (no candidate among %q hashes to a peer id in its raft state%s); called %s here", st.Dir, st.NameCandidates, hint, name)
 	return name, "unknown"
+}
+
+// serverFolder is the largest folder above a store's root that holds no
+// other store ("" when its parent is the bundle root or holds another):
+// the one folder of that server, whatever it is called.
+func (l *loader) serverFolder(dir string) string {
+	own := ""
+	for d := path.Dir(dir); d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		for _, o := range l.b.Stores {
+			if o.Dir != dir && strings.HasPrefix(o.Dir, d+"/") {
+				return own
+			}
+		}
+		own = d
+	}
+	return own
 }
 
 // stores scans every store root: names its server, and recomputes every

@@ -2,9 +2,12 @@ package analysis
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -264,5 +267,139 @@ func TestTermBelowEntriesIsNoDamage(t *testing.T) {
 	}
 	if !hasNote(rep, "cannot be told from damage") {
 		t.Errorf("no note that the term below the entries cannot be told from damage: %v", rep.Notes)
+	}
+}
+
+// storeNLayout is the folder a support engineer makes by hand: one folder
+// per server named by its position, not its name (store-1, store-2, ...,
+// in another order than the servers'), each holding data/jetstream, the
+// log as nats.log and the captures under monitoring/, below top.
+func storeNLayout(top string) func(i int, part string) string {
+	return func(i int, part string) string {
+		d := fmt.Sprintf("%sstore-%d/", top, (i+1)%3+1+3*(i/3))
+		switch {
+		case part == "store":
+			return d + "data/jetstream"
+		case part == "log":
+			return d + "nats.log"
+		default:
+			return d + "monitoring/" + strings.TrimPrefix(part, "capture:") + ".json"
+		}
+	}
+}
+
+// TestStoreNLayouts: fixtures laid out one folder per server named by its
+// position (store-N/{data/jetstream, nats.log, monitoring/*.json}), at the
+// top and nested below a/b/TOP/, give the same analysis as
+// committed: a store is paired with the log and captures of the folder that
+// holds it and no other store (issue 21 item 5: main gave unnamed-N servers
+// and lost the replica-gap of scaledown-v2.12.1).
+func TestStoreNLayouts(t *testing.T) {
+	// A departed server's replica-gap, a standalone server beside a cluster.
+	for _, fx := range []string{"scaledown-v2.12.1", "lifecycle-v2.12.1"} {
+		for _, top := range []string{"", "a/b/TOP/"} {
+			t.Run(fx+"/"+top, func(t *testing.T) {
+				sameAnalysis(t, fx, rearranged(t, fx, storeNLayout(top)), false)
+			})
+		}
+	}
+}
+
+// unpackArchive writes the entries of a committed .zip or .tar.gz under
+// dir as unzip or tar xzf would (folders too: empty ones matter).
+func unpackArchive(t *testing.T, archive, dir string) {
+	t.Helper()
+	put := func(name string, isDir bool, r io.Reader) {
+		p := filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(name, "/")))
+		if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			t.Fatalf("entry %q escapes", name)
+		}
+		if isDir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		b, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, p, b)
+	}
+	if strings.HasSuffix(archive, ".zip") {
+		zr, err := zip.OpenReader(archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			put(f.Name, f.FileInfo().IsDir(), rc)
+			rc.Close()
+		}
+		return
+	}
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(h.Name, h.Typeflag == tar.TypeDir, tr)
+	}
+}
+
+// TestArchiveFormsSameAnalysis: every committed archive fixture gives the
+// same servers, figures and findings as the archive, as the folder it
+// unpacks into, as that folder's one top folder, and nested two folders
+// deeper (issue 21 item 5).
+func TestArchiveFormsSameAnalysis(t *testing.T) {
+	archives, _ := filepath.Glob(filepath.Join(bundlesDir, "*", "bundle.*"))
+	if len(archives) == 0 {
+		t.Fatal("no archive fixture")
+	}
+	for _, a := range archives {
+		t.Run(filepath.Base(filepath.Dir(a))+"/"+filepath.Base(a), func(t *testing.T) {
+			want := qaSummary(analyze(t, a))
+			if len(want.Servers) == 0 {
+				t.Fatal("the archive gives no server")
+			}
+			dir := t.TempDir()
+			unpacked := filepath.Join(dir, "unpacked")
+			unpackArchive(t, a, unpacked)
+			forms := map[string]string{"unpacked folder": unpacked}
+			if ents, _ := os.ReadDir(unpacked); len(ents) == 1 && ents[0].IsDir() {
+				forms["its top folder"] = filepath.Join(unpacked, ents[0].Name())
+			}
+			deep := filepath.Join(dir, "deep")
+			copyInto(t, unpacked, filepath.Join(deep, "x", "y"))
+			forms["nested deeper"] = deep
+			for form, path := range forms {
+				got := qaSummary(analyze(t, path))
+				for _, d := range []struct {
+					what string
+					w, g []string
+				}{{"servers", want.Servers, got.Servers}, {"figures", want.Figures, got.Figures}, {"findings", want.Findings, got.Findings}} {
+					if strings.Join(d.w, "\n") != strings.Join(d.g, "\n") {
+						t.Errorf("%s: %s differ:\n archive %q\n    form %q", form, d.what, d.w, d.g)
+					}
+				}
+			}
+		})
 	}
 }
