@@ -294,6 +294,9 @@ func (t *tarFS) readGz(x *extractor, lim Limits) error {
 		return fmt.Errorf("%s: %w", t.name, err)
 	}
 	sp := &spiller{t: t, budget: lim.SpillBytes, dir: lim.TempDir}
+	if err := sp.create(); err != nil {
+		return fmt.Errorf("%s: the spill file of an archive read in place: %w", t.name, err)
+	}
 	defer sp.finish(x)
 	ring := &cpRing{}
 	z.Boundary = func(out int64) { ring.offer(z, out) }
@@ -447,27 +450,23 @@ func (s *spiller) room(size int64) bool {
 	return !s.full && s.used+size <= s.budget-s.pinShare()
 }
 
-func (s *spiller) open() bool {
-	if s.t.spill != nil {
-		return true
-	}
-	if s.full {
-		return false
-	}
+// create makes the spill file, in a folder of its own that Bundle.Close
+// removes.
+func (s *spiller) create() error {
 	tmp, err := os.MkdirTemp(s.dir, "jsforensics-bundle-")
 	if err != nil {
-		s.full, s.err = true, err
-		return false
+		return err
 	}
 	s.t.b.tmp = tmp
 	f, err := os.OpenFile(tmp+"/spill", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		s.full, s.err = true, err
-		return false
+		return err
 	}
 	s.t.spill = f
-	return true
+	return nil
 }
+
+func (s *spiller) open() bool { return !s.full }
 
 func (s *spiller) write(p []byte) bool {
 	if !s.open() {

@@ -113,3 +113,49 @@ func TestDamage(t *testing.T) {
 		t.Fatalf("no gzip: %v", err)
 	}
 }
+
+// FuzzResume: any input either fails with an error or reads, and a read
+// resumed at any checkpoint taken on the way gives the same rest; nothing
+// panics or hangs.
+func FuzzResume(f *testing.F) {
+	f.Add(gzippedF(f, 1, sample(64<<10)))
+	f.Add(gzippedF(f, 9, sample(40<<10), sample(10<<10)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		z, err := NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		var cps []Checkpoint
+		z.Boundary = func(int64) {
+			if len(cps) < 8 {
+				cps = append(cps, z.Checkpoint())
+			}
+		}
+		all, err := io.ReadAll(io.LimitReader(z, 4<<20))
+		for _, cp := range cps {
+			rest, rerr := io.ReadAll(io.LimitReader(Resume(bytes.NewReader(data), int64(len(data)), cp), int64(len(all))-cp.Out))
+			if cp.Out > int64(len(all)) {
+				t.Fatalf("checkpoint at %d past the %d bytes read", cp.Out, len(all))
+			}
+			if !bytes.Equal(rest, all[cp.Out:cp.Out+int64(len(rest))]) {
+				t.Fatalf("resumed at %d: other bytes", cp.Out)
+			}
+			if err == nil && rerr == nil && int64(len(rest)) != int64(len(all))-cp.Out {
+				t.Fatalf("resumed at %d: %d bytes, want %d", cp.Out, len(rest), int64(len(all))-cp.Out)
+			}
+		}
+	})
+}
+
+func gzippedF(f *testing.F, level int, parts ...[]byte) []byte {
+	var out bytes.Buffer
+	for _, p := range parts {
+		w, err := gzip.NewWriterLevel(&out, level)
+		if err != nil {
+			f.Fatal(err)
+		}
+		w.Write(p)
+		w.Close()
+	}
+	return out.Bytes()
+}
