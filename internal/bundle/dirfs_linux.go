@@ -135,6 +135,10 @@ func (s *fdFS) dir(p string) (*heldDir, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.dirs == nil { // closed meanwhile
+		unix.Close(fd)
+		return nil, os.ErrClosed
+	}
 	if d := s.dirs[p]; d != nil { // opened meanwhile by another goroutine
 		unix.Close(fd)
 		d.refs++

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -192,4 +193,40 @@ func TestDirFSLimit(t *testing.T) {
 		t.Error("a folder in use was let go")
 	}
 	s.release(held)
+}
+
+// Goroutines reading one FS at once, with fewer folders held than they
+// use, read what os.Root reads (run with -race).
+func TestDirFSConcurrent(t *testing.T) {
+	src := filepath.Join(bundlesDir, "v2.15.2-flat", "bundle")
+	s, rootFS := openTestFdFS(t, src)
+	s.limit = 3
+	var names []string
+	if err := fs.WalkDir(rootFS, ".", func(p string, d fs.DirEntry, err error) error {
+		names = append(names, p)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, p := range names {
+		want[p] = describe(rootFS, p)
+	}
+	errs := make(chan string, len(names)*4)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range names {
+				p := names[(i*7+g*13)%len(names)]
+				if got := describe(s, p); got != want[p] {
+					errs <- fmt.Sprintf("%s: got %s, want %s", p, got, want[p])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
