@@ -108,8 +108,13 @@ func TestToolErrorsExitUnknown(t *testing.T) {
 		t.Errorf("bad format: exit %d", code)
 	}
 	out.Reset()
-	if code := run([]string{"version"}, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "jsforensics ") {
+	if code := run([]string{"version"}, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "jsforensics ") || !strings.Contains(out.String(), "go1.") {
 		t.Errorf("version: %d %q", code, out.String())
+	}
+	first := out.String()
+	out.Reset()
+	if code := run([]string{"--version"}, &out, &errb); code != exitOK || out.String() != first {
+		t.Errorf("--version: %d %q, want %q", code, out.String(), first)
 	}
 }
 

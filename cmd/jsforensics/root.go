@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -34,6 +37,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newVersionCmd(stdout), newDumpCmd(stdout))
@@ -49,13 +54,48 @@ var topCommands []func(stdout, stderr io.Writer) *cobra.Command
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the tool version",
+		Short: "Print the tool version: release, module version, VCS revision, Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintf(stdout, "jsforensics %s\n", version)
+			_, err := fmt.Fprintln(stdout, versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is "jsforensics VERSION (module MODVERSION, revision REV[+dirty], TIME, goX)"
+// from -ldflags and the build info the go command embeds; parts it lacks
+// are left out.
+func versionLine() string {
+	parts := []string{}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			parts = append(parts, "module "+v)
+		}
+		var rev, when, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				when = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "+dirty"
+				}
+			}
+		}
+		if rev != "" {
+			parts = append(parts, "revision "+rev+dirty)
+		}
+		if when != "" {
+			parts = append(parts, when)
+		}
+		parts = append(parts, bi.GoVersion)
+	} else {
+		parts = append(parts, runtime.Version())
+	}
+	return fmt.Sprintf("jsforensics %s (%s)", version, strings.Join(parts, ", "))
 }
 
 // run executes the CLI in-process and returns the exit code, so tests can
