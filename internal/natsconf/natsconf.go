@@ -15,6 +15,7 @@
 package natsconf
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -438,6 +439,12 @@ func (p *parser) include(lx *lexer, target string, m *Map, depth int) {
 func Sniff(head []byte) bool {
 	if len(head) == 0 || json.Valid(head) {
 		return false // a capture (/varz has server_name and jetstream too)
+	}
+	// A damaged /varz or /jsz capture is JSON no longer valid, which a config
+	// in braces resembles; a server's answer names its server_id, no config
+	// key does.
+	if t := bytes.TrimLeft(head, " \t\r\n"); len(t) > 0 && t[0] == '{' && bytes.Contains(head, []byte(`"server_id"`)) {
+		return false
 	}
 	c := Parse("sniff", head, nil)
 	if c.Err != nil {

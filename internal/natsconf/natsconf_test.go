@@ -153,6 +153,8 @@ func TestSyntaxErrors(t *testing.T) {
 func TestNotConfigs(t *testing.T) {
 	for _, in := range []string{
 		`{"server_id":"N","server_name":"n1","jetstream":{"config":{"store_dir":"/x"}}}`,
+		// A /varz capture with a flipped byte: no longer JSON, still no config.
+		`{"server_id":"N","server_name":"n1","jetstream":{"config":{"store_dir":"/x"q}}}`,
 		"[1234] 2026/11/30 10:00:00.000000 [INF] Starting nats-server\n",
 		"shopping list\nmilk\n",
 		"",
