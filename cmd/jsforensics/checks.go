@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -38,11 +37,21 @@ func newChecksCmd(stdout, stderr io.Writer) *cobra.Command {
 // parseSettings turns --set code.key=value pairs into numbers; which keys
 // exist is analysis' to say.
 func parseSettings(in map[string]string) (map[string]float64, error) {
+	units := map[string]string{}
+	for _, c := range analysis.Checks {
+		for _, s := range c.Settings {
+			units[c.Code+"."+s.Key] = s.Unit
+		}
+	}
 	out := map[string]float64{}
 	for k, v := range in {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		unit, ok := units[k]
+		if !ok {
+			return nil, fmt.Errorf("no check setting %q (jsforensics checks lists them)", k)
+		}
+		f, err := parseSetting(k, unit, v)
 		if err != nil {
-			return nil, fmt.Errorf("--set %s=%s: not a number", k, v)
+			return nil, err
 		}
 		out[k] = f
 	}
