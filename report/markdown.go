@@ -128,10 +128,17 @@ func mdTable(ew *errWriter, t *Table) {
 
 // mdCell makes s safe inside a table cell.
 func mdCell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
 	return mdEscape(strings.ReplaceAll(s, "\n", " "))
 }
 
-func mdEscape(s string) string {
-	return strings.ReplaceAll(s, "<", "&lt;")
-}
+// mdSpecial are the characters that can start emphasis, code, links, HTML,
+// entities, strikethrough or a table cell in CommonMark and GitHub's
+// tables; a backslash before any ASCII punctuation is that character
+// (CommonMark 0.31 §2.4), so escaping them keeps `_meta_` and `$G > ORDERS`
+// as written in GitHub, Jira and Confluence.
+var mdSpecial = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
+	`<`, `\<`, `>`, `\>`, `|`, `\|`, `~`, `\~`, `&`, `\&`, `#`, `\#`, `!`, `\!`,
+)
+
+func mdEscape(s string) string { return mdSpecial.Replace(s) }
