@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,11 +17,15 @@ func init() { topCommands = append(topCommands, newChecksCmd) }
 // newChecksCmd lists the registered checks, as natscli's `audit checks` does:
 // code, usual severity, what raises it, and its settings with defaults.
 func newChecksCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "checks",
 		Short: "List the checks analyze runs: codes, severities, what raises each, settings",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				return writeChecksJSON(stdout)
+			}
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "CODE\tSEVERITY\tRAISED WHEN")
 			for _, c := range analysis.Checks {
@@ -32,6 +37,37 @@ func newChecksCmd(stdout, stderr io.Writer) *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON lines: code, severity, description, settings (key as --set takes it, default, unit, description)")
+	return c
+}
+
+type checkJSON struct {
+	Code        string        `json:"code"`
+	Severity    string        `json:"severity"`
+	Description string        `json:"description"`
+	Settings    []settingJSON `json:"settings"`
+}
+
+type settingJSON struct {
+	Key         string  `json:"key"`
+	Default     float64 `json:"default"`
+	Unit        string  `json:"unit"`
+	Description string  `json:"description"`
+}
+
+// writeChecksJSON prints one JSON object a line per registered check.
+func writeChecksJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, c := range analysis.Checks {
+		cj := checkJSON{Code: c.Code, Severity: string(c.Severity), Description: c.Description, Settings: []settingJSON{}}
+		for _, s := range c.Settings {
+			cj.Settings = append(cj.Settings, settingJSON{Key: c.Code + "." + s.Key, Default: s.Default, Unit: s.Unit, Description: s.Description})
+		}
+		if err := enc.Encode(cj); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseSettings turns --set code.key=value pairs into numbers; which keys

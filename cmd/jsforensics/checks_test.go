@@ -93,3 +93,30 @@ func TestOnlyAndSkip(t *testing.T) {
 		t.Errorf("unknown code: rc %d, want %d", rc, exitUnknown)
 	}
 }
+
+// TestChecksJSON: checks --json prints one line per registered check, with
+// every setting under the key --set takes.
+func TestChecksJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"checks", "--json"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(analysis.Checks) {
+		t.Fatalf("%d lines, want %d", len(lines), len(analysis.Checks))
+	}
+	for i, l := range lines {
+		var c checkJSON
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Code != analysis.Checks[i].Code || c.Severity == "" || c.Description == "" || len(c.Settings) != len(analysis.Checks[i].Settings) {
+			t.Errorf("line %d: %+v", i, c)
+		}
+		for _, s := range c.Settings {
+			if _, err := parseSettings(map[string]string{s.Key: "1"}); err != nil {
+				t.Errorf("setting %s not taken by --set: %v", s.Key, err)
+			}
+		}
+	}
+}
