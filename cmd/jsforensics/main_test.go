@@ -107,6 +107,12 @@ func TestToolErrorsExitUnknown(t *testing.T) {
 	if code := run([]string{"analyze", "--format", "pdf", bundles}, &out, &errb); code != exitUnknown {
 		t.Errorf("bad format: exit %d", code)
 	}
+	for _, args := range [][]string{{"analyze"}, {"analyze", "a", "b"}, {"analyze", "--no-such-flag", bundles}, {"dump", "blk"}} {
+		errb.Reset()
+		if code := run(args, &out, &errb); code != exitUnknown || !strings.Contains(errb.String(), "usage: jsforensics ") {
+			t.Errorf("%v: exit %d, stderr %q: want the usage line", args, code, errb.String())
+		}
+	}
 	out.Reset()
 	if code := run([]string{"version"}, &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "jsforensics ") || !strings.Contains(out.String(), "go1.") {
 		t.Errorf("version: %d %q", code, out.String())

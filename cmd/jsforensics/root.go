@@ -103,7 +103,11 @@ func versionLine() string {
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	// A usage error (arguments or flags) says how the command is used.
+	usage := false
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { usage = true; return err })
+	markArgs(root, &usage)
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
@@ -112,5 +116,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "jsforensics:", err)
+	if usage || strings.HasPrefix(err.Error(), "unknown command") {
+		fmt.Fprintf(stderr, "usage: %s\nrun '%s --help' for the flags\n", cmd.UseLine(), cmd.CommandPath())
+	}
 	return exitUnknown
+}
+
+// markArgs wraps every command's argument check so that its failure is
+// known as a usage error.
+func markArgs(c *cobra.Command, usage *bool) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			if err != nil {
+				*usage = true
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		markArgs(sub, usage)
+	}
 }
