@@ -139,6 +139,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 	findings, outcomes := runChecks(m, checks, settings)
 	guardRemedies(m, findings)
 	guardServerRemovals(m, findings)
+	guardPartialBundle(m, findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])

@@ -215,3 +215,35 @@ func TestReaddNote(t *testing.T) {
 		t.Errorf("2.13.0: %q", n)
 	}
 }
+
+// TestGuardPartialBundle: on a bundle not read whole, every remedy with a
+// destructive step says so before that step; on a whole bundle nothing is
+// added, and a remedy with no destructive step is left alone.
+func TestGuardPartialBundle(t *testing.T) {
+	destructive := report.Finding{Code: "peer-unknown", RemedySteps: []report.RemedyStep{
+		{Kind: stepSave, Text: "save"}, {Kind: stepAction, Text: "remove", Destructive: true}}}
+	harmless := report.Finding{Code: "x", RemedySteps: []report.RemedyStep{{Kind: stepNote, Text: "n"}}}
+	for _, tc := range []struct {
+		name string
+		read Read
+		want bool
+	}{
+		{"whole", Read{}, false},
+		{"cut", Read{CutAt: "a/b.blk"}, true},
+		{"unread", Read{Unread: []report.UnreadFile{{Path: "x", Reason: "y"}}}, true},
+	} {
+		fs := []report.Finding{destructive, harmless}
+		guardPartialBundle(&Model{Read: tc.read}, fs)
+		steps := fs[0].RemedySteps
+		got := len(steps) == 3 && steps[1].Kind == stepNote && strings.Contains(steps[1].Text, "Get the whole bundle") && steps[2].Destructive
+		if got != tc.want || (!tc.want && len(steps) != 2) {
+			t.Errorf("%s: steps %+v", tc.name, steps)
+		}
+		if len(fs[1].RemedySteps) != 1 {
+			t.Errorf("%s: a remedy with no destructive step was changed", tc.name)
+		}
+		if tc.want && !strings.Contains(fs[0].Remedy, "Get the whole bundle") {
+			t.Errorf("%s: the remedy text lacks the note", tc.name)
+		}
+	}
+}

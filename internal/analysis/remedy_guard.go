@@ -84,3 +84,26 @@ func guardServerRemovals(m *Model, findings []report.Finding) {
 		}
 	}
 }
+
+// guardPartialBundle puts, before the first destructive step of every
+// remedy, that the bundle was not read whole (an archive cut short, files
+// unread): what it lacks may show a server running or a copy intact, so the
+// step waits for the whole bundle. The findings keep their verdicts.
+func guardPartialBundle(m *Model, findings []report.Finding) {
+	var why string
+	switch {
+	case m.Read.CutAt != "":
+		why = "the archive is cut short (it ends inside " + m.Read.CutAt + "), so the servers, logs and stores after it are not in the bundle"
+	case len(m.Read.Unread) > 0:
+		why = fmt.Sprintf("%d files of the bundle could not be read (coverage.unread)", len(m.Read.Unread))
+	default:
+		return
+	}
+	note := "Before any step below that destroys: " + why + "; what they hold may show a server running or a copy intact. Get the whole bundle and analyze it again first."
+	for i := range findings {
+		f := &findings[i]
+		if slices.ContainsFunc(f.RemedySteps, func(s report.RemedyStep) bool { return s.Destructive }) {
+			addRemedyNote(f, note, func(s report.RemedyStep) bool { return s.Destructive })
+		}
+	}
+}
