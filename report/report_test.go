@@ -190,7 +190,11 @@ func TestRenderersShowTheTableColumns(t *testing.T) {
 			t.Errorf("markdown lacks the %s header %q", tb.Title, want)
 		}
 		for _, row := range tb.Rows {
-			if want := "| " + strings.Join(row, " | ") + " |"; !strings.Contains(md.String(), want) {
+			cells := make([]string, len(row))
+			for i, c := range row {
+				cells[i] = mdCell(c) // as the Markdown table escapes it
+			}
+			if want := "| " + strings.Join(cells, " | ") + " |"; !strings.Contains(md.String(), want) {
 				t.Errorf("markdown lacks the %s row %q", tb.Title, want)
 			}
 			for _, cell := range row {
