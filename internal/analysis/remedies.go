@@ -308,6 +308,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepSave, Text: "only {{copies}} of those sequences exist ({{holders}}): copy those stream folders out and do not remove or peer-remove those servers."},
 		{Kind: stepAction, Destroys: true, Text: "Start {{server}}: once up, it catches up from the stream leader."},
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` shows {{server}} current."},
+		{Kind: stepNote, Text: "A 2.10 server whose own block of the stream was torn did not catch up after its start (testdata/perturbed/perturbed-replica-v2.10.27: it stayed behind and the group never settled; 2.12.15 and 2.15.3 took the leader's snapshot): if it stays behind, its replica needs a rebuild (stream peer removal of its replica only, after the copies above are saved)."},
 	}},
 	{ID: "replica-gap-catch-up", Steps: []remedyStep{
 		{Kind: stepSave, Text: "only {{copies}} of those sequences exist ({{holders}}): copy those stream folders out and do not remove or peer-remove those servers."},
