@@ -9,38 +9,13 @@ import (
 	"testing"
 )
 
-// copyTree copies the committed bundle dir into a temporary folder, so a
-// test may place links and outputs around it.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // TestOutputsNeverTouchTheInput: every output flag is refused when it
 // points into the bundle (a file in it, a symlink into it, a name
 // beginning with "..", the archive itself, a hard link of it, the saved
 // report render reads), before any work; the input stays byte-identical
 // and nothing is created.
 func TestOutputsNeverTouchTheInput(t *testing.T) {
-	dir := copyTree(t, filepath.Join(bundles, "v2.15.2-flat", "bundle"))
+	dir := copyBundle(t, filepath.Join(bundles, "v2.15.2-flat", "bundle"))
 	outside := t.TempDir()
 	if err := os.Symlink(filepath.Join(dir, "store-n1"), filepath.Join(outside, "into")); err != nil {
 		t.Fatal(err)
