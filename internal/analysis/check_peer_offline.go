@@ -275,20 +275,8 @@ func departureCauses(fs []report.Finding, used []bool) []report.Cause {
 	if len(chain) == 0 {
 		return nil
 	}
-	var stalled []string
-	for i, f := range fs {
-		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
-			continue
-		}
-		all := true
-		for _, p := range f.Missing {
-			all = all && gone[p]
-		}
-		if all {
-			chain = append(chain, i)
-			stalled = append(stalled, f.Group)
-		}
-	}
+	stalledChain, stalled := stalledBy(fs, used, gone)
+	chain = append(chain, stalledChain...)
 	var behind []string
 	for i, f := range fs {
 		// A departed server's copy missing what the group took since.

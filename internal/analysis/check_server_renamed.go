@@ -301,20 +301,8 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 		return nil
 	}
 	// The groups the old ids leave below quorum are its consequences.
-	var stalled []string
-	for i, f := range fs {
-		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
-			continue
-		}
-		all := true
-		for _, p := range f.Missing {
-			all = all && old[p]
-		}
-		if all {
-			chain = append(chain, i)
-			stalled = appendUnique(stalled, f.Group)
-		}
-	}
+	stalledChain, stalled := stalledBy(fs, used, old)
+	chain = append(chain, stalledChain...)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(who), strings.Join(who, "; "))
 	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {

@@ -291,3 +291,23 @@ func chainRefs(fs []report.Finding, chain []int) []int {
 	slices.Sort(refs)
 	return slices.Compact(refs)
 }
+
+// stalledBy finds the quorum-unreachable findings not yet used whose
+// missing peers are all in peers: the groups those peers leave below
+// quorum, a cause's consequences. It returns their indexes and groups.
+func stalledBy(fs []report.Finding, used []bool, peers map[string]bool) (chain []int, groups []string) {
+	for i, f := range fs {
+		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
+			continue
+		}
+		all := true
+		for _, p := range f.Missing {
+			all = all && peers[p]
+		}
+		if all {
+			chain = append(chain, i)
+			groups = appendUnique(groups, f.Group)
+		}
+	}
+	return chain, groups
+}

@@ -75,12 +75,15 @@ type serverConfig struct {
 
 // readServerConfig parses one config the bundle reader found (includes
 // read through the bundle: the path as written, else the file of that
-// name beside the config).
-func (l *loader) readServerConfig(c bundle.Config) serverConfig {
+// name beside the config; one the reader already holds is not read again).
+func (l *loader) readServerConfig(c bundle.Config, held map[string][]byte) serverConfig {
 	open := func(p string) ([]byte, error) {
 		try := []string{path.Clean(strings.TrimPrefix(p, "/")), path.Join(path.Dir(c.Path), path.Base(p))}
 		var err error
 		for _, t := range try {
+			if b, ok := held[t]; ok {
+				return b, nil
+			}
 			var f fs.File
 			if f, err = l.b.FS.Open(t); err != nil {
 				continue
@@ -147,9 +150,13 @@ func (l *loader) readServerConfig(c bundle.Config) serverConfig {
 // every server), every server without a setting. A setting the bundle
 // cannot tell is unknown for the server, never the default.
 func (l *loader) syncFromConfigs() {
+	held := make(map[string][]byte, len(l.b.Configs))
+	for _, c := range l.b.Configs {
+		held[c.Path] = c.Data
+	}
 	var loose []serverConfig
 	for _, c := range l.b.Configs {
-		sc := l.readServerConfig(c)
+		sc := l.readServerConfig(c, held)
 		if sc.sync == nil && sc.unknown == "" {
 			continue // says nothing of sync: the server's default
 		}

@@ -20,23 +20,17 @@ import (
 // it still does. No fixture has run it. known is false where no source was read:
 // 2.13 (never released), past the newest release read of a line, 2.16+.
 func readdsRemovedMetaPeer(v string) (yes, known bool) {
-	ma, mi, pa, ok := parseVersion(v)
-	if !ok || ma != 2 {
+	mi, pa, ok := sourceRead(v)
+	if !ok {
 		return false, false
 	}
 	switch mi {
 	case 10:
-		return false, pa <= 27
+		return false, true
 	case 11:
-		return pa <= 17 && pa >= 2, pa <= 17
-	case 12:
-		return pa <= 15, pa <= 15
-	case 14:
-		return pa <= 10, pa <= 10
-	case 15:
-		return pa <= 3, pa <= 3
+		return pa >= 2, true
 	}
-	return false, false
+	return true, true
 }
 
 // readdNote warns, for a remedy that removes servers from the meta group,

@@ -46,23 +46,34 @@ func versionAtLeast(v string, major, minor int) bool {
 // source was read: 2.13 (never released), past the newest release read of
 // a line (2.10.27, 2.11.17, 2.12.15, 2.14.10, 2.15.3), and 2.16+.
 func startsFromSnapshotPeers(v string) (yes, known bool) {
-	ma, mi, pa, ok := parseVersion(v)
-	if !ok || ma != 2 {
+	mi, pa, ok := sourceRead(v)
+	if !ok {
 		return false, false
 	}
 	switch mi {
-	case 10:
-		return false, pa <= 27
-	case 11:
-		return false, pa <= 17
+	case 10, 11:
+		return false, true
 	case 12:
-		return pa <= 15 && pa >= 5, pa <= 15
-	case 14:
-		return pa <= 10, pa <= 10
-	case 15:
-		return pa <= 3, pa <= 3
+		return pa >= 5, true
 	}
-	return false, false
+	return true, true
+}
+
+// newestSourceRead is, per 2.x release line, the newest patch release whose
+// nats-server source the version rules were read in; 2.13 was never
+// released.
+var newestSourceRead = map[int]int{10: 27, 11: 17, 12: 15, 14: 10, 15: 3}
+
+// sourceRead parses v into its 2.x minor and patch, ok only when the source
+// of that release line was read up to that patch: a version rule answers
+// "cannot tell" for any other.
+func sourceRead(v string) (minor, patch int, ok bool) {
+	ma, mi, pa, parsed := parseVersion(v)
+	newest, line := newestSourceRead[mi]
+	if !parsed || ma != 2 || !line || pa > newest {
+		return 0, 0, false
+	}
+	return mi, pa, true
 }
 
 // minVersion is the oldest server version in the bundle, "" if none is known.
