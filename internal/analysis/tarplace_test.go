@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -15,68 +13,6 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/klauspost/compress/gzip"
 )
-
-// unpackTo writes the files of a .zip or .tar.gz into dir with the Go
-// archive readers alone (not internal/bundle): the folder the archive
-// unpacks into.
-func unpackTo(t *testing.T, archive, dir string) {
-	t.Helper()
-	write := func(name string, r io.Reader, isDir bool) {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if isDir {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if strings.HasSuffix(archive, ".zip") {
-		zr, err := zip.OpenReader(archive)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		for _, f := range zr.File {
-			rc, err := f.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			write(f.Name, rc, strings.HasSuffix(f.Name, "/"))
-			rc.Close()
-		}
-		return
-	}
-	f, err := os.Open(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(h.Name, tr, h.Typeflag == tar.TypeDir)
-	}
-}
 
 // reportJSON is the report as JSON, without the bundle's path.
 func reportJSON(t *testing.T, rep *report.Report) string {
@@ -115,7 +51,7 @@ func TestArchivesReportAsTheirFolder(t *testing.T) {
 		name := filepath.Base(filepath.Dir(archive)) + "/" + filepath.Base(archive)
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			unpackTo(t, archive, dir)
+			unpackArchive(t, archive, dir)
 			want := reportJSON(t, analyze(t, dir))
 			if got := reportJSON(t, analyze(t, archive)); got != want {
 				t.Fatalf("report of %s differs from its folder's:\n%s", name, firstDiff(got, want))
