@@ -295,6 +295,10 @@ type RemedyStep struct {
 	// scales down, moves aside or restarts a server on the state: a save
 	// step precedes it.
 	Destructive bool `json:"destructive,omitempty"`
+	// Refers are the finding codes the step points to, for the analysis to
+	// keep the step only where such a finding exists; not part of the
+	// contract.
+	Refers []string `json:"-"`
 }
 
 // RemedyProof is one real-server run that executed a remedy.

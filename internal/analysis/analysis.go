@@ -140,6 +140,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 	guardRemedies(m, findings)
 	guardServerRemovals(m, findings)
 	guardPartialBundle(m, findings)
+	resolveRefs(findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])

@@ -324,7 +324,7 @@ type expectedFinding struct {
 
 func (e expectedFinding) matches(f report.Finding) bool {
 	if e.Code != f.Code || (e.Group != "" && e.Group != f.Group) || (e.Server != "" && e.Server != f.Server) ||
-		(e.Peer != nil && *e.Peer != f.Peer) || (e.Account != "" && e.Account != f.Account) || (e.Stream != "" && e.Stream != f.Stream) || e.Consumer != f.Consumer || (e.Kind != "" && e.Kind != f.Kind) ||
+		(e.Peer != nil && *e.Peer != f.Peer) || (e.Account != "" && e.Account != f.Account) || (e.Stream != "" && e.Stream != f.Stream) || (e.Consumer != "" && e.Consumer != f.Consumer) || (e.Kind != "" && e.Kind != f.Kind) ||
 		(e.ClusterSize != 0 && e.ClusterSize != f.ClusterSize) || (e.Quorum != 0 && e.Quorum != f.Quorum) ||
 		(e.Reachable != nil && (f.Reachable == nil || *e.Reachable != *f.Reachable)) ||
 		(e.Offset != nil && (f.Offset == nil || *e.Offset != *f.Offset)) {

@@ -38,26 +38,84 @@ var checkMetaSplit = Check{
 		}
 		for _, pair := range p.Facts.FoundingSplits {
 			a, b := pair[0], pair[1]
-			f := report.Finding{Group: "_meta_",
-				Message: fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s; when they meet the higher term wins and the other side's streams are dropped without a warning",
-					foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader),
-			}
+			f := report.Finding{Group: "_meta_"}
+			founded := fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s", foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader)
 			for _, side := range [][]MetaFounding{a, b} {
 				var srv []string
 				for _, x := range side {
 					srv = append(srv, m.Name(x.Server))
 					f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s: first meta leader %s (%s)", x.Time.UTC().Format(time.RFC3339Nano), m.Name(x.Server), x.Leader, x.Source))
+					if i := foundingEvent(m, x); i >= 0 {
+						f.TimelineRefs = append(f.TimelineRefs, i)
+					}
 				}
 				f.Views = append(f.Views, report.SplitView{Servers: srv, Leader: side[0].Leader, Peers: side[0].Peers, ClusterSize: len(side[0].Peers)})
 			}
+			var vanished []string
 			for _, side := range [][]MetaFounding{a, b} {
-				f.Evidence = append(f.Evidence, vanishedStreams(m, p.Facts, side)...)
+				vanished = append(vanished, vanishedStreams(m, p.Facts, side)...)
 			}
-			metaSplitRemedy(m, nil).apply(&f)
+			f.Evidence = append(f.Evidence, vanished...)
+			if j, ok := metaJoin(m, a, b); ok {
+				f.Message = fmt.Sprintf("%s; they met at %s (%s followed meta leader %s of the other side): the meta state of the higher term replaced the other side's, whose streams were dropped without a warning",
+					founded, j.Time.UTC().Format(time.RFC3339), m.Name(j.Server), j.Leader)
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s: meta leader %s, of the other side (%s)", j.Time.UTC().Format(time.RFC3339Nano), m.Name(j.Server), j.Leader, j.Source))
+				f.Since = report.Ptr(j.Time)
+				if j.Timeline >= 0 {
+					f.TimelineRefs = append(f.TimelineRefs, j.Timeline)
+				}
+				prescribe("meta-split-merged", args{"v215": versionAtLeast(minVersion(m), 2, 15)}).apply(&f)
+			} else {
+				f.Message = founded + "; when they meet the higher term wins and the other side's streams are dropped without a warning"
+				metaSplitRemedy(m, nil).apply(&f)
+			}
+			slices.Sort(f.TimelineRefs)
+			f.TimelineRefs = slices.Compact(f.TimelineRefs)
 			out = append(out, f)
 		}
 		return out
 	},
+}
+
+// metaJoin is the first time after both foundings that a founder of one
+// side followed a meta leader that founded the other side: the moment the
+// groups met. The founders' leaders are servers of their own side.
+func metaJoin(m *Model, a, b []MetaFounding) (MetaLeaderState, bool) {
+	var after time.Time
+	for _, x := range append(slices.Clone(a), b...) {
+		if x.Time.After(after) {
+			after = x.Time
+		}
+	}
+	sideOf := map[string]int{}
+	for i, side := range [][]MetaFounding{a, b} {
+		for _, x := range side {
+			sideOf[m.Name(x.Server)] = i + 1
+		}
+	}
+	var join MetaLeaderState
+	found := false
+	for _, s := range m.MetaLeaderStates {
+		if s.Time.IsZero() || !s.Time.After(after) || found && !s.Time.Before(join.Time) {
+			continue
+		}
+		from, to := sideOf[m.Name(s.Server)], sideOf[s.Leader]
+		if from != 0 && to != 0 && from != to {
+			join, found = s, true
+		}
+	}
+	return join, found
+}
+
+// foundingEvent is the timeline index of the meta leader state a founding
+// was read from, -1 if none.
+func foundingEvent(m *Model, x MetaFounding) int {
+	for _, s := range m.MetaLeaderStates {
+		if s.Server == x.Server && s.Time.Equal(x.Time) && s.Leader == x.Leader {
+			return s.Timeline
+		}
+	}
+	return -1
 }
 
 func foundersOf(m *Model, fs []MetaFounding) string {

@@ -67,12 +67,16 @@ var checkQuorumUnreachable = Check{
 				sort.Strings(missing)
 				f := report.Finding{
 					Group: g.Name, ClusterSize: v.ClusterSize, Quorum: quorum, Reachable: report.Ptr(reachable), Missing: missing,
-					Message: fmt.Sprintf("raft group %s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, v.ClusterSize, quorum, reachable),
+					Message: fmt.Sprintf("raft group %s%s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, groupAsset(g), v.ClusterSize, quorum, reachable),
 					Evidence: []string{
 						"view held by " + strings.Join(holders, ", "),
-						fmt.Sprintf("peers that exist: %s", strings.Join(existing(p.Facts, v.Peers), " ")),
-						fmt.Sprintf("peers no present or live server holds: %s", strings.Join(missing, " ")),
+						fmt.Sprintf("peers that exist: %s", strings.Join(namedIDs(m, existing(p.Facts, v.Peers)), " ")),
+						"missing peers: " + strings.Join(missingPeers(m, p.Facts, missing), "; "),
 					},
+				}
+				if g.Kind != "meta" && g.Asset != "" {
+					f.Account = g.Account
+					f.Stream, f.Consumer, _ = strings.Cut(g.Asset, " > ")
 				}
 				quorumRemedy(m, g, v.ClusterSize, reachable, missing).apply(&f)
 				if renamed := renamedOf(missing, former); len(renamed) > 0 {
@@ -89,6 +93,52 @@ var checkQuorumUnreachable = Check{
 		}
 		return out
 	},
+}
+
+// groupAsset names the stream or consumer a group replicates, as
+// " (stream ACC > NAME)", or "" for the meta group or an unknown asset.
+func groupAsset(g *Group) string {
+	if g.Kind == "meta" || g.Asset == "" {
+		return ""
+	}
+	kind := g.Kind
+	if kind == "" {
+		kind = "asset"
+	}
+	if g.Account != "" {
+		return fmt.Sprintf(" (%s %s > %s)", kind, g.Account, g.Asset)
+	}
+	return fmt.Sprintf(" (%s %s)", kind, g.Asset)
+}
+
+// namedIDs are peer ids with the server name the bundle gives each, as
+// "name (ID)"; an id no name hashes to stays bare.
+func namedIDs(m *Model, ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if n := m.IDs[id]; n != "" {
+			out[i] = n + " (" + id + ")"
+		} else if s := m.serverByID(id); s != nil && s.Name != "" {
+			out[i] = s.Name + " (" + id + ")"
+		}
+	}
+	return out
+}
+
+// missingPeers says of each missing peer id what the bundle knows of it: a
+// server that departed, or an id no server of the bundle holds.
+func missingPeers(m *Model, f *Facts, ids []string) []string {
+	out := namedIDs(m, ids)
+	for i, id := range ids {
+		switch {
+		case f.Departed[id]:
+			out[i] += ", a server that left (nothing in the bundle shows it running)"
+		case out[i] == id:
+			out[i] += ", an id no server of the bundle holds"
+		}
+	}
+	return out
 }
 
 // renamedOf lists the ids of a list that are renamed servers' old ids, as
@@ -154,7 +204,7 @@ func existing(f *Facts, peers []string) []string {
 	var out []string
 	for _, p := range peers {
 		if f.Exists(p) && !f.Departed[p] {
-			out = append(out, p+"="+f.ServerByID(p).Name)
+			out = append(out, p)
 		}
 	}
 	sort.Strings(out)

@@ -117,20 +117,27 @@ func splitCauses(fs []report.Finding, used []bool) []report.Cause {
 			continue
 		}
 		chain := []int{si}
-		var lost []string
+		var atRisk, lost []string
 		for i, f := range fs {
 			if used[i] || i == si {
 				continue
 			}
 			split := slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.HasPrefix(e, "meta-split") })
-			if f.Code == "orphan-risk" && split || f.Code == "asset-lost" {
+			switch {
+			case f.Code == "orphan-risk" && split:
+				chain = append(chain, i)
+				atRisk = appendUnique(atRisk, f.Account+" > "+f.Stream)
+			case f.Code == "asset-lost":
 				chain = append(chain, i)
 				lost = appendUnique(lost, f.Account+" > "+f.Stream)
 			}
 		}
 		summary := s.Message
 		if len(lost) > 0 {
-			summary += fmt.Sprintf("; the side that loses drops %s (%d stream(s)): save them before the groups meet again", strings.Join(lost, ", "), len(lost))
+			summary += fmt.Sprintf("; %s (%d stream(s)) %s in no store of the bundle now", strings.Join(lost, ", "), len(lost), plural(len(lost), "is", "are"))
+		}
+		if len(atRisk) > 0 {
+			summary += fmt.Sprintf("; the side that loses drops %s (%d stream(s)): save them before the groups meet again", strings.Join(atRisk, ", "), len(atRisk))
 		}
 		for _, i := range chain {
 			used[i] = true

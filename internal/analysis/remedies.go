@@ -89,7 +89,8 @@ var remedyCatalogue = []remedy{
 			Commands: []string{"{{each|server-remove}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with the live servers as its peers."},
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
-		{Kind: stepNote, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
 	}},
 	{ID: "meta-quorum-temporary-servers", Steps: []remedyStep{
 		{Kind: stepCost, Text: "a server removal drops the removed peer's replicas from every group (they are placed anew on live servers); the temporary servers join the meta group and are removed again at the end."},
@@ -101,7 +102,8 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, Destroys: true, Text: "Check `nats server report jetstream`, then stop the temporary server(s) and remove them the same way (nats server cluster peer-remove NAME)."},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with the live servers as its peers."},
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
-		{Kind: stepNote, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
 	}},
 	// jetstream-disabled: what the diskfull fixtures' servers did.
 	{ID: "jetstream-disabled", Steps: []remedyStep{
@@ -269,18 +271,31 @@ var remedyCatalogue = []remedy{
 	}},
 	// meta-no-leader
 	{ID: "meta-no-leader", Steps: []remedyStep{
-		{Kind: stepNote, Text: "JetStream API calls fail until a meta leader is elected: see quorum-unreachable, peer-id-corrupt, server-renamed and peer-offline for why no leader can be elected."},
+		{Kind: stepNote, Refers: []string{"quorum-unreachable", "peer-id-corrupt", "server-renamed", "peer-offline"}, Text: "JetStream API calls fail until a meta leader is elected: see {{refs}} for why no leader can be elected."},
+		{Kind: stepNote, Refers: []string{"!quorum-unreachable", "!peer-id-corrupt", "!server-renamed", "!peer-offline"}, Text: "JetStream API calls fail until a meta leader is elected."},
 		{Kind: stepAction, Text: "Check the routes between the servers (nats server report jetstream, /routez)."},
 	}},
 	// meta-split
 	{ID: "meta-split-keep-one-side", Steps: []remedyStep{
-		{Kind: stepNote, Text: "Do not let both sides keep running together: the meta state with the higher term replaces the other, and the streams only the other side assigns are removed (see the orphan-risk findings)."},
+		{Kind: stepNote, Text: "Do not let both sides keep running together: the meta state with the higher term replaces the other, and the streams only the other side assigns are removed."},
+		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "The orphan-risk findings name the stream copies at risk."},
 		{Kind: stepCost, Text: "moving a side's meta state aside discards its assignments: the kept meta state then deletes every stream and consumer only that side held."},
 		{Kind: stepSave, Text: "back up every store (copy each server's jetstream folder out, cp -a)."},
 		{Kind: stepSave, Text: "copy the stream folders that only one side assigns out (or nats stream backup STREAM DIR them), on both sides."},
 		{Kind: stepAction, Text: "Decide which side's meta state to keep (the one that assigns the streams that matter)."},
 		{Kind: stepAction, Destroys: true, Text: "Stop the servers of the other side, move (do not delete) their $SYS/_js_/_meta_ folder aside, and start them again so they join the kept meta group as new peers."},
 		{Kind: stepAction, Text: "Recreate the streams that only the other side held from what was saved (nats stream restore, or republish what `jsforensics dump blk` reads)."},
+		{Kind: stepNote, When: "v215", Text: "On 2.15+ a JetStream domain per cluster (or joining the supercluster before enabling JetStream) keeps a new cluster from founding its own meta group."},
+		{Kind: stepNote, When: "!v215", Text: "Join a new cluster to the supercluster before enabling JetStream on it, or give it its own JetStream domain."},
+	}},
+	// meta-split, once the groups have met: the losing side's streams are
+	// already gone from its stores.
+	{ID: "meta-split-merged", Steps: []remedyStep{
+		{Kind: stepNote, Text: "The groups have met: the servers follow one meta group, whose state of the higher term replaced the other side's, and that side's servers removed the streams and consumers only it assigned."},
+		{Kind: stepNote, Refers: []string{"asset-lost"}, Text: "The asset-lost findings name the streams gone from every store."},
+		{Kind: stepCost, Text: "the steps below destroy nothing; what only the losing side held is gone from its stores, and only a backup, a raft group folder of the stream or the publishers still hold it."},
+		{Kind: stepSave, Text: "copy out what still may hold it before anything else changes: any raft group folder of a lost stream ($SYS/_js_/S-…, its WAL can hold recent messages), the servers' logs, and any backup."},
+		{Kind: stepAction, Text: "Recreate each lost stream with its config (from a backup, a captured /jsz with config, or a peer's meta.inf) and restore its messages from a backup (nats stream restore) or republish them from their source."},
 		{Kind: stepNote, When: "v215", Text: "On 2.15+ a JetStream domain per cluster (or joining the supercluster before enabling JetStream) keeps a new cluster from founding its own meta group."},
 		{Kind: stepNote, When: "!v215", Text: "Join a new cluster to the supercluster before enabling JetStream on it, or give it its own JetStream domain."},
 	}},

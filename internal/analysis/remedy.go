@@ -43,6 +43,11 @@ type remedyStep struct {
 	// Destroys marks an action that removes, truncates, peer-removes,
 	// scales down, moves aside or restarts a server on the state.
 	Destroys bool
+	// Refers names the finding codes the step points the reader to: the
+	// step is kept only where a finding of one of them is in the report,
+	// and {{refs}} in its text names those present (resolveRefs). Written
+	// "!code", the step is kept only where none of that code is.
+	Refers []string
 }
 
 // args are a prescription's parameters: strings, or string lists for Each.
@@ -74,7 +79,7 @@ func prescribe(id string, a args) prescription {
 		if !a.holds(s.When) {
 			continue
 		}
-		st := report.RemedyStep{Kind: s.Kind, Text: a.fill(s.Text, ""), Destructive: s.Destroys}
+		st := report.RemedyStep{Kind: s.Kind, Text: a.fill(s.Text, ""), Destructive: s.Destroys, Refers: s.Refers}
 		if s.Each != "" {
 			for _, v := range a.list(s.Each) {
 				for _, c := range s.Commands {
@@ -145,9 +150,12 @@ func (a args) fill(tmpl, each string) string {
 		case int:
 			v = fmt.Sprint(x)
 		case nil:
-			if name == "each" {
+			switch name {
+			case "each":
 				v = each
-			} else {
+			case "refs":
+				v = "{{refs}}" // filled by resolveRefs once every finding is known
+			default:
 				v = "{{" + name + "}}" // left visible: TestRemedyCatalogue fails on it
 			}
 		default:
@@ -265,4 +273,53 @@ func addRemedyNote(f *report.Finding, note string, at func(report.RemedyStep) bo
 	}
 	f.RemedySteps = slices.Insert(slices.Clone(f.RemedySteps), i, report.RemedyStep{Kind: stepNote, Text: note})
 	f.Remedy = renderRemedy(f.RemedySteps, f.RemedyProven)
+}
+
+// resolveRefs keeps each remedy step that points to other findings only
+// where such a finding is in the report, and names in it those present: a
+// remedy never sends the reader to a finding that does not exist.
+func resolveRefs(findings []report.Finding) {
+	present := map[string]bool{}
+	for _, f := range findings {
+		present[f.Code] = true
+	}
+	for i := range findings {
+		f := &findings[i]
+		if !slices.ContainsFunc(f.RemedySteps, func(s report.RemedyStep) bool { return len(s.Refers) > 0 }) {
+			continue
+		}
+		var steps []report.RemedyStep
+		for _, s := range f.RemedySteps {
+			if len(s.Refers) > 0 {
+				var have []string
+				keep := true
+				for _, code := range s.Refers {
+					if c, ok := strings.CutPrefix(code, "!"); ok {
+						keep = keep && !present[c]
+					} else if present[code] {
+						have = append(have, code)
+					}
+				}
+				if !keep || len(have) == 0 && !strings.HasPrefix(s.Refers[0], "!") {
+					continue
+				}
+				s.Text = strings.ReplaceAll(s.Text, "{{refs}}", joinAnd(have))
+				s.Refers = nil
+			}
+			steps = append(steps, s)
+		}
+		f.RemedySteps = steps
+		f.Remedy = renderRemedy(steps, f.RemedyProven)
+	}
+}
+
+// joinAnd lists words as prose: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

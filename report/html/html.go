@@ -225,11 +225,7 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		c.Facts = append(c.Facts, "since "+f.Since.UTC().Format(timeFormat))
 	}
 	for _, sv := range f.Views {
-		s := fmt.Sprintf("view of %s: cluster size %d, peers %s", strings.Join(sv.Servers, ", "), sv.ClusterSize, strings.Join(sv.Peers, " "))
-		if sv.Leader != "" {
-			s += fmt.Sprintf(", leader %s in term %d", sv.Leader, sv.Term)
-		}
-		c.Facts = append(c.Facts, s)
+		c.Facts = append(c.Facts, splitViewText(sv))
 	}
 	var rs []string
 	for _, rg := range f.Ranges {
@@ -277,4 +273,25 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// splitViewText is one side's view of a split meta group. A size, peer set
+// or term no source gave is said to be unknown, never printed as 0 or
+// left blank.
+func splitViewText(sv report.SplitView) string {
+	size, peers := "unknown", "unknown"
+	if sv.ClusterSize > 0 {
+		size = fmt.Sprint(sv.ClusterSize)
+	}
+	if len(sv.Peers) > 0 {
+		peers = strings.Join(sv.Peers, " ")
+	}
+	s := fmt.Sprintf("view of %s: cluster size %s, peers %s", strings.Join(sv.Servers, ", "), size, peers)
+	switch {
+	case sv.Leader != "" && sv.Term > 0:
+		s += fmt.Sprintf(", leader %s in term %d", sv.Leader, sv.Term)
+	case sv.Leader != "":
+		s += fmt.Sprintf(", leader %s in a term no source gives", sv.Leader)
+	}
+	return s
 }

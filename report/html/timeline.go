@@ -265,7 +265,31 @@ func drawLeaderViews(r *report.Report, sc timeScale, lanes []laneView, laneOf ma
 	for li := range lanes {
 		evs := events[li]
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].t.Before(evs[j].t) })
+		nameRemoteLeaders(evs)
 		lanes[li].Segments = leaderSegments(lanes[li].Server, evs, sc)
+	}
+}
+
+// nameRemoteLeaders names a leader the log reported unnamed ("new remote
+// metadata leader") by the next leader the same server's sources name
+// (a capture, the WAL, a later log line), where the server neither
+// stopped nor lost its leader nor saw a higher term in between: the same
+// leader, named by another source.
+func nameRemoteLeaders(evs []viewEvent) {
+	for i := range evs {
+		if evs[i].leader != unnamedLeader {
+			continue
+		}
+	next:
+		for _, e := range evs[i+1:] {
+			switch {
+			case e.down || e.up || e.none || e.isTerm && e.term > evs[i].term && evs[i].term > 0:
+				break next
+			case e.leader != "" && e.leader != unnamedLeader:
+				evs[i].leader = e.leader
+				break next
+			}
+		}
 	}
 }
 
