@@ -47,8 +47,10 @@ var checkStoreCorrupt = Check{
 			c := damage[i]
 			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(m, *c)), corruptionCause(*c)
 		}
+		copies := copiesByPath(m)
 		build := func(i int) report.Finding {
 			c := *damage[i]
+			blameMeta(m, copies, &c)
 			f := report.Finding{
 				Server: m.Name(c.Server), Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,

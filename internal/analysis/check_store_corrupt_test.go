@@ -8,10 +8,11 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// storeModel is one server with a store, and the damage given.
-func storeModel(cs []Corruption, ms []IndexMismatch) *Model {
+// storeModel is two servers with a store, the damage given and the
+// streams whose copies they hold.
+func storeModel(cs []Corruption, streams []*Stream) *Model {
 	return &Model{IDs: map[string]string{}, Servers: []*Server{{Name: "n1", StoreDir: "s1"}, {Name: "n2", StoreDir: "s2"}},
-		Corruptions: cs, IndexMismatches: ms}
+		Corruptions: cs, Streams: streams}
 }
 
 // TestStoreCorruptOnModel: one finding per damage, its severity by what the

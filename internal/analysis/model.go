@@ -22,8 +22,11 @@ type Model struct {
 	Streams []*Stream
 	Groups  []*Group
 
-	Corruptions     []Corruption
-	IndexMismatches []IndexMismatch
+	Corruptions []Corruption
+	// TornFolders are the stream and raft group folders that lost a file to
+	// the archive (load_archive.go): what their files are compared with is
+	// not all the server wrote.
+	TornFolders map[string]bool
 
 	// IDs maps every peer id that a server name found anywhere in the bundle
 	// hashes to, to that name.
@@ -255,6 +258,30 @@ type StreamCopy struct {
 	// Clustered: the server's store holds raft groups (a _js_ folder); a
 	// non-clustered server's stream is never a replica of a cluster's.
 	Clustered bool
+	// MetaInf and MetaSum are the copy's meta.inf and meta.sum as the scan
+	// read them, once (nil when missing or unreadable; MetaInf nil when
+	// sealed); MetaSumOK: meta.sum verifies meta.inf. Which of the two
+	// changed when they disagree is store-corrupt's call (blameMeta).
+	MetaInf, MetaSum []byte
+	MetaSumOK        bool
+	// Index is index.db as the scan decoded it and held it against the
+	// blocks; nil when index.db is missing or unreadable. Whether it
+	// disagrees is index-mismatch's call.
+	Index *IndexRecord
+	// BlockDamage: the scan found a message block of this copy damaged (a
+	// store-corrupt finding of its own).
+	BlockDamage bool
+	// read is the copy's place in the order the stores were read (store,
+	// account, folder), which the report keeps.
+	read int
+}
+
+// IndexRecord is what a stream copy's index.db says of the stream, and
+// where it differs from the blocks (storeparse StreamScan.Mismatches).
+type IndexRecord struct {
+	File                           string
+	FirstSeq, LastSeq, Msgs, Bytes uint64
+	Mismatches                     []storeparse.Mismatch
 }
 
 // Group is a raft group and every view of it.
@@ -323,20 +350,6 @@ type Corruption struct {
 	// tombstones this damage took: the rebuild at the next start serves
 	// them again. Costs no message; Lost is empty.
 	Resurrected []report.Range
-}
-
-// IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
-type IndexMismatch struct {
-	Server          ServerID
-	Account, Stream string
-	File            string
-	Detail          string
-	// Outdated: index.db stops before the blocks do, which the server
-	// notices and repairs itself.
-	Outdated bool
-	// Damaged: blocks of this copy are damaged (store-corrupt); index.db
-	// then records what they held and must be kept.
-	Damaged bool
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""
