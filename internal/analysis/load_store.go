@@ -281,11 +281,11 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 	s.Replicas = max(s.Replicas, replicas)
 
 	if scan.Meta != nil && len(scan.Meta.FieldErrors) > 0 {
-		// dump meta warns of them too: the server cannot unmarshal such a
-		// meta.inf and skips the stream.
+		// dump meta warns of them too (what the server does with such a
+		// meta.inf is store-corrupt's to say).
 		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.ID, Account: account, Stream: name, Replicas: replicas,
-			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
-			Message: fmt.Sprintf("%s: fields of the wrong type (%s): the server cannot unmarshal it and skips the stream", path.Join(dir, "meta.inf"), strings.Join(scan.Meta.FieldErrors, "; "))})
+			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf, FieldErrors: true,
+			Message: fmt.Sprintf("%s: fields of the wrong type (%s)", path.Join(dir, "meta.inf"), strings.Join(scan.Meta.FieldErrors, "; "))})
 	}
 	if scan.PartialPurge {
 		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
@@ -311,8 +311,9 @@ func metaMissing(scan *storeparse.StreamScan) bool {
 }
 
 // blockCost fills in what a damaged message block costs the copy: the
-// sequences lost or unreadable, and, as evidence, what the server does with
-// it on its next start. It reports whether c is such a damage.
+// sequences lost or unreadable, and the facts from which store-corrupt says
+// what the server does with it on its next start (blockEvidence). It
+// reports whether c is such a damage.
 func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 	var bs *storeparse.BlockScan
 	for i := range scan.Blocks {
@@ -348,24 +349,16 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 			return true
 		}
 		c.Lost = []report.Range{{First: bad.Seq, Last: bad.Seq}}
-		c.Rebuilds = !scan.IndexCurrent()
+		c.BadRecord, c.BadSeq, c.IndexCurrent = true, bad.Seq, scan.IndexCurrent()
+		c.Rebuilds = !c.IndexCurrent
 		for _, r := range scan.BadDeleted {
 			if bad.Seq >= r.First && bad.Seq <= r.Last {
 				c.Lost, c.OfDeleted = nil, true
 			}
 		}
-		switch {
-		case c.OfDeleted:
-			c.Evidence = append(c.Evidence, fmt.Sprintf("seq %d was deleted before the damage (a tombstone or index.db records it): no message is lost on this copy while the server does not rebuild the block", bad.Seq))
-		case scan.IndexCurrent():
-			c.Evidence = append(c.Evidence, fmt.Sprintf("next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq %d, whose read fails its checksum (%q)", bad.Seq, "no message found"))
-		default:
-			c.Evidence = append(c.Evidence, "next start: index.db is missing or stale, so the server rebuilds this block from its records")
-		}
 		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {
 			r := bs.RebuildLost[0]
-			c.Evidence = append(c.Evidence, fmt.Sprintf("on a rebuild (index.db removed or stale) the server truncates %s at offset %d, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences %d-%d go, the bad record and %d intact messages after it",
-				c.File, bad.Offset, r.First, r.Last, bs.RebuildLostMsgs))
+			c.RebuildCut = &RebuildCut{Offset: bad.Offset, Lost: report.Range{First: r.First, Last: r.Last}, Msgs: bs.RebuildLostMsgs}
 		}
 	case natsfmt.CorruptTruncated, natsfmt.CorruptUnparsable:
 		if bs.Torn {

@@ -339,6 +339,9 @@ type Corruption struct {
 	// EmptyFolder: a stream folder holding nothing at all (no meta.inf, no
 	// blocks); the server warns and skips it, nothing is lost.
 	EmptyFolder bool
+	// FieldErrors: meta.inf is JSON whose fields have the wrong type
+	// (Message lists them).
+	FieldErrors bool
 	// OfDeleted: the damaged record is of a message whose deletion a
 	// tombstone or index.db records; it costs no message unless the server
 	// rebuilds the block (and is no critical while index.db is current).
@@ -350,6 +353,23 @@ type Corruption struct {
 	// tombstones this damage took: the rebuild at the next start serves
 	// them again. Costs no message; Lost is empty.
 	Resurrected []report.Range
+	// BadRecord: a block record whose checksum fails, its framing intact, of
+	// sequence BadSeq; IndexCurrent: the copy's index.db is current, so the
+	// server trusts it at its next start rather than rebuild the block.
+	BadRecord    bool
+	BadSeq       uint64
+	IndexCurrent bool
+	// RebuildCut is what a rebuild of the block drops from this, its first
+	// bad record, on (nil when it is not the first or nothing goes).
+	RebuildCut *RebuildCut
+}
+
+// RebuildCut is where a rebuild truncates a block with a bad record, and
+// what goes with it: the sequences, of which Msgs intact messages.
+type RebuildCut struct {
+	Offset int64
+	Lost   report.Range
+	Msgs   uint64
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""
