@@ -215,15 +215,48 @@ func (l *loader) stores() {
 	}
 }
 
-// stream scans one stream folder of one server; digests: for the replica
-// comparison (other copies may exist).
+// stream reads one stream folder of one server once and adds the copy it
+// holds to the model; digests: for the replica comparison (other copies
+// may exist).
 func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, digests bool) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	if ents, err := fs.ReadDir(l.b.FS, dir); err == nil && len(ents) == 0 {
+	l.addCopy(srv, st, account, folder, readCopy(l.b.FS, dir, digests))
+}
+
+// copyRead is what one read of a stream folder gives: the scan (meta.inf
+// and meta.sum as read with the sum's verdict, index.db's state, the
+// blocks' figures, the consumers' state, the parser errors), or that the
+// folder is empty or cannot be read at all. Made once, never changed: the
+// model's copy is assembled from it, and the checks judge from that.
+type copyRead struct {
+	dir     string
+	empty   bool // the folder holds nothing at all
+	scan    *storeparse.StreamScan
+	err     error // the folder cannot be read
+	digests bool  // the scan summed window digests (ScanOptions.DigestWindow)
+}
+
+// readCopy reads the stream folder dir, each file once.
+func readCopy(fsys fs.FS, dir string, digests bool) copyRead {
+	if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
+		return copyRead{dir: dir, empty: true}
+	}
+	opts := storeparse.ScanOptions{SkipFirstTS: true}
+	if digests {
+		opts.DigestWindow = digestWindow
+	}
+	scan, err := storeparse.ScanStream(fsys, dir, opts)
+	return copyRead{dir: dir, scan: scan, err: err, digests: digests}
+}
+
+// addCopy adds what rd read of one stream folder to the model (no I/O).
+func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, rd copyRead) {
+	dir := rd.dir
+	if rd.empty {
 		// nats-server warns "Missing stream metafile" and skips the folder
 		// (jetstream.go: v2.10.22 l.1224-1227, v2.12.1 l.1286-1289, v2.15.2
 		// l.1442-1446); there is nothing to scan, nor a stream to model.
@@ -232,15 +265,11 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 			Message: fmt.Sprintf("%s is an empty stream folder (no meta.inf, no message blocks)", dir)})
 		return
 	}
-	opts := storeparse.ScanOptions{SkipFirstTS: true}
-	if digests {
-		opts.DigestWindow = digestWindow
-	}
-	scan, err := storeparse.ScanStream(l.b.FS, dir, opts)
-	if err != nil {
-		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.ID, account, folder, dir, err))
+	if rd.err != nil {
+		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.ID, account, folder, dir, rd.err))
 		return
 	}
+	scan := rd.scan
 	// meta.inf's name, or the folder's when meta.inf is unreadable or its
 	// changed bytes name another stream (ScanStream's choice).
 	name := scan.Name
@@ -275,7 +304,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
-	keepForComparison(c, scan, digests)
+	keepForComparison(c, scan, rd.digests)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
