@@ -387,7 +387,7 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 		}
 		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {
 			r := bs.RebuildLost[0]
-			c.RebuildCut = &RebuildCut{Offset: bad.Offset, Lost: report.Range{First: r.First, Last: r.Last}, Msgs: bs.RebuildLostMsgs}
+			c.RebuildCut = &RebuildCut{Offset: bad.Offset, Lost: report.Range(r), Msgs: bs.RebuildLostMsgs}
 		}
 	case natsfmt.CorruptTruncated, natsfmt.CorruptUnparsable:
 		if bs.Torn {
