@@ -159,7 +159,11 @@ type StreamScan struct {
 	Name      string
 	Meta      *StreamMeta
 	MetaSumOK bool
-	Encrypted bool // meta.key or any N.key exists
+	// MetaInf and MetaSum are meta.inf's and meta.sum's bytes as read, once
+	// (nil when missing or unreadable; MetaInf nil when sealed): what a
+	// reader holds against other copies when the two disagree.
+	MetaInf, MetaSum []byte
+	Encrypted        bool // meta.key or any N.key exists
 	// PartialPurge: __msgs__ or __new_msgs__ is present. A purge moves msgs
 	// aside and removes it in the background, so a copy taken during or just
 	// after a purge (seen in real v2.15.2 WAL folders) or after a crash in
@@ -240,13 +244,14 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 		// checksum at all is damage of its own (both need restoring).
 		sum := path.Join(dir, "meta.sum")
 		if b, err := readFileFS(fsys, sum, 1<<10); err == nil {
+			s.MetaSum = b
 			s.problem(CheckMetaSumFormat(sum, b))
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			s.problem(binfmt.Stamp(asCorrupt(sum, err), natsfmt.StructMetaSum))
 		}
 	}
 	if s.Meta != nil {
-		s.checkMetaSum(fsys, infData, path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+		s.MetaSum = s.checkMetaSum(fsys, infData, path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
 		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
 			// meta.inf fails its checksum and names another stream than
 			// its folder (which nats-server names for the stream): the
@@ -343,21 +348,23 @@ func (s *StreamScan) readMeta(fsys fs.FS) []byte {
 	}
 	m, err := ParseStreamMeta(inf, data)
 	s.problem(err)
-	s.Meta = m
+	s.Meta, s.MetaInf = m, data
 	return data
 }
 
 // checkMetaSum checks meta.inf's bytes infb (read once by the caller: a
-// second read of a large one doubled its memory) against meta.sum.
-func (s *StreamScan) checkMetaSum(fsys fs.FS, infb []byte, sum, key string, ok *bool) {
+// second read of a large one doubled its memory) against meta.sum, and
+// returns meta.sum's bytes (nil when unreadable).
+func (s *StreamScan) checkMetaSum(fsys fs.FS, infb []byte, sum, key string, ok *bool) []byte {
 	sumb, err := readFileFS(fsys, sum, 1<<10)
 	if err != nil {
 		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaSum))
-		return
+		return nil
 	}
 	err = CheckMetaSum(sum, sumb, infb, key)
 	s.problem(err)
 	*ok = err == nil
+	return sumb
 }
 
 func asCorrupt(file string, err error) error {

@@ -178,7 +178,6 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
 	l.guard("reading raft state", l.raft)
-	l.guard("telling which of meta.inf and meta.sum changed", l.blameMetaFiles)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
 	l.guard("opening encrypted stores", l.keyNotes)
@@ -219,6 +218,8 @@ type loader struct {
 	// made by streamEntry and group).
 	streamIndex map[AssetKey]*Stream
 	groupIndex  map[string]*Group
+	// copiesRead counts the stream copies read (StreamCopy.read).
+	copiesRead int
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
 	// metaSnaps are the meta snapshots read, compared once all are.

@@ -47,12 +47,14 @@ var checkStoreCorrupt = Check{
 			c := damage[i]
 			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(m, *c)), corruptionCause(*c)
 		}
+		copies := copiesByPath(m)
 		build := func(i int) report.Finding {
 			c := *damage[i]
+			blameMeta(m, copies, &c)
 			f := report.Finding{
 				Server: m.Name(c.Server), Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
-				Message: c.Message, Evidence: c.Evidence,
+				Message: c.Message, Evidence: append(blockEvidence(c), c.Evidence...),
 			}
 			if len(c.Resurrected) > 0 {
 				f.Ranges = c.Resurrected
@@ -75,6 +77,10 @@ var checkStoreCorrupt = Check{
 					f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds a readable peer state: 2.12.5+ and 2.14+ start from it and rewrite peers.idx (nothing lost); 2.10, 2.11 and 2.12.0-2.12.4 read peers.idx", c.SnapshotPeers))
 				}
 			}
+			if c.FieldErrors {
+				// json.Unmarshal into StreamConfig fails on them.
+				f.Message += ": the server cannot unmarshal it and skips the stream"
+			}
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
 				prescribe("store-empty-folder", args{"folder": path.Dir(c.File)}).apply(&f)
@@ -83,6 +89,31 @@ var checkStoreCorrupt = Check{
 		}
 		return append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
 	},
+}
+
+// blockEvidence says what the server does at its next start with a block
+// record that fails its checksum: a deleted message's costs nothing while
+// the block is not rebuilt; a current index.db is trusted and only that
+// message fails to read; else the block is rebuilt, cut at its first bad
+// record (rebuildStateFromBufLocked).
+func blockEvidence(c Corruption) []string {
+	if !c.BadRecord {
+		return nil
+	}
+	var out []string
+	switch {
+	case c.OfDeleted:
+		out = append(out, fmt.Sprintf("seq %d was deleted before the damage (a tombstone or index.db records it): no message is lost on this copy while the server does not rebuild the block", c.BadSeq))
+	case c.IndexCurrent:
+		out = append(out, fmt.Sprintf("next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq %d, whose read fails its checksum (%q)", c.BadSeq, "no message found"))
+	default:
+		out = append(out, "next start: index.db is missing or stale, so the server rebuilds this block from its records")
+	}
+	if r := c.RebuildCut; r != nil {
+		out = append(out, fmt.Sprintf("on a rebuild (index.db removed or stale) the server truncates %s at offset %d, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences %d-%d go, the bad record and %d intact messages after it",
+			c.File, r.Offset, r.Lost.First, r.Lost.Last, r.Msgs))
+	}
+	return out
 }
 
 // corruptionSeverity is critical but where the server loses nothing:

@@ -8,10 +8,11 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// storeModel is one server with a store, and the damage given.
-func storeModel(cs []Corruption, ms []IndexMismatch) *Model {
+// storeModel is two servers with a store, the damage given and the
+// streams whose copies they hold.
+func storeModel(cs []Corruption, streams []*Stream) *Model {
 	return &Model{IDs: map[string]string{}, Servers: []*Server{{Name: "n1", StoreDir: "s1"}, {Name: "n2", StoreDir: "s2"}},
-		Corruptions: cs, IndexMismatches: ms}
+		Corruptions: cs, Streams: streams}
 }
 
 // TestStoreCorruptOnModel: one finding per damage, its severity by what the
@@ -79,5 +80,50 @@ func TestConsumerMetaRemedy(t *testing.T) {
 		if kind == natsfmt.CorruptMissing && !strings.Contains(r, "skips this consumer") {
 			t.Errorf("missing file: %s", r)
 		}
+	}
+}
+
+// TestStoreCorruptEvidenceOnModel: what the server does at its next start
+// with a bad block record is said from the record's facts (deleted, index.db
+// current or not, what a rebuild cuts), and a meta.inf whose fields have
+// the wrong type is said to make the server skip the stream; a damage
+// without such facts gets no evidence of them.
+func TestStoreCorruptEvidenceOnModel(t *testing.T) {
+	blk := "s1/$G/streams/S/msgs/1.blk"
+	bad := func(seq uint64, c Corruption) Corruption {
+		c.Server, c.Account, c.Stream, c.File, c.Seq, c.Kind, c.Structure, c.Replicas = "n1", "$G", "S", blk, seq, natsfmt.CorruptChecksum, natsfmt.StructBlockRecord, 3
+		c.BadRecord, c.BadSeq, c.Offset, c.HasOffset = true, seq, int64(seq)*100, true
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		c       Corruption
+		message string // the finding's message ends so
+		want    []string
+	}{
+		{name: "index current", c: bad(2, Corruption{IndexCurrent: true, Message: "m"}), message: "m",
+			want: []string{`next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq 2, whose read fails its checksum ("no message found")`}},
+		{name: "rebuilt", c: bad(2, Corruption{Rebuilds: true, RebuildCut: &RebuildCut{Offset: 200, Lost: report.Range{First: 2, Last: 40}, Msgs: 38}, Message: "m"}), message: "m",
+			want: []string{"next start: index.db is missing or stale, so the server rebuilds this block from its records",
+				"on a rebuild (index.db removed or stale) the server truncates " + blk + " at offset 200, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences 2-40 go, the bad record and 38 intact messages after it"}},
+		{name: "deleted", c: bad(9, Corruption{OfDeleted: true, IndexCurrent: true, Evidence: []string{"later"}, Message: "m"}), message: "m",
+			want: []string{"seq 9 was deleted before the damage (a tombstone or index.db records it): no message is lost on this copy while the server does not rebuild the block", "later"}},
+		{name: "torn tail", c: Corruption{Server: "n1", Stream: "S", File: blk, Kind: natsfmt.CorruptTornTail, Structure: natsfmt.StructBlockRecord, Message: "m"}, message: "m"},
+		{name: "meta.inf fields", c: Corruption{Server: "n1", Stream: "S", File: "s1/$G/streams/S/meta.inf", Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
+			FieldErrors: true, Message: "s1/$G/streams/S/meta.inf: fields of the wrong type (x)"},
+			message: "s1/$G/streams/S/meta.inf: fields of the wrong type (x): the server cannot unmarshal it and skips the stream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := runCheck(checkStoreCorrupt, storeModel([]Corruption{tc.c}, nil))
+			if len(fs) != 1 {
+				t.Fatalf("%d findings: %s", len(fs), summarize(fs))
+			}
+			if fs[0].Message != tc.message {
+				t.Errorf("message %q, want %q", fs[0].Message, tc.message)
+			}
+			if strings.Join(fs[0].Evidence, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("evidence:\n%s\nwant:\n%s", strings.Join(fs[0].Evidence, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
 	}
 }

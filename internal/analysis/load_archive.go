@@ -47,15 +47,9 @@ func (l *loader) setAsideUndelivered() {
 		}
 	}
 	l.m.Corruptions = kept
-	keptIM := l.m.IndexMismatches[:0]
-	for _, im := range l.m.IndexMismatches {
-		if !lost[storeFolder(im.File)] {
-			keptIM = append(keptIM, im)
-			continue
-		}
-		l.note("%s: %s compared with blocks the archive did not deliver intact (see the bundle's archive damage note); not taken for an index mismatch (%s)", l.m.Name(im.Server), im.File, im.Detail)
-	}
-	l.m.IndexMismatches = keptIM
+	// An index.db held against blocks of such a folder is index-mismatch's
+	// to leave out (it says so among what it skipped).
+	l.m.TornFolders = lost
 	// A meta state read from a _meta_ folder the archive tore is a part
 	// of the server's: what it lacks is no missing assignment (orphan-risk
 	// and asset-lost must not judge from it).

@@ -75,7 +75,9 @@ type serverConfig struct {
 
 // readServerConfig parses one config the bundle reader found (includes
 // read through the bundle: the path as written, else the file of that
-// name beside the config; one the reader already holds is not read again).
+// name beside the config). held are the files read so far: the configs
+// the bundle reader sniffed, and the includes read here, kept so that an
+// include several configs name is read once.
 func (l *loader) readServerConfig(c bundle.Config, held map[string][]byte) serverConfig {
 	open := func(p string) ([]byte, error) {
 		try := []string{path.Clean(strings.TrimPrefix(p, "/")), path.Join(path.Dir(c.Path), path.Base(p))}
@@ -96,6 +98,7 @@ func (l *loader) readServerConfig(c bundle.Config, held map[string][]byte) serve
 			if len(b) > maxIncludedConfig {
 				return nil, fmt.Errorf("%s: more than %d bytes", t, maxIncludedConfig)
 			}
+			held[t] = b
 			return b, nil
 		}
 		return nil, err

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"iter"
+	"math"
 	"slices"
 	"sort"
 
@@ -77,15 +78,37 @@ func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan, digests bool)
 	c.noDigests = !digests
 }
 
-// sumDigests reads a copy scanned without digests again, with them: one
+// sumDigests sums the window digests of a copy scanned without them: one
 // whose folder no other clustered store holds, compared after all because
-// a meta.inf names another stream than its folder.
+// a meta.inf names another stream than its folder. They come from its live
+// messages, reading its blocks only: meta.inf, meta.sum, index.db and the
+// consumers were read once, by the scan, and what they removed is already
+// out of Live.
 func (l *loader) sumDigests(c *StreamCopy) {
-	scan, err := storeparse.ScanStream(l.b.FS, c.Path, storeparse.ScanOptions{DigestWindow: digestWindow, SkipFirstTS: true, SkipConsumers: true})
+	var ws []storeparse.WindowDigest
+	err := c.Live.Messages(l.b.FS, 0, math.MaxUint64, func(seq, d uint64) {
+		w := seq / digestWindow
+		if n := len(ws); n == 0 || ws[n-1].Window != w {
+			ws = append(ws, storeparse.WindowDigest{Window: w})
+		}
+		ws[len(ws)-1].Sum += d
+		ws[len(ws)-1].Count++
+	})
 	if err != nil {
-		return // the first read reported it
+		return // the scan reported the block it cannot read
 	}
-	c.Windows, c.Live, c.noDigests = scan.Windows(), scan.Live(), false
+	// Blocks whose sequences overlap may yield a window twice.
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Window < ws[j].Window })
+	out := ws[:0]
+	for _, w := range ws {
+		if n := len(out); n > 0 && out[n-1].Window == w.Window {
+			out[n-1].Sum += w.Sum
+			out[n-1].Count += w.Count
+			continue
+		}
+		out = append(out, w)
+	}
+	c.Windows, c.noDigests = out, false
 }
 
 // compareReplicas compares every stream held by more than one server, then

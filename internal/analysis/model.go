@@ -22,8 +22,11 @@ type Model struct {
 	Streams []*Stream
 	Groups  []*Group
 
-	Corruptions     []Corruption
-	IndexMismatches []IndexMismatch
+	Corruptions []Corruption
+	// TornFolders are the stream and raft group folders that lost a file to
+	// the archive (load_archive.go): what their files are compared with is
+	// not all the server wrote.
+	TornFolders map[string]bool
 
 	// IDs maps every peer id that a server name found anywhere in the bundle
 	// hashes to, to that name.
@@ -255,6 +258,30 @@ type StreamCopy struct {
 	// Clustered: the server's store holds raft groups (a _js_ folder); a
 	// non-clustered server's stream is never a replica of a cluster's.
 	Clustered bool
+	// MetaInf and MetaSum are the copy's meta.inf and meta.sum as the scan
+	// read them, once (nil when missing or unreadable; MetaInf nil when
+	// sealed); MetaSumOK: meta.sum verifies meta.inf. Which of the two
+	// changed when they disagree is store-corrupt's call (blameMeta).
+	MetaInf, MetaSum []byte
+	MetaSumOK        bool
+	// Index is index.db as the scan decoded it and held it against the
+	// blocks; nil when index.db is missing or unreadable. Whether it
+	// disagrees is index-mismatch's call.
+	Index *IndexRecord
+	// BlockDamage: the scan found a message block of this copy damaged (a
+	// store-corrupt finding of its own).
+	BlockDamage bool
+	// read is the copy's place in the order the stores were read (store,
+	// account, folder), which the report keeps.
+	read int
+}
+
+// IndexRecord is what a stream copy's index.db says of the stream, and
+// where it differs from the blocks (storeparse StreamScan.Mismatches).
+type IndexRecord struct {
+	File                           string
+	FirstSeq, LastSeq, Msgs, Bytes uint64
+	Mismatches                     []storeparse.Mismatch
 }
 
 // Group is a raft group and every view of it.
@@ -312,6 +339,9 @@ type Corruption struct {
 	// EmptyFolder: a stream folder holding nothing at all (no meta.inf, no
 	// blocks); the server warns and skips it, nothing is lost.
 	EmptyFolder bool
+	// FieldErrors: meta.inf is JSON whose fields have the wrong type
+	// (Message lists them).
+	FieldErrors bool
 	// OfDeleted: the damaged record is of a message whose deletion a
 	// tombstone or index.db records; it costs no message unless the server
 	// rebuilds the block (and is no critical while index.db is current).
@@ -323,20 +353,23 @@ type Corruption struct {
 	// tombstones this damage took: the rebuild at the next start serves
 	// them again. Costs no message; Lost is empty.
 	Resurrected []report.Range
+	// BadRecord: a block record whose checksum fails, its framing intact, of
+	// sequence BadSeq; IndexCurrent: the copy's index.db is current, so the
+	// server trusts it at its next start rather than rebuild the block.
+	BadRecord    bool
+	BadSeq       uint64
+	IndexCurrent bool
+	// RebuildCut is what a rebuild of the block drops from this, its first
+	// bad record, on (nil when it is not the first or nothing goes).
+	RebuildCut *RebuildCut
 }
 
-// IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
-type IndexMismatch struct {
-	Server          ServerID
-	Account, Stream string
-	File            string
-	Detail          string
-	// Outdated: index.db stops before the blocks do, which the server
-	// notices and repairs itself.
-	Outdated bool
-	// Damaged: blocks of this copy are damaged (store-corrupt); index.db
-	// then records what they held and must be kept.
-	Damaged bool
+// RebuildCut is where a rebuild truncates a block with a bad record, and
+// what goes with it: the sequences, of which Msgs intact messages.
+type RebuildCut struct {
+	Offset int64
+	Lost   report.Range
+	Msgs   uint64
 }
 
 // MetaLeaderState is one observation of a server's meta leader: Leader is ""
