@@ -24,6 +24,13 @@ type Model struct {
 
 	Corruptions     []Corruption
 	IndexMismatches []IndexMismatch
+	// RaftRecords are the raft group folders of every store, as read
+	// (load_raftfiles.go); store-corrupt judges them.
+	RaftRecords []*RaftRecord
+	// NotAsWritten are files the archive did not deliver as the server
+	// wrote them (not intact, or beside one torn in the same folder): what
+	// they hold is no store damage.
+	NotAsWritten map[string]bool
 
 	// IDs maps every peer id that a server name found anywhere in the bundle
 	// hashes to, to that name.
@@ -323,6 +330,10 @@ type Corruption struct {
 	// tombstones this damage took: the rebuild at the next start serves
 	// them again. Costs no message; Lost is empty.
 	Resurrected []report.Range
+	// Unproven: a rule of what the server never writes that no fixture
+	// proves for the server's release line (check_raft_files.go): info,
+	// the finding says it cannot tell.
+	Unproven bool
 }
 
 // IndexMismatch is index.db (or consumer state) disagreeing with the blocks.
