@@ -5,9 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
-	"github.com/jsforensics/jsforensics/raftlog"
 )
 
 // store-corrupt's judgement of the raft group records (RaftRecord): what
@@ -95,41 +93,40 @@ func unproven(rule, version string) string {
 	return fmt.Sprintf("no real-server fixture of the %d.%d release line shows what it writes here (only %s are proven), so this cannot be told from damage on %s", ma, mi, strings.Join(lines, ", "), version)
 }
 
-// raftVerdict is one rule broken by a file of a raft group record.
+// raftVerdict is one rule broken by a file of a raft group record, as the
+// corruption store-corrupt reports.
 type raftVerdict struct {
-	rule   string
-	file   string
-	offset int64
-	s      binfmt.Structure
-	msg    string
+	rule string
+	c    Corruption
 }
 
 // recordVerdicts are the rules r's files break, in the order the files
 // are read.
 func recordVerdicts(r *RaftRecord) []raftVerdict {
 	var out []raftVerdict
+	add := func(rule, file string, off int64, s structure, format string, args ...any) {
+		out = append(out, raftVerdict{rule, raftFileCorruption(r.Server, r.Group, file, off, s, fmt.Sprintf(format, args...))})
+	}
 	if p := r.Peers; p != nil {
 		// Ids outside the alphabet are peer-id-corrupt's (with this file
 		// and offset); a cluster size above the ids listed is normal for a
 		// bootstrapping _meta_ only: the server keeps a stream or consumer
 		// group's size equal to its peers.
 		for _, is := range p.Issues {
-			if is.Kind == raftlog.IssueInvalidID {
+			if is.Kind == peerIssueInvalidID {
 				continue
 			}
-			out = append(out, raftVerdict{rulePeerState, p.File, is.Offset, natsfmt.StructPeersIdx, "peer state: " + is.Detail})
+			add(rulePeerState, p.File, is.Offset, natsfmt.StructPeersIdx, "peer state: %s", is.Detail)
 		}
 		if ps := p.State; r.Kind != "meta" && int64(ps.ClusterSize) > int64(len(ps.Peers)) {
-			out = append(out, raftVerdict{ruleClusterSize, p.File, 0, natsfmt.StructPeersIdx,
-				fmt.Sprintf("cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))})
+			add(ruleClusterSize, p.File, 0, natsfmt.StructPeersIdx, "cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))
 		}
 	}
 	if s := r.Snapshot; s != nil && s.Decoded && (s.Term != s.NameTerm || s.Index != s.NameIndex) {
 		// The server picks its snapshot by name; one whose header says
 		// otherwise was renamed or overwritten, and is not what its name
 		// promises (snap.3.13 holding index 12 is not the newest).
-		out = append(out, raftVerdict{ruleSnapName, s.File, 0, natsfmt.StructSnapshotHeader,
-			fmt.Sprintf("named for term %d index %d but holds term %d index %d", s.NameTerm, s.NameIndex, s.Term, s.Index)})
+		add(ruleSnapName, s.File, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", s.NameTerm, s.NameIndex, s.Term, s.Index)
 	}
 	if t := r.TermVote; t != nil {
 		// A term below one the group's own snapshot or WAL entries carry is
@@ -138,18 +135,17 @@ func recordVerdicts(r *RaftRecord) []raftVerdict {
 		tv := t.TermVote
 		switch {
 		case t.Size == 0:
-			out = append(out, raftVerdict{ruleTavEmpty, t.File, 0, natsfmt.StructTermVote, "empty: the server reads no term and no vote from it"})
+			add(ruleTavEmpty, t.File, 0, natsfmt.StructTermVote, "empty: the server reads no term and no vote from it")
 		case tv.Trailing > 0:
-			out = append(out, raftVerdict{ruleTavTrailing, t.File, int64(t.Size - tv.Trailing), natsfmt.StructTermVote, fmt.Sprintf("%d bytes after the vote", tv.Trailing)})
+			add(ruleTavTrailing, t.File, int64(t.Size-tv.Trailing), natsfmt.StructTermVote, "%d bytes after the vote", tv.Trailing)
 		case tv.HasTerm && tv.Term > r.MaxTerm+maxTermJump && r.MaxTerm > 0:
-			out = append(out, raftVerdict{ruleTermJump, t.File, 0, natsfmt.StructTermVote,
-				fmt.Sprintf("term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, maxTermJump, r.MaxTerm)})
+			add(ruleTermJump, t.File, 0, natsfmt.StructTermVote, "term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, maxTermJump, r.MaxTerm)
 		}
 	}
 	// A commit.idx whose checksum fails is the decoder's error; bytes after
 	// it make the server ignore the file too and start from its WAL.
 	if c := r.Commit; c != nil && c.Index.Trailing > 0 {
-		out = append(out, raftVerdict{ruleCommitTrail, c.File, int64(c.Size - c.Index.Trailing), natsfmt.StructCommitIdx, fmt.Sprintf("%d bytes after the checksum", c.Index.Trailing)})
+		add(ruleCommitTrail, c.File, int64(c.Size-c.Index.Trailing), natsfmt.StructCommitIdx, "%d bytes after the checksum", c.Index.Trailing)
 	}
 	return out
 }
@@ -183,17 +179,16 @@ func raftFileDamage(p *Pass) []Corruption {
 		}
 		version := serverVersion(m, r.Server)
 		for _, v := range recordVerdicts(r) {
-			if m.NotAsWritten[v.file] {
-				p.Skipf("%s: %s is not in the bundle as the server wrote it (the archive did not deliver it or its folder intact), so it is not judged", m.Name(r.Server), v.file)
+			c := v.c
+			if m.NotAsWritten[c.File] {
+				p.Skipf("%s: %s is not in the bundle as the server wrote it (the archive did not deliver it or its folder intact), so it is not judged", m.Name(r.Server), c.File)
 				continue
 			}
-			c := corruptionFrom(r.Server, "", "", "", binfmt.Stamp(binfmt.Errorf(v.file, v.offset, binfmt.ErrFormat, "%s", v.msg), v.s))
-			c.Message = fmt.Sprintf("raft group %s: %s", r.Group, c.Message)
 			if why := unproven(v.rule, version); why != "" {
 				c.Message += ": " + why
 				c.Unproven = true
 			}
-			if v.s == natsfmt.StructPeersIdx {
+			if c.Structure == natsfmt.StructPeersIdx {
 				c.SnapshotPeers = snapshotPeersFile(r)
 			}
 			out = append(out, c)
@@ -212,19 +207,6 @@ func snapshotPeersFile(r *RaftRecord) string {
 	}
 	return s.File
 }
-
-// metaSnapFile is one server's newest meta snapshot as read.
-type metaSnapFile struct {
-	srv  *Server
-	file string
-	b    []byte
-	snap *raftlog.Snapshot
-}
-
-// bitSearchLimit bounds the single-bit search for the damage in a snapshot
-// that fails its checksum: every bit flipped costs one hash of the file, so
-// the work grows with the square of its size (4 KiB: 32768 hashes of 4 KiB).
-const bitSearchLimit = 4 << 10
 
 // metaSnapshotDamage turns each corrupt meta snapshot into a store
 // corruption naming where the damage is and what the server's version does

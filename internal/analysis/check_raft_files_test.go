@@ -207,7 +207,7 @@ func TestNeverWrittenProven(t *testing.T) {
 					n++
 					for _, v := range recordVerdicts(r) {
 						if v.rule == rule {
-							t.Errorf("%s (2.%d): %s breaks %q: %s", fx, line, v.file, rule, v.msg)
+							t.Errorf("%s (2.%d): %s breaks %q: %s", fx, line, v.c.File, rule, v.c.Message)
 						}
 					}
 				}

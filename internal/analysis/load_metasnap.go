@@ -19,6 +19,20 @@ import (
 // assignments are not the server's state, and an unreadable snapshot is not
 // "no assignments": what the server recovers is said per server below.
 
+// metaSnapFile is one server's newest meta snapshot as read
+// (SnapshotRecord), beside the others for comparison.
+type metaSnapFile struct {
+	srv  *Server
+	file string
+	b    []byte
+	snap *raftlog.Snapshot
+}
+
+// bitSearchLimit bounds the single-bit search for the damage in a snapshot
+// that fails its checksum: every bit flipped costs one hash of the file, so
+// the work grows with the square of its size (4 KiB: 32768 hashes of 4 KiB).
+const bitSearchLimit = 4 << 10
+
 // locateSnapshotDamage says where a snapshot that fails its checksum is
 // damaged and returns that offset (the checksum's when it cannot be told):
 // the single bit whose flip restores the checksum, else the first byte that

@@ -241,6 +241,21 @@ func (l *loader) raftReadOf(st bundle.Store, name string) *raftRead {
 	return readRaftGroup(l.b.FS, path.Join(st.Dir, st.SysAccount, "_js_", name), name)
 }
 
+// peerIssueInvalidID is the peer state issue peer-id-corrupt reports, not
+// store-corrupt.
+const peerIssueInvalidID = raftlog.IssueInvalidID
+
+// structure is the structure a corruption names (binfmt's).
+type structure = binfmt.Structure
+
+// raftFileCorruption is damage to the structure s of a raft group's file at
+// off, worded as the parsers word a format error.
+func raftFileCorruption(server ServerID, group, file string, off int64, s structure, msg string) Corruption {
+	c := corruptionFrom(server, "", "", "", binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, "%s", msg), s))
+	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
+	return c
+}
+
 // maxTermJump bounds how far a term can run ahead of the group's entries:
 // one election per term, a few seconds each; a server cut off for a year
 // reaches some millions.
