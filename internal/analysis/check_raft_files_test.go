@@ -286,3 +286,43 @@ func TestRaftFilesReadOnce(t *testing.T) {
 		}
 	}
 }
+
+// metaSnapRecord is the record of srv's _meta_ holding the snapshot b (a
+// real server's, possibly damaged by the test).
+func metaSnapRecord(t *testing.T, srv string, b []byte) *RaftRecord {
+	t.Helper()
+	file := srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11"
+	snap, err := raftlog.DecodeSnapshot(file, "_meta_", b)
+	if snap == nil {
+		t.Fatalf("%s: %v", srv, err)
+	}
+	sr := &SnapshotRecord{File: file, NameTerm: 1, NameIndex: 11, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
+		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset, Raw: b, Meta: snap}
+	sr.MetaAssign, sr.MetaErr = raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)
+	return &RaftRecord{Server: ServerID(srv), Group: "_meta_", Kind: "meta", Dir: srv + "/$SYS/_js_/_meta_", MaxTerm: snap.Term, Snapshot: sr}
+}
+
+// TestMetaSnapshotDamageOnModel: of three servers' records of a real meta
+// snapshot, the one with a bit flipped in its payload gives one
+// store-corrupt finding, at that byte, in the snapshot's data, with what
+// its version does next; intact copies give none.
+func TestMetaSnapshotDamageOnModel(t *testing.T) {
+	orig := realMetaSnapshot(t)
+	good := metaSnapRecord(t, "n1", orig)
+	mid := int(good.Snapshot.DataOffset) + (len(orig)-8-int(good.Snapshot.DataOffset))/2
+	bad := metaSnapRecord(t, "n2", flipBit(mid, 3)(append([]byte(nil), orig...)))
+	m := raftRecordModel(good, bad, metaSnapRecord(t, "n3", orig))
+	m.Servers[1].Version = "2.15.2"
+	fs, outcomes := runChecks(m, []Check{checkStoreCorrupt}, nil)
+	if len(fs) != 1 || outcomes[0].Outcome != OutcomeFailed {
+		t.Fatalf("%d findings (%s), want 1: %+v", len(fs), summarize(fs), outcomes)
+	}
+	f := fs[0]
+	if f.Server != "n2" || f.Offset == nil || *f.Offset != int64(mid) || f.Kind != string(natsfmt.CorruptChecksum) ||
+		!strings.Contains(f.Message, fmt.Sprintf("bit 3 of byte %d is flipped", mid)) || !strings.Contains(strings.Join(f.Evidence, " "), "Can't start JetStream") {
+		t.Errorf("finding: %s %v %s %s %v", f.Server, f.Offset, f.Kind, f.Message, f.Evidence)
+	}
+	if fs := runCheck(checkStoreCorrupt, raftRecordModel(good, metaSnapRecord(t, "n3", orig))); len(fs) != 0 {
+		t.Errorf("intact snapshots, yet %s", summarize(fs))
+	}
+}

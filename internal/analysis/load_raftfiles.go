@@ -197,6 +197,13 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, name, b)
+	if snap != nil && r.rec.Kind != "meta" {
+		// Only a meta snapshot's payload is used: the bytes of every other
+		// group's are not kept while the whole bundle is read.
+		lite := *snap
+		lite.Data, lite.PeerStateRaw = nil, nil
+		snap = &lite
+	}
 	r.snap, r.snapErr = snap, err
 	if snap == nil {
 		return
