@@ -222,8 +222,9 @@ type loader struct {
 	copiesRead int
 	// Log line counts over all logs.
 	logLines, logClassified, logUnknown int
-	// metaSnaps are the meta snapshots read, compared once all are.
-	metaSnaps []metaSnapFile
+	// raftRecs are the raft group folders of each store as read, by store
+	// folder (raftReads).
+	raftRecs map[string][]*raftRead
 	// crypt is the view opening encrypted stores (Options.Keys), nil without keys.
 	crypt *storecrypt.FS
 	// walMessages: per stream group and server, the sequences of the

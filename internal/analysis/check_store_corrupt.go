@@ -43,6 +43,9 @@ var checkStoreCorrupt = Check{
 				damage = append(damage, &m.Corruptions[i])
 			}
 		}
+		for _, c := range raftFileDamage(p) {
+			damage = append(damage, &c)
+		}
 		key := func(i int) (string, string) {
 			c := damage[i]
 			return m.Name(c.Server) + "\x00" + string(corruptionSeverity(m, *c)), corruptionCause(*c)
@@ -127,6 +130,9 @@ func blockEvidence(c Corruption) []string {
 // A damaged peers.idx is a warning where the server starts the group from
 // its snapshot's peer state and rewrites peers.idx from it (2.12.5+, 2.14+).
 func corruptionSeverity(m *Model, c Corruption) report.Severity {
+	if c.Unproven {
+		return report.Info
+	}
 	if c.EmptyFolder || c.Kind == natsfmt.CorruptIndex || c.OfDeleted && !c.Rebuilds ||
 		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
 		return report.Warning

@@ -31,6 +31,17 @@ func (l *loader) setAsideUndelivered() {
 	for _, p := range notDelivered {
 		lost[storeFolder(p)] = true
 	}
+	// The raft group records' files, which store-corrupt judges.
+	for _, r := range l.m.RaftRecords {
+		for _, f := range r.files() {
+			if !l.b.Delivered(f) || lost[storeFolder(f)] {
+				if l.m.NotAsWritten == nil {
+					l.m.NotAsWritten = map[string]bool{}
+				}
+				l.m.NotAsWritten[f] = true
+			}
+		}
+	}
 	kept := l.m.Corruptions[:0]
 	for _, c := range l.m.Corruptions {
 		switch {

@@ -7,7 +7,6 @@ import (
 	"path"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
-	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 )
 
@@ -20,8 +19,8 @@ import (
 // assignments are not the server's state, and an unreadable snapshot is not
 // "no assignments": what the server recovers is said per server below.
 
-// metaSnapFile is one server's newest meta snapshot as read, kept until
-// every server's is read so that a damaged one can be compared.
+// metaSnapFile is one server's newest meta snapshot as read
+// (SnapshotRecord), beside the others for comparison.
 type metaSnapFile struct {
 	srv  *Server
 	file string
@@ -33,43 +32,6 @@ type metaSnapFile struct {
 // that fails its checksum: every bit flipped costs one hash of the file, so
 // the work grows with the square of its size (4 KiB: 32768 hashes of 4 KiB).
 const bitSearchLimit = 4 << 10
-
-// metaSnapshotDamage turns each corrupt meta snapshot into a store
-// corruption naming where the damage is and what the server's version does
-// with it on its next start.
-func (l *loader) metaSnapshotDamage(snaps []metaSnapFile) {
-	var damaged, members int
-	for _, s := range snaps {
-		members++
-		if !s.snap.ChecksumOK {
-			damaged++
-		}
-	}
-	for _, s := range snaps {
-		if s.snap.ChecksumOK {
-			continue
-		}
-		c := Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
-		where, off := locateSnapshotDamage(s, snaps)
-		c.Offset = off
-		switch hoff := int64(len(s.b) - 8); {
-		case off >= hoff:
-			c.Structure = natsfmt.StructSnapshotTrailer
-		case off < s.snap.DataOffset:
-			c.Structure = natsfmt.StructSnapshotHeader
-		default:
-			c.Structure = natsfmt.StructSnapshotData
-		}
-		c.Message = fmt.Sprintf("raft group _meta_: snapshot %s (term %d, index %d) fails its checksum: %s", path.Base(s.file), s.snap.Term, s.snap.Index, where)
-		if as, err := raftlog.DecodeMetaSnapshot(s.file, s.snap.DataOffset, s.snap.Data); err != nil {
-			c.Evidence = append(c.Evidence, "its payload does not decode either: "+err.Error())
-		} else {
-			c.Evidence = append(c.Evidence, fmt.Sprintf("its payload still decodes (%d stream assignments) but the server does not apply a snapshot that fails its checksum, so they are not counted as its state", len(as)))
-		}
-		c.Evidence = append(c.Evidence, metaSnapNextStart(s.srv, damaged, members)...)
-		l.m.Corruptions = append(l.m.Corruptions, c)
-	}
-}
 
 // locateSnapshotDamage says where a snapshot that fails its checksum is
 // damaged and returns that offset (the checksum's when it cannot be told):

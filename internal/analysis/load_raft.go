@@ -64,7 +64,6 @@ func (l *loader) raft() {
 			done++
 		}
 	}
-	l.guard("locating meta snapshot damage", func() { l.metaSnapshotDamage(l.metaSnaps) })
 	l.assignments()
 }
 
@@ -110,60 +109,52 @@ type walState struct {
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	dir := path.Join(st.Dir, st.SysAccount, "_js_", name)
+	rd := l.raftReadOf(st, name)
+	rec := rd.rec
+	rec.Server = srv.ID
 	g := l.group(name)
 	view := View{GroupView: GroupView{Server: srv.ID, Source: "peers.idx"}}
-	havePeers := false
-
-	peersFile := path.Join(dir, "peers.idx")
-	peersDamage := len(l.m.Corruptions)
-	if b, ok := l.raftFile(srv, name, peersFile, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); ok {
-		ps, err := raftlog.DecodePeerState(peersFile, b)
-		if err != nil {
-			l.raftCorrupt(srv, name, err)
-		} else {
-			havePeers = true
-			view.ClusterSize = int(ps.ClusterSize)
-			view.Quorum = ps.Quorum()
-			view.Peers = append([]string(nil), ps.Peers...)
-			sort.Strings(view.Peers)
-			view.File, view.PeerOffsets = peersFile, map[string]int64{}
-			for i, p := range ps.Peers {
-				view.PeerOffsets[p] = ps.PeerOffset(i)
-			}
-			l.peerIssues(srv, name, g.Kind, peersFile, ps)
+	peersDamage := -1
+	if rd.peersErr != nil {
+		peersDamage = len(l.m.Corruptions)
+		l.raftCorrupt(srv, name, rd.peersErr)
+	}
+	if p := rec.Peers; p != nil {
+		ps := p.State
+		view.ClusterSize = int(ps.ClusterSize)
+		view.Quorum = ps.Quorum()
+		view.Peers = sortedCopy(ps.Peers)
+		view.File, view.PeerOffsets = p.File, map[string]int64{}
+		for i, id := range ps.Peers {
+			view.PeerOffsets[id] = ps.PeerOffset(i)
 		}
 	}
-	peersDamageEnd := len(l.m.Corruptions)
 	ws := &walState{}
-	l.snapshot(srv, g, dir, ws)
+	l.snapshot(srv, g, rd, ws)
 	l.wal(srv, g, dir, ws)
-	if ws.snapPeers != nil && !ws.peersAfterSnap {
-		for i := peersDamage; i < peersDamageEnd; i++ {
-			if l.m.Corruptions[i].Structure == natsfmt.StructPeersIdx {
-				l.m.Corruptions[i].SnapshotPeers = ws.snapFile
-			}
-		}
+	if peersDamage >= 0 && ws.snapPeers != nil && !ws.peersAfterSnap && l.m.Corruptions[peersDamage].Structure == natsfmt.StructPeersIdx {
+		l.m.Corruptions[peersDamage].SnapshotPeers = ws.snapFile
 	}
-	if sp := ws.snapPeers; havePeers && sp != nil && !ws.peersAfterSnap {
+	if sp := ws.snapPeers; rec.Peers != nil && sp != nil && !ws.peersAfterSnap {
 		peers := sortedCopy(sp.Peers)
 		if int(sp.ClusterSize) != view.ClusterSize || !slices.Equal(peers, view.Peers) {
 			view.StartPeers, view.StartSize, view.StartFile = peers, int(sp.ClusterSize), ws.snapFile
 		}
 	}
-	tavFile := path.Join(dir, "tav.idx")
-	if b, ok := l.raftFile(srv, name, tavFile, 1<<10, natsfmt.StructTermVote); ok {
-		tv, err := raftlog.DecodeTermVote(tavFile, b)
-		if err != nil {
-			l.raftCorrupt(srv, name, err)
-		} else {
-			view.Term, view.VotedFor, view.VoteFile = tv.Term, tv.Vote, tavFile
-			l.termVoteIssues(srv, name, tavFile, b, tv, ws)
-		}
+	if rd.tavErr != nil {
+		l.raftCorrupt(srv, name, rd.tavErr)
 	}
-	l.commitIndex(srv, name, path.Join(dir, "commit.idx"))
+	if tv := rec.TermVote; tv != nil {
+		view.Term, view.VotedFor, view.VoteFile = tv.TermVote.Term, tv.TermVote.Vote, tv.File
+	}
+	if rd.commitErr != nil {
+		l.raftCorrupt(srv, name, rd.commitErr)
+	}
+	rec.MaxTerm, rec.PeersAfterSnap = ws.maxTerm, ws.peersAfterSnap
+	l.m.RaftRecords = append(l.m.RaftRecords, &rec)
 	view.Applied = ws.metaSnapIdx
 	view.Commit = ws.maxCommit
-	if havePeers || view.Term > 0 {
+	if rec.Peers != nil || view.Term > 0 {
 		g.Views = append(g.Views, view)
 	}
 	if g.Kind == "meta" {
@@ -182,57 +173,35 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			ms.Source = "the meta WAL after a corrupt snapshot"
 			ms.SnapshotCorrupt, ms.AfterSnapshot = true, ws.afterSnap
 		}
-		if ws.metaSnap != nil || len(ws.ops) > 0 || havePeers || ws.snapCorrupt {
+		if ws.metaSnap != nil || len(ws.ops) > 0 || rec.Peers != nil || ws.snapCorrupt {
 			srv.Meta = ms
 		}
 	}
 }
 
-// snapshot reads the newest snapshot file of a group.
-func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
-	entries, err := fs.ReadDir(l.b.FS, path.Join(dir, "snapshots"))
-	if err != nil {
+// snapshot takes in the newest snapshot of a group as read: its history
+// event, its index, its peer state and, for _meta_, its assignments.
+func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
+	if !rd.snapFound {
 		return
 	}
-	var best string
-	var bt, bi uint64
-	for _, e := range entries {
-		t, i, ok := raftlog.ParseSnapshotName(e.Name())
-		if !ok {
-			continue
+	snap, err := rd.snap, rd.snapErr
+	if snap == nil {
+		if err != nil {
+			l.raftCorrupt(srv, g.Name, err)
 		}
-		if best == "" || t > bt || t == bt && i > bi {
-			best, bt, bi = e.Name(), t, i
-		}
-	}
-	if best == "" {
 		return
 	}
-	file := path.Join(dir, "snapshots", best)
-	b, ok := l.raftFile(srv, g.Name, file, 1<<30, natsfmt.StructSnapshotHeader)
-	if !ok {
-		return
-	}
-	snap, err := raftlog.DecodeSnapshot(file, g.Name, b)
-	if g.Kind == "meta" && snap != nil {
-		l.metaSnaps = append(l.metaSnaps, metaSnapFile{srv: srv, file: file, b: b, snap: snap})
+	sr := rd.rec.Snapshot
+	if g.Kind == "meta" {
 		ws.snapCorrupt = !snap.ChecksumOK
 	}
 	if err != nil && !ws.snapCorrupt {
 		l.raftCorrupt(srv, g.Name, err)
-		if snap == nil {
-			return
-		}
-	}
-	if err == nil && (snap.Term != bt || snap.Index != bi) {
-		// The server picks its snapshot by name; one whose header says
-		// otherwise was renamed or overwritten, and is not what its name
-		// promises (snap.3.13 holding index 12 is not the newest).
-		l.raftDamage(srv, g.Name, file, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", bt, bi, snap.Term, snap.Index)
 	}
 	ws.maxTerm = max(ws.maxTerm, snap.Term)
 	if err == nil && snap.ChecksumOK && snap.PeerState != nil && len(snap.PeerState.Peers) > 0 {
-		ws.snapPeers, ws.snapFile = snap.PeerState, file
+		ws.snapPeers, ws.snapFile = snap.PeerState, sr.File
 	}
 	ev := HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
@@ -241,12 +210,11 @@ func (l *loader) snapshot(srv *Server, g *Group, dir string, ws *walState) {
 	g.History = append(g.History, ev)
 	ws.metaSnapIdx = snap.Index
 	if g.Kind == "meta" && snap.ChecksumOK {
-		as, err := raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)
-		if err != nil {
-			l.raftCorrupt(srv, g.Name, err)
+		if sr.MetaErr != nil {
+			l.raftCorrupt(srv, g.Name, sr.MetaErr)
 			return
 		}
-		ws.metaSnap = as
+		ws.metaSnap = sr.MetaAssign
 	}
 }
 

@@ -4,76 +4,263 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 )
 
-// The small raft files of a group folder (peers.idx, tav.idx, commit.idx):
-// what dump prints as implausible is a finding here too, each naming the
-// file, the offset and the structure.
+// The small raft files of a group folder (peers.idx, tav.idx, commit.idx)
+// and its newest snapshot are read once, by readRaftGroup, into a
+// RaftRecord: what they hold as decoded, beside what the decoders could
+// not decode. Naming a store, the raft views and the rename by content all
+// take the same record. What decodes but is not what a server writes is
+// judged by store-corrupt (check_raft_files.go), never here.
 
-// raftFile reads one small raft file whole. A file that is not there is
-// not damage (a group may have none yet); any other read failure (a folder
-// in its place, an oversized file) is, at offset 0.
-func (l *loader) raftFile(srv *Server, group, file string, limit int64, s binfmt.Structure) ([]byte, bool) {
-	b, err := readSmall(l.b.FS, file, limit)
-	if err == nil {
-		return b, true
+// RaftRecord is one raft group folder of one store as read. It is not
+// changed once the raft step puts it in the model.
+type RaftRecord struct {
+	Server ServerID
+	Group  string
+	Kind   string
+	Dir    string
+	// Peers is peers.idx, nil when there is none or it does not decode.
+	Peers *PeersRecord
+	// TermVote is tav.idx, Commit commit.idx (v2.15 _meta_), nil likewise.
+	TermVote *TermVoteRecord
+	Commit   *CommitRecord
+	// Snapshot is the newest snapshot by name, nil when there is none or
+	// it does not decode at all.
+	Snapshot *SnapshotRecord
+	// What the WAL pass found that judging these files needs: the highest
+	// term of the snapshot and WAL entries, and whether entries past the
+	// snapshot change the peer set.
+	MaxTerm        uint64
+	PeersAfterSnap bool
+}
+
+// PeersRecord is a decoded peers.idx and what PeerState.Check finds in it.
+type PeersRecord struct {
+	File   string
+	State  *raftlog.PeerState
+	Issues []raftlog.PeerIssue
+}
+
+// TermVoteRecord is a decoded tav.idx of Size bytes.
+type TermVoteRecord struct {
+	File     string
+	Size     int
+	TermVote raftlog.TermVote
+}
+
+// CommitRecord is a decoded commit.idx of Size bytes.
+type CommitRecord struct {
+	File  string
+	Size  int
+	Index raftlog.CommitIndex
+}
+
+// SnapshotRecord is the newest snapshot of a group: the term and index its
+// name gives and those its header holds, its peer state and checksum.
+type SnapshotRecord struct {
+	File                string
+	NameTerm, NameIndex uint64
+	Term, Index         uint64
+	// Decoded: DecodeSnapshot returned no error (the header holds and the
+	// checksum verifies).
+	Decoded    bool
+	ChecksumOK bool
+	PeerState  *raftlog.PeerState
+	DataOffset int64
+	// A meta snapshot's bytes and the snapshot decoded from them, kept to
+	// locate damage against another server's copy, and what its payload
+	// decodes to (MetaErr when not).
+	Raw        []byte
+	Meta       *raftlog.Snapshot
+	MetaAssign []*raftlog.StreamAssignment
+	MetaErr    error
+}
+
+// files are the files the record was read from.
+func (r *RaftRecord) files() []string {
+	var out []string
+	if r.Peers != nil {
+		out = append(out, r.Peers.File)
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		var ce *binfmt.CorruptError
-		if !errors.As(err, &ce) {
-			err = &binfmt.CorruptError{File: file, Err: fmt.Errorf("%w: unreadable: %w", binfmt.ErrFormat, err)}
+	if r.TermVote != nil {
+		out = append(out, r.TermVote.File)
+	}
+	if r.Commit != nil {
+		out = append(out, r.Commit.File)
+	}
+	if r.Snapshot != nil {
+		out = append(out, r.Snapshot.File)
+	}
+	return out
+}
+
+// raftRead is one group folder as read: the record, and per file what its
+// reader or decoder could not read (stamped with the structure), which the
+// raft step records as store damage where it always has.
+type raftRead struct {
+	rec                         RaftRecord
+	peersErr, tavErr, commitErr error
+	snapErr                     error
+	snap                        *raftlog.Snapshot
+	snapFound                   bool
+}
+
+// readRaftFile reads one small raft file whole: found is false for a file
+// that is not there (a group may have none yet); any other read failure (a
+// folder in its place, an oversized file) is damage at offset 0.
+func readRaftFile(fsys fs.FS, file string, limit int64, s binfmt.Structure) (b []byte, found bool, err error) {
+	b, err = readSmall(fsys, file, limit)
+	switch {
+	case err == nil:
+		return b, true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	}
+	var ce *binfmt.CorruptError
+	if !errors.As(err, &ce) {
+		err = &binfmt.CorruptError{File: file, Err: fmt.Errorf("%w: unreadable: %w", binfmt.ErrFormat, err)}
+	}
+	return nil, true, binfmt.Stamp(err, s)
+}
+
+// readRaftGroup reads the small files and the newest snapshot of the raft
+// group folder dir, with the parsers' own limits.
+func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
+	r := &raftRead{rec: RaftRecord{Group: name, Kind: groupKind(name), Dir: dir}}
+	file := path.Join(dir, "peers.idx")
+	if b, found, err := readRaftFile(fsys, file, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); err != nil {
+		r.peersErr = err
+	} else if found {
+		if ps, err := raftlog.DecodePeerState(file, b); err != nil {
+			r.peersErr = err
+		} else {
+			r.rec.Peers = &PeersRecord{File: file, State: ps, Issues: ps.Check()}
 		}
-		l.raftCorrupt(srv, group, binfmt.Stamp(err, s))
 	}
-	return nil, false
+	r.readSnapshot(fsys, dir, name)
+	file = path.Join(dir, "tav.idx")
+	if b, found, err := readRaftFile(fsys, file, raftlog.MaxTavSize, natsfmt.StructTermVote); err != nil {
+		r.tavErr = err
+	} else if found {
+		if tv, err := raftlog.DecodeTermVote(file, b); err != nil {
+			r.tavErr = err
+		} else {
+			r.rec.TermVote = &TermVoteRecord{File: file, Size: len(b), TermVote: *tv}
+		}
+	}
+	file = path.Join(dir, "commit.idx")
+	if b, found, err := readRaftFile(fsys, file, raftlog.MaxCommitSize, natsfmt.StructCommitIdx); err != nil {
+		r.commitErr = err
+	} else if found {
+		if ci, err := raftlog.DecodeCommitIndex(file, name, b); err != nil {
+			r.commitErr = err
+		} else {
+			r.rec.Commit = &CommitRecord{File: file, Size: len(b), Index: *ci}
+		}
+	}
+	return r
 }
 
-// raftDamage records what decodes but is not what a server writes.
-func (l *loader) raftDamage(srv *Server, group, file string, off int64, s binfmt.Structure, format string, args ...any) {
-	l.raftCorrupt(srv, group, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, format, args...), s))
-}
-
-// peerIssues turns what PeerState.Check flags into findings. Ids outside
-// the alphabet are peer-id-corrupt's (with this file and offset); a cluster
-// size above the ids listed is normal for a bootstrapping _meta_ only: the
-// server keeps a stream or consumer group's size equal to its peers.
-func (l *loader) peerIssues(srv *Server, group, kind, file string, ps *raftlog.PeerState) {
-	for _, is := range ps.Check() {
-		if is.Kind == raftlog.IssueInvalidID {
+// readSnapshot reads the newest snapshot of a group by name (the one the
+// server picks).
+func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
+	entries, err := fs.ReadDir(fsys, path.Join(dir, "snapshots"))
+	if err != nil {
+		return
+	}
+	var best string
+	var bt, bi uint64
+	for _, e := range entries {
+		t, i, ok := raftlog.ParseSnapshotName(e.Name())
+		if !ok {
 			continue
 		}
-		l.raftDamage(srv, group, file, is.Offset, natsfmt.StructPeersIdx, "peer state: %s", is.Detail)
+		if best == "" || t > bt || t == bt && i > bi {
+			best, bt, bi = e.Name(), t, i
+		}
 	}
-	if kind != "meta" && int64(ps.ClusterSize) > int64(len(ps.Peers)) {
-		l.raftDamage(srv, group, file, 0, natsfmt.StructPeersIdx, "cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))
+	if best == "" {
+		return
 	}
+	file := path.Join(dir, "snapshots", best)
+	r.snapFound = true
+	b, _, err := readRaftFile(fsys, file, raftlog.MaxSnapshotSize, natsfmt.StructSnapshotHeader)
+	if err != nil {
+		r.snapErr = err
+		return
+	}
+	snap, err := raftlog.DecodeSnapshot(file, name, b)
+	if snap != nil && r.rec.Kind != "meta" {
+		// Only a meta snapshot's payload is used: the bytes of every other
+		// group's are not kept while the whole bundle is read.
+		lite := *snap
+		lite.Data, lite.PeerStateRaw = nil, nil
+		snap = &lite
+	}
+	r.snap, r.snapErr = snap, err
+	if snap == nil {
+		return
+	}
+	sr := &SnapshotRecord{File: file, NameTerm: bt, NameIndex: bi, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
+		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset}
+	if r.rec.Kind == "meta" {
+		sr.Raw, sr.Meta = b, snap
+		sr.MetaAssign, sr.MetaErr = raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)
+	}
+	r.rec.Snapshot = sr
 }
 
-// termVoteIssues flags a tav.idx the server would not have written: empty
-// (the server reads no term and no vote), bytes after the vote, or a term
-// no run of elections reaches past the group's entries. A term below one
-// the group's own snapshot or WAL entries carry is no damage: every version
-// (raft.go processAppendEntry, 2.10.22 to 2.15.3) takes a higher term from
-// an append entry it catches up on without writing tav.idx (`if isNew {
-// n.writeTermVote() }`), and a healthy v2.10.22 follower was seen holding
-// term 0 and a vote under a term-1 WAL; no fixture shows a server never
-// writing it, so the bundle cannot tell it from damage and says so in a
-// note.
-func (l *loader) termVoteIssues(srv *Server, group, file string, b []byte, tv *raftlog.TermVote, ws *walState) {
-	switch {
-	case len(b) == 0:
-		l.raftDamage(srv, group, file, 0, natsfmt.StructTermVote, "empty: the server reads no term and no vote from it")
-	case tv.Trailing > 0:
-		l.raftDamage(srv, group, file, int64(len(b)-tv.Trailing), natsfmt.StructTermVote, "%d bytes after the vote", tv.Trailing)
-	case tv.HasTerm && tv.Term < ws.maxTerm:
-		l.note("%s: %s holds term %d, below term %d of the group's own snapshot or WAL entries: a server writes that when it learns a term by catching up (raft.go processAppendEntry writes tav.idx for new entries only), so it cannot be told from damage; the server starts from the higher term of its entries", srv.Name, file, tv.Term, ws.maxTerm)
-	case tv.HasTerm && tv.Term > ws.maxTerm+maxTermJump && ws.maxTerm > 0:
-		l.raftDamage(srv, group, file, 0, natsfmt.StructTermVote, "term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, maxTermJump, ws.maxTerm)
+// raftReads returns the raft group folders of a store as read, reading
+// each once: naming the store by content (storePeerIDs) and the raft step
+// take the same.
+func (l *loader) raftReads(st bundle.Store) []*raftRead {
+	if st.SysAccount == "" {
+		return nil
 	}
+	if rs, ok := l.raftRecs[st.Dir]; ok {
+		return rs
+	}
+	var rs []*raftRead
+	for _, g := range st.Groups {
+		rs = append(rs, readRaftGroup(l.b.FS, path.Join(st.Dir, st.SysAccount, "_js_", g), g))
+	}
+	if l.raftRecs == nil {
+		l.raftRecs = map[string][]*raftRead{}
+	}
+	l.raftRecs[st.Dir] = rs
+	return rs
+}
+
+// raftReadOf is the group folder name of st as read.
+func (l *loader) raftReadOf(st bundle.Store, name string) *raftRead {
+	for _, r := range l.raftReads(st) {
+		if r.rec.Group == name {
+			return r
+		}
+	}
+	return readRaftGroup(l.b.FS, path.Join(st.Dir, st.SysAccount, "_js_", name), name)
+}
+
+// peerIssueInvalidID is the peer state issue peer-id-corrupt reports, not
+// store-corrupt.
+const peerIssueInvalidID = raftlog.IssueInvalidID
+
+// structure is the structure a corruption names (binfmt's).
+type structure = binfmt.Structure
+
+// raftFileCorruption is damage to the structure s of a raft group's file at
+// off, worded as the parsers word a format error.
+func raftFileCorruption(server ServerID, group, file string, off int64, s structure, msg string) Corruption {
+	c := corruptionFrom(server, "", "", "", binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, "%s", msg), s))
+	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
+	return c
 }
 
 // maxTermJump bounds how far a term can run ahead of the group's entries:
@@ -81,19 +268,8 @@ func (l *loader) termVoteIssues(srv *Server, group, file string, b []byte, tv *r
 // reaches some millions.
 const maxTermJump = 1 << 24
 
-// commitIndex reads a group's commit.idx (v2.15.2 _meta_): a checksum
-// that fails or bytes after it are damage (the server then ignores the
-// file and starts from its WAL).
-func (l *loader) commitIndex(srv *Server, group, file string) {
-	b, ok := l.raftFile(srv, group, file, 1<<10, natsfmt.StructCommitIdx)
-	if !ok {
-		return
-	}
-	ci, err := raftlog.DecodeCommitIndex(file, group, b)
-	switch {
-	case err != nil:
-		l.raftCorrupt(srv, group, err)
-	case ci.Trailing > 0:
-		l.raftDamage(srv, group, file, int64(len(b)-ci.Trailing), natsfmt.StructCommitIdx, "%d bytes after the checksum", ci.Trailing)
-	}
+// raftDamage records what a WAL record decodes to but a server does not
+// write (the WAL reader's; the small files' are judged by store-corrupt).
+func (l *loader) raftDamage(srv *Server, group, file string, off int64, s binfmt.Structure, format string, args ...any) {
+	l.raftCorrupt(srv, group, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, format, args...), s))
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
-	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -34,28 +33,20 @@ func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
 // peers.idx files (the store's server is among them), and the ids common to
 // every stream and consumer group the store holds: a server has a group
 // folder only where it is a member, so that intersection is, with a few
-// groups, the server itself.
+// groups, the server itself. The files are those the raft step reads
+// (raftReads), read once.
 func (l *loader) storePeerIDs(st bundle.Store) (all, self map[string]bool) {
 	all = map[string]bool{}
-	if st.SysAccount == "" {
-		return all, nil
-	}
-	for _, g := range st.Groups {
-		p := path.Join(st.Dir, st.SysAccount, "_js_", g, "peers.idx")
-		b, err := readSmall(l.b.FS, p, raftlog.MaxPeersIdxSize)
-		if err != nil {
-			continue
-		}
-		ps, err := raftlog.DecodePeerState(p, b)
-		if err != nil {
+	for _, r := range l.raftReads(st) {
+		if r.rec.Peers == nil {
 			continue
 		}
 		set := map[string]bool{}
-		for _, id := range ps.Peers {
+		for _, id := range r.rec.Peers.State.Peers {
 			all[id] = true
 			set[id] = true
 		}
-		if g == "_meta_" {
+		if r.rec.Kind == "meta" {
 			continue
 		}
 		if self == nil {

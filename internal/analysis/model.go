@@ -27,6 +27,13 @@ type Model struct {
 	// the archive (load_archive.go): what their files are compared with is
 	// not all the server wrote.
 	TornFolders map[string]bool
+	// RaftRecords are the raft group folders of every store, as read
+	// (load_raftfiles.go); store-corrupt judges them.
+	RaftRecords []*RaftRecord
+	// NotAsWritten are files the archive did not deliver as the server
+	// wrote them (not intact, or beside one torn in the same folder): what
+	// they hold is no store damage.
+	NotAsWritten map[string]bool
 
 	// IDs maps every peer id that a server name found anywhere in the bundle
 	// hashes to, to that name.
@@ -362,6 +369,10 @@ type Corruption struct {
 	// RebuildCut is what a rebuild of the block drops from this, its first
 	// bad record, on (nil when it is not the first or nothing goes).
 	RebuildCut *RebuildCut
+	// Unproven: a rule of what the server never writes that no fixture
+	// proves for the server's release line (check_raft_files.go): info,
+	// the finding says it cannot tell.
+	Unproven bool
 }
 
 // RebuildCut is where a rebuild truncates a block with a bad record, and

@@ -1,0 +1,259 @@
+package analysis
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+)
+
+// store-corrupt's judgement of the raft group records (RaftRecord): what
+// peers.idx, tav.idx, commit.idx and the newest snapshot decode to but a
+// server does not write, each naming the file, the offset and the
+// structure, as dump prints it; and where a meta snapshot that fails its
+// checksum is damaged. The loader only reads them.
+
+// Rules of what nats-server never writes into a raft group's small files.
+const (
+	rulePeerState   = "peer state"         // PeerState.Check: duplicate ids, size 0 or below the ids, no or a bad trailer, trailing bytes
+	ruleClusterSize = "group cluster size" // a stream or consumer group's size above its peers
+	ruleTavEmpty    = "empty tav.idx"
+	ruleTavTrailing = "bytes after the vote"
+	ruleTermJump    = "term far above the entries"
+	ruleCommitTrail = "bytes after the commit checksum"
+	ruleSnapName    = "snapshot named for another term or index"
+)
+
+// neverWritten names, per rule and per 2.x release line, the committed
+// fixtures whose raft files real servers of that line wrote and in which
+// every file of the kind keeps the rule (TestNeverWrittenProven holds each
+// to it). A server of a release line no fixture covers gets an info finding
+// saying the file cannot be told from what that line writes, never damage.
+// An unknown version is judged as damage: no line read writes it.
+var neverWritten = map[string]map[int][]string{
+	rulePeerState: {
+		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
+		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
+		14: {"metasnap-v2.14.10"},
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+	ruleClusterSize: {
+		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
+		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
+		14: {"metasnap-v2.14.10"},
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+	ruleTavEmpty: {
+		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
+		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
+		14: {"metasnap-v2.14.10"},
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+	ruleTavTrailing: {
+		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
+		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
+		14: {"metasnap-v2.14.10"},
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+	ruleTermJump: {
+		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
+		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
+		14: {"metasnap-v2.14.10"},
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+	// commit.idx is written by 2.15 only (raft.go openCommitFile).
+	ruleCommitTrail: {
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+	ruleSnapName: {
+		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
+		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
+		14: {"metasnap-v2.14.10"},
+		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
+	},
+}
+
+// unproven says, for a server running version, why rule cannot be held
+// against its files ("" when it can): its release line has no fixture.
+func unproven(rule, version string) string {
+	ma, mi, _, ok := parseVersion(version)
+	if !ok {
+		return ""
+	}
+	if ma == 2 && len(neverWritten[rule][mi]) > 0 {
+		return ""
+	}
+	var lines []string
+	for _, l := range []int{10, 11, 12, 13, 14, 15, 16} {
+		if len(neverWritten[rule][l]) > 0 {
+			lines = append(lines, fmt.Sprintf("2.%d", l))
+		}
+	}
+	return fmt.Sprintf("no real-server fixture of the %d.%d release line shows what it writes here (only %s are proven), so this cannot be told from damage on %s", ma, mi, strings.Join(lines, ", "), version)
+}
+
+// raftVerdict is one rule broken by a file of a raft group record, as the
+// corruption store-corrupt reports.
+type raftVerdict struct {
+	rule string
+	c    Corruption
+}
+
+// recordVerdicts are the rules r's files break, in the order the files
+// are read.
+func recordVerdicts(r *RaftRecord) []raftVerdict {
+	var out []raftVerdict
+	add := func(rule, file string, off int64, s structure, format string, args ...any) {
+		out = append(out, raftVerdict{rule, raftFileCorruption(r.Server, r.Group, file, off, s, fmt.Sprintf(format, args...))})
+	}
+	if p := r.Peers; p != nil {
+		// Ids outside the alphabet are peer-id-corrupt's (with this file
+		// and offset); a cluster size above the ids listed is normal for a
+		// bootstrapping _meta_ only: the server keeps a stream or consumer
+		// group's size equal to its peers.
+		for _, is := range p.Issues {
+			if is.Kind == peerIssueInvalidID {
+				continue
+			}
+			add(rulePeerState, p.File, is.Offset, natsfmt.StructPeersIdx, "peer state: %s", is.Detail)
+		}
+		if ps := p.State; r.Kind != "meta" && int64(ps.ClusterSize) > int64(len(ps.Peers)) {
+			add(ruleClusterSize, p.File, 0, natsfmt.StructPeersIdx, "cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))
+		}
+	}
+	if s := r.Snapshot; s != nil && s.Decoded && (s.Term != s.NameTerm || s.Index != s.NameIndex) {
+		// The server picks its snapshot by name; one whose header says
+		// otherwise was renamed or overwritten, and is not what its name
+		// promises (snap.3.13 holding index 12 is not the newest).
+		add(ruleSnapName, s.File, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", s.NameTerm, s.NameIndex, s.Term, s.Index)
+	}
+	if t := r.TermVote; t != nil {
+		// A term below one the group's own snapshot or WAL entries carry is
+		// no damage (tavBelowEntries); one no run of elections reaches past
+		// them is.
+		tv := t.TermVote
+		switch {
+		case t.Size == 0:
+			add(ruleTavEmpty, t.File, 0, natsfmt.StructTermVote, "empty: the server reads no term and no vote from it")
+		case tv.Trailing > 0:
+			add(ruleTavTrailing, t.File, int64(t.Size-tv.Trailing), natsfmt.StructTermVote, "%d bytes after the vote", tv.Trailing)
+		case tv.HasTerm && tv.Term > r.MaxTerm+maxTermJump && r.MaxTerm > 0:
+			add(ruleTermJump, t.File, 0, natsfmt.StructTermVote, "term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, maxTermJump, r.MaxTerm)
+		}
+	}
+	// A commit.idx whose checksum fails is the decoder's error; bytes after
+	// it make the server ignore the file too and start from its WAL.
+	if c := r.Commit; c != nil && c.Index.Trailing > 0 {
+		add(ruleCommitTrail, c.File, int64(c.Size-c.Index.Trailing), natsfmt.StructCommitIdx, "%d bytes after the checksum", c.Index.Trailing)
+	}
+	return out
+}
+
+// tavBelowEntries says, for a tav.idx holding a term below one the group's
+// own snapshot or WAL entries carry, why that is not judged: every version
+// (raft.go processAppendEntry, 2.10.22 to 2.15.3) takes a higher term from
+// an append entry it catches up on without writing tav.idx (`if isNew {
+// n.writeTermVote() }`), and a healthy v2.10.22 follower was seen holding
+// term 0 and a vote under a term-1 WAL; no fixture shows a server never
+// writing it, so the bundle cannot tell it from damage.
+func tavBelowEntries(m *Model, r *RaftRecord) string {
+	t := r.TermVote
+	if t == nil || t.Size == 0 || t.TermVote.Trailing > 0 || !t.TermVote.HasTerm || t.TermVote.Term >= r.MaxTerm {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s holds term %d, below term %d of the group's own snapshot or WAL entries: a server writes that when it learns a term by catching up (raft.go processAppendEntry writes tav.idx for new entries only), so it cannot be told from damage; the server starts from the higher term of its entries", m.Name(r.Server), t.File, t.TermVote.Term, r.MaxTerm)
+}
+
+// raftFileDamage is store-corrupt's damage from the raft group records:
+// every rule a file breaks, as a corruption of its structure; on a release
+// line no fixture proves the rule for, an info finding that cannot tell.
+// A file the archive did not deliver as written is not judged (said as a
+// part skipped); neither is a term below the group's entries.
+func raftFileDamage(p *Pass) []Corruption {
+	m := p.Model
+	var out []Corruption
+	for _, r := range m.RaftRecords {
+		if why := tavBelowEntries(m, r); why != "" {
+			p.Skipf("%s", why)
+		}
+		version := serverVersion(m, r.Server)
+		for _, v := range recordVerdicts(r) {
+			c := v.c
+			if m.NotAsWritten[c.File] {
+				p.Skipf("%s: %s is not in the bundle as the server wrote it (the archive did not deliver it or its folder intact), so it is not judged", m.Name(r.Server), c.File)
+				continue
+			}
+			if why := unproven(v.rule, version); why != "" {
+				c.Message += ": " + why
+				c.Unproven = true
+			}
+			if c.Structure == natsfmt.StructPeersIdx {
+				c.SnapshotPeers = snapshotPeersFile(r)
+			}
+			out = append(out, c)
+		}
+	}
+	return append(out, metaSnapshotDamage(m)...)
+}
+
+// snapshotPeersFile is the group's newest snapshot when the server can
+// start from its peer state (checksum holds, peers listed, no WAL entry
+// past it changing them), else "".
+func snapshotPeersFile(r *RaftRecord) string {
+	s := r.Snapshot
+	if s == nil || !s.Decoded || !s.ChecksumOK || s.PeerState == nil || len(s.PeerState.Peers) == 0 || r.PeersAfterSnap {
+		return ""
+	}
+	return s.File
+}
+
+// metaSnapshotDamage turns each corrupt meta snapshot into a store
+// corruption naming where the damage is and what the server's version does
+// with it on its next start.
+func metaSnapshotDamage(m *Model) []Corruption {
+	var snaps []metaSnapFile
+	var recs []*SnapshotRecord
+	var damaged int
+	for _, r := range m.RaftRecords {
+		s := r.Snapshot
+		if r.Kind != "meta" || s == nil || s.Meta == nil {
+			continue
+		}
+		srv := m.serverOf(r.Server)
+		if srv == nil {
+			srv = &Server{ID: r.Server, Name: string(r.Server)}
+		}
+		snaps = append(snaps, metaSnapFile{srv: srv, file: s.File, b: s.Raw, snap: s.Meta})
+		recs = append(recs, s)
+		if !s.ChecksumOK {
+			damaged++
+		}
+	}
+	var out []Corruption
+	for i, s := range snaps {
+		if s.snap.ChecksumOK || m.NotAsWritten[s.file] {
+			continue
+		}
+		c := Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
+		where, off := locateSnapshotDamage(s, snaps)
+		c.Offset = off
+		switch hoff := int64(len(s.b) - 8); {
+		case off >= hoff:
+			c.Structure = natsfmt.StructSnapshotTrailer
+		case off < s.snap.DataOffset:
+			c.Structure = natsfmt.StructSnapshotHeader
+		default:
+			c.Structure = natsfmt.StructSnapshotData
+		}
+		c.Message = fmt.Sprintf("raft group _meta_: snapshot %s (term %d, index %d) fails its checksum: %s", path.Base(s.file), s.snap.Term, s.snap.Index, where)
+		if rec := recs[i]; rec.MetaErr != nil {
+			c.Evidence = append(c.Evidence, "its payload does not decode either: "+rec.MetaErr.Error())
+		} else {
+			c.Evidence = append(c.Evidence, fmt.Sprintf("its payload still decodes (%d stream assignments) but the server does not apply a snapshot that fails its checksum, so they are not counted as its state", len(rec.MetaAssign)))
+		}
+		c.Evidence = append(c.Evidence, metaSnapNextStart(s.srv, damaged, len(snaps))...)
+		out = append(out, c)
+	}
+	return out
+}
