@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 )
@@ -28,6 +29,19 @@ type Sniffed struct {
 	ServerIDs []string
 	// Manifest is the decoded index when Kind is KindAuditManifest.
 	Manifest AuditIndex
+	// Captures and Err are the answers decoded while sniffing, so that
+	// the file need not be read and decoded again: what Decode gives for
+	// the same bytes, but that an audit archive's entry is decoded as
+	// ReadAudit decodes it. Hint is the kind an empty or failed answer was
+	// taken for (the entry's artifact type, else from the file's name, as
+	// Decode takes it); AnyHint says no answer depended on it (Hint is ""
+	// and every value decoded to a known kind by its content), so the
+	// answers are also those of a reader that knows the kind otherwise
+	// (an audit manifest's tag).
+	Captures []Capture
+	Err      error
+	Hint     string
+	AnyHint  bool
 }
 
 // Sniff says whether data, the whole content of file, is a monitoring capture
@@ -36,7 +50,8 @@ type Sniffed struct {
 // answer of a known kind from it (a torn last JSON line included); file is
 // used as Decode uses it, to place an empty answer.
 func Sniff(file string, data []byte) (Sniffed, bool) {
-	s := decodeAll(file, kindHint(file), bytes.NewReader(data), MaxFileBytes)
+	hint := sniffHint(file)
+	s := decodeAll(file, hint, bytes.NewReader(data), MaxFileBytes)
 	var out Sniffed
 	servers, ids := map[string]bool{}, map[string]bool{}
 	for _, c := range s.caps {
@@ -69,7 +84,24 @@ func Sniff(file string, data []byte) (Sniffed, bool) {
 		out.Shape = "object"
 	}
 	out.Servers, out.ServerIDs = sortedSet(servers), sortedSet(ids)
+	if out.Kind != KindAuditManifest {
+		out.Captures, out.Err = s.result()
+		out.Hint = hint
+		out.AnyHint = hint == "" && s.objects == len(s.caps) && !slices.ContainsFunc(s.caps, func(c Capture) bool { return c.Kind == KindUnknown })
+	}
 	return out, true
+}
+
+// sniffHint is the kind Sniff takes an empty or failed answer for: the
+// artifact type of an audit archive's entry (capture/…/<type>/0001.json,
+// the folder jsm.go names for the type the manifest tags it with), so that
+// its answers are what ReadAudit decodes from it; else Decode's, by name.
+func sniffHint(file string) string {
+	f := strings.ReplaceAll(file, "\\", "/")
+	if k, ok := auditKinds[path.Base(path.Dir(f))]; ok && (strings.HasPrefix(f, "capture/") || strings.Contains(f, "/capture/")) {
+		return k
+	}
+	return kindHint(file)
 }
 
 func sortedSet(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
