@@ -3,7 +3,6 @@ package capture
 import (
 	"bytes"
 	"maps"
-	"path"
 	"slices"
 	"strings"
 )
@@ -29,15 +28,13 @@ type Sniffed struct {
 	ServerIDs []string
 	// Manifest is the decoded index when Kind is KindAuditManifest.
 	Manifest AuditIndex
-	// Captures and Err are the answers decoded while sniffing, so that
-	// the file need not be read and decoded again: what Decode gives for
-	// the same bytes, but that an audit archive's entry is decoded as
-	// ReadAudit decodes it. Hint is the kind an empty or failed answer was
-	// taken for (the entry's artifact type, else from the file's name, as
-	// Decode takes it); AnyHint says no answer depended on it (Hint is ""
-	// and every value decoded to a known kind by its content), so the
-	// answers are also those of a reader that knows the kind otherwise
-	// (an audit manifest's tag).
+	// Captures and Err are what Decode gives for the same bytes: the
+	// answers decoded while sniffing, so that the file need not be read
+	// and decoded again. Hint is the kind an empty or failed answer was
+	// taken for (from the file's name), as Decode takes it; AnyHint says
+	// no answer depended on it (Hint is "" and every value decoded to a
+	// known kind by its content), so the answers are also those of a
+	// reader that knows the kind otherwise (an audit manifest's tag).
 	Captures []Capture
 	Err      error
 	Hint     string
@@ -50,7 +47,7 @@ type Sniffed struct {
 // answer of a known kind from it (a torn last JSON line included); file is
 // used as Decode uses it, to place an empty answer.
 func Sniff(file string, data []byte) (Sniffed, bool) {
-	hint := sniffHint(file)
+	hint := kindHint(file)
 	s := decodeAll(file, hint, bytes.NewReader(data), MaxFileBytes)
 	var out Sniffed
 	servers, ids := map[string]bool{}, map[string]bool{}
@@ -90,18 +87,6 @@ func Sniff(file string, data []byte) (Sniffed, bool) {
 		out.AnyHint = hint == "" && s.objects == len(s.caps) && !slices.ContainsFunc(s.caps, func(c Capture) bool { return c.Kind == KindUnknown })
 	}
 	return out, true
-}
-
-// sniffHint is the kind Sniff takes an empty or failed answer for: the
-// artifact type of an audit archive's entry (capture/…/<type>/0001.json,
-// the folder jsm.go names for the type the manifest tags it with), so that
-// its answers are what ReadAudit decodes from it; else Decode's, by name.
-func sniffHint(file string) string {
-	f := strings.ReplaceAll(file, "\\", "/")
-	if k, ok := auditKinds[path.Base(path.Dir(f))]; ok && (strings.HasPrefix(f, "capture/") || strings.Contains(f, "/capture/")) {
-		return k
-	}
-	return kindHint(file)
 }
 
 func sortedSet(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

@@ -41,6 +41,11 @@ var readAgain = map[string]string{
 	"meta.inf": "salvage.go walMessages after a filtered purge; storecrypt.FS opening meta.sum",
 	"meta.sum": "salvage.go walMessages after a filtered purge",
 	"index.db": "salvage.go walMessages after a filtered purge",
+	// An audit archive's entry the sniff takes for no capture (an empty
+	// /raftz answer, {} by content alone) is read again by
+	// capture.AuditOf (load_capture.go), which knows it by the manifest's
+	// tag. Every entry the sniff took for a capture is read once.
+	"0001.json": "audit entries the sniff takes for no capture, read by capture.AuditOf",
 }
 
 // readHeadFirst says why a server log or ack log is opened twice: the
