@@ -165,6 +165,29 @@ func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 		a.Problems = append(a.Problems, err)
 	}
 
+	readAuditEntries(a, fsys, dir, manifest, &budget, nil)
+	return a, nil
+}
+
+// Decoded gives the answers of an audit archive's entry that were decoded
+// already (by Sniff over the same bytes, with kind as its hint); ok false
+// sends AuditOf to read the entry itself.
+type Decoded func(file, kind string) (caps []Capture, err error, ok bool)
+
+// AuditOf is ReadAudit over a manifest already decoded (Sniff,
+// DecodeAuditManifest) of the archive under dir: each entry's answers come
+// from decoded where it has them, and only the others are read from fsys.
+// The metadata file is not read (Metadata is nil).
+func AuditOf(fsys fs.FS, dir string, manifest AuditIndex, decoded Decoded) *Audit {
+	a := &Audit{}
+	budget := MaxAuditTotalBytes
+	readAuditEntries(a, fsys, dir, manifest, &budget, decoded)
+	return a
+}
+
+// readAuditEntries files the manifest's entries of the kinds read here
+// under their servers, each decoded from fsys unless decoded has it.
+func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, budget *int64, decoded Decoded) {
 	paths := make([]string, 0, len(manifest))
 	for p := range manifest {
 		paths = append(paths, p)
@@ -182,11 +205,17 @@ func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 			continue
 		}
 		file := path.Join(dir, p)
-		if budget <= 0 {
+		caps, err, ok := []Capture(nil), error(nil), false
+		if decoded != nil {
+			caps, err, ok = decoded(file, kind)
+		}
+		if !ok && *budget <= 0 {
 			a.Problems = append(a.Problems, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "archive decompresses to more than %d bytes; rest not read", MaxAuditTotalBytes))
 			break
 		}
-		caps, err := decodeEntry(fsys, file, kind, &budget)
+		if !ok {
+			caps, err = decodeEntry(fsys, file, kind, budget)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			a.Problems = append(a.Problems, binfmt.Errorf(file, 0, binfmt.ErrTruncated, "listed in the manifest but not in the archive"))
 			continue
@@ -223,7 +252,6 @@ func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 		}
 		return a.Servers[i].Name < a.Servers[j].Name
 	})
-	return a, nil
 }
 
 // Raftz merges the server's /raftz captures (the archive holds one per

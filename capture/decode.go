@@ -94,6 +94,8 @@ type decodeState struct {
 	// an array: the file's shape, for Sniff.
 	values int
 	array  bool
+	// objects counts the JSON objects taken for answers (decodeValue).
+	objects int
 }
 
 func (s *decodeState) fail(err error) bool {
@@ -240,6 +242,7 @@ func (s *decodeState) value(raw json.RawMessage, start int64) bool {
 	}
 	switch raw[0] {
 	case '{':
+		s.objects++
 		c, ok, err := decodeValue(s.file, s.hint, raw, start, line)
 		if ok {
 			s.caps = append(s.caps, c)
@@ -262,6 +265,7 @@ func (s *decodeState) value(raw json.RawMessage, start int64) bool {
 			if len(el) == 0 || el[0] != '{' {
 				continue
 			}
+			s.objects++
 			c, ok, err := decodeValue(s.file, s.hint, el, elStart, s.lr.lineAt(elStart))
 			if ok {
 				s.caps = append(s.caps, c)

@@ -28,6 +28,17 @@ type Sniffed struct {
 	ServerIDs []string
 	// Manifest is the decoded index when Kind is KindAuditManifest.
 	Manifest AuditIndex
+	// Captures and Err are what Decode gives for the same bytes: the
+	// answers decoded while sniffing, so that the file need not be read
+	// and decoded again. Hint is the kind an empty or failed answer was
+	// taken for (from the file's name), as Decode takes it; AnyHint says
+	// no answer depended on it (Hint is "" and every value decoded to a
+	// known kind by its content), so the answers are also those of a
+	// reader that knows the kind otherwise (an audit manifest's tag).
+	Captures []Capture
+	Err      error
+	Hint     string
+	AnyHint  bool
 }
 
 // Sniff says whether data, the whole content of file, is a monitoring capture
@@ -36,7 +47,8 @@ type Sniffed struct {
 // answer of a known kind from it (a torn last JSON line included); file is
 // used as Decode uses it, to place an empty answer.
 func Sniff(file string, data []byte) (Sniffed, bool) {
-	s := decodeAll(file, kindHint(file), bytes.NewReader(data), MaxFileBytes)
+	hint := kindHint(file)
+	s := decodeAll(file, hint, bytes.NewReader(data), MaxFileBytes)
 	var out Sniffed
 	servers, ids := map[string]bool{}, map[string]bool{}
 	for _, c := range s.caps {
@@ -69,6 +81,11 @@ func Sniff(file string, data []byte) (Sniffed, bool) {
 		out.Shape = "object"
 	}
 	out.Servers, out.ServerIDs = sortedSet(servers), sortedSet(ids)
+	if out.Kind != KindAuditManifest {
+		out.Captures, out.Err = s.result()
+		out.Hint = hint
+		out.AnyHint = hint == "" && s.objects == len(s.caps) && !slices.ContainsFunc(s.caps, func(c Capture) bool { return c.Kind == KindUnknown })
+	}
 	return out, true
 }
 

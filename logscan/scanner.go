@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -632,6 +633,29 @@ func (ev *Event) set(name, v string) {
 	default:
 		ev.setField(name, v)
 	}
+}
+
+// Count reads the field name (Fields) as a count the way nats-server prints
+// it, with comma() (server/util.go) grouping thousands: "1,234,567". ok is
+// false when the event has no such field or it is not a count.
+func (ev *Event) Count(name string) (n uint64, ok bool) {
+	v, has := ev.Fields[name]
+	if !has || v == "" {
+		return 0, false
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			if n > (math.MaxUint64-uint64(c-'0'))/10 {
+				return 0, false
+			}
+			n = n*10 + uint64(c-'0')
+		case c == ',' && i > 0 && i < len(v)-1:
+		default:
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 func (ev *Event) setField(name, v string) {

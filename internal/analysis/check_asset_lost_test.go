@@ -20,11 +20,12 @@ func TestAssetLostModel(t *testing.T) {
 		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
 	}
 	m.Servers = append(m.Servers, &Server{Name: "c", PeerID: natsfmt.PeerID("c"), Alive: true, Sources: map[string]bool{"log": true}})
-	restored := func(srv, stream string, n, line int) TimelineEvent {
-		return TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: ServerID(srv), Kind: "restored-stream", Account: "APP", Stream: stream,
-			Text: fmt.Sprintf("  Restored %d messages for stream 'APP > %s' in 1ms", n, stream), File: srv + ".log", Line: line}
+	restored := func(srv, stream string, n, line int) LogStream {
+		c := uint64(n)
+		return LogStream{TimelineEvent: TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: ServerID(srv), Kind: "restored-stream", Account: "APP", Stream: stream,
+			Text: fmt.Sprintf("  Restored %d messages for stream 'APP > %s' in 1ms", n, stream), File: srv + ".log", Line: line}, Restored: &c}
 	}
-	m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{
+	m.LogStreams = map[ServerID]map[AssetKey]LogStream{
 		"a": {{"APP", "GONE"}: restored("a", "GONE", 7, 10), {"APP", "DELETED"}: restored("a", "DELETED", 3, 11)},
 		"b": {{"APP", "KEPT"}: restored("b", "KEPT", 5, 12)},
 		"c": {{"APP", "ELSEWHERE"}: restored("c", "ELSEWHERE", 2, 13)},

@@ -14,15 +14,16 @@ var checkMetaSplit = Check{
 	Severity:    report.Critical,
 	Description: "servers disagree on the meta group, or two meta groups were founded apart and met",
 	Skip: func(p *Pass) string {
-		if len(p.Facts.MetaSidesAll) == 0 && len(p.Model.MetaFoundings) == 0 {
+		if len(p.Facts.MetaSidesAll()) == 0 && len(p.Model.MetaFoundings) == 0 {
 			return "no server's view of the meta group and no meta group founding is in the bundle"
 		}
 		return ""
 	},
+	Requires: []Fact{FactMetaSides, FactFoundingSplits, FactLostAssets},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
-		sides := p.Facts.MetaSides
+		sides := p.Facts.MetaSides()
 		if len(sides) > 1 {
 			f := report.Finding{Group: "_meta_"}
 			var desc []string
@@ -36,7 +37,7 @@ var checkMetaSplit = Check{
 			metaSplitRemedy(m, sides).apply(&f)
 			out = append(out, f)
 		}
-		for _, pair := range p.Facts.FoundingSplits {
+		for _, pair := range p.Facts.FoundingSplits() {
 			a, b := pair[0], pair[1]
 			f := report.Finding{Group: "_meta_"}
 			founded := fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s", foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader)
@@ -134,7 +135,7 @@ func metaSplitRemedy(m *Model, sides []*metaSide) prescription {
 // one side held: what a merge of meta groups dropped.
 func vanishedStreams(m *Model, f *Facts, side []MetaFounding) []string {
 	var out []string
-	for _, a := range f.LostAssets {
+	for _, a := range f.LostAssets() {
 		for _, x := range side {
 			if slices.Contains(a.Holders, m.Name(x.Server)) {
 				out = append(out, fmt.Sprintf("stream %s > %s, held on this side (%s), is in no store of the bundle now: dropped when the groups met (asset-lost)", a.Account, a.Stream, strings.Join(a.Holders, ",")))

@@ -21,6 +21,7 @@ var checkOrphanRisk = Check{
 		}
 		return "no stream copy is stored in the bundle"
 	},
+	Requires: []Fact{FactSplitWinner},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
@@ -47,7 +48,7 @@ var checkOrphanRisk = Check{
 		}
 		// Where two meta lineages meet, the higher term's state replaces the
 		// other on every server: judge each copy against the winner too.
-		if win := p.Facts.SplitWinner; win != nil {
+		if win := p.Facts.SplitWinner(); win != nil {
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
 					srv := m.serverOf(c.Server)

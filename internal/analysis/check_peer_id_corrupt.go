@@ -30,7 +30,7 @@ func noGroupViews(p *Pass) string {
 
 // nearestKnown returns the known id closest to id, its server and distance.
 func nearestKnown(p *Pass, id string) (peer, server string, bits int, ok bool) {
-	peer, bits, ok = natsfmt.NearestPeer(id, p.Facts.KnownIDs)
+	peer, bits, ok = natsfmt.NearestPeer(id, p.Facts.KnownIDs())
 	if ok {
 		server = p.Model.IDs[peer]
 	}
@@ -43,10 +43,11 @@ var checkPeerIDCorrupt = Check{
 	Description: "a raft peer set holds an id no server can have, or a few bit flips from a known server's id",
 	Settings:    []Setting{nearBitsSetting},
 	Skip:        noGroupViews,
+	Requires:    []Fact{FactKnownIDs, FactUnknownPeers},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
-		for _, s := range p.Facts.UnknownPeers {
+		for _, s := range p.Facts.UnknownPeers() {
 			near, srv, bits, ok := nearestKnown(p, s.peer)
 			valid := natsfmt.ValidPeerID(s.peer)
 			if valid && (!ok || bits > maxNearBits(p)) {

@@ -5,140 +5,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// departedPeers are the peers that the servers answering the captures
-// still count in their groups, that no view saw recently (/raftz last_seen
-// older than recentlySeen, or never), and that nothing shows running:
-// valid ids of servers known by name that answered no capture themselves,
-// whose own log does not run on to the capture, and no renamed server's
-// old id. A leader's view that misses a peer is enough; any other view is
-// only when the peer's own log ends in a stop before that capture.
-//
-// Only a leader's view tells of every peer: nats-server stamps a peer's
-// last_seen when it answers the leader's append entries (raft.go trackPeer
-// from processAppendEntryResponse), on a follower only the leader's
-// (processAppendEntry), and updateLeader clears every other peer's stamp
-// on a follower; a candidate stamps only the peers that grant its vote. A
-// follower's view is silent on the other followers.
-// A departed server may still have its store and log in the bundle (a
-// StatefulSet keeps its volumes); what matters is that it is not running.
-func departedPeers(m *Model) map[string]bool {
-	former := formerIDs(m)
-	heard := map[string]bool{}
-	type miss struct {
-		at     *time.Time // the earliest capture that missed it
-		leader bool       // a leader's view missed it
-	}
-	missed := map[string]*miss{}
-	for _, g := range m.Groups {
-		for _, v := range g.Views {
-			if v.Source != "raftz" {
-				continue
-			}
-			for _, p := range v.Alive {
-				heard[p] = true
-			}
-			self := ""
-			if s := m.serverOf(v.Server); s != nil {
-				self = s.PeerID
-			}
-			leader := self != "" && v.Leader == self
-			at := v.Time
-			if at == nil {
-				at = capturedAt(m, v.Server)
-			}
-			for _, p := range v.Peers {
-				if p == self || slices.Contains(v.Alive, p) {
-					continue
-				}
-				ms := missed[p]
-				if ms == nil {
-					ms = &miss{at: at}
-					missed[p] = ms
-				} else if ms.at != nil && (at == nil || at.Before(*ms.at)) {
-					ms.at = at
-				}
-				ms.leader = ms.leader || leader || v.Leader == p
-			}
-		}
-	}
-	out := map[string]bool{}
-	for p, ms := range missed {
-		if heard[p] || !natsfmt.ValidPeerID(p) {
-			continue
-		}
-		if _, renamed := former[p]; renamed {
-			continue
-		}
-		if _, known := m.IDs[p]; !known {
-			continue // peer-unknown's business
-		}
-		s := m.serverByID(p)
-		if s != nil && answeredCapture(s) {
-			continue
-		}
-		running, stopped := logEnd(m, s, ms.at)
-		if running || !ms.leader && !stopped {
-			continue
-		}
-		out[p] = true
-	}
-	return out
-}
-
-// capturedAt is when srv answered the captures, from the dated ones
-// (/varz and /jsz carry "now"; /raftz does not), nil when none is dated.
-func capturedAt(m *Model, srv ServerID) *time.Time {
-	for _, e := range m.Timeline {
-		if e.Server == srv && captureSources[e.Source] && !e.Time.IsZero() {
-			t := e.Time
-			return &t
-		}
-	}
-	return nil
-}
-
-// captureSources are the timeline sources that are monitoring captures.
-var captureSources = map[string]bool{"varz": true, "jsz": true, "healthz": true, "raftz": true}
-
-// logEnd reads s's own log against the capture that missed it (at):
-// running when it has a line from within recentlySeen before at or later
-// (a leader would have heard it), or, with no date on the capture, when it
-// does not end in a stop; stopped when it ends in a stop before that.
-func logEnd(m *Model, s *Server, at *time.Time) (running, stopped bool) {
-	if s == nil {
-		return false, false
-	}
-	for i := len(m.Timeline) - 1; i >= 0; i-- {
-		e := m.Timeline[i]
-		if e.Source != "log" || m.Name(e.Server) != s.Name {
-			continue
-		}
-		stop := e.Kind == string(natsfmt.EventStop) || e.Kind == string(natsfmt.EventUncleanStop)
-		if at == nil {
-			return !stop, stop
-		}
-		running = !e.Time.Before(at.Add(-recentlySeen))
-		return running, stop && !running
-	}
-	return false, false
-}
-
-// answeredCapture says whether a server answered a monitoring request of the
-// bundle (it was running when the captures were taken).
-func answeredCapture(s *Server) bool {
-	for k := range s.Sources {
-		if k != "log" && k != "store" {
-			return true
-		}
-	}
-	return false
-}
 
 // groupMembership is one group a departed server still sits in.
 type groupMembership struct {
@@ -202,8 +72,9 @@ var checkPeerOffline = Check{
 	Code:        "peer-offline",
 	Severity:    report.Warning,
 	Description: "a server that is known by name but answered no capture, that a group leader has not heard from and whose own log does not run on to the captures, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
+	Requires:    []Fact{FactDeparted},
 	Run: func(p *Pass) []report.Finding {
-		m, departed := p.Model, p.Facts.Departed
+		m, departed := p.Model, p.Facts.Departed()
 		ids := sortedKeys(departed)
 		var out []report.Finding
 		for _, id := range ids {

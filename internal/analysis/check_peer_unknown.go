@@ -13,9 +13,10 @@ var checkPeerUnknown = Check{
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
 	Skip:        noGroupViewsOrLoneServer,
+	Requires:    []Fact{FactKnownIDs, FactUnknownPeers},
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
-		for _, s := range p.Facts.UnknownPeers {
+		for _, s := range p.Facts.UnknownPeers() {
 			_, _, bits, ok := nearestKnown(p, s.peer)
 			if !natsfmt.ValidPeerID(s.peer) || (ok && bits <= maxNearBits(p)) {
 				continue

@@ -14,10 +14,11 @@ var checkQuorumUnreachable = Check{
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist, whatever the cause (lost, departed or renamed servers, corrupt ids)",
 	Skip:        noGroupViewsOrLoneServer,
+	Requires:    []Fact{FactFormerIDs, FactDeparted},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
-		former := p.Facts.Former
+		former := p.Facts.FormerIDs()
 		for _, g := range m.Groups {
 			// A renamed server's own new id beside the old ids it is no
 			// member under (memberPeers) is left out, so that every view
@@ -132,7 +133,7 @@ func missingPeers(m *Model, f *Facts, ids []string) []string {
 	out := namedIDs(m, ids)
 	for i, id := range ids {
 		switch {
-		case f.Departed[id]:
+		case f.Departed()[id]:
 			out[i] += ", a server that left (nothing in the bundle shows it running)"
 		case out[i] == id:
 			out[i] += ", an id no server of the bundle holds"
@@ -158,7 +159,7 @@ func renamedOf(ids []string, former map[string]Rename) []string {
 func quorumOf(f *Facts, size int, peers []string) (quorum, reachable int, missing []string) {
 	quorum = natsfmt.Quorum(size)
 	for _, id := range peers {
-		if f.Exists(id) && !f.Departed[id] {
+		if f.Exists(id) && !f.Departed()[id] {
 			reachable++
 		} else {
 			missing = append(missing, id)
@@ -203,7 +204,7 @@ func startNote(p *Pass, v View) startPeers {
 func existing(f *Facts, peers []string) []string {
 	var out []string
 	for _, p := range peers {
-		if f.Exists(p) && !f.Departed[p] {
+		if f.Exists(p) && !f.Departed()[p] {
 			out = append(out, p)
 		}
 	}

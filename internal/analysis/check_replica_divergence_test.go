@@ -118,3 +118,34 @@ func TestStandaloneNamesakeIsNoReplica(t *testing.T) {
 		t.Errorf("ORDERS copies reported: %d, want the 3 replicas and the standalone one", copies)
 	}
 }
+
+// TestReplicaDivergenceOnModel: one diverging sequence across three copies
+// is one finding naming the sequence and the servers on each side; copies
+// that agree everywhere they overlap raise none.
+func TestReplicaDivergenceOnModel(t *testing.T) {
+	model := func(diverged []DivergedSpan) *Model {
+		m := &Model{IDs: map[string]string{}}
+		st := &Stream{Account: "APP", Name: "ORDERS", Replicas: 3}
+		for _, n := range []string{"n1", "n2", "n3"} {
+			m.Servers = append(m.Servers, &Server{Name: n, ID: ServerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
+			st.Copies = append(st.Copies, &StreamCopy{Server: ServerID(n), FirstSeq: 1, LastSeq: 100, Messages: 100})
+		}
+		st.Comparison = &ReplicaComparison{Copies: st.Copies, Diverged: diverged}
+		m.Streams = []*Stream{st}
+		return m
+	}
+	fs := runCheck(checkReplicaDivergence, model([]DivergedSpan{{Range: report.Range{First: 40, Last: 40}, Sides: []uint64{0b001, 0b110}}}))
+	if len(fs) != 1 {
+		t.Fatalf("%d findings: %s", len(fs), summarize(fs))
+	}
+	f := fs[0]
+	if f.Stream != "ORDERS" || f.Seq != 40 || !reflect.DeepEqual(f.Ranges, []report.Range{{First: 40, Last: 40}}) || !reflect.DeepEqual(f.Servers, []string{"n1", "n2", "n3"}) {
+		t.Errorf("finding %+v", f)
+	}
+	if !slicesContains(f.Evidence, "sequences 40: content differs between n1 | n2,n3") {
+		t.Errorf("evidence %q", f.Evidence)
+	}
+	if fs := runCheck(checkReplicaDivergence, model(nil)); len(fs) != 0 {
+		t.Errorf("copies agree, yet %s", summarize(fs))
+	}
+}

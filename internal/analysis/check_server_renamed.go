@@ -9,23 +9,6 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// formerIDs maps the peer id of every name a server of the bundle ran under
-// before, and that no server runs under now, to that rename. Such an id
-// is one server's old identity, never a server of its own.
-func formerIDs(m *Model) map[string]Rename {
-	out := map[string]Rename{}
-	for _, r := range m.Renames {
-		id := peerID(r.Old)
-		if m.server(r.Old) != nil || m.serverByID(id) != nil {
-			continue // a server runs under that name (again)
-		}
-		if _, ok := out[id]; !ok {
-			out[id] = r
-		}
-	}
-	return out
-}
-
 // memberPeers is a view's peer set without the renamed server's own new id
 // when that id is one too many: /raftz adds the answering node to its
 // peers, but on 2.15 a renamed server is no member of a group that knows it
@@ -162,8 +145,9 @@ var checkServerRenamed = Check{
 	Code:        "server-renamed",
 	Severity:    report.Critical,
 	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
+	Requires:    []Fact{FactFormerIDs},
 	Run: func(p *Pass) []report.Finding {
-		m, former := p.Model, p.Facts.Former
+		m, former := p.Model, p.Facts.FormerIDs()
 		var out []report.Finding
 		for _, id := range sortedKeys(former) {
 			r := former[id]

@@ -21,6 +21,7 @@ var checkUnsafeMembershipChange = Check{
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
 	Settings:    []Setting{unsafeWindow},
+	Requires:    []Fact{FactMetaSides},
 	Run: func(p *Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
@@ -64,7 +65,7 @@ var checkUnsafeMembershipChange = Check{
 func replacedMajorities(p *Pass) []report.Finding {
 	m := p.Model
 	removed := map[string]bool{}
-	for _, s := range p.Facts.Removed {
+	for _, s := range p.Facts.Removed() {
 		removed[s] = true
 	}
 	type holding struct {

@@ -11,7 +11,8 @@ import (
 
 // Check is one independent unit of analysis: a pure function of the model
 // and its facts that returns findings. Checks do no I/O; the facts they need
-// are computed once (Facts) and handed to every check in its Pass.
+// are named in Requires, computed once (Facts) and handed to every check
+// that requires them in its Pass.
 type Check struct {
 	Code        string
 	Severity    report.Severity // the usual severity; a check may lower it per finding
@@ -23,6 +24,9 @@ type Check struct {
 	// can): such a check is reported as skipped, never as passed.
 	Skip func(*Pass) string
 	Run  func(*Pass) []report.Finding
+	// Requires are the facts the check reads (Pass.Facts); reading any
+	// other panics, and the check is reported as not run.
+	Requires []Fact
 }
 
 // Setting is one threshold of a check.
@@ -33,8 +37,9 @@ type Setting struct {
 	Description string
 }
 
-// Pass is what one check sees while it runs: the model, the facts computed
-// once, its settings, and the partial skips it records.
+// Pass is what one check sees while it runs: the model, the facts it
+// requires (computed once for every check), its settings, and the partial
+// skips it records.
 type Pass struct {
 	Model *Model
 	Facts *Facts
@@ -110,13 +115,14 @@ const (
 	OutcomeNotRun  = "not-run" // the check itself broke
 )
 
-// runChecks runs every check over m with the facts computed once; a check
-// that panics is reported as not run and the others still run.
+// runChecks runs every check over m with the facts they require, each
+// computed once; a check that panics is reported as not run and the others
+// still run.
 func runChecks(m *Model, checks []Check, values map[string]float64) (findings []report.Finding, outcomes []report.CheckOutcome) {
-	facts := ComputeFacts(m)
+	facts := computeFacts(m, requiredBy(checks))
 	for i := range checks {
 		c := &checks[i]
-		p := &Pass{Model: m, Facts: facts, check: c, values: values}
+		p := &Pass{Model: m, Facts: facts.only(c.Requires), check: c, values: values}
 		o := report.CheckOutcome{Code: c.Code}
 		fs, reason, err := runOne(p)
 		switch {
@@ -191,8 +197,9 @@ func runOne(p *Pass) (fs []report.Finding, skipped string, err error) {
 	return p.check.Run(p), "", nil
 }
 
-// runCheck runs one check over m with default settings, as a test does.
+// runCheck runs one check over m with default settings, as a test does,
+// with the facts it requires.
 func runCheck(c Check, m *Model) []report.Finding {
-	p := &Pass{Model: m, Facts: ComputeFacts(m), check: &c}
+	p := &Pass{Model: m, Facts: computeFacts(m, c.Requires).only(c.Requires), check: &c}
 	return c.Run(p)
 }

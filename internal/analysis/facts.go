@@ -2,49 +2,183 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// Facts are what several checks need, computed once from the loaded model
-// before any check runs (as golang.org/x/tools/go/analysis hands one
-// analyzer's result to every analyzer that requires it). Checks read them
-// and never recompute them; computing them does no I/O.
+// Fact names one result that several checks read, computed once per
+// analysis before any check runs (golang.org/x/tools/go/analysis: an
+// Analyzer whose Result others Require). A check lists the facts it reads in
+// Check.Requires; only those, and the facts they require in turn, are
+// computed, so `--only CODE` computes what that one check needs. A check
+// that reads a fact it did not require panics (runOne reports it not run):
+// a missing declaration cannot pass unseen.
+type Fact int
+
+// The facts.
+const (
+	// FactKnownIDs: the peer ids of every name known in the bundle, sorted.
+	FactKnownIDs Fact = iota
+	// FactFormerIDs: renamed servers' old ids to the rename (formerIDs).
+	FactFormerIDs
+	// FactDeparted: the ids of servers gone but still peers (departedPeers).
+	FactDeparted
+	// FactMetaSides: the distinct views of the meta group, with and without
+	// the stale views of removed servers, and those servers.
+	FactMetaSides
+	// FactFoundingSplits: pairs of meta groups founded apart.
+	FactFoundingSplits
+	// FactUnknownPeers: per group, the peer ids no known server has.
+	FactUnknownPeers
+	// FactSplitWinner: the server whose meta state a merge keeps.
+	FactSplitWinner
+	// FactLostAssets: streams and consumers that existed and are in no store.
+	FactLostAssets
+	numFacts
+)
+
+// factNames are the facts' names, for messages and tests.
+var factNames = [numFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets"}
+
+func (k Fact) String() string {
+	if k < 0 || k >= numFacts {
+		return fmt.Sprintf("fact(%d)", int(k))
+	}
+	return factNames[k]
+}
+
+// factDef is how one fact is computed, from the model and the facts it
+// requires (computed before it).
+type factDef struct {
+	requires []Fact
+	compute  func(m *Model, f *Facts)
+}
+
+// factDefs is the one table of facts.
+var factDefs = [numFacts]factDef{
+	FactKnownIDs:  {compute: func(m *Model, f *Facts) { f.knownIDs = sortedKeys(m.IDs) }},
+	FactFormerIDs: {compute: func(m *Model, f *Facts) { f.former = formerIDs(m) }},
+	FactDeparted: {requires: []Fact{FactFormerIDs}, compute: func(m *Model, f *Facts) {
+		f.departed = departedPeers(m, f.FormerIDs())
+	}},
+	FactMetaSides: {requires: []Fact{FactFormerIDs}, compute: func(m *Model, f *Facts) {
+		f.metaSidesAll = metaViewsAll(m, f.FormerIDs())
+		f.metaSides = f.dropRemoved(f.metaSidesAll)
+		kept := map[*metaSide]bool{}
+		for _, s := range f.metaSides {
+			kept[s] = true
+		}
+		for _, s := range f.metaSidesAll {
+			if !kept[s] {
+				f.removed = append(f.removed, s.servers...)
+			}
+		}
+		sort.Strings(f.removed)
+	}},
+	FactFoundingSplits: {compute: func(m *Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
+	FactUnknownPeers:   {compute: func(m *Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
+	FactSplitWinner: {requires: []Fact{FactMetaSides, FactFoundingSplits}, compute: func(m *Model, f *Facts) {
+		if len(f.MetaSides()) > 1 || len(f.FoundingSplits()) > 0 {
+			f.splitWinner = f.highestMetaTerm(m)
+		}
+	}},
+	FactLostAssets: {requires: []Fact{FactFoundingSplits, FactFormerIDs}, compute: func(m *Model, f *Facts) {
+		f.lostAssets = lostAssets(m, f)
+	}},
+}
+
+// allFacts is every fact, in the order of the table.
+func allFacts() []Fact {
+	out := make([]Fact, numFacts)
+	for i := range out {
+		out[i] = Fact(i)
+	}
+	return out
+}
+
+// Facts are the facts of one model. Each is read through its method, which
+// panics when the fact was not computed for the running check (it did not
+// require it); computing them does no I/O.
 type Facts struct {
-	// MetaSidesAll is each distinct view of the meta group (one per set of
-	// servers that agree), every server's freshest view taken.
-	MetaSidesAll []*metaSide
-	// MetaSides is MetaSidesAll without the stale views of servers removed
-	// from the group: more than one side is a split.
-	MetaSides []*metaSide
-	// Removed lists the servers whose stale meta view MetaSides leaves out.
-	Removed []string
-	// FoundingSplits are pairs of meta groups founded apart.
-	FoundingSplits [][2][]MetaFounding
-	// UnknownPeers lists, per group, the peer ids no known server has.
-	UnknownPeers []peerSighting
-	// SplitWinner is, where the meta views disagree or groups were founded
-	// apart, the server whose meta state carries the highest term: the one a
-	// merge keeps. Nil otherwise.
-	SplitWinner *Server
-	// KnownIDs are the peer ids of every name known in the bundle, sorted.
-	KnownIDs []string
-	// LostAssets are the streams and consumers that existed and are in no
-	// store now, with no API delete recorded (asset-lost, meta-split).
-	LostAssets []*lostAsset
-	// Former maps renamed servers' old ids to the rename (formerIDs);
-	// Departed holds the ids of servers gone but still peers (departedPeers).
-	Former   map[string]Rename
-	Departed map[string]bool
+	knownIDs       []string
+	former         map[string]Rename
+	departed       map[string]bool
+	metaSidesAll   []*metaSide
+	metaSides      []*metaSide
+	removed        []string
+	foundingSplits [][2][]MetaFounding
+	unknownPeers   []peerSighting
+	splitWinner    *Server
+	lostAssets     []*lostAsset
+
+	// have are the facts a reader may read: those computed, or for one
+	// check's view (only) those it requires.
+	have [numFacts]bool
+	// computed lists the facts in the order they were computed.
+	computed []Fact
 
 	byName map[string]*Server
 	byID   map[string]*Server
 }
 
-// ComputeFacts derives the facts from a loaded model.
-func ComputeFacts(m *Model) *Facts {
+// need panics unless fact k may be read.
+func (f *Facts) need(k Fact) {
+	if !f.have[k] {
+		panic(fmt.Sprintf("fact %s read but not computed: the check does not list it in Requires", k))
+	}
+}
+
+// KnownIDs are the peer ids of every name known in the bundle, sorted.
+func (f *Facts) KnownIDs() []string { f.need(FactKnownIDs); return f.knownIDs }
+
+// FormerIDs maps renamed servers' old ids to the rename (formerIDs).
+func (f *Facts) FormerIDs() map[string]Rename { f.need(FactFormerIDs); return f.former }
+
+// Departed holds the ids of servers gone but still peers (departedPeers).
+func (f *Facts) Departed() map[string]bool { f.need(FactDeparted); return f.departed }
+
+// MetaSidesAll is each distinct view of the meta group (one per set of
+// servers that agree), every server's freshest view taken.
+func (f *Facts) MetaSidesAll() []*metaSide { f.need(FactMetaSides); return f.metaSidesAll }
+
+// MetaSides is MetaSidesAll without the stale views of servers removed
+// from the group: more than one side is a split.
+func (f *Facts) MetaSides() []*metaSide { f.need(FactMetaSides); return f.metaSides }
+
+// Removed lists the servers whose stale meta view MetaSides leaves out.
+func (f *Facts) Removed() []string { f.need(FactMetaSides); return f.removed }
+
+// FoundingSplits are pairs of meta groups founded apart.
+func (f *Facts) FoundingSplits() [][2][]MetaFounding {
+	f.need(FactFoundingSplits)
+	return f.foundingSplits
+}
+
+// UnknownPeers lists, per group, the peer ids no known server has.
+func (f *Facts) UnknownPeers() []peerSighting { f.need(FactUnknownPeers); return f.unknownPeers }
+
+// SplitWinner is, where the meta views disagree or groups were founded
+// apart, the server whose meta state carries the highest term: the one a
+// merge keeps. Nil otherwise.
+func (f *Facts) SplitWinner() *Server { f.need(FactSplitWinner); return f.splitWinner }
+
+// LostAssets are the streams and consumers that existed and are in no
+// store now, with no API delete recorded (asset-lost, meta-split).
+func (f *Facts) LostAssets() []*lostAsset { f.need(FactLostAssets); return f.lostAssets }
+
+// ComputeFacts derives every fact from a loaded model (what a test of one
+// check over a small model wants).
+func ComputeFacts(m *Model) *Facts { return computeFacts(m, allFacts()) }
+
+// computeFacts derives the facts needs names, and those they require,
+// each once, a fact after those it requires.
+func computeFacts(m *Model, needs []Fact) *Facts {
 	f := &Facts{byName: map[string]*Server{}, byID: map[string]*Server{}}
 	for _, s := range m.Servers {
 		if f.byName[s.Name] == nil {
@@ -54,27 +188,67 @@ func ComputeFacts(m *Model) *Facts {
 			f.byID[s.PeerID] = s
 		}
 	}
-	f.KnownIDs = sortedKeys(m.IDs)
-	f.Former, f.Departed = formerIDs(m), departedPeers(m)
-	f.MetaSidesAll = metaViewsAll(m)
-	f.MetaSides = f.dropRemoved(f.MetaSidesAll)
-	kept := map[*metaSide]bool{}
-	for _, s := range f.MetaSides {
-		kept[s] = true
+	var visit func(k Fact)
+	visit = func(k Fact) {
+		if f.have[k] {
+			return
+		}
+		for _, r := range factDefs[k].requires {
+			visit(r)
+		}
+		factDefs[k].compute(m, f)
+		f.have[k] = true
+		f.computed = append(f.computed, k)
 	}
-	for _, s := range f.MetaSidesAll {
-		if !kept[s] {
-			f.Removed = append(f.Removed, s.servers...)
+	for _, k := range needs {
+		visit(k)
+	}
+	return f
+}
+
+// closure is needs with every fact they require, in table order.
+func closure(needs []Fact) []Fact {
+	var in [numFacts]bool
+	var visit func(k Fact)
+	visit = func(k Fact) {
+		if in[k] {
+			return
+		}
+		in[k] = true
+		for _, r := range factDefs[k].requires {
+			visit(r)
 		}
 	}
-	sort.Strings(f.Removed)
-	f.FoundingSplits = foundingSplits(m)
-	f.UnknownPeers = unknownPeers(m)
-	if len(f.MetaSides) > 1 || len(f.FoundingSplits) > 0 {
-		f.SplitWinner = f.highestMetaTerm(m)
+	for _, k := range needs {
+		visit(k)
 	}
-	f.LostAssets = lostAssets(m, f)
-	return f
+	var out []Fact
+	for k, ok := range in {
+		if ok {
+			out = append(out, Fact(k))
+		}
+	}
+	return out
+}
+
+// requiredBy is every fact the checks require, directly or not.
+func requiredBy(checks []Check) []Fact {
+	var needs []Fact
+	for _, c := range checks {
+		needs = append(needs, c.Requires...)
+	}
+	return closure(needs)
+}
+
+// only is f as one check sees it: only the facts it requires (and what
+// they require) may be read.
+func (f *Facts) only(needs []Fact) *Facts {
+	v := *f
+	v.have = [numFacts]bool{}
+	for _, k := range closure(needs) {
+		v.have[k] = f.have[k]
+	}
+	return &v
 }
 
 // Server returns the server named name, or nil.
@@ -180,7 +354,7 @@ type metaSide struct {
 
 // metaViewsAll picks, per server, its freshest view of _meta_ (a live capture
 // over the store's files) and groups identical ones.
-func metaViewsAll(m *Model) []*metaSide {
+func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 	var meta *Group
 	for _, g := range m.Groups {
 		if g.Kind == "meta" {
@@ -191,7 +365,6 @@ func metaViewsAll(m *Model) []*metaSide {
 		return nil
 	}
 	best := map[string]View{}
-	former := formerIDs(m)
 	for _, v := range meta.Views {
 		v.Peers = memberPeers(m, v, former)
 		cur, ok := best[m.Name(v.Server)]
@@ -343,4 +516,398 @@ func inFounders(m *Model, leader string, fs []MetaFounding) bool {
 		}
 	}
 	return false
+}
+
+// formerIDs maps the peer id of every name a server of the bundle ran under
+// before, and that no server runs under now, to that rename. Such an id
+// is one server's old identity, never a server of its own.
+func formerIDs(m *Model) map[string]Rename {
+	out := map[string]Rename{}
+	for _, r := range m.Renames {
+		id := peerID(r.Old)
+		if m.server(r.Old) != nil || m.serverByID(id) != nil {
+			continue // a server runs under that name (again)
+		}
+		if _, ok := out[id]; !ok {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+// departedPeers are the peers that the servers answering the captures
+// still count in their groups, that no view saw recently (/raftz last_seen
+// older than recentlySeen, or never), and that nothing shows running:
+// valid ids of servers known by name that answered no capture themselves,
+// whose own log does not run on to the capture, and no renamed server's
+// old id. A leader's view that misses a peer is enough; any other view is
+// only when the peer's own log ends in a stop before that capture.
+//
+// Only a leader's view tells of every peer: nats-server stamps a peer's
+// last_seen when it answers the leader's append entries (raft.go trackPeer
+// from processAppendEntryResponse), on a follower only the leader's
+// (processAppendEntry), and updateLeader clears every other peer's stamp
+// on a follower; a candidate stamps only the peers that grant its vote. A
+// follower's view is silent on the other followers.
+// A departed server may still have its store and log in the bundle (a
+// StatefulSet keeps its volumes); what matters is that it is not running.
+func departedPeers(m *Model, former map[string]Rename) map[string]bool {
+	heard := map[string]bool{}
+	type miss struct {
+		at     *time.Time // the earliest capture that missed it
+		leader bool       // a leader's view missed it
+	}
+	missed := map[string]*miss{}
+	for _, g := range m.Groups {
+		for _, v := range g.Views {
+			if v.Source != "raftz" {
+				continue
+			}
+			for _, p := range v.Alive {
+				heard[p] = true
+			}
+			self := ""
+			if s := m.serverOf(v.Server); s != nil {
+				self = s.PeerID
+			}
+			leader := self != "" && v.Leader == self
+			at := v.Time
+			if at == nil {
+				at = capturedAt(m, v.Server)
+			}
+			for _, p := range v.Peers {
+				if p == self || slices.Contains(v.Alive, p) {
+					continue
+				}
+				ms := missed[p]
+				if ms == nil {
+					ms = &miss{at: at}
+					missed[p] = ms
+				} else if ms.at != nil && (at == nil || at.Before(*ms.at)) {
+					ms.at = at
+				}
+				ms.leader = ms.leader || leader || v.Leader == p
+			}
+		}
+	}
+	out := map[string]bool{}
+	for p, ms := range missed {
+		if heard[p] || !natsfmt.ValidPeerID(p) {
+			continue
+		}
+		if _, renamed := former[p]; renamed {
+			continue
+		}
+		if _, known := m.IDs[p]; !known {
+			continue // peer-unknown's business
+		}
+		s := m.serverByID(p)
+		if s != nil && answeredCapture(s) {
+			continue
+		}
+		running, stopped := logEnd(m, s, ms.at)
+		if running || !ms.leader && !stopped {
+			continue
+		}
+		out[p] = true
+	}
+	return out
+}
+
+// capturedAt is when srv answered the captures, from the dated ones
+// (/varz and /jsz carry "now"; /raftz does not), nil when none is dated.
+func capturedAt(m *Model, srv ServerID) *time.Time {
+	for _, e := range m.Timeline {
+		if e.Server == srv && captureSources[e.Source] && !e.Time.IsZero() {
+			t := e.Time
+			return &t
+		}
+	}
+	return nil
+}
+
+// captureSources are the timeline sources that are monitoring captures.
+var captureSources = map[string]bool{"varz": true, "jsz": true, "healthz": true, "raftz": true}
+
+// logEnd reads s's own log against the capture that missed it (at):
+// running when it has a line from within recentlySeen before at or later
+// (a leader would have heard it), or, with no date on the capture, when it
+// does not end in a stop; stopped when it ends in a stop before that.
+func logEnd(m *Model, s *Server, at *time.Time) (running, stopped bool) {
+	if s == nil {
+		return false, false
+	}
+	for i := len(m.Timeline) - 1; i >= 0; i-- {
+		e := m.Timeline[i]
+		if e.Source != "log" || m.Name(e.Server) != s.Name {
+			continue
+		}
+		stop := e.Kind == string(natsfmt.EventStop) || e.Kind == string(natsfmt.EventUncleanStop)
+		if at == nil {
+			return !stop, stop
+		}
+		running = !e.Time.Before(at.Add(-recentlySeen))
+		return running, stop && !running
+	}
+	return false, false
+}
+
+// answeredCapture says whether a server answered a monitoring request of the
+// bundle (it was running when the captures were taken).
+func answeredCapture(s *Server) bool {
+	for k := range s.Sources {
+		if k != "log" && k != "store" {
+			return true
+		}
+	}
+	return false
+}
+
+// lostAsset is a stream (or a consumer of a stream that survives) that the
+// bundle shows existing and that no store holds.
+type lostAsset struct {
+	Account, Stream, Consumer string
+	// Holders are the servers seen holding it, sorted.
+	Holders []string
+	// Seen are where it was seen, one line each, oldest first.
+	Seen []sighting
+	// Messages and Bytes are its last known size (0 when unknown), from
+	// SizeFrom.
+	Messages, Bytes uint64
+	SizeFrom        string
+	// Consumers are the consumers of a lost stream known to the bundle.
+	Consumers []string
+	// Assigned lists "server: peers" where a meta state still assigns it.
+	Assigned []string
+	// Cause says what removed it, as far as the bundle tells; CauseRefs
+	// are the timeline events behind it.
+	Cause     string
+	CauseRefs []int
+	// Time is the last time it was seen, if dated.
+	Time *time.Time
+}
+
+type sighting struct {
+	time   time.Time
+	server string
+	text   string
+}
+
+// lostAssets finds the streams the bundle shows existing (log lines of a
+// server holding or restoring it, captured /jsz, any server's meta state, a
+// stream group's WAL) that no store holds, whose deletion no meta WAL
+// records, and whose removal the bundle shows a cause for (lostCause). A
+// holder whose store is not in the bundle leaves it undecided.
+func lostAssets(m *Model, f *Facts) []*lostAsset {
+	hasStore := map[string]bool{}
+	for _, s := range m.Servers {
+		if s.StoreDir != "" {
+			hasStore[s.Name] = true
+		}
+	}
+	if len(hasStore) == 0 {
+		return nil
+	}
+	held := map[AssetKey]bool{}
+	heldConsumer := map[[3]string]bool{}
+	for _, st := range m.Streams {
+		for _, c := range st.Copies {
+			held[AssetKey{st.Account, st.Name}] = true
+			for _, con := range c.Consumers {
+				heldConsumer[[3]string{st.Account, st.Name, con.Name}] = true
+			}
+		}
+	}
+	deleted := map[[3]string]bool{}
+	for _, r := range m.MetaRemovals {
+		deleted[[3]string{r.Account, r.Stream, r.Consumer}] = true
+	}
+	assets := map[[3]string]*lostAsset{}
+	get := func(acc, stream, consumer string) *lostAsset {
+		k := [3]string{acc, stream, consumer}
+		if held[AssetKey{acc, stream}] && consumer == "" || deleted[k] || deleted[[3]string{acc, stream, ""}] || consumer != "" && heldConsumer[k] {
+			return nil
+		}
+		if consumer != "" && !held[AssetKey{acc, stream}] {
+			return nil // goes with its stream, listed there
+		}
+		a := assets[k]
+		if a == nil {
+			a = &lostAsset{Account: acc, Stream: stream, Consumer: consumer}
+			assets[k] = a
+		}
+		return a
+	}
+	seenOn := func(a *lostAsset, srv string, t time.Time, text string) {
+		a.Holders = appendUnique(a.Holders, srv)
+		a.Seen = append(a.Seen, sighting{t, srv, text})
+		if !t.IsZero() && (a.Time == nil || t.After(*a.Time)) {
+			tt := t
+			a.Time = &tt
+		}
+	}
+	for _, id := range serversOf(m, m.LogStreams) {
+		srv := m.Name(id)
+		for k, e := range m.LogStreams[id] {
+			a := get(k.Account, k.Stream, "")
+			if a == nil {
+				continue
+			}
+			seenOn(a, srv, e.Time, fmt.Sprintf("%s log %s line %d: %q", srv, e.File, e.Line, e.Text))
+			if e.Restored != nil && a.SizeFrom == "" {
+				a.Messages, a.SizeFrom = *e.Restored, fmt.Sprintf("%s log line %d", srv, e.Line)
+			}
+		}
+	}
+	for _, st := range m.Streams {
+		for _, c := range st.Captured {
+			srv := m.Name(c.Server)
+			if a := get(st.Account, st.Name, ""); a != nil {
+				seenOn(a, srv, time.Time{}, fmt.Sprintf("%s captured /jsz: %d messages, %d bytes, last seq %d", srv, c.Messages, c.Bytes, c.LastSeq))
+				if c.Messages >= a.Messages {
+					a.Messages, a.Bytes, a.SizeFrom = c.Messages, c.Bytes, srv+"'s captured /jsz"
+				}
+			}
+			for _, con := range c.Consumers {
+				if a := get(st.Account, st.Name, con.Name); a != nil {
+					seenOn(a, srv, time.Time{}, fmt.Sprintf("%s captured /jsz lists consumer %s", srv, con.Name))
+				}
+			}
+		}
+	}
+	for _, srv := range m.Servers {
+		if srv.Meta == nil {
+			continue
+		}
+		for k, as := range srv.Meta.Streams {
+			peers := namesFor(m, as.Peers)
+			if a := get(k.Account, k.Stream, ""); a != nil {
+				a.Assigned = append(a.Assigned, fmt.Sprintf("the meta state of %s (%s) assigns it to %s (group %s)", srv.Name, srv.Meta.Source, strings.Join(peers, ", "), as.Group))
+			}
+			for cn := range as.Consumers {
+				if a := get(k.Account, k.Stream, cn); a != nil {
+					a.Assigned = append(a.Assigned, fmt.Sprintf("the meta state of %s assigns consumer %s", srv.Name, cn))
+				}
+			}
+		}
+	}
+	for _, g := range m.Groups {
+		if g.Kind != "stream" || g.Asset == "" {
+			continue
+		}
+		if a := get(g.Account, g.Asset, ""); a != nil {
+			for _, v := range g.Views {
+				seenOn(a, m.Name(v.Server), time.Time{}, fmt.Sprintf("%s still has the raft group %s of the stream (its WAL may hold messages)", m.Name(v.Server), g.Name))
+			}
+		}
+	}
+	var out []*lostAsset
+	for _, a := range assets {
+		// An assignment alone (a stream assigned and never created on its
+		// peers) is no sign it held data; a sighting is.
+		if len(a.Seen) == 0 {
+			continue
+		}
+		undecided := false
+		for _, h := range a.Holders {
+			if !hasStore[h] {
+				undecided = true
+			}
+		}
+		if undecided {
+			continue
+		}
+		sort.SliceStable(a.Seen, func(i, j int) bool { return a.Seen[i].time.Before(a.Seen[j].time) })
+		sort.Strings(a.Assigned)
+		if a.Consumer == "" {
+			for _, st := range m.Streams {
+				if st.Account == a.Account && st.Name == a.Stream {
+					for _, c := range st.Captured {
+						for _, con := range c.Consumers {
+							a.Consumers = appendUnique(a.Consumers, con.Name)
+						}
+					}
+				}
+			}
+			for _, srv := range m.Servers {
+				if srv.Meta != nil {
+					if as := srv.Meta.Streams[AssetKey{a.Account, a.Stream}]; as != nil {
+						for cn := range as.Consumers {
+							a.Consumers = appendUnique(a.Consumers, cn)
+						}
+					}
+				}
+			}
+			sort.Strings(a.Consumers)
+		}
+		a.Cause, a.CauseRefs = lostCause(m, f, a)
+		if a.Cause == "" {
+			continue // the lack of a delete record alone is no loss
+		}
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		return x.Account+"\x00"+x.Stream+"\x00"+x.Consumer < y.Account+"\x00"+y.Stream+"\x00"+y.Consumer
+	})
+	return out
+}
+
+// lostCause says what removed an asset: the orphan cleanup a log shows, a
+// join of meta groups founded apart, a rename or a meta state that places
+// the stream on other peers, a meta snapshot a holder dropped; "" when
+// the bundle shows none.
+func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
+	var refs []int
+	var lines []string
+	for i, e := range m.Timeline {
+		if (e.Kind == "orphan-stream" || e.Kind == "orphan-consumer") && e.Account == a.Account && e.Stream == a.Stream && slices.Contains(a.Holders, m.Name(e.Server)) {
+			refs = append(refs, i)
+			lines = append(lines, fmt.Sprintf("%s at %s (%s line %d)", m.Name(e.Server), e.Time.UTC().Format(time.RFC3339), e.File, e.Line))
+		}
+	}
+	if len(refs) > 0 {
+		return "the orphan cleanup: " + strings.Join(lines, "; ") + " logged \"Detected orphaned stream\" and deleted it", refs
+	}
+	for _, pair := range f.FoundingSplits() {
+		for si, side := range pair {
+			for _, x := range side {
+				if slices.Contains(a.Holders, m.Name(x.Server)) {
+					other := pair[1-si]
+					return fmt.Sprintf("a lineage join: the meta group founded by %s (leader %s) met the one founded by %s (leader %s), and the state with the higher term replaced this side's, which alone assigned it", foundersOf(m, side), side[0].Leader, foundersOf(m, other), other[0].Leader), nil
+				}
+			}
+		}
+	}
+	for i, e := range m.Timeline {
+		if e.Kind == string(natsfmt.EventSnapshotCorrupt) && slices.Contains(a.Holders, m.Name(e.Server)) {
+			return fmt.Sprintf("a meta snapshot dropped: %s logged its snapshot corrupt at %s (%s line %d) and started without the state it held", m.Name(e.Server), e.Time.UTC().Format(time.RFC3339), e.File, e.Line), []int{i}
+		}
+	}
+	for _, h := range a.Holders {
+		if srv := f.Server(h); srv != nil && srv.Meta != nil && srv.Meta.SnapshotCorrupt {
+			return fmt.Sprintf("a meta snapshot dropped: the meta snapshot of %s fails its checksum, which the server drops with every assignment it held", h), nil
+		}
+	}
+	for _, h := range a.Holders {
+		srv := f.Server(h)
+		if srv == nil || srv.Meta == nil {
+			continue
+		}
+		as := srv.Meta.Streams[AssetKey{a.Account, a.Stream}]
+		switch {
+		case as != nil && srv.PeerID != "" && len(as.Peers) > 0 && !slices.Contains(as.Peers, srv.PeerID):
+			for _, p := range as.Peers {
+				if r, ok := f.FormerIDs()[p]; ok && r.New == h {
+					return fmt.Sprintf("a rename: %s ran as %s before (%s line %d), the stream's group still lists that old id %s, so as %s it is no member of the group and removed its copy at its first start (\"JetStream removing stream\", a debug line only)", h, r.Old, r.File, r.Line, p, h), nil
+				}
+			}
+			return fmt.Sprintf("%s is no member of the stream's group in its own meta state (peers %s): the server removed its copy (\"JetStream removing stream\", a debug line only)", h, strings.Join(namesFor(m, as.Peers), ", ")), nil
+		}
+	}
+	// An intact meta state without the asset is what an API delete leaves
+	// once the meta layer compacts the removeStream op into its snapshot
+	// (every minute on 2.12+, and at a clean stop: deleted-v2.12.15,
+	// deleted-v2.15.3): no cause, so no loss.
+	return "", nil
 }

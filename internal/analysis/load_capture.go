@@ -22,7 +22,8 @@ const nodePlaceholder = "node-"
 // silence.
 const recentlySeen = 30 * time.Second
 
-// captures decodes every captured monitoring answer in the bundle.
+// captures takes every monitoring answer the bundle's sniff decoded (a
+// capture file is read and decoded once, there).
 func (l *loader) captures() {
 	var paths []string
 	for _, bc := range l.b.Captures {
@@ -36,15 +37,17 @@ func (l *loader) captures() {
 		}
 	}()
 	var all []capture.Capture
-	// A `nats audit gather` archive: read by its manifest, through the
-	// bundle's FS; its files are not read again one by one.
+	// A `nats audit gather` archive: assembled by its manifest from the
+	// answers its entries decoded to; its files are not read again.
 	var audits []string
 	for _, bc := range l.b.Captures {
-		if dir, ok := bundle.AuditDir(bc); ok {
-			if a := l.auditArchive(dir); a != nil {
-				all = append(all, a.Captures()...)
-				audits = append(audits, path.Join(dir, "capture")+"/")
+		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
+			a := capture.AuditOf(l.b.FS, dir, bc.Manifest, l.sniffed)
+			for _, p := range a.Problems {
+				l.note("audit archive: %v", p)
 			}
+			all = append(all, a.Captures()...)
+			audits = append(audits, path.Join(dir, "capture")+"/")
 		}
 	}
 	type pending struct {
@@ -56,17 +59,10 @@ func (l *loader) captures() {
 		if bc.Kind == bundle.KindAuditManifest || underAny(bc.Path, audits) {
 			continue
 		}
-		f, err := l.b.FS.Open(bc.Path)
-		if err != nil {
-			l.note("capture %s: %v", bc.Path, err)
-			continue
+		if bc.DecodeErr != nil {
+			l.note("capture %s: %v", bc.Path, bc.DecodeErr)
 		}
-		caps, err := capture.Decode(bc.Path, f)
-		f.Close()
-		if err != nil {
-			l.note("capture %s: %v", bc.Path, err)
-		}
-		for _, c := range caps {
+		for _, c := range bc.Decoded {
 			if c.Server.Name == "" {
 				unnamed = append(unnamed, pending{bc, c})
 			} else {
@@ -102,16 +98,19 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-func (l *loader) auditArchive(dir string) *capture.Audit {
-	a, err := capture.ReadAudit(l.b.FS, dir)
-	if err != nil {
-		l.note("audit archive %s: %v", dir, err)
-		return nil
+// sniffed gives the answers the sniff decoded from an audit archive's
+// entry, where they are what the archive's reader would decode (the kind
+// its manifest tags it with did not matter, or was the sniff's hint).
+func (l *loader) sniffed(file, kind string) ([]capture.Capture, error, bool) {
+	i := sort.Search(len(l.b.Captures), func(i int) bool { return l.b.Captures[i].Path >= file })
+	if i == len(l.b.Captures) || l.b.Captures[i].Path != file {
+		return nil, nil, false
 	}
-	for _, p := range a.Problems {
-		l.note("audit archive: %v", p)
+	bc := l.b.Captures[i]
+	if !bc.AnyHint && bc.Hint != kind {
+		return nil, nil, false
 	}
-	return a
+	return bc.Decoded, bc.DecodeErr, true
 }
 
 // captureName names the server of an answer that does not name it: by its

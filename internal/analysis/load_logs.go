@@ -286,12 +286,16 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	case natsfmt.EventRestoredStream, natsfmt.EventRestoringStream, natsfmt.EventStreamLeader:
 		if ev.Stream != "" {
 			if l.m.LogStreams == nil {
-				l.m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{}
+				l.m.LogStreams = map[ServerID]map[AssetKey]LogStream{}
 			}
 			if l.m.LogStreams[te.Server] == nil {
-				l.m.LogStreams[te.Server] = map[AssetKey]TimelineEvent{}
+				l.m.LogStreams[te.Server] = map[AssetKey]LogStream{}
 			}
-			l.m.LogStreams[te.Server][AssetKey{ev.Account, ev.Stream}] = te
+			ls := LogStream{TimelineEvent: te}
+			if n, ok := ev.Count("msgs"); ok && ev.Kind == string(natsfmt.EventRestoredStream) {
+				ls.Restored = &n
+			}
+			l.m.LogStreams[te.Server][AssetKey{ev.Account, ev.Stream}] = ls
 		}
 	}
 	leader, isLeaderEvent := "", false

@@ -62,7 +62,7 @@ type Model struct {
 
 	// LogStreams are the streams each server's log shows it holding
 	// (restored at boot, leading), with the last such line.
-	LogStreams map[ServerID]map[AssetKey]TimelineEvent
+	LogStreams map[ServerID]map[AssetKey]LogStream
 
 	// Renames are servers seen under an earlier name (a log whose boots
 	// name the server differently), oldest first: one server, two names.
@@ -446,6 +446,14 @@ type TimelineEvent struct {
 	Line    int
 	Count   int
 	Until   *time.Time
+}
+
+// LogStream is the last line of a server's log that shows it holding a
+// stream, with the count a "Restored N messages" line gives (logscan's msgs
+// field); Restored is nil for other lines.
+type LogStream struct {
+	TimelineEvent
+	Restored *uint64
 }
 
 // OnDisk is one server's figures of a stream: report.OnDisk with the

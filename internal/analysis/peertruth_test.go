@@ -101,7 +101,7 @@ func TestDepartedNeedsLeaderView(t *testing.T) {
 			}
 			v.Alive = []string{natsfmt.PeerID("n3")}
 			m.Groups = []*Group{{Name: "_meta_", Kind: "meta", Views: []View{v}}}
-			d := departedPeers(m)
+			d := departedPeers(m, formerIDs(m))
 			if d[natsfmt.PeerID("n2")] != tc.departed {
 				t.Errorf("n2 departed = %v, want %v", d[natsfmt.PeerID("n2")], tc.departed)
 			}
@@ -158,8 +158,9 @@ func TestAssetLostNeedsCause(t *testing.T) {
 		m := &Model{IDs: map[string]string{}}
 		m.Servers = []*Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Sources: map[string]bool{"store": true, "log": true},
 			Meta: &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: corrupt}}}
-		m.LogStreams = map[ServerID]map[AssetKey]TimelineEvent{"a": {{"APP", "GONE"}: {Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
-			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}}}
+		three := uint64(3)
+		m.LogStreams = map[ServerID]map[AssetKey]LogStream{"a": {{"APP", "GONE"}: {TimelineEvent: TimelineEvent{Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
+			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}, Restored: &three}}}
 		return m
 	}
 	if fs := runCheck(checkAssetLost, model(false)); len(fs) != 0 {

@@ -160,6 +160,12 @@ func Open(path string, lim Limits) (*Bundle, error) { return OpenWatched(path, l
 // once a MiB, and last with size itself. A directory or a zip read in
 // place is not unpacked and makes no call. unpacked may be nil.
 func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bundle, error) {
+	return openWith(path, lim, unpacked, nil)
+}
+
+// openWith is OpenWatched that, when wrap is set, reads the bundle through
+// wrap(FS) from the inventory on (OpenCounted).
+func openWith(path string, lim Limits, unpacked func(read, size int64), wrap func(fs.FS) fs.FS) (*Bundle, error) {
 	lim = lim.withDefaults()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -179,7 +185,7 @@ func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bun
 		if zr, zf, ok := zipInPlace(path, fi.Size(), lim); ok {
 			b.Archive, b.zipFile = kindZip, zf
 			b.FS = &zipFS{zr: zr, b: b, name: filepath.Base(path)}
-			if err := b.inventory(lim); err != nil {
+			if err := b.wrapAndInventory(lim, wrap); err != nil {
 				b.Close()
 				return nil, err
 			}
@@ -187,7 +193,7 @@ func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bun
 		}
 		switch err := b.openTarInPlace(path, fi.Size(), lim, unpacked); {
 		case err == nil:
-			if err := b.inventory(lim); err != nil {
+			if err := b.wrapAndInventory(lim, wrap); err != nil {
 				b.Close()
 				return nil, err
 			}
@@ -228,11 +234,19 @@ func OpenWatched(path string, lim Limits, unpacked func(read, size int64)) (*Bun
 		// .tar.gz of 8,800 files).
 		b.FS = os.DirFS(b.tmp)
 	}
-	if err := b.inventory(lim); err != nil {
+	if err := b.wrapAndInventory(lim, wrap); err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// wrapAndInventory puts wrap (if any) around FS, then inventories it.
+func (b *Bundle) wrapAndInventory(lim Limits, wrap func(fs.FS) fs.FS) error {
+	if wrap != nil {
+		b.FS = wrap(b.FS)
+	}
+	return b.inventory(lim)
 }
 
 // unpackFile unpacks the archive at path (an outer bundle) into b.tmp.

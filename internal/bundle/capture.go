@@ -34,6 +34,17 @@ type Capture struct {
 	ServerIDs []string `json:"server_ids,omitempty"`
 	// NameCandidates: Servers, then names from the path.
 	NameCandidates []string `json:"name_candidates"`
+
+	// Decoded and DecodeErr are the answers the sniff decoded from the
+	// whole file (capture.Decode's result): the loader takes them from here
+	// and never reads the file again. Hint and AnyHint say which kind an
+	// empty answer was taken for (capture.Sniffed). Manifest is the index
+	// of an audit manifest (KindAuditManifest).
+	Decoded   []capture.Capture  `json:"-"`
+	DecodeErr error              `json:"-"`
+	Hint      string             `json:"-"`
+	AnyHint   bool               `json:"-"`
+	Manifest  capture.AuditIndex `json:"-"`
 }
 
 // maxCaptureBytes bounds the JSON files read whole to classify them; a
@@ -54,7 +65,8 @@ func classifyCapture(p string, data []byte) (Capture, capture.AuditIndex, bool) 
 	if !ok {
 		return Capture{}, nil, false
 	}
-	return Capture{Path: p, Kind: s.Kind, Shape: s.Shape, Wrapped: s.Wrapped, Servers: s.Servers, ServerIDs: s.ServerIDs}, s.Manifest, true
+	return Capture{Path: p, Kind: s.Kind, Shape: s.Shape, Wrapped: s.Wrapped, Servers: s.Servers, ServerIDs: s.ServerIDs,
+		Decoded: s.Captures, DecodeErr: s.Err, Hint: s.Hint, AnyHint: s.AnyHint, Manifest: s.Manifest}, s.Manifest, true
 }
 
 // AuditDir gives the folder holding capture/ of a `nats audit gather`

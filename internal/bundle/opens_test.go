@@ -1,50 +1,10 @@
 package bundle
 
 import (
-	"io/fs"
 	"reflect"
 	"sort"
-	"sync"
 	"testing"
 )
-
-// countingFS counts, per path, the files opened and the folders listed
-// through it.
-type countingFS struct {
-	fs.FS
-	mu     sync.Mutex
-	opens  map[string]int
-	listed map[string]int
-}
-
-func newCountingFS(inner fs.FS) *countingFS {
-	return &countingFS{FS: inner, opens: map[string]int{}, listed: map[string]int{}}
-}
-
-func (c *countingFS) Open(name string) (fs.File, error) {
-	f, err := c.FS.Open(name)
-	if err == nil {
-		if fi, serr := f.Stat(); serr == nil && fi.IsDir() {
-			c.count(c.listed, name) // an Open to list it
-		} else {
-			c.count(c.opens, name)
-		}
-	}
-	return f, err
-}
-
-func (c *countingFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	c.count(c.listed, name)
-	return fs.ReadDir(c.FS, name)
-}
-
-func (c *countingFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(c.FS, name) }
-
-func (c *countingFS) count(m map[string]int, name string) {
-	c.mu.Lock()
-	m[name]++
-	c.mu.Unlock()
-}
 
 // The inventory (the walk, store sniffing, file sniffing) opens each file of
 // every committed bundle at most once, and finds what it finds through a
@@ -56,7 +16,7 @@ func TestInventoryOpensEachFileOnce(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", src, err)
 			}
-			c := newCountingFS(b.FS)
+			c := NewCountingFS(b.FS)
 			again := &Bundle{Path: b.Path, Root: b.Root, Archive: b.Archive, FS: c}
 			if err := again.inventory(Limits{}.withDefaults()); err != nil {
 				t.Fatalf("%s: %v", src, err)
@@ -66,7 +26,7 @@ func TestInventoryOpensEachFileOnce(t *testing.T) {
 				t.Errorf("%s: the inventory through a counting FS differs from Open's", src)
 			}
 			var twice []string
-			for p, n := range c.opens {
+			for p, n := range c.Opens() {
 				if n > 1 {
 					twice = append(twice, p)
 				}
@@ -75,7 +35,7 @@ func TestInventoryOpensEachFileOnce(t *testing.T) {
 			if len(twice) > 0 {
 				t.Errorf("%s: files opened more than once by the inventory: %v", src, twice)
 			}
-			if len(c.opens) == 0 {
+			if len(c.Opens()) == 0 {
 				t.Errorf("%s: the inventory opened no file (logs and captures are sniffed)", src)
 			}
 			b.Close()

@@ -1,0 +1,75 @@
+package capture
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// Sniff hands on the answers it decoded, equal to what Decode gives for
+// the same file, so a caller that sniffed a capture never decodes it again.
+func TestSniffKeepsDecoded(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.json*")
+	if len(files) == 0 {
+		t.Fatal("no capture in testdata")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := Sniff(f, data)
+		if !ok {
+			t.Fatalf("%s: not sniffed as a capture", f)
+		}
+		caps, err := Decode(f, bytes.NewReader(data))
+		if !reflect.DeepEqual(s.Captures, caps) || (s.Err == nil) != (err == nil) {
+			t.Errorf("%s: Sniff kept %d answers (err %v), Decode gives %d (err %v)", f, len(s.Captures), s.Err, len(caps), err)
+		}
+	}
+}
+
+// An audit archive assembled from its entries' sniffed answers (AuditOf)
+// is the archive ReadAudit reads, entry for entry, reading again only the
+// entries the sniff takes for no capture: the three empty $G /raftz
+// answers ({} is no endpoint's answer by content alone; the manifest's
+// tag says what it is).
+func TestAuditOfSniffed(t *testing.T) {
+	b := auditZip(t)
+	want, err := ReadAuditArchive(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sniffed := map[string]Sniffed{}
+	for p, data := range auditEntries(t, b) {
+		if s, ok := Sniff(p, data); ok {
+			sniffed[p] = s
+		}
+	}
+	m, ok := sniffed[AuditManifest]
+	if !ok || m.Manifest == nil {
+		t.Fatal("the manifest is not sniffed as one")
+	}
+	read := 0
+	a := AuditOf(zr, ".", m.Manifest, func(file, kind string) ([]Capture, error, bool) {
+		s, ok := sniffed[file]
+		if !ok || !s.AnyHint && s.Hint != kind {
+			read++
+			return nil, nil, false
+		}
+		return s.Captures, s.Err, true
+	})
+	if read != 3 {
+		t.Errorf("%d entries read again, want the 3 empty $G /raftz answers", read)
+	}
+	if !reflect.DeepEqual(a.Servers, want.Servers) || a.Skipped != want.Skipped || len(a.Problems) != len(want.Problems) {
+		t.Errorf("AuditOf over the sniffed answers differs from ReadAudit: %d servers, %d skipped, %v", len(a.Servers), a.Skipped, a.Problems)
+	}
+}
