@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"iter"
 	"sort"
+
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // Replica comparison support: what ScanStream collects, in the same read of
@@ -175,7 +177,7 @@ type liveBlock struct {
 	file        string
 	index       uint32
 	first, last uint64
-	deleted     rangeSet
+	deleted     seqset.Set
 }
 
 // Live returns what the scan counts as messages after every removal.
@@ -238,7 +240,7 @@ func (l *Live) Ranges() iter.Seq[SeqRange] {
 }
 
 func (b *liveBlock) live(seq uint64) bool {
-	return seq >= b.first && seq <= b.last && !b.deleted.contains(seq)
+	return seq >= b.first && seq <= b.last && !b.deleted.Contains(seq)
 }
 
 // Messages calls f with the sequence and MessageDigest of every live message
