@@ -23,6 +23,7 @@ func TestAddRange(t *testing.T) {
 		{"unordered delete before the last range", []Range{{10, 12}, {20, 20}, {5, 5}}, "5, 10-12, 20"},
 		{"unordered extends a range's start", []Range{{5, 8}, {20, 20}, {4, 4}}, "4-8, 20"},
 		{"spans several", []Range{{1, 1}, {3, 3}, {5, 5}, {9, 9}, {2, 6}}, "1-6, 9"},
+		{"deletes in any order", []Range{{5, 5}, {6, 6}, {7, 7}, {3, 3}, {8, 8}, {1, 1}, {2, 2}, {10, 10}}, "1-3, 5-8, 10"},
 		{"covered", []Range{{1, 10}, {20, 30}, {3, 4}}, "1-10, 20-30"},
 		{"first > last ignored", []Range{{5, 4}}, ""},
 		{"zero", []Range{{0, 0}, {1, 1}}, "0-1"},
