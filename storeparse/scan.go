@@ -699,7 +699,7 @@ func cmpUint(a, b uint64) int {
 // would drop rebuilding it.
 func (s *StreamScan) noteBad(bs *BlockScan) {
 	for _, r := range bs.bad {
-		s.Unreadable = append(s.Unreadable, r)
+		s.Unreadable.AddRange(r.First, r.Last) // merges across blocks
 	}
 	s.RebuildLost = append(s.RebuildLost, bs.RebuildLost...)
 	s.RebuildLostMsgs += bs.RebuildLostMsgs
