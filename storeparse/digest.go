@@ -219,18 +219,10 @@ func (l *Live) Ranges() iter.Seq[SeqRange] {
 			return true
 		}
 		for _, b := range l.blocks {
-			from := b.first
-			for _, d := range b.deleted {
-				if d.Last < from || d.First > b.last {
-					continue
-				}
-				if d.First > from && !emit(SeqRange{First: from, Last: d.First - 1}) {
+			for _, r := range (seqset.Set{{First: b.first, Last: b.last}}).Subtract(b.deleted) {
+				if !emit(r) {
 					return
 				}
-				from = d.Last + 1
-			}
-			if from <= b.last && !emit(SeqRange{First: from, Last: b.last}) {
-				return
 			}
 		}
 		if have {
