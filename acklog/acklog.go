@@ -6,7 +6,7 @@
 // :value "3-17"}), which carry the published value but no sequence.
 //
 // Reading is line by line in bounded memory (MaxLine per line; per stream the
-// acknowledged sequences are kept as runs, Runs), never panics on bad input,
+// acknowledged sequences are kept as runs, a seqset.Set), never panics on bad input,
 // and names the file, line and byte offset of every line it cannot read
 // (*LineError). See FORMAT.md.
 package acklog
@@ -70,7 +70,7 @@ type LineError struct {
 	Line   int64
 	Offset int64 // of the line
 	Col    int   // byte within the line where decoding failed
-	Err    error // wraps binfmt.ErrFormat or binfmt.ErrTooLarge
+	Err    error // wraps ErrFormat or ErrTooLarge
 }
 
 func (e *LineError) Error() string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // The fixture: the raw PubAck bodies real v2.15.2 servers sent, one per
@@ -69,7 +70,7 @@ func TestFixtureLog(t *testing.T) {
 	if st.Stream != x.Stream || st.Duplicates != x.Duplicates || st.Acks != x.Acked {
 		t.Errorf("stream %q dups %d acks %d; want %q %d %d", st.Stream, st.Duplicates, st.Acks, x.Stream, x.Duplicates, x.Acked)
 	}
-	if got := st.Acked.List(); len(got) != 1 || got[0] != (Run{x.AckedFirst, x.AckedLast}) {
+	if got := st.Acked; len(got) != 1 || got[0] != (seqset.Range{First: x.AckedFirst, Last: x.AckedLast}) {
 		t.Errorf("runs %v; want [{%d %d}]", got, x.AckedFirst, x.AckedLast)
 	}
 	// The Reader gives the same records one by one.
@@ -107,7 +108,7 @@ func TestWrappedAndReordered(t *testing.T) {
 	if s.Acks != x.Acked || len(s.Streams) != 1 || s.Bad != 0 {
 		t.Fatalf("acks %d streams %d bad %d (%v)", s.Acks, len(s.Streams), s.Bad, s.BadKept)
 	}
-	if got := s.Streams[0].Acked.List(); len(got) != 1 || got[0] != (Run{x.AckedFirst, x.AckedLast}) {
+	if got := s.Streams[0].Acked; len(got) != 1 || got[0] != (seqset.Range{First: x.AckedFirst, Last: x.AckedLast}) {
 		t.Errorf("runs %v", got)
 	}
 	if s.Streams[0].LastTime != "2026-12-01T12:00:00Z" {
@@ -238,27 +239,28 @@ func TestEDN(t *testing.T) {
 	}
 }
 
-// TestRuns: out-of-order adds merge into the fewest runs.
-func TestRuns(t *testing.T) {
-	var r Runs
-	for _, s := range []uint64{5, 6, 7, 1, 3, 2, 10, 9, 4, 20, 8, 19} {
-		r.Add(s)
+// TestRunsCapped: past MaxRunsPerStream a sequence that needs a run of its
+// own is not kept and the stream says so; one that extends a run still is.
+func TestRunsCapped(t *testing.T) {
+	var st StreamAcks
+	for i := uint64(0); i < MaxRunsPerStream; i++ {
+		st.ack(2*i+1, 2*i+1)
 	}
-	if got := r.List(); len(got) != 2 || got[0] != (Run{1, 10}) || got[1] != (Run{19, 20}) {
-		t.Errorf("runs %v", got)
+	if st.RunsCapped || len(st.Acked) != MaxRunsPerStream {
+		t.Fatalf("capped %v at %d runs", st.RunsCapped, len(st.Acked))
 	}
-	if r.Count() != 12 || !r.Contains(19) || r.Contains(11) || r.Max() != 20 {
-		t.Errorf("count %d contains19 %v contains11 %v max %d", r.Count(), r.Contains(19), r.Contains(11), r.Max())
+	st.ack(2, 2)                                   // joins two runs
+	st.ack(2*MaxRunsPerStream, 2*MaxRunsPerStream) // extends the last
+	if st.RunsCapped || len(st.Acked) != MaxRunsPerStream-1 {
+		t.Fatalf("capped %v at %d runs after joining", st.RunsCapped, len(st.Acked))
 	}
-	// The top of the range: no overflow, order kept.
-	var top Runs
-	for _, s := range []uint64{^uint64(0), 5, ^uint64(0) - 1, 6, 1} {
-		top.Add(s)
+	st.ack(1<<40, 1<<40+5) // takes the run the join freed
+	st.ack(1<<41, 1<<41)
+	if !st.RunsCapped || !st.Acked.Contains(1<<40) || st.Acked.Contains(1<<41) {
+		t.Fatalf("capped %v, contains %v %v", st.RunsCapped, st.Acked.Contains(1<<40), st.Acked.Contains(1<<41))
 	}
-	if got := top.List(); len(got) != 3 || got[0] != (Run{1, 1}) || got[1] != (Run{5, 6}) || got[2] != (Run{^uint64(0) - 1, ^uint64(0)}) {
-		t.Errorf("top runs %v", got)
-	}
-	if got := r.Intersect(8, 19); len(got) != 2 || got[0] != (Run{8, 10}) || got[1] != (Run{19, 19}) {
-		t.Errorf("intersect %v", got)
+	st.ack(0, 0)
+	if st.Acked.Contains(0) {
+		t.Error("sequence 0 kept")
 	}
 }

@@ -96,7 +96,7 @@ func BenchmarkRead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if s.Acks != benchLines || len(s.Streams) != 1 || s.Streams[0].Acked.Len() != 1 {
+		if s.Acks != benchLines || len(s.Streams) != 1 || len(s.Streams[0].Acked) != 1 {
 			b.Fatalf("acks %d streams %d", s.Acks, len(s.Streams))
 		}
 		bytesRead += cr.n

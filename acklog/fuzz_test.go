@@ -26,7 +26,7 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		for _, st := range s.Streams {
-			runs := st.Acked.List()
+			runs := st.Acked
 			for i := 1; i < len(runs); i++ {
 				if runs[i].First-1 <= runs[i-1].Last || runs[i].First > runs[i].Last {
 					t.Fatalf("runs not disjoint and sorted: %v", runs)

@@ -4,6 +4,8 @@ import (
 	"io"
 	"sort"
 	"strconv"
+
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // MaxBadKept bounds the unreadable lines a Summary lists; the rest are
@@ -38,7 +40,7 @@ type Summary struct {
 // StreamAcks are one stream's acknowledged sequences.
 type StreamAcks struct {
 	Domain, Stream string
-	Acked          Runs
+	Acked          seqset.Set
 	Acks           int64 // lines (duplicates included)
 	Duplicates     int64
 	// FirstLine and LastLine: where the stream's first and last acks are.
@@ -47,6 +49,21 @@ type StreamAcks struct {
 	LastTime string
 	// RunsCapped: MaxRunsPerStream was reached; Acked misses sequences.
 	RunsCapped bool
+}
+
+// ack adds first..last to Acked, unless that needs a run past
+// MaxRunsPerStream (then RunsCapped). No message has sequence 0: Read
+// reports such lines, and a 0 is not kept.
+func (st *StreamAcks) ack(first, last uint64) {
+	first = max(first, 1)
+	if first > last {
+		return
+	}
+	if len(st.Acked) >= MaxRunsPerStream && st.Acked.NewRuns(first, last) > 0 {
+		st.RunsCapped = true
+		return
+	}
+	st.Acked.AddRange(first, last)
 }
 
 // Read reads a whole ack log. The error is an I/O error of r only: lines
@@ -120,16 +137,13 @@ func Read(file string, r io.Reader) (*Summary, error) {
 				}
 			}
 		}
-		if !st.Acked.add(rr.seq) {
-			st.RunsCapped = true
-		}
-		if rr.batch != nil && rr.count > 1 {
+		first := rr.seq
+		if rr.batch != nil && rr.count > 1 && rr.seq > 0 {
 			// A batch commit acknowledges the count sequences ending at seq
 			// (stream.go: the reply carries the batch's last sequence).
-			for s := rr.seq - min(rr.count-1, rr.seq-1); s < rr.seq; s++ {
-				st.Acked.add(s)
-			}
+			first = rr.seq - min(rr.count-1, rr.seq-1)
 		}
+		st.ack(first, rr.seq)
 	}
 	sort.Slice(sum.Streams, func(i, j int) bool {
 		a, b := sum.Streams[i], sum.Streams[j]

@@ -48,7 +48,7 @@ type Audit struct {
 	// profiles, per-stream infos…), not read.
 	Skipped int
 	// Problems are entries that could not be read or decoded, each a
-	// *binfmt.CorruptError naming the entry. What decoded is kept.
+	// *CorruptError naming the entry. What decoded is kept.
 	Problems []error
 }
 

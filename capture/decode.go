@@ -76,7 +76,7 @@ type Capture struct {
 // is used only to place an empty answer ({} from /raftz).
 //
 // Decoding is lenient: unknown fields are ignored and a field of the wrong
-// type is skipped. Problems come back as *binfmt.CorruptError values naming
+// type is skipped. Problems come back as *CorruptError values naming
 // file and byte offset (joined with errors.Join when there are several),
 // alongside every capture decoded: a file cut off in the middle keeps what
 // came before the cut. At most MaxFileBytes are read.

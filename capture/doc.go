@@ -6,6 +6,6 @@
 // Decoding is lenient (fields differ between server versions; unknown fields
 // are ignored) and bounded (MaxFileBytes per file, MaxAuditEntryBytes per
 // archive entry). It never panics on bad input: problems are
-// *binfmt.CorruptError values naming the file and byte offset, returned next
+// *CorruptError values naming the file and byte offset, returned next
 // to everything that did decode. See FORMAT.md for the shapes.
 package capture

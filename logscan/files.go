@@ -15,7 +15,7 @@ import (
 // starts with the gzip magic (0x1f 0x8b); otherwise it returns the bytes of r
 // unchanged. Concatenated gzip members (as `cat a.gz b.gz` makes) are read
 // in sequence. A truncated or corrupt gzip stream surfaces as a read error,
-// which Scanner.Err reports as a *binfmt.CorruptError after the lines that
+// which Scanner.Err reports as a *CorruptError after the lines that
 // could be read.
 func Decompress(r io.Reader) (io.Reader, error) {
 	br := bufio.NewReader(r)

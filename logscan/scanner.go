@@ -231,7 +231,7 @@ func (s *Scanner) Next() bool {
 // buffers and stay valid after Next.
 func (s *Scanner) Event() Event { return s.ev }
 
-// Err returns the first read error, a *binfmt.CorruptError for a truncated or
+// Err returns the first read error, a *CorruptError for a truncated or
 // corrupt compressed stream, or nil at a clean end of input.
 func (s *Scanner) Err() error { return s.err }
 

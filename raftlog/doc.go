@@ -6,7 +6,7 @@
 //
 // Every decoder takes bytes (or an io.ReaderAt and a size) and a file name
 // used only in errors; there is no package state. Every problem is reported
-// as a *binfmt.CorruptError naming the file and the byte offset.
+// as a *CorruptError naming the file and the byte offset.
 //
 // The WAL of a group is an ordinary filestore; its record framing is read by
 // package storeparse and each record's payload is handed to

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // Schema names the contract version; bump it only when a field is renamed or dropped.
@@ -210,9 +210,9 @@ func (e TimelineEvent) Summary() string {
 	return fmt.Sprintf("(x%d until %s) %s", e.Count, e.Until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
 
-// Range is an inclusive sequence range: the parsers' SeqRange, so a range
-// found in a store reaches the report without a conversion.
-type Range = natsfmt.SeqRange
+// Range is an inclusive sequence range: seqset.Range, the parsers' SeqRange,
+// so a range found in a store reaches the report without a conversion.
+type Range = seqset.Range
 
 // Origin is the known id a corrupt peer id most likely came from.
 type Origin struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // maxRelatedEvents bounds the compact timeline printed under a critical
@@ -231,18 +232,9 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-// FormatRanges renders inclusive sequence ranges compactly: "5, 12-20".
-func FormatRanges(rs []Range) string {
-	var parts []string
-	for _, r := range rs {
-		if r.First == r.Last {
-			parts = append(parts, fmt.Sprint(r.First))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", r.First, r.Last))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
+// FormatRanges renders inclusive sequence ranges compactly: "5, 12-20"
+// (seqset.Format, the one formatter of ranges).
+func FormatRanges(rs []Range) string { return seqset.Format(rs, 0) }
 
 // tableViews keeps, for the text table, the views that list peers, and a
 // peerless one (a /jsz or /varz summary) only for a server that has no

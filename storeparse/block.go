@@ -5,7 +5,7 @@
 // figures from the blocks alone. The formats are documented in FORMAT.md.
 //
 // Decoders take bytes or an io.ReaderAt plus size (an fs.FS for a folder),
-// never OS paths. Every problem is a *binfmt.CorruptError naming the file,
+// never OS paths. Every problem is a *CorruptError naming the file,
 // byte offset and, when known, the sequence.
 package storeparse
 
@@ -223,11 +223,11 @@ func (b *BlockReader) fill(off int64, n int) ([]byte, error) {
 // Next returns the next record. At the end it returns io.EOF.
 //
 // A record whose framing is sane but whose checksum does not match comes back
-// with ChecksumOK false together with a *binfmt.CorruptError wrapping
-// binfmt.ErrChecksum (Seq set); calling Next again continues with the next
+// with ChecksumOK false together with a *CorruptError wrapping
+// ErrChecksum (Seq set); calling Next again continues with the next
 // record. A framing error (impossible length, record overrunning the block)
-// is final and sticky: it wraps binfmt.ErrTruncated for a torn tail (Torn
-// reports true) and binfmt.ErrFormat for corruption followed by more data.
+// is final and sticky: it wraps ErrTruncated for a torn tail (Torn
+// reports true) and ErrFormat for corruption followed by more data.
 func (b *BlockReader) Next() (Record, error) {
 	var r Record
 	err := b.next(&r)

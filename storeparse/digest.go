@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"iter"
 	"sort"
+
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // Replica comparison support: what ScanStream collects, in the same read of
@@ -175,7 +177,7 @@ type liveBlock struct {
 	file        string
 	index       uint32
 	first, last uint64
-	deleted     rangeSet
+	deleted     seqset.Set
 }
 
 // Live returns what the scan counts as messages after every removal.
@@ -217,18 +219,10 @@ func (l *Live) Ranges() iter.Seq[SeqRange] {
 			return true
 		}
 		for _, b := range l.blocks {
-			from := b.first
-			for _, d := range b.deleted {
-				if d.Last < from || d.First > b.last {
-					continue
-				}
-				if d.First > from && !emit(SeqRange{First: from, Last: d.First - 1}) {
+			for _, r := range (seqset.Set{{First: b.first, Last: b.last}}).Subtract(b.deleted) {
+				if !emit(r) {
 					return
 				}
-				from = d.Last + 1
-			}
-			if from <= b.last && !emit(SeqRange{First: from, Last: b.last}) {
-				return
 			}
 		}
 		if have {
@@ -238,7 +232,7 @@ func (l *Live) Ranges() iter.Seq[SeqRange] {
 }
 
 func (b *liveBlock) live(seq uint64) bool {
-	return seq >= b.first && seq <= b.last && !b.deleted.contains(seq)
+	return seq >= b.first && seq <= b.last && !b.deleted.Contains(seq)
 }
 
 // Messages calls f with the sequence and MessageDigest of every live message

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // TestLossesAgreeWithServer scans the damaged standalone stores of
@@ -49,11 +51,11 @@ func TestLossesAgreeWithServer(t *testing.T) {
 			if len(lost) == 0 {
 				lost = scan.Lost
 			}
-			wantLost := subtract(st.Before.Served, st.After.Served)
-			wantBack := subtract(st.After.Served, st.Before.Served)
-			if rangesString(lost) != rangesString(wantLost) || rangesString(back) != rangesString(wantBack) {
+			before, after := seqset.Of(st.Before.Served...), seqset.Of(st.After.Served...)
+			wantLost, wantBack := before.Subtract(after), after.Subtract(before)
+			if seqset.Format(lost, 0) != wantLost.String() || seqset.Format(back, 0) != wantBack.String() {
 				t.Errorf("%s %s: scan says lost %s, back %s; the server lost %s, served again %s", o.Name, st.Stream,
-					rangesString(lost), rangesString(back), rangesString(wantLost), rangesString(wantBack))
+					seqset.Format(lost, 0), seqset.Format(back, 0), wantLost, wantBack)
 			}
 		}
 	}

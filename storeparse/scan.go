@@ -13,6 +13,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // ScanOptions tunes ScanStream.
@@ -100,13 +101,13 @@ type BlockScan struct {
 	// sequences are intact messages read here.
 	RebuildLost     []SeqRange
 	RebuildLostMsgs uint64
-	deleted         rangeSet
-	bad             rangeSet // sequences of Bad records that continue the block
-	badBytes        uint64   // their record lengths
-	countEnd        int64    // records at or beyond this offset are not counted
-	stopErr         error    // the framing error at Stopped
-	firstBad        int64    // offset of the first Bad record, -1 if none
-	firstBadFrom    uint64   // the sequence after the last one read before it
+	deleted         seqset.Set
+	bad             seqset.Set // sequences of Bad records that continue the block
+	badBytes        uint64     // their record lengths
+	countEnd        int64      // records at or beyond this offset are not counted
+	stopErr         error      // the framing error at Stopped
+	firstBad        int64      // offset of the first Bad record, -1 if none
+	firstBadFrom    uint64     // the sequence after the last one read before it
 
 	// rls caches the length of every counted record (index seq-rlBase, 0 =
 	// none) so removals need no second read; dropped when over budget.
@@ -185,11 +186,11 @@ type StreamScan struct {
 	Lost         []SeqRange // sequences a block whose framing was lost no longer holds
 	// Unreadable are the sequences of records on disk whose checksum fails
 	// (framing intact): not counted in State, each is its own damage.
-	Unreadable []SeqRange
+	Unreadable seqset.Set
 	// BadDeleted are the sequences of records whose checksum fails but
 	// whose deletion a tombstone or index.db records: the damage costs no
 	// message (a rebuild still cuts the block there: RebuildLost).
-	BadDeleted []SeqRange
+	BadDeleted seqset.Set
 	// RebuildLost is what the server would drop on rebuilding the damaged
 	// blocks (see BlockScan.RebuildLost): evidence, not part of State.
 	RebuildLost     []SeqRange
@@ -202,7 +203,7 @@ type StreamScan struct {
 	// next start serves them again. Not worked out for streams with
 	// max_age or max_msgs_per_subject (the server applies those again after
 	// a rebuild; the scan does not).
-	Resurrected []SeqRange
+	Resurrected seqset.Set
 	// Losses are the damages found by holding the blocks to a verifying
 	// index.db, one per Problem they raised, in the same order: a block
 	// cut at a record boundary, a missing middle block, tombstones gone.
@@ -535,7 +536,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 	e.Seq = from
 	switch {
 	case to >= from && to != 0:
-		lost := []SeqRange{{First: from, Last: to}}
+		lost := seqset.Set{{First: from, Last: to}}
 		if fromIndex {
 			// A verifying index.db also says which of them were deleted.
 			lost = indexLive(ib, from, to)
@@ -545,7 +546,7 @@ func (s *StreamScan) noteLost(bs *BlockScan, nextFirst uint64, isLast bool) {
 			break
 		}
 		s.Lost = append(s.Lost, lost...)
-		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, rangesString(lost))
+		e.Err = fmt.Errorf("%w; sequences %s lost", e.Err, lost)
 	case isLast && bs.Torn:
 		// A torn tail of the last block with nothing known after it: the
 		// lost record was never acknowledged as far as the files tell.
@@ -605,7 +606,7 @@ func (s *StreamScan) noteShort(bs *BlockScan) {
 	s.Losses = append(s.Losses, BlockLoss{File: bs.File, Offset: bs.Size, Lost: lost})
 	s.problem(binfmt.Stamp(&binfmt.CorruptError{File: bs.File, Offset: bs.Size, Seq: lost[0].First,
 		Err: fmt.Errorf("%w: block ends at offset %d, on a record boundary after seq %d, where index.db (its checksum verifies) has it go on to seq %d: its tail is gone; sequences %s lost",
-			binfmt.ErrTruncated, bs.Size, bs.LastSeq, ib.LastSeq, rangesString(lost))}, natsfmt.StructBlockRecord))
+			binfmt.ErrTruncated, bs.Size, bs.LastSeq, ib.LastSeq, lost)}, natsfmt.StructBlockRecord))
 }
 
 // noteMissingBlocks reports a block a verifying index.db lists with
@@ -637,7 +638,7 @@ func (s *StreamScan) noteMissingBlocks() {
 		s.Losses = append(s.Losses, BlockLoss{File: blockPath(s.Dir, ib.Index), Missing: true, Lost: lost})
 		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: blockPath(s.Dir, ib.Index), Offset: 0, Seq: lost[0].First,
 			Err: fmt.Errorf("%w: block %d.blk is missing between blocks that are there; index.db (its checksum verifies) says it held %d messages, sequences %s: lost",
-				fs.ErrNotExist, ib.Index, ib.Msgs(), rangesString(lost))}, natsfmt.StructBlockRecord))
+				fs.ErrNotExist, ib.Index, ib.Msgs(), lost)}, natsfmt.StructBlockRecord))
 	}
 	slices.SortFunc(s.Lost, func(a, b SeqRange) int { return cmpUint(a.First, b.First) })
 }
@@ -652,7 +653,7 @@ func (s *StreamScan) noteResurrected() {
 	if s.Meta != nil && (s.Meta.MaxAge > 0 || s.Meta.MaxMsgsPerSubject > 0) {
 		return
 	}
-	var back rangeSet
+	var back seqset.Set
 	for i := range s.Blocks {
 		b := &s.Blocks[i]
 		ib, ok := x.Block(b.Index)
@@ -660,14 +661,12 @@ func (s *StreamScan) noteResurrected() {
 			continue
 		}
 		if ib.FirstSeq > b.FirstSeq {
-			head := []SeqRange{{First: b.FirstSeq, Last: min(ib.FirstSeq-1, b.LastSeq)}}
-			for _, r := range subtract(subtract(head, b.deleted), b.bad) {
-				back.add(r.First, r.Last)
-			}
+			head := seqset.Set{{First: b.FirstSeq, Last: min(ib.FirstSeq-1, b.LastSeq)}}
+			back = back.Union(head.Subtract(b.deleted).Subtract(b.bad))
 		}
 		ib.Deleted.Each(func(q uint64) bool {
 			if b.live(q) {
-				back.add(q, q)
+				back.Add(q)
 			}
 			return true
 		})
@@ -678,57 +677,19 @@ func (s *StreamScan) noteResurrected() {
 	s.Resurrected = back
 	lb := s.Blocks[len(s.Blocks)-1]
 	s.Losses = append(s.Losses, BlockLoss{File: lb.File, Offset: lb.Size, Resurrected: back})
-	var n uint64
-	for _, r := range back {
-		n += r.Last - r.First + 1
-	}
 	s.problem(binfmt.Stamp(&binfmt.CorruptError{File: lb.File, Offset: lb.Size, Seq: back[0].First,
 		Err: fmt.Errorf("%w: the tombstones of %d deleted message(s) are gone (the block ends at offset %d; index.db, whose checksum verifies, records sequences %s as deleted, the blocks hold them as messages): the server rebuilds from the blocks at its next start and serves them again",
-			binfmt.ErrTruncated, n, lb.Size, rangesString(back))}, natsfmt.StructBlockRecord))
+			binfmt.ErrTruncated, back.Count(), lb.Size, back)}, natsfmt.StructBlockRecord))
 }
 
 // indexLive lists the sequences first..last that index.db's block entry
 // holds as messages (not in its delete map, not below its first).
-func indexLive(ib IndexBlock, first, last uint64) []SeqRange {
+func indexLive(ib IndexBlock, first, last uint64) seqset.Set {
 	first = max(first, ib.FirstSeq)
 	if first > last {
 		return nil
 	}
-	return subtract([]SeqRange{{First: first, Last: last}}, ib.Deleted.Ranges())
-}
-
-// subtract returns the sequences of the sorted, disjoint ranges a that
-// none of the sorted, disjoint ranges b holds.
-func subtract(a, b []SeqRange) []SeqRange {
-	var out rangeSet
-	j := 0
-	for _, r := range a {
-		lo := r.First
-		for ; j < len(b) && b[j].Last < lo; j++ {
-		}
-		for k := j; k < len(b) && b[k].First <= r.Last && lo <= r.Last; k++ {
-			if b[k].First > lo {
-				out.add(lo, b[k].First-1)
-			}
-			if b[k].Last >= r.Last {
-				lo = r.Last + 1
-				break
-			}
-			lo = max(lo, b[k].Last+1)
-		}
-		if lo <= r.Last && lo >= r.First {
-			out.add(lo, r.Last)
-		}
-	}
-	return out
-}
-
-func rangesString(rs []SeqRange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = r.String()
-	}
-	return strings.Join(parts, ", ")
+	return seqset.Set{{First: first, Last: last}}.Subtract(ib.Deleted.Ranges())
 }
 
 func cmpUint(a, b uint64) int {
@@ -745,7 +706,7 @@ func cmpUint(a, b uint64) int {
 // would drop rebuilding it.
 func (s *StreamScan) noteBad(bs *BlockScan) {
 	for _, r := range bs.bad {
-		s.Unreadable = append(s.Unreadable, r)
+		s.Unreadable.AddRange(r.First, r.Last) // merges across blocks
 	}
 	s.RebuildLost = append(s.RebuildLost, bs.RebuildLost...)
 	s.RebuildLostMsgs += bs.RebuildLostMsgs
@@ -774,21 +735,21 @@ func (s *StreamScan) resolveBadDeleted(tombs []uint64) {
 		ib, ok := s.Index.Block(b.Index)
 		return ok && (seq < ib.FirstSeq || ib.Deleted.Contains(seq))
 	}
-	var unreadable rangeSet
+	var unreadable seqset.Set
 	for i := range s.Blocks {
 		b := &s.Blocks[i]
 		if len(b.bad) == 0 {
 			continue
 		}
-		var keep rangeSet
+		var keep seqset.Set
 		for _, r := range b.bad {
 			for q := r.First; q <= r.Last; q++ {
 				if deleted(b, q) {
-					b.deleted.add(q, q)
-					(*rangeSet)(&s.BadDeleted).add(q, q)
+					b.deleted.Add(q)
+					s.BadDeleted.Add(q)
 				} else {
-					keep.add(q, q)
-					unreadable.add(q, q)
+					keep.Add(q)
+					unreadable.Add(q)
 				}
 			}
 		}
@@ -825,7 +786,7 @@ func (s *StreamScan) assemble() {
 
 // live reports whether seq is a counted message of block b.
 func (b *BlockScan) live(seq uint64) bool {
-	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.contains(seq) && !b.bad.contains(seq)
+	return b.Msgs > 0 && seq >= b.FirstSeq && seq <= b.LastSeq && !b.deleted.Contains(seq) && !b.bad.Contains(seq)
 }
 
 func (s *StreamScan) blockOf(seq uint64) *BlockScan {
@@ -860,7 +821,7 @@ func (s *StreamScan) drop(b *BlockScan, seq uint64, rl int) {
 	b.Bytes -= uint64(rl)
 	s.State.Msgs--
 	s.State.Bytes -= uint64(rl)
-	b.deleted.add(seq, seq)
+	b.deleted.Add(seq)
 	if i := seq - b.rlBase; b.rls != nil && i < uint64(len(b.rls)) {
 		b.rls[i] = 0
 	}
@@ -958,8 +919,8 @@ func (b *BlockScan) fixFirst() {
 	if b.Msgs == 0 {
 		return
 	}
-	for b.FirstSeq <= b.LastSeq && b.deleted.contains(b.FirstSeq) {
-		b.FirstSeq = b.deleted.endOf(b.FirstSeq) + 1
+	if r, ok := b.deleted.RangeOf(b.FirstSeq); ok && b.FirstSeq <= b.LastSeq {
+		b.FirstSeq = r.Last + 1 // ranges are apart: r.Last+1 is not deleted
 	}
 }
 
@@ -1185,59 +1146,8 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 	}
 }
 
-// rangeSet is a sorted set of disjoint inclusive ranges: a block's delete
-// map without one entry per sequence (compaction gaps can be long).
-type rangeSet []SeqRange
-
-func (rs *rangeSet) add(first, last uint64) {
-	if first > last {
-		return
-	}
-	r := *rs
-	n := len(r)
-	switch {
-	case n == 0 || r[n-1].Last+1 < first: // the usual case: in order, apart
-		*rs = append(r, SeqRange{First: first, Last: last})
-		return
-	case r[n-1].First <= first: // touches the last range
-		r[n-1].Last = max(r[n-1].Last, last)
-		return
-	}
-	// Out of order: insert and merge.
-	i := sort.Search(n, func(i int) bool { return r[i].First >= first })
-	r = append(r, SeqRange{})
-	copy(r[i+1:], r[i:])
-	r[i] = SeqRange{First: first, Last: last}
-	out := r[:0]
-	for _, x := range r {
-		if k := len(out); k > 0 && out[k-1].Last+1 >= x.First {
-			out[k-1].Last = max(out[k-1].Last, x.Last)
-			continue
-		}
-		out = append(out, x)
-	}
-	*rs = out
-}
-
-func (rs rangeSet) contains(seq uint64) bool {
-	if n := len(rs); n == 0 || seq > rs[n-1].Last {
-		return false // the usual case while reading a block in order
-	}
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
-	return i < len(rs) && rs[i].First <= seq
-}
-
-// endOf returns the last sequence of the range holding seq (seq if none).
-func (rs rangeSet) endOf(seq uint64) uint64 {
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
-	if i < len(rs) && rs[i].First <= seq {
-		return rs[i].Last
-	}
-	return seq
-}
-
 // Deleted returns the block's deleted sequences inside its range.
-func (b *BlockScan) Deleted() []SeqRange { return append([]SeqRange(nil), b.deleted...) }
+func (b *BlockScan) Deleted() seqset.Set { return b.deleted.Clone() }
 
 func interior(st State) uint64 {
 	if st.Msgs > 0 && st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {

@@ -315,7 +315,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			return
 		}
 		if last > 0 && seq != last+1 && bs.Msgs != 0 {
-			bs.deleted.add(last+1, seq-1) // compaction gap
+			bs.deleted.AddRange(last+1, seq-1) // compaction gap
 		}
 		last = seq
 		bs.LastSeq, bs.LastTS = seq, ts
@@ -362,7 +362,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			// trust it only where it continues the block.
 			if !r.Tombstone && r.Seq > last && r.Seq-last <= maxResyncSeqJump {
 				updateLast(r.Seq, r.TS)
-				bs.bad.add(r.Seq, r.Seq)
+				bs.bad.Add(r.Seq)
 				bs.badBytes += uint64(r.Len)
 			}
 			continue
@@ -386,7 +386,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 				if bs.Msgs == 0 {
 					bs.FirstSeq, bs.FirstTS = seq+1, 0
 				} else if seq != 0 {
-					bs.deleted.add(seq, seq)
+					bs.deleted.Add(seq)
 				}
 			}
 			continue
@@ -405,7 +405,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			}
 			continue
 		}
-		if !bs.deleted.contains(seq) {
+		if !bs.deleted.Contains(seq) {
 			bs.Msgs++
 			bs.Bytes += uint64(r.Len)
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)

@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 var checkAckedLost = Check{
@@ -69,7 +69,7 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	// notHeld: the acked sequences no copy holds, narrowed copy by copy.
 	// A copy holds its first..last range except damage; below its first
 	// sequence the messages were removed (limits, purge), which explains them.
-	notHeld := []report.Range{{First: 1, Last: top}}
+	notHeld := seqset.Set{{First: 1, Last: top}}
 	for _, c := range st.Copies {
 		if c.Encrypted {
 			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
@@ -79,19 +79,12 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 		if c.LastSeq < top {
 			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
 		}
-		notHeld = intersectRanges(notHeld, normRanges(missing))
+		notHeld = notHeld.Intersect(seqset.Of(missing...))
 	}
 	// What a quorum's WAL holds past the snapshot is applied at the next
 	// start: pending, not lost (the loader notes it).
-	notHeld = subtractRanges(notHeld, st.pendingQuorum())
-	var lost []report.Range
-	var n uint64
-	for _, r := range notHeld {
-		for _, x := range sa.Acked.Intersect(r.First, r.Last) {
-			lost = append(lost, report.Range{First: x.First, Last: x.Last})
-			n += x.Last - x.First + 1
-		}
-	}
+	lost := sa.Acked.Intersect(notHeld.Subtract(st.pendingQuorum()))
+	n := lost.Count()
 	if len(lost) == 0 {
 		return report.Finding{}, false
 	}
@@ -99,7 +92,7 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 		Message: fmt.Sprintf("%d sequence(s) of %s > %s that the server acknowledged (%s, ack log %s) are held by no copy: acknowledged writes lost on every replica",
 			n, st.Account, st.Name, rangesText(lost), sum.File)}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d acknowledgement(s) of %s (%d duplicate), sequences %s, the last at line %d",
-		sum.File, sa.Acks, st.Name, sa.Duplicates, rangesText(toReportRanges(sa.Acked.List())), sa.LastLine))
+		sum.File, sa.Acks, st.Name, sa.Duplicates, rangesText(sa.Acked), sa.LastLine))
 	for _, c := range st.Copies {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s's copy (%s) holds %d..%d", m.Name(c.Server), c.Path, c.FirstSeq, c.LastSeq))
 	}
@@ -154,7 +147,7 @@ func ackedLostRemedy(m *Model, st *Stream, lost []report.Range) prescription {
 func walHolding(m *Model, st *Stream, lost []report.Range) string {
 	var parts []string
 	for _, srv := range serversOf(m, st.WALSeqs) {
-		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
+		if in := seqset.Set(st.WALSeqs[srv]).Intersect(lost); len(in) > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %s", m.Name(srv), rangesText(in)))
 		}
 	}
@@ -163,24 +156,16 @@ func walHolding(m *Model, st *Stream, lost []report.Range) string {
 
 // walCount is how many of the lost sequences some server's WAL holds.
 func walCount(st *Stream, lost []report.Range) uint64 {
-	var all []report.Range
+	var all seqset.Set
 	for _, rs := range st.WALSeqs {
-		all = append(all, intersectRanges(rs, lost)...)
+		all = all.Union(seqset.Set(rs).Intersect(lost))
 	}
-	var n uint64
-	for _, r := range normRanges(all) {
-		n += r.Last - r.First + 1
-	}
-	return n
+	return all.Count()
 }
 
 // countOf says "all 30" or "12".
 func countOf(n uint64, of []report.Range) string {
-	var total uint64
-	for _, r := range of {
-		total += r.Last - r.First + 1
-	}
-	if n == total {
+	if n == seqset.Set(of).Count() {
 		return fmt.Sprintf("all %d", n)
 	}
 	return fmt.Sprint(n)
@@ -191,44 +176,4 @@ func groupOrUnknown(st *Stream) string {
 		return "its S- folder under _js_"
 	}
 	return st.Group
-}
-
-func toReportRanges(rs []AckRun) []report.Range {
-	out := make([]report.Range, len(rs))
-	for i, r := range rs {
-		out[i] = report.Range{First: r.First, Last: r.Last}
-	}
-	return out
-}
-
-// normRanges sorts and merges overlapping or adjacent ranges.
-func normRanges(in []report.Range) []report.Range {
-	rs := append([]report.Range(nil), in...)
-	sort.Slice(rs, func(i, j int) bool { return rs[i].First < rs[j].First })
-	var out []report.Range
-	for _, r := range rs {
-		if n := len(out); n > 0 && r.First <= out[n-1].Last+1 {
-			out[n-1].Last = max(out[n-1].Last, r.Last)
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// intersectRanges intersects two sorted, disjoint range lists.
-func intersectRanges(a, b []report.Range) []report.Range {
-	var out []report.Range
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		lo, hi := max(a[i].First, b[j].First), min(a[i].Last, b[j].Last)
-		if lo <= hi {
-			out = append(out, report.Range{First: lo, Last: hi})
-		}
-		if a[i].Last < b[j].Last {
-			i++
-		} else {
-			j++
-		}
-	}
-	return out
 }

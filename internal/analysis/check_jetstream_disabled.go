@@ -8,6 +8,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // A server turns its own JetStream off while the process runs when a write
@@ -381,10 +382,10 @@ func behindReplicas(m *Model, s *Server) []string {
 		if len(behind) == 0 {
 			continue
 		}
-		var ranges []report.Range
+		var ranges seqset.Set
 		var holders uint64
 		for _, sp := range behind {
-			ranges = appendRange(ranges, sp.Range)
+			ranges.AddRange(sp.First, sp.Last)
 			holders |= sp.Holders
 		}
 		out = append(out, fmt.Sprintf("behind: its copy of %s > %s ends at sequence %d; %s held by %s (replica-gap)",

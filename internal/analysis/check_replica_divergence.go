@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 var checkReplicaDivergence = Check{
@@ -23,11 +24,11 @@ var checkReplicaDivergence = Check{
 			}
 			// The ranges of every sequence that diverged, and per pattern
 			// ("n1,n3 | n2,n4") the sequences that split that way.
-			var ranges []report.Range
-			patterns := map[string][]report.Range{}
+			var ranges seqset.Set
+			patterns := map[string]seqset.Set{}
 			count := uint64(0)
 			for _, d := range cmp.Diverged {
-				ranges = appendRange(ranges, d.Range)
+				ranges.AddRange(d.First, d.Last)
 				count += d.Last - d.First + 1
 				var sides []string
 				for _, mask := range d.Sides {
@@ -35,7 +36,9 @@ var checkReplicaDivergence = Check{
 				}
 				sort.Strings(sides)
 				k := strings.Join(sides, " | ")
-				patterns[k] = appendRange(patterns[k], d.Range)
+				p := patterns[k]
+				p.AddRange(d.First, d.Last)
+				patterns[k] = p
 			}
 			f := report.Finding{
 				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(m, 1<<len(cmp.Copies)-1),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 var checkReplicaGap = Check{
@@ -85,7 +86,7 @@ func (cmp *ReplicaComparison) lacks(i int, assigned uint64) (holes, behind []Cov
 func withoutPending(spans []CoverageSpan, pend []report.Range) []CoverageSpan {
 	var out []CoverageSpan
 	for _, sp := range spans {
-		for _, r := range subtractRanges([]report.Range{sp.Range}, pend) {
+		for _, r := range (seqset.Set{sp.Range}).Subtract(pend) {
 			out = append(out, CoverageSpan{Range: r, Holders: sp.Holders})
 		}
 	}
@@ -105,12 +106,12 @@ func (cmp *ReplicaComparison) servers(m *Model, mask uint64) []string {
 }
 
 func gapFinding(m *Model, st *Stream, cmp *ReplicaComparison, c *StreamCopy, kind string, spans []CoverageSpan, assigned uint64) report.Finding {
-	var ranges []report.Range
+	var ranges seqset.Set
 	holders := uint64(0)
 	count := uint64(0)
 	fewest := len(cmp.Copies)
 	for _, sp := range spans {
-		ranges = appendRange(ranges, sp.Range)
+		ranges.AddRange(sp.First, sp.Last)
 		holders |= sp.Holders
 		count += sp.Last - sp.First + 1
 		fewest = min(fewest, bits.OnesCount64(sp.Holders))

@@ -13,7 +13,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
-	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -100,11 +100,11 @@ type walState struct {
 	// A stream group's WAL, read in the same pass: the sequences of the
 	// messages it stores and of those it removes (deletes, purges), as
 	// ranges; replay when a purge needs subjects (walSeqs).
-	msgSeqs, removed []report.Range
+	msgSeqs, removed seqset.Set
 	replay           bool
 	// pendSeqs: the sequences of messages in entries past the group's
 	// newest snapshot (walPending).
-	pendSeqs []report.Range
+	pendSeqs seqset.Set
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -333,16 +333,6 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	}
 }
 
-// addSeqRange appends r, merged into the last range when it continues it;
-// input in any order (deletes come in any order), normRanges sorts after.
-func addSeqRange(rs []report.Range, r report.Range) []report.Range {
-	if n := len(rs); n > 0 && r.First >= rs[n-1].First && r.First <= rs[n-1].Last+1 {
-		rs[n-1].Last = max(rs[n-1].Last, r.Last)
-		return rs
-	}
-	return append(rs, r)
-}
-
 // streamOp notes what one entry of a stream group's WAL does to the
 // stream's messages (walSeqs): the sequence it stores, or those it removes.
 // Undecodable ops are left alone, as extract's reading does.
@@ -353,14 +343,14 @@ func (ws *walState) streamOp(file string, e *raftlog.Entry, afterSnap bool) {
 	}
 	switch {
 	case op.Msg != nil:
-		ws.msgSeqs = addSeqRange(ws.msgSeqs, report.Range{First: op.Msg.Seq(), Last: op.Msg.Seq()})
+		ws.msgSeqs.Add(op.Msg.Seq())
 		if afterSnap {
-			ws.pendSeqs = addSeqRange(ws.pendSeqs, report.Range{First: op.Msg.Seq(), Last: op.Msg.Seq()})
+			ws.pendSeqs.Add(op.Msg.Seq())
 		}
 	case op.Delete != nil:
-		ws.removed = addSeqRange(ws.removed, report.Range{First: op.Delete.Seq, Last: op.Delete.Seq})
+		ws.removed.Add(op.Delete.Seq)
 	case op.DeleteRange != nil && op.DeleteRange.Num > 0:
-		ws.removed = append(ws.removed, report.Range{First: op.DeleteRange.First, Last: op.DeleteRange.First + op.DeleteRange.Num - 1})
+		ws.removed.AddRange(op.DeleteRange.First, op.DeleteRange.First+op.DeleteRange.Num-1)
 	case op.Purge != nil:
 		// A filtered purge or one keeping the last N needs the
 		// messages' subjects and order: walMessages replays those.
@@ -377,7 +367,7 @@ func (ws *walState) streamOp(file string, e *raftlog.Entry, afterSnap bool) {
 		if req.Seq > 0 {
 			last = req.Seq - 1
 		}
-		ws.removed = append(ws.removed, report.Range{First: 0, Last: last})
+		ws.removed.AddRange(0, last)
 	}
 }
 

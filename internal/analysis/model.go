@@ -97,7 +97,6 @@ type Rename struct {
 type (
 	AckLog      = acklog.Summary
 	AckedStream = acklog.StreamAcks
-	AckRun      = acklog.Run
 )
 
 // ackFormatJepsen marks an ack log that is a Jepsen history: published

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // perturbedDir holds damaged copies of real stores with what the real
@@ -63,27 +64,6 @@ func loadOracles(t *testing.T) map[string]oracle {
 	return out
 }
 
-// minus is the sequences of a (sorted, disjoint) that b does not hold.
-func minus(a, b []report.Range) []report.Range {
-	var out []report.Range
-	for _, r := range a {
-		lo := r.First
-		for _, x := range b {
-			if x.Last < lo || x.First > r.Last {
-				continue
-			}
-			if x.First > lo {
-				out = append(out, report.Range{First: lo, Last: x.First - 1})
-			}
-			lo = max(lo, x.Last+1)
-		}
-		if lo <= r.Last {
-			out = append(out, report.Range{First: lo, Last: r.Last})
-		}
-	}
-	return normRanges(out)
-}
-
 // TestPerturbedStoresAgreeWithServer holds the analysis of each damaged
 // state to what the real server (v2.10.27, v2.12.15, v2.15.3) did on a
 // copy of it:
@@ -130,7 +110,7 @@ func TestPerturbedStoresAgreeWithServer(t *testing.T) {
 					}
 				}
 				if o.Mode == "cluster" {
-					full := s.After.sameFigures(s.Before) && len(minus(s.Before.Served, streamServed)) == 0
+					full := s.After.sameFigures(s.Before) && len(seqset.Of(s.Before.Served...).Subtract(seqset.Of(streamServed...))) == 0
 					if isDamaged {
 						if len(corrupt) == 0 {
 							t.Errorf("%s %s: %s damaged, no store-corrupt finding", s.Server, s.Stream, file)
@@ -150,8 +130,8 @@ func TestPerturbedStoresAgreeWithServer(t *testing.T) {
 				if s.After.ServedErr != "" {
 					t.Fatalf("%s %s: oracle has no served set: %s", s.Server, s.Stream, s.After.ServedErr)
 				}
-				lost := minus(s.Before.Served, s.After.Served)
-				back := minus(s.After.Served, s.Before.Served)
+				lost := seqset.Of(s.Before.Served...).Subtract(seqset.Of(s.After.Served...))
+				back := seqset.Of(s.After.Served...).Subtract(seqset.Of(s.Before.Served...))
 				var claimedLost, claimedBack []report.Range
 				for _, f := range corrupt {
 					if f.Severity != report.Critical || f.File != file || f.Offset == nil {
@@ -163,10 +143,10 @@ func TestPerturbedStoresAgreeWithServer(t *testing.T) {
 						claimedLost = append(claimedLost, f.Ranges...)
 					}
 				}
-				if got := normRanges(claimedLost); rangesText(got) != rangesText(lost) {
+				if got := seqset.Of(claimedLost...); rangesText(got) != rangesText(lost) {
 					t.Errorf("%s %s (%s): the server lost %s on restart; store-corrupt names lost %s", s.Server, s.Stream, file, rangesText(lost), rangesText(got))
 				}
-				if got := normRanges(claimedBack); rangesText(got) != rangesText(back) {
+				if got := seqset.Of(claimedBack...); rangesText(got) != rangesText(back) {
 					t.Errorf("%s %s (%s): the server serves deleted %s again on restart; store-corrupt names %s", s.Server, s.Stream, file, rangesText(back), rangesText(got))
 				}
 			}
@@ -256,7 +236,7 @@ func TestCrashWALIsPending(t *testing.T) {
 					t.Fatalf("oracle: %s did not get every acked message back (%+v, acked to %d): not this test's case", srv, a, top)
 				}
 			}
-			if !behind || o.ServedErr != "" || len(minus(o.Acked, o.Served)) > 0 {
+			if !behind || o.ServedErr != "" || len(seqset.Of(o.Acked...).Subtract(seqset.Of(o.Served...))) > 0 {
 				t.Fatalf("oracle: blocks %v, acked to %d, served %v (%s): not this test's case", o.BlockLast, top, o.Served, o.ServedErr)
 			}
 			rep, err := Run(filepath.Join(filepath.Dir(f), "bundle"), Options{})

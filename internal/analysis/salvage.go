@@ -23,6 +23,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -141,7 +142,7 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions, emit func(*S
 	}
 	covered := func(seq uint64) bool {
 		for i, c := range covering {
-			if seq <= c.LastSeq && !inReportRanges(seq, missing[i]) {
+			if seq <= c.LastSeq && !seqset.Set(missing[i]).Contains(seq) {
 				return true
 			}
 		}
@@ -342,9 +343,9 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 	if err != nil {
 		return 0, err
 	}
-	var live []report.Range
+	var live seqset.Set
 	for r := range scan.Live().Ranges() {
-		live = append(live, r)
+		live = append(live, r) // ascending, apart: a Set as it is
 	}
 	bad := 0
 	_, err = storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true,
@@ -355,7 +356,7 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 			case !r.ChecksumOK:
 				bad++
 				return nil
-			case !inReportRanges(r.Seq, live):
+			case !live.Contains(r.Seq):
 				return nil
 			}
 			return f(blk.File, r)
@@ -496,21 +497,19 @@ func groupDir(b *bundle.Bundle, srv *Server, g string) string {
 // as the server writes them; a purge that filters subjects or keeps the
 // last N needs the messages themselves, and walMessages replays that WAL.
 func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
-	var rs []report.Range
+	var rs seqset.Set
 	if ws.replay {
 		dir := groupDir(l.b, srv, group)
-		var seqs []report.Range
 		err := walMessages(l.b.FS, dir, group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-			seqs = append(seqs, report.Range{First: sm.Seq(), Last: sm.Seq()})
+			rs.Add(sm.Seq())
 			return nil
 		})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return // the raft loader reports damage
 		}
-		rs = normRanges(seqs)
 	} else {
-		rs = subtractRanges(normRanges(ws.msgSeqs), normRanges(ws.removed))
-		if pend := subtractRanges(normRanges(ws.pendSeqs), normRanges(ws.removed)); len(pend) > 0 {
+		rs = ws.msgSeqs.Subtract(ws.removed)
+		if pend := ws.pendSeqs.Subtract(ws.removed); len(pend) > 0 {
 			if l.walPending == nil {
 				l.walPending = map[string]map[ServerID][]report.Range{}
 			}
@@ -580,24 +579,25 @@ func (st *Stream) pendingQuorum() []report.Range {
 			out = append(out, report.Range{First: e.at, Last: es[i+1].at - 1})
 		}
 	}
-	return normRanges(out)
+	return seqset.Of(out...)
 }
 
 // pendingBeyondBlocks is pendingQuorum less what every copy's blocks hold.
 func (st *Stream) pendingBeyondBlocks(m *Model) []report.Range {
-	pend := st.pendingQuorum()
-	var out []report.Range
+	pend := seqset.Set(st.pendingQuorum())
+	var out seqset.Set
 	for _, c := range st.Copies {
-		out = append(out, intersectRanges(pend, normRanges(append(copyMissing(m, st, c), report.Range{First: c.LastSeq + 1, Last: ^uint64(0) - 1})))...)
+		lacks := seqset.Set(copyMissing(m, st, c)).Union(seqset.Set{{First: c.LastSeq + 1, Last: ^uint64(0) - 1}})
+		out = out.Union(pend.Intersect(lacks))
 	}
-	return normRanges(out)
+	return out
 }
 
 // pendingHolders names the servers whose WAL holds any of rs past the snapshot.
 func pendingHolders(m *Model, st *Stream, rs []report.Range) []string {
 	var out []string
 	for _, srv := range serversOf(m, st.WALPending) {
-		if len(intersectRanges(st.WALPending[srv], rs)) > 0 {
+		if len(seqset.Set(st.WALPending[srv]).Intersect(rs)) > 0 {
 			out = append(out, m.Name(srv))
 		}
 	}
@@ -678,13 +678,7 @@ func copyMissing(m *Model, st *Stream, c *StreamCopy) []report.Range {
 			missing = append(missing, k.Lost...)
 		}
 	}
-	return normRanges(missing)
-}
-
-// inReportRanges says whether seq is in the sorted, disjoint ranges rs.
-func inReportRanges(seq uint64, rs []report.Range) bool {
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= seq })
-	return i < len(rs) && rs[i].First <= seq
+	return seqset.Of(missing...)
 }
 
 // extractHint tells a remedy what `jsforensics extract` finds of the lost
@@ -696,22 +690,19 @@ func extractHint(m *Model, server ServerID, account, stream string, lost []repor
 	if st == nil || len(lost) == 0 {
 		return ""
 	}
-	lost = normRanges(lost)
+	lostSet := seqset.Of(lost...)
 	var parts []string
 	for _, c := range st.Copies {
 		if m.same(c.Server, server) || c.Encrypted {
 			continue
 		}
-		held := intersectRanges(lost, []report.Range{{First: c.FirstSeq, Last: c.LastSeq}})
-		for _, r := range copyMissing(m, st, c) {
-			held = subtractRange(held, r)
-		}
+		held := lostSet.Clip(c.FirstSeq, c.LastSeq).Subtract(copyMissing(m, st, c))
 		if len(held) > 0 {
 			parts = append(parts, fmt.Sprintf("%s in %s's blocks", rangesText(held), m.Name(c.Server)))
 		}
 	}
 	for _, srv := range serversOf(m, st.WALSeqs) {
-		if in := intersectRanges(st.WALSeqs[srv], lost); len(in) > 0 {
+		if in := seqset.Set(st.WALSeqs[srv]).Intersect(lostSet); len(in) > 0 {
 			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", rangesText(in), m.Name(srv), st.Group))
 		}
 	}
@@ -719,48 +710,4 @@ func extractHint(m *Model, server ServerID, account, stream string, lost []repor
 		return ""
 	}
 	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
-}
-
-// subtractRange removes r from the sorted, disjoint ranges rs.
-// subtractRanges is a minus b, both sorted and disjoint, in one sweep.
-func subtractRanges(a, b []report.Range) []report.Range {
-	var out []report.Range
-	j := 0
-	for _, x := range a {
-		for j < len(b) && b[j].Last < x.First {
-			j++
-		}
-		cur := x.First
-		for k := j; k < len(b) && b[k].First <= x.Last; k++ {
-			if b[k].First > cur {
-				out = append(out, report.Range{First: cur, Last: b[k].First - 1})
-			}
-			if b[k].Last >= x.Last {
-				cur = x.Last + 1
-				break
-			}
-			cur = b[k].Last + 1
-		}
-		if cur <= x.Last {
-			out = append(out, report.Range{First: cur, Last: x.Last})
-		}
-	}
-	return out
-}
-
-func subtractRange(rs []report.Range, r report.Range) []report.Range {
-	var out []report.Range
-	for _, x := range rs {
-		if x.Last < r.First || x.First > r.Last {
-			out = append(out, x)
-			continue
-		}
-		if x.First < r.First {
-			out = append(out, report.Range{First: x.First, Last: r.First - 1})
-		}
-		if x.Last > r.Last {
-			out = append(out, report.Range{First: r.Last + 1, Last: x.Last})
-		}
-	}
-	return out
 }

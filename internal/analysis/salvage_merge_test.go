@@ -9,7 +9,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
-	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // seqSource is a salvageSource giving the messages of seqs in that order,
@@ -121,39 +121,6 @@ func TestRecentDigests(t *testing.T) {
 	}
 }
 
-// TestSubtractRanges: the one-sweep difference equals subtracting each
-// range in turn.
-func TestSubtractRanges(t *testing.T) {
-	r := func(a, b uint64) report.Range { return report.Range{First: a, Last: b} }
-	for _, tc := range []struct{ a, b []report.Range }{
-		{[]report.Range{r(1, 10)}, []report.Range{r(0, 0), r(3, 4), r(10, 12)}},
-		{[]report.Range{r(1, 3), r(5, 9), r(20, 30)}, []report.Range{r(2, 6), r(8, 21), r(25, 25)}},
-		{[]report.Range{r(5, 5)}, []report.Range{r(0, 100)}},
-		{[]report.Range{r(1, 2), r(4, 4)}, nil},
-		{nil, []report.Range{r(1, 2)}},
-	} {
-		want := tc.a
-		for _, x := range tc.b {
-			want = subtractRange(want, x)
-		}
-		if got := subtractRanges(tc.a, tc.b); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%v - %v = %v, want %v", tc.a, tc.b, got, want)
-		}
-	}
-}
-
-// TestAddSeqRange: sequences in any order end, normalized, as the set
-// they are (a delete of a lower sequence after a higher one is kept).
-func TestAddSeqRange(t *testing.T) {
-	var rs []report.Range
-	for _, s := range []uint64{5, 6, 7, 3, 8, 1, 2, 10} {
-		rs = addSeqRange(rs, report.Range{First: s, Last: s})
-	}
-	if got := fmt.Sprint(normRanges(rs)); got != "[1-3 5-8 10]" {
-		t.Errorf("got %s", got)
-	}
-}
-
 // TestWALSeqsEqualReplay: on every committed bundle, the WAL sequences the
 // raft loader's one pass keeps per stream and server equal what replaying
 // that WAL in order gives (walMessages, extract's reading), deletes and
@@ -175,15 +142,15 @@ func TestWALSeqsEqualReplay(t *testing.T) {
 				if dir == "" {
 					continue
 				}
-				var seqs []report.Range
+				var seqs seqset.Set
 				if err := walMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-					seqs = append(seqs, report.Range{First: sm.Seq(), Last: sm.Seq()})
+					seqs.Add(sm.Seq())
 					return nil
 				}); err != nil {
 					continue
 				}
 				n++
-				if got, want := fmt.Sprint(st.WALSeqs[srv.ID]), fmt.Sprint(normRanges(seqs)); got != want {
+				if got, want := seqset.Format(st.WALSeqs[srv.ID], 0), seqs.String(); got != want {
 					t.Errorf("%s: %s > %s on %s: one pass %s, replay %s", fx.name, st.Account, st.Name, srv.Name, got, want)
 				}
 			}

@@ -1,10 +1,8 @@
 package analysis
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 func appendUnique[T comparable](list []T, s T) []T {
@@ -46,27 +44,6 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// appendRange appends r to rs, merged with the last range when adjacent.
-func appendRange(rs []report.Range, r report.Range) []report.Range {
-	if n := len(rs); n > 0 && rs[n-1].Last+1 >= r.First {
-		rs[n-1].Last = max(rs[n-1].Last, r.Last)
-		return rs
-	}
-	return append(rs, r)
-}
-
-func rangesText(rs []report.Range) string {
-	var parts []string
-	for i, r := range rs {
-		if i == maxRangesShown {
-			parts = append(parts, fmt.Sprintf("and %d more ranges", len(rs)-i))
-			break
-		}
-		if r.First == r.Last {
-			parts = append(parts, fmt.Sprint(r.First))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", r.First, r.Last))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
+// rangesText lists rs for a finding's message: at most maxRangesShown
+// ranges, then how many more.
+func rangesText(rs []report.Range) string { return seqset.Format(rs, maxRangesShown) }

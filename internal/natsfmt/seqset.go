@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // AVL seqset encoding (avl/seqset.go Encode/Decode, identical in v2.10.22,
@@ -167,14 +168,10 @@ func (s *SeqSet) Seqs(limit int) []uint64 {
 // Ranges returns the set as maximal ascending runs. It allocates in
 // proportion to the runs, so callers printing huge sets may prefer Len and
 // Contains.
-func (s *SeqSet) Ranges() []SeqRange {
-	var out []SeqRange
+func (s *SeqSet) Ranges() seqset.Set {
+	var out seqset.Set
 	s.Each(func(q uint64) bool {
-		if n := len(out); n > 0 && out[n-1].Last+1 == q {
-			out[n-1].Last = q
-		} else if n == 0 || q > out[n-1].Last {
-			out = append(out, SeqRange{q, q})
-		}
+		out.Add(q)
 		return true
 	})
 	return out
