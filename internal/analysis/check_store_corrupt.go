@@ -37,8 +37,12 @@ var checkStoreCorrupt = Check{
 				Evidence: shown,
 			}, storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted})))
 		}
+		sized, covered := peerSizeFindings(m) // peer_size.go
 		var damage []*Corruption
 		for i := range m.Corruptions {
+			if covered[m.Corruptions[i].File] && isSizeDamage(&m.Corruptions[i]) {
+				continue
+			}
 			if m.Corruptions[i].Kind != natsfmt.CorruptEncrypted {
 				damage = append(damage, &m.Corruptions[i])
 			}
@@ -81,7 +85,8 @@ var checkStoreCorrupt = Check{
 			}
 			return f
 		}
-		return append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
+		out = append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
+		return append(out, sized...)
 	},
 }
 

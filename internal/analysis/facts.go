@@ -192,7 +192,11 @@ func metaViewsAll(m *Model) []*metaSide {
 	}
 	best := map[string]View{}
 	former := formerIDs(m)
+	damaged := sizeDamaged(m) // peer_size.go
 	for _, v := range meta.Views {
+		if v.Source == "peers.idx" && damaged[v.File] {
+			v.ClusterSize = len(v.Peers)
+		}
 		v.Peers = memberPeers(m, v, former)
 		cur, ok := best[m.Name(v.Server)]
 		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {

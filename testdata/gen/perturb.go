@@ -42,20 +42,31 @@ type PerturbCase struct {
 	Agree    bool        `json:"agree"`
 	Why      string      `json:"why,omitempty"`
 	Findings []reportRef `json:"findings"`
+	// Cluster: what the restarted cluster did (peers-size-flipped).
+	Cluster *ClusterTruth `json:"cluster,omitempty"`
 }
 
 type reportRef struct {
 	Code     string     `json:"code"`
 	Severity string     `json:"severity"`
+	Group    string     `json:"group"`
 	Server   string     `json:"server"`
+	Account  string     `json:"account"`
 	Stream   string     `json:"stream"`
+	Consumer string     `json:"consumer"`
 	File     string     `json:"file"`
 	Offset   *int64     `json:"offset"`
 	Message  string     `json:"message"`
 	Ranges   []SeqRange `json:"ranges"`
 }
 
-func runPerturb(ctx context.Context, out string, seed int64, n int, versions []string) error {
+// sampleClasses are the classes a -samples run keeps one agreeing draw of
+// per version (testdata/perturbed/perturbed-<class>-<v>: bundle/ and
+// case.json), for TestPerturbedSamples.
+var sampleClasses = map[string]bool{"peers-size-flipped": true, "captures-subset": true, "logs-missing": true}
+
+func runPerturb(ctx context.Context, out, samples string, seed int64, n int, versions []string) error {
+	sampled := map[string]bool{}
 	scratch, err := os.MkdirTemp("", "jsf-perturb-")
 	if err != nil {
 		return err
@@ -77,13 +88,25 @@ func runPerturb(ctx context.Context, out string, seed int64, n int, versions []s
 		if err != nil {
 			return fmt.Errorf("%s: %w", v, err)
 		}
+		cbase, err := perturbClusterBase(ctx, filepath.Join(scratch, v, "cluster"), v, bin)
+		if err != nil {
+			return fmt.Errorf("%s: cluster base: %w", v, err)
+		}
+		classes := append(append([]string(nil), perturbClasses...), clusterClasses...)
 		for i := 0; i < n; i++ {
-			class := perturbClasses[rng.Intn(len(perturbClasses))]
-			c, err := perturbDraw(ctx, filepath.Join(scratch, v, fmt.Sprintf("draw%d", i)), v, base, before, class, rng, bin)
+			class := classes[rng.Intn(len(classes))]
+			drawDir := filepath.Join(scratch, v, fmt.Sprintf("draw%d", i))
+			var c *PerturbCase
+			if isClusterClass(class) {
+				c, err = perturbClusterDraw(ctx, drawDir, v, cbase, class, rng, bin)
+			} else {
+				c, err = perturbDraw(ctx, drawDir, v, base, before, class, rng, bin)
+			}
 			if err != nil {
 				return fmt.Errorf("%s draw %d (%s): %w", v, i, class, err)
 			}
 			c.Seed, c.Draw = seed, i
+			os.RemoveAll(filepath.Join(drawDir, "restart"))
 			if table[class] == nil {
 				table[class] = map[string]*cell{}
 			}
@@ -92,15 +115,22 @@ func runPerturb(ctx context.Context, out string, seed int64, n int, versions []s
 			}
 			table[class][v].n++
 			total++
+			if c.Agree && samples != "" && sampleClasses[class] && !sampled[class+v] {
+				sampled[class+v] = true
+				if err := writeSample(filepath.Join(samples, "perturbed-"+class+"-"+v), drawDir, c); err != nil {
+					return err
+				}
+			}
 			if c.Agree {
 				table[class][v].agree++
 				agreed++
+				os.RemoveAll(drawDir)
 				continue
 			}
-			logf("DISAGREE %s draw %d %s %s: %s", v, i, class, c.Damage.File, c.Why)
+			logf("DISAGREE %s draw %d %s %s: %s", v, i, c.Damage.Class, c.Damage.File, c.Why)
 			if out != "" {
 				dir := filepath.Join(out, fmt.Sprintf("%s-%d-%s", v, i, class))
-				if err := copyTree(filepath.Join(scratch, v, fmt.Sprintf("draw%d", i), "bundle"), filepath.Join(dir, "bundle")); err != nil {
+				if err := copyTree(drawDir, filepath.Join(dir, "draw")); err != nil {
 					return err
 				}
 				b, _ := json.MarshalIndent(c, "", "  ")
@@ -391,4 +421,16 @@ func rangesKey(rs []SeqRange) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// writeSample keeps an agreeing draw: its bundle and case.json.
+func writeSample(dir, drawDir string, c *PerturbCase) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := copyTree(filepath.Join(drawDir, "bundle"), filepath.Join(dir, "bundle")); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return os.WriteFile(filepath.Join(dir, "case.json"), append(b, '\n'), 0o644)
 }
