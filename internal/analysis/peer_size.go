@@ -23,7 +23,9 @@ import (
 // peer state (sent on every election, runAsLeader sendPeerState) it takes
 // and writes back to peers.idx. A size whose quorum is the real one changes
 // nothing either. A smaller quorum lets it win an election with fewer votes
-// than the group's: that is critical.
+// than the group's, and as leader it sends its size to every peer: the
+// whole group then runs at that quorum (a race with the others' election;
+// both outcomes seen), so that is critical.
 //
 // covered lists the files so reported: the loader's own "cluster size …
 // peers listed" damage of them is left to this finding.
@@ -61,7 +63,8 @@ func peerSizeFindings(m *Model) (out []report.Finding, covered map[string]bool) 
 			case q == rq:
 				f.Message += fmt.Sprintf("; the quorum is the group's own (%d), and the leader's peer state rewrites the size at the next election: nothing is lost", q)
 			default:
-				f.Message += fmt.Sprintf("; at its next start %s could win an election with %d vote(s), fewer than the group's quorum of %d; where the others elect first (as every restart the generator's perturb run made did), it takes their leader's peer state and writes it back to peers.idx", srv, q, rq)
+				f.Severity = report.Critical
+				f.Message += fmt.Sprintf("; at its next start %s can win an election with %d vote(s), fewer than the group's quorum of %d, and as leader it sends that size to every peer: the group then runs at quorum %d (seen on 2.10.27 with a _meta_ size of 1; where the others elect first, their leader's peer state rewrites it)", srv, q, rq, q)
 			}
 			if v.StartSize > 0 {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds size %d: 2.12.5+ and 2.14+ start from it", v.StartFile, v.StartSize))

@@ -293,6 +293,7 @@ type perturbCase struct {
 		Group     string `json:"group"`
 		SizeAfter int    `json:"size_after"`
 		Healed    bool   `json:"healed"`
+		Lowered   bool   `json:"lowered"`
 	} `json:"cluster"`
 }
 
@@ -302,7 +303,9 @@ type perturbCase struct {
 //     the three restarted together on a copy): a finding names the file;
 //     where the restart healed the group (every server ran it with its real
 //     size and a leader, ORDERS served in full), no critical finding, no
-//     quorum-unreachable or meta-split, no warning on another server;
+//     quorum-unreachable or meta-split, no warning on another server; a
+//     size that lowers the quorum is critical (the restart is a race the
+//     damaged server was seen to win, spreading its size to the group);
 //   - captures-subset, logs-missing (captures or logs of some servers left
 //     out of a healthy cluster's bundle, every server running when
 //     captured): the same three servers, no peer-offline, no warning or
@@ -329,10 +332,11 @@ func TestPerturbedSamples(t *testing.T) {
 			class, _, _ := strings.Cut(c.Damage.Class, "/")
 			switch class {
 			case "peers-size-flipped":
-				located := false
+				located, critical := false, false
 				for _, f := range rep.Findings {
 					located = located || f.File == c.Damage.File
-					if c.Cluster == nil || !c.Cluster.Healed {
+					critical = critical || f.File == c.Damage.File && f.Severity == report.Critical
+					if c.Cluster == nil || !c.Cluster.Healed || c.Cluster.Lowered {
 						continue
 					}
 					if f.Severity == report.Critical || f.Code == "quorum-unreachable" || f.Code == "meta-split" || f.Severity == report.Warning && f.Server != c.Damage.Server {
@@ -341,6 +345,9 @@ func TestPerturbedSamples(t *testing.T) {
 				}
 				if !located {
 					t.Errorf("no finding names %s", c.Damage.File)
+				}
+				if c.Cluster != nil && c.Cluster.Lowered && !critical {
+					t.Errorf("%s's size lowers its quorum (the server can win alone and spread it), no critical finding on %s", c.Cluster.Group, c.Damage.File)
 				}
 			case "captures-subset", "logs-missing":
 				var names []string
