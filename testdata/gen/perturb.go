@@ -145,6 +145,9 @@ func runPerturb(ctx context.Context, out, samples string, seed int64, n int, ver
 		classes = append(classes, c)
 	}
 	sort.Strings(classes)
+	// Columns by release, whatever order the versions ran in.
+	versions = append([]string(nil), versions...)
+	sort.SliceStable(versions, func(i, j int) bool { return versionLess(versions[i], versions[j]) })
 	fmt.Printf("| class | %s |\n|---|%s\n", strings.Join(versions, " | "), strings.Repeat("---|", len(versions)))
 	for _, c := range classes {
 		var cells []string
@@ -433,4 +436,18 @@ func writeSample(dir, drawDir string, c *PerturbCase) error {
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
 	return os.WriteFile(filepath.Join(dir, "case.json"), append(b, '\n'), 0o644)
+}
+
+// versionLess orders "v2.10.27" before "v2.11.17" (numerically, part by part).
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(strings.TrimPrefix(a, "v"), "."), strings.Split(strings.TrimPrefix(b, "v"), ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		var x, y int
+		fmt.Sscan(pa[i], &x)
+		fmt.Sscan(pb[i], &y)
+		if x != y {
+			return x < y
+		}
+	}
+	return len(pa) < len(pb)
 }
