@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -78,12 +79,14 @@ func runPerturb(ctx context.Context, out, samples string, seed int64, n int, ver
 	if b, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building jsforensics: %v\n%s", err, b)
 	}
-	rng := rand.New(rand.NewSource(seed))
 	type cell struct{ n, agree int }
 	table := map[string]map[string]*cell{}
 	total, agreed := 0, 0
 	start := time.Now()
 	for _, v := range versions {
+		// Each version draws from its own stream: a version's draws do not
+		// depend on which versions ran before it.
+		rng := rand.New(rand.NewSource(seed ^ int64(crc32.ChecksumIEEE([]byte(v)))))
 		base, before, err := perturbBase(ctx, filepath.Join(scratch, v), v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", v, err)
