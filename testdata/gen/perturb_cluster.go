@@ -150,7 +150,7 @@ func perturbClusterBase(ctx context.Context, dir, v, bin string) (*clusterBase, 
 	if err := c.WaitMetaLeader(ctx, 60*time.Second); err != nil {
 		return nil, err
 	}
-	nc, js, err := connect(c.Servers...)
+	nc, js, err := connectWait(ctx, c.Servers...)
 	if err != nil {
 		return nil, err
 	}
