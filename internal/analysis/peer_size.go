@@ -59,7 +59,7 @@ func peerSizeFindings(m *Model) (out []report.Finding, covered map[string]bool) 
 				srv, g.Name, v.ClusterSize, q, real, real, rq)
 			switch {
 			case q > rq:
-				f.Message += fmt.Sprintf("; at its next start %s cannot be elected by the %d real peers, follows the leader they elect and takes that leader's peer state, which it writes back to peers.idx: nothing is lost", srv, real)
+				f.Message += fmt.Sprintf("; at its next start %s cannot be elected by the %d real peers, follows the leader they elect and, once caught up, takes that leader's peer state (sent at every election) and writes it back to peers.idx: nothing is lost", srv, real)
 			case q == rq:
 				f.Message += fmt.Sprintf("; the quorum is the group's own (%d), and the leader's peer state rewrites the size at the next election: nothing is lost", q)
 			default:

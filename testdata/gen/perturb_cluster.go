@@ -84,9 +84,11 @@ type ClusterTruth struct {
 	// Views: per server, the group in /raftz after the restart.
 	Views map[string]raftzGroup `json:"views"`
 	// Healed: every server reports the group with its original quorum and
-	// a leader, and ORDERS is served in full. Lowered: the damaged size's
+	// a leader, and ORDERS is served in full; Works: one leader that every
+	// server names runs it at its original quorum, ORDERS served in full. Lowered: the damaged size's
 	// quorum is below the group's (the server can win alone and spread it).
 	Healed   bool        `json:"healed"`
+	Works    bool        `json:"works"`
 	Lowered  bool        `json:"lowered,omitempty"`
 	Orders   ServedState `json:"orders"`
 	NotQuiet string      `json:"not_quiet,omitempty"`
@@ -509,6 +511,7 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 	}
 	t.Views = map[string]raftzGroup{}
 	t.Healed = true
+	leaders := map[string]bool{}
 	for _, s := range r.Servers {
 		var g raftzGroup
 		found := false
@@ -525,6 +528,17 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 		}
 		t.Views[s.Name] = g
 		t.Healed = t.Healed && found && g.Leader != "" && g.QuorumNeeded == int(t.SizeBefore)/2+1
+		leaders[g.Leader] = true
+	}
+	// Works: every server names one leader, whose view has the group's
+	// own quorum (a follower still catching up may hold the damaged size).
+	t.Works = len(leaders) == 1 && !leaders[""]
+	if t.Works {
+		for _, g := range t.Views {
+			if g.ID == g.Leader {
+				t.Works = g.QuorumNeeded == int(t.SizeBefore)/2+1
+			}
+		}
 	}
 	if nc, js, err := connectWait(ctx, r.Servers...); err == nil {
 		t.Orders, _, _ = stateOf(ctx, r.Servers[0], "ORDERS")
@@ -536,6 +550,7 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 		t.Orders.ServedErr = err.Error()
 	}
 	t.Healed = t.Healed && rangesKey(t.Orders.Served) == rangesKey(base.orders.Served)
+	t.Works = t.Works && rangesKey(t.Orders.Served) == rangesKey(base.orders.Served)
 	if err := r.Stop(); err != nil {
 		return nil, err
 	}
@@ -559,12 +574,12 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 	t.Lowered = t.SizeAfter/2+1 < t.SizeBefore/2+1
 	for _, f := range got.Findings {
 		located = located || f.File == c.Damage.File
-		if !t.Healed || t.Lowered {
+		if !t.Works || t.Lowered {
 			continue
 		}
 		switch {
 		case f.Severity == "critical":
-			why = append(why, fmt.Sprintf("the restarted servers healed %s, yet critical %s %s: %s", t.Group, f.Code, f.Server, f.Message))
+			why = append(why, fmt.Sprintf("the restarted servers ran %s with a leader at its quorum, yet critical %s %s: %s", t.Group, f.Code, f.Server, f.Message))
 		case f.Code == "quorum-unreachable":
 			why = append(why, fmt.Sprintf("%s elected a leader on restart, yet quorum-unreachable: %s", t.Group, f.Message))
 		case f.Severity == "warning" && f.Server != srv:
@@ -574,13 +589,13 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 	if !located {
 		why = append(why, fmt.Sprintf("no finding names %s (cluster size %d -> %d)", c.Damage.File, t.SizeBefore, t.SizeAfter))
 	}
-	if !t.Healed || t.Lowered {
+	if !t.Works || t.Lowered {
 		bad := false
 		for _, f := range got.Findings {
 			bad = bad || f.Severity == "critical" && (f.Group == t.Group || f.File == c.Damage.File)
 		}
 		if !bad {
-			why = append(why, fmt.Sprintf("%s's size %d -> %d (healed by the restart: %v; views %v, ORDERS served %s): no critical finding says a lowered quorum or an unhealed group", t.Group, t.SizeBefore, t.SizeAfter, t.Healed, t.Views, rangesKey(t.Orders.Served)))
+			why = append(why, fmt.Sprintf("%s's size %d -> %d (works after the restart: %v; views %v, ORDERS served %s): no critical finding says a lowered quorum or a group that does not work", t.Group, t.SizeBefore, t.SizeAfter, t.Works, t.Views, rangesKey(t.Orders.Served)))
 		}
 	}
 	c.Agree, c.Why = len(why) == 0, strings.Join(why, "; ")
