@@ -19,6 +19,7 @@ var checkQuorumUnreachable = Check{
 		m := p.Model
 		var out []report.Finding
 		former := p.Facts.FormerIDs()
+		damaged := sizeDamaged(m)
 		for _, g := range m.Groups {
 			// A renamed server's own new id beside the old ids it is no
 			// member under (memberPeers) is left out, so that every view
@@ -31,8 +32,9 @@ var checkQuorumUnreachable = Check{
 			done := map[string]bool{}
 			for _, v := range members {
 				// A view without its peer list (a leaderless /jsz) cannot
-				// tell which peers exist.
-				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[viewKey(v)] {
+				// tell which peers exist; a damaged size is store-corrupt's
+				// (peer_size.go), the group runs with its peers'.
+				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[viewKey(v)] || v.Source == "peers.idx" && damaged[v.File] {
 					continue
 				}
 				done[viewKey(v)] = true

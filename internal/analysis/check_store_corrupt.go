@@ -37,13 +37,20 @@ var checkStoreCorrupt = Check{
 				Evidence: shown,
 			}, storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted})))
 		}
+		sized, covered := peerSizeFindings(m) // peer_size.go
 		var damage []*Corruption
 		for i := range m.Corruptions {
+			if covered[m.Corruptions[i].File] && isSizeDamage(&m.Corruptions[i]) {
+				continue
+			}
 			if m.Corruptions[i].Kind != natsfmt.CorruptEncrypted {
 				damage = append(damage, &m.Corruptions[i])
 			}
 		}
 		for _, c := range raftFileDamage(p) {
+			if covered[c.File] && isSizeDamage(&c) {
+				continue // peer_size.go reports it with what the server does
+			}
 			damage = append(damage, &c)
 		}
 		key := func(i int) (string, string) {
@@ -90,7 +97,8 @@ var checkStoreCorrupt = Check{
 			}
 			return f
 		}
-		return append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
+		out = append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
+		return append(out, sized...)
 	},
 }
 

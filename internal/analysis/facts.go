@@ -365,7 +365,11 @@ func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 		return nil
 	}
 	best := map[string]View{}
+	damaged := sizeDamaged(m) // peer_size.go
 	for _, v := range meta.Views {
+		if v.Source == "peers.idx" && damaged[v.File] {
+			v.ClusterSize = len(v.Peers)
+		}
 		v.Peers = memberPeers(m, v, former)
 		cur, ok := best[m.Name(v.Server)]
 		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {

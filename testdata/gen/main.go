@@ -135,7 +135,8 @@ func run() int {
 	debug := fs.Bool("debug", false, "biglog: servers log at debug level")
 	seed := fs.Int64("seed", 1, "perturb: seed of the draws")
 	draws := fs.Int("n", 12, "perturb: draws per version")
-	versions := fs.String("versions", "v2.10.27,v2.12.15,v2.15.3", "perturb: comma-separated nats-server versions")
+	samples := fs.String("samples", "", "perturb: keep one agreeing draw of each sample class per version under this directory")
+	versions := fs.String("versions", "v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3", "perturb: comma-separated nats-server versions")
 	var big BigCluster
 	fs.IntVar(&big.Streams, "streams", 1500, "cluster: R1 streams of 5 messages")
 	fs.IntVar(&big.Buckets, "buckets", 300, "cluster: KV buckets")
@@ -211,7 +212,7 @@ func run() int {
 		return report(withDeadline(ctx, 90*time.Minute, func(ctx context.Context) error { return runBigCluster(ctx, *out, *version, big) }))
 	case "perturb":
 		vs := strings.Split(*versions, ",")
-		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runPerturb(ctx, *out, *seed, *draws, vs) }))
+		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runPerturb(ctx, *out, *samples, *seed, *draws, vs) }))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
@@ -308,7 +309,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
 	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]")
-	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.12.15,v2.15.3] [-out DIR]")
+	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3] [-out DIR] [-samples DIR]")
 	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }
 

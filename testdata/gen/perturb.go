@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -42,20 +43,31 @@ type PerturbCase struct {
 	Agree    bool        `json:"agree"`
 	Why      string      `json:"why,omitempty"`
 	Findings []reportRef `json:"findings"`
+	// Cluster: what the restarted cluster did (peers-size-flipped).
+	Cluster *ClusterTruth `json:"cluster,omitempty"`
 }
 
 type reportRef struct {
 	Code     string     `json:"code"`
 	Severity string     `json:"severity"`
+	Group    string     `json:"group"`
 	Server   string     `json:"server"`
+	Account  string     `json:"account"`
 	Stream   string     `json:"stream"`
+	Consumer string     `json:"consumer"`
 	File     string     `json:"file"`
 	Offset   *int64     `json:"offset"`
 	Message  string     `json:"message"`
 	Ranges   []SeqRange `json:"ranges"`
 }
 
-func runPerturb(ctx context.Context, out string, seed int64, n int, versions []string) error {
+// sampleClasses are the classes a -samples run keeps one agreeing draw of
+// per version (testdata/perturbed/perturbed-<class>-<v>: bundle/ and
+// case.json), for TestPerturbedSamples.
+var sampleClasses = map[string]bool{"peers-size-flipped": true, "captures-subset": true, "logs-missing": true}
+
+func runPerturb(ctx context.Context, out, samples string, seed int64, n int, versions []string) error {
+	sampled := map[string]bool{}
 	scratch, err := os.MkdirTemp("", "jsf-perturb-")
 	if err != nil {
 		return err
@@ -67,23 +79,47 @@ func runPerturb(ctx context.Context, out string, seed int64, n int, versions []s
 	if b, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building jsforensics: %v\n%s", err, b)
 	}
-	rng := rand.New(rand.NewSource(seed))
 	type cell struct{ n, agree int }
 	table := map[string]map[string]*cell{}
-	total, agreed := 0, 0
+	total, agreed, retried := 0, 0, 0
 	start := time.Now()
 	for _, v := range versions {
+		// Each version draws from its own stream: a version's draws do not
+		// depend on which versions ran before it.
+		rng := rand.New(rand.NewSource(seed ^ int64(crc32.ChecksumIEEE([]byte(v)))))
 		base, before, err := perturbBase(ctx, filepath.Join(scratch, v), v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", v, err)
 		}
+		cbase, err := perturbClusterBase(ctx, filepath.Join(scratch, v, "cluster"), v, bin)
+		if err != nil {
+			return fmt.Errorf("%s: cluster base: %w", v, err)
+		}
+		classes := append(append([]string(nil), perturbClasses...), clusterClasses...)
 		for i := 0; i < n; i++ {
-			class := perturbClasses[rng.Intn(len(perturbClasses))]
-			c, err := perturbDraw(ctx, filepath.Join(scratch, v, fmt.Sprintf("draw%d", i)), v, base, before, class, rng, bin)
+			class := classes[rng.Intn(len(classes))]
+			drawDir := filepath.Join(scratch, v, fmt.Sprintf("draw%d", i))
+			var c *PerturbCase
+			// A harness failure (a server slow to answer on a loaded
+			// machine) is no verdict: the draw is made again, twice at most.
+			for try := 1; ; try++ {
+				os.RemoveAll(drawDir)
+				if isClusterClass(class) {
+					c, err = perturbClusterDraw(ctx, drawDir, v, cbase, class, rng, bin)
+				} else {
+					c, err = perturbDraw(ctx, drawDir, v, base, before, class, rng, bin)
+				}
+				if err == nil || try == 3 || ctx.Err() != nil {
+					break
+				}
+				retried++
+				logf("%s draw %d (%s): %v; drawing again", v, i, class, err)
+			}
 			if err != nil {
 				return fmt.Errorf("%s draw %d (%s): %w", v, i, class, err)
 			}
 			c.Seed, c.Draw = seed, i
+			os.RemoveAll(filepath.Join(drawDir, "restart"))
 			if table[class] == nil {
 				table[class] = map[string]*cell{}
 			}
@@ -92,15 +128,22 @@ func runPerturb(ctx context.Context, out string, seed int64, n int, versions []s
 			}
 			table[class][v].n++
 			total++
+			if c.Agree && samples != "" && sampleClasses[class] && !sampled[class+v] {
+				sampled[class+v] = true
+				if err := writeSample(filepath.Join(samples, "perturbed-"+class+"-"+v), drawDir, c); err != nil {
+					return err
+				}
+			}
 			if c.Agree {
 				table[class][v].agree++
 				agreed++
+				os.RemoveAll(drawDir)
 				continue
 			}
-			logf("DISAGREE %s draw %d %s %s: %s", v, i, class, c.Damage.File, c.Why)
+			logf("DISAGREE %s draw %d %s %s: %s", v, i, c.Damage.Class, c.Damage.File, c.Why)
 			if out != "" {
 				dir := filepath.Join(out, fmt.Sprintf("%s-%d-%s", v, i, class))
-				if err := copyTree(filepath.Join(scratch, v, fmt.Sprintf("draw%d", i), "bundle"), filepath.Join(dir, "bundle")); err != nil {
+				if err := copyTree(drawDir, filepath.Join(dir, "draw")); err != nil {
 					return err
 				}
 				b, _ := json.MarshalIndent(c, "", "  ")
@@ -115,6 +158,9 @@ func runPerturb(ctx context.Context, out string, seed int64, n int, versions []s
 		classes = append(classes, c)
 	}
 	sort.Strings(classes)
+	// Columns by release, whatever order the versions ran in.
+	versions = append([]string(nil), versions...)
+	sort.SliceStable(versions, func(i, j int) bool { return versionLess(versions[i], versions[j]) })
 	fmt.Printf("| class | %s |\n|---|%s\n", strings.Join(versions, " | "), strings.Repeat("---|", len(versions)))
 	for _, c := range classes {
 		var cells []string
@@ -127,7 +173,7 @@ func runPerturb(ctx context.Context, out string, seed int64, n int, versions []s
 		}
 		fmt.Printf("| %s | %s |\n", c, strings.Join(cells, " | "))
 	}
-	fmt.Printf("perturb: seed %d, %d draws over %d versions, %d agree, %d disagree, in %v\n", seed, total, len(versions), agreed, total-agreed, time.Since(start).Round(time.Second))
+	fmt.Printf("perturb: seed %d, %d draws over %d versions and %d classes, %d agree, %d disagree (%d harness errors drawn again), in %v\n", seed, total, len(versions), len(classes), agreed, total-agreed, retried, time.Since(start).Round(time.Second))
 	if agreed != total {
 		return fmt.Errorf("%d disagreements", total-agreed)
 	}
@@ -147,7 +193,7 @@ func perturbBase(ctx context.Context, dir, v string) (string, map[string]ServedS
 	if err := s.Start(ctx); err != nil {
 		return "", nil, err
 	}
-	nc, js, err := connect(s)
+	nc, js, err := connectWait(ctx, s)
 	if err != nil {
 		return "", nil, err
 	}
@@ -391,4 +437,30 @@ func rangesKey(rs []SeqRange) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// writeSample keeps an agreeing draw: its bundle and case.json.
+func writeSample(dir, drawDir string, c *PerturbCase) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := copyTree(filepath.Join(drawDir, "bundle"), filepath.Join(dir, "bundle")); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return os.WriteFile(filepath.Join(dir, "case.json"), append(b, '\n'), 0o644)
+}
+
+// versionLess orders "v2.10.27" before "v2.11.17" (numerically, part by part).
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(strings.TrimPrefix(a, "v"), "."), strings.Split(strings.TrimPrefix(b, "v"), ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		var x, y int
+		fmt.Sscan(pa[i], &x)
+		fmt.Sscan(pb[i], &y)
+		if x != y {
+			return x < y
+		}
+	}
+	return len(pa) < len(pb)
 }
