@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/internal/jsonl"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -118,8 +119,10 @@ func newDumpWALCmd(stdout io.Writer) *cobra.Command {
 		})
 }
 
-// dumpWAL frames the block with storeparse and hands each record's payload
-// to raftlog. Tombstones (compaction) and erased records are printed as such.
+// dumpWAL frames the block with storeparse and hands each record to
+// raftlog's WAL record reader (through analysis.DecodeWALRecord, as analyze
+// and extract do), which places the payload and decodes it; the framing
+// reader's own problems are printed as they come.
 func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o raftlog.DumpOptions) error {
 	br, err := storeparse.NewBlockReader(file, r, size, key)
 	if err != nil {
@@ -128,15 +131,6 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 	var jl *jsonl.Writer
 	if o.JSON {
 		jl = jsonl.New(w, file)
-	}
-	// line prints a record the framing reader (not raftlog) reports.
-	line := func(record string, off int64, text string, fields any) error {
-		if jl != nil {
-			jl.Record(record, off, fields)
-			return jl.Err()
-		}
-		_, err := fmt.Fprintln(w, text)
-		return err
 	}
 	for {
 		rec, err := br.Next()
@@ -157,22 +151,8 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 				return nil
 			}
 		}
-		switch {
-		case rec.Tombstone:
-			err = line("tombstone", rec.Offset, fmt.Sprintf("seq=%d tombstone (deleted or compacted)", rec.Seq), map[string]any{"seq": rec.Seq})
-		case rec.Erased:
-			err = line("erased", rec.Offset, fmt.Sprintf("seq=%d erased", rec.Seq), map[string]any{"seq": rec.Seq})
-		default:
-			off := rec.Offset + 22 + int64(len(rec.Subject))
-			if rec.HasHeaders {
-				off += 4 + int64(len(rec.Header))
-			}
-			if br.Compressed() {
-				off = jsonl.NoOffset // offsets inside a decompressed block do not map to the file
-			}
-			err = raftlog.DumpWALRecord(w, file, group, rec.Seq, off, rec.Data, o)
-		}
-		if err != nil {
+		wr := analysis.DecodeWALRecord(file, &rec, br.Compressed())
+		if err := raftlog.DumpWALRecord(w, group, wr, o); err != nil {
 			return err
 		}
 	}
