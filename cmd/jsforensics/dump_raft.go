@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
+	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/jsonl"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -53,21 +54,34 @@ func (o *raftDumpOptions) groupOf(p string, up int) (string, error) {
 
 func (o *raftDumpOptions) dumpOpts() raftlog.DumpOptions { return raftlog.DumpOptions{JSON: o.json} }
 
+// limitedDump builds `dump <use> FILE` for a small raft file read whole
+// within raftlog's limit for it, the one analyze reads it with: a larger
+// file is refused by both, never decoded by one only.
+func limitedDump(use, short string, limit int64, flags func(*cobra.Command), dump func(file string, data []byte) error) *cobra.Command {
+	return sizedDump(use, short, flags, func(file string, r *os.File, size int64) error {
+		b, err := binfmt.ReadFull(file, r, size, limit)
+		if err != nil {
+			return err
+		}
+		return dump(file, b)
+	})
+}
+
 func newDumpPeersCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return fileDump("peers", "Print a raft peer state file (peers.idx)", o.flags,
+	return limitedDump("peers", "Print a raft peer state file (peers.idx)", raftlog.MaxPeersIdxSize, o.flags,
 		func(file string, b []byte) error { return raftlog.DumpPeerState(stdout, file, b, o.dumpOpts()) })
 }
 
 func newDumpTavCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return fileDump("tav", "Print a raft term and vote file (tav.idx)", o.flags,
+	return limitedDump("tav", "Print a raft term and vote file (tav.idx)", raftlog.MaxTavSize, o.flags,
 		func(file string, b []byte) error { return raftlog.DumpTermVote(stdout, file, b, o.dumpOpts()) })
 }
 
 func newDumpCommitCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return fileDump("commit", "Print a raft commit file (commit.idx, v2.15 _meta_)", o.flags,
+	return limitedDump("commit", "Print a raft commit file (commit.idx, v2.15 _meta_)", raftlog.MaxCommitSize, o.flags,
 		func(file string, b []byte) error {
 			g, err := o.groupOf(file, 1)
 			if err != nil {
@@ -85,10 +99,7 @@ func newDumpSnapCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if size > raftlog.MaxSnapshotSize {
-				return fmt.Errorf("%s: %d bytes is more than the %d accepted", file, size, raftlog.MaxSnapshotSize)
-			}
-			b, err := io.ReadAll(io.LimitReader(r, raftlog.MaxSnapshotSize))
+			b, err := binfmt.ReadFull(file, r, size, raftlog.MaxSnapshotSize)
 			if err != nil {
 				return err
 			}
