@@ -9,6 +9,8 @@
 // as a *CorruptError naming the file and the byte offset.
 //
 // The WAL of a group is an ordinary filestore; its record framing is read by
-// package storeparse and each record's payload is handed to
-// DecodeAppendEntry here. The byte layouts are documented in FORMAT.md.
+// package storeparse and each record (its frame and payload) is handed to
+// DecodeWALRecord here, the one place the payload's file offset, the append
+// entry and its ops are joined. The byte layouts are documented in
+// FORMAT.md.
 package raftlog

@@ -26,6 +26,9 @@ type dumper struct {
 	o   DumpOptions
 	jl  *jsonl.Writer // nil for text
 	err error
+	// noOffsets: offsets count in a decompressed block, not in the file,
+	// and are printed as unknown.
+	noOffsets bool
 }
 
 func newDumper(w io.Writer, file string, o DumpOptions) *dumper {
@@ -41,6 +44,9 @@ func (d *dumper) line(kind string, text string, v any) { d.lineAt(kind, jsonl.No
 
 // lineAt prints one record found at byte offset off (jsonl.NoOffset if unknown).
 func (d *dumper) lineAt(kind string, off int64, text string, v any) {
+	if d.noOffsets {
+		off = jsonl.NoOffset
+	}
 	if d.jl != nil {
 		if kind == "error" {
 			d.jl.ErrorAt(off, fmt.Sprint(v))
@@ -59,7 +65,11 @@ func (d *dumper) problem(err error) {
 		return
 	}
 	if d.jl != nil {
-		d.jl.Error(err)
+		if d.noOffsets {
+			d.jl.ErrorAt(jsonl.NoOffset, err.Error())
+		} else {
+			d.jl.Error(err)
+		}
 		return
 	}
 	d.line("error", "! "+err.Error(), err.Error())
@@ -257,42 +267,62 @@ func (d *dumper) consumerAssignment(indent, what string, ca *ConsumerAssignment)
 		ca.Created.UTC().Format(time.RFC3339Nano), groupText(ca.Group), clientText(ca.Client)), ca)
 }
 
-// DumpWALRecord prints one WAL record's payload: the append entry, its
-// entries and their payloads (decoded by the group's kind). seq is the
-// record's sequence, off the file offset of payload[0].
-func DumpWALRecord(w io.Writer, file, group string, seq uint64, off int64, payload []byte, o DumpOptions) error {
-	d := newDumper(w, file, o)
-	ae, err := DecodeAppendEntry(file, off, payload)
-	if ae != nil {
+// DumpWALRecord prints one WAL record (DecodeWALRecord) of group: a
+// tombstone or erased record as such, else the append entry at its
+// payload's offset, its entries and their payloads (decoded by the group's
+// kind). A record whose sequence is not its raft index is flagged at the
+// record's offset. Offsets inside a compressed block do not map to the
+// file and are printed as unknown.
+func DumpWALRecord(w io.Writer, group string, r *WALRecord, o DumpOptions) error {
+	d := newDumper(w, r.File, o)
+	d.noOffsets = r.Compressed
+	recOff, payOff := r.Offset, r.PayloadOffset
+	switch {
+	case r.Tombstone:
+		d.lineAt("tombstone", recOff, fmt.Sprintf("seq=%d tombstone (deleted or compacted)", r.Seq), map[string]any{"seq": r.Seq})
+		return d.done()
+	case r.Erased:
+		d.lineAt("erased", recOff, fmt.Sprintf("seq=%d erased", r.Seq), map[string]any{"seq": r.Seq})
+		return d.done()
+	}
+	if ae := r.Entry; ae != nil {
 		type aeLine struct {
 			Seq uint64 `json:"seq"`
 			*AppendEntry
 			Index uint64 `json:"index"`
 		}
-		d.lineAt("append_entry", off, fmt.Sprintf("seq=%d index=%d leader=%q term=%d commit=%d pterm=%d pindex=%d entries=%d lterm=%d has_lterm=%v trailing=%d",
-			seq, ae.Index(), ae.Leader, ae.Term, ae.Commit, ae.PTerm, ae.PIndex, len(ae.Entries), ae.LTerm, ae.HasLTerm, ae.Trailing),
-			aeLine{seq, ae, ae.Index()})
-		if ae.Index() != seq {
-			msg := fmt.Sprintf("record seq %d holds raft index %d (pindex+1)", seq, ae.Index())
-			d.line("error", "! "+msg, msg)
+		d.lineAt("append_entry", payOff, fmt.Sprintf("seq=%d index=%d leader=%q term=%d commit=%d pterm=%d pindex=%d entries=%d lterm=%d has_lterm=%v trailing=%d",
+			r.Seq, ae.Index(), ae.Leader, ae.Term, ae.Commit, ae.PTerm, ae.PIndex, len(ae.Entries), ae.LTerm, ae.HasLTerm, ae.Trailing),
+			aeLine{r.Seq, ae, ae.Index()})
+		if r.IndexMismatch() {
+			msg := fmt.Sprintf("record seq %d holds raft index %d (pindex+1)", r.Seq, ae.Index())
+			d.lineAt("error", recOff, "! "+msg, msg)
 		}
+		ops := r.Ops
 		for i := range ae.Entries {
-			d.entry(file, group, &ae.Entries[i])
+			var op *WALOp
+			if len(ops) > 0 && ops[0].Entry == i {
+				op, ops = &ops[0], ops[1:]
+			}
+			d.entry(r.File, group, &ae.Entries[i], op)
 		}
 	}
-	d.problem(err)
+	d.problem(r.Err)
 	return d.done()
 }
 
-func (d *dumper) entry(file, group string, e *Entry) {
+func (d *dumper) entry(file, group string, e *Entry, op *WALOp) {
 	const in = "  "
 	switch e.Type {
 	case EntryNormal:
-		op, err := DecodeOp(file, e.DataOffset, e.Data)
-		if op != nil {
-			d.op(in, op, group)
+		if op == nil { // not decoded by DecodeWALRecord
+			o, err := DecodeOp(file, e.DataOffset, e.Data)
+			op = &WALOp{Offset: e.DataOffset, Op: o, Err: err}
 		}
-		d.problem(err)
+		if op.Op != nil {
+			d.op(in, op.Op, group)
+		}
+		d.problem(op.Err)
 	case EntryPeerState:
 		ps, err := e.PeerState(file)
 		if ps != nil {
@@ -314,7 +344,7 @@ func (d *dumper) entry(file, group string, e *Entry) {
 func (d *dumper) op(in string, op *Op, group string) {
 	if k := GroupKind(group); k == "meta" && !op.Code.IsMeta() || k == "stream" && !op.Code.IsStream() || k == "consumer" && !op.Code.IsConsumer() {
 		msg := fmt.Sprintf("op %v does not belong in a %s group", op.Code, k)
-		d.line("error", in+"! "+msg, msg)
+		d.lineAt("error", op.Offset, in+"! "+msg, msg)
 	}
 	switch {
 	case op.Stream != nil:

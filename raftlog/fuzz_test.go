@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 )
 
@@ -30,6 +31,8 @@ func checkErr(t *testing.T, err error, n int) {
 
 type seeds struct {
 	peers, tav, commit, entries, snaps, metaSnaps, streamSnaps, consumerSnaps, ops [][]byte
+	// records: whole WAL records (frame, payload, checksum) as stored.
+	records [][]byte
 }
 
 func collectSeeds(f *testing.F) *seeds {
@@ -58,6 +61,9 @@ func collectSeeds(f *testing.F) *seeds {
 			recs, _ := readWAL(f, sc.js, g)
 			for _, r := range recs {
 				s.entries = append(s.entries, r.rec.Data)
+				if r.raw != nil {
+					s.records = append(s.records, r.raw)
+				}
 				if r.ae == nil {
 					continue
 				}
@@ -128,6 +134,78 @@ func FuzzAppendEntry(f *testing.F) {
 				checkErr(t, err, len(b))
 			}
 		}
+	})
+}
+
+// FuzzWALRecord frames one record as the block reader does (natsfmt's
+// record frame) and hands it to the WAL record reader: the payload lies
+// inside the record, between the frame's subject and headers and the
+// checksum, and every entry and op offset inside the payload.
+func FuzzWALRecord(f *testing.F) {
+	addAll(f, collectSeeds(f).records)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < natsfmt.RecordHeaderLen {
+			return
+		}
+		h := natsfmt.ParseRecordHeader(b)
+		if !h.Framed() || h.Len > int64(len(b)) {
+			return
+		}
+		rec := b[:h.Len]
+		body := rec[natsfmt.RecordHeaderLen+h.SubjectLen : h.Len-natsfmt.ChecksumLen]
+		hlen := 0
+		if h.HasHeaders {
+			hlen = int(binary.LittleEndian.Uint32(body))
+			body = body[4:]
+			if hlen > len(body) {
+				return // the block reader reports it and gives no payload place
+			}
+			body = body[hlen:]
+		}
+		const at = 1000 // the record's offset in its block
+		fr := raftlog.WALFrame{Offset: at, Len: int(h.Len), Seq: h.Seq, TS: h.TS, SubjectLen: h.SubjectLen,
+			HasHeaders: h.HasHeaders, HeaderLen: hlen, Erased: h.Erased, Tombstone: h.Tombstone}
+		r := raftlog.DecodeWALRecord("1.blk", fr, body)
+		end := int64(at) + h.Len - natsfmt.ChecksumLen
+		if r.PayloadOffset < at+natsfmt.RecordHeaderLen || r.PayloadOffset+int64(len(body)) != end {
+			t.Fatalf("payload at %d+%d, record [%d, %d) with its checksum at %d", r.PayloadOffset, len(body), at, at+h.Len, end)
+		}
+		inPayload := func(what string, off int64, n int) {
+			if off < r.PayloadOffset || off+int64(n) > end {
+				t.Fatalf("%s at %d+%d outside the payload [%d, %d)", what, off, n, r.PayloadOffset, end)
+			}
+		}
+		if r.Err != nil {
+			var ce *binfmt.CorruptError
+			if !errors.As(r.Err, &ce) {
+				t.Fatalf("error %v is not a CorruptError", r.Err)
+			}
+			inPayload("error", ce.Offset, 0)
+		}
+		if (h.Tombstone || h.Erased) && (r.Entry != nil || r.Err != nil) {
+			t.Fatal("a tombstone or erased record decoded as an append entry")
+		}
+		if r.Entry == nil {
+			if len(r.Ops) > 0 {
+				t.Fatal("ops without an append entry")
+			}
+			return
+		}
+		for _, e := range r.Entry.Entries {
+			inPayload("entry", e.Offset, 5+len(e.Data))
+		}
+		last := -1
+		for _, op := range r.Ops {
+			if op.Entry <= last || op.Entry >= len(r.Entry.Entries) || r.Entry.Entries[op.Entry].Type != raftlog.EntryNormal {
+				t.Fatalf("op of entry %d (after %d)", op.Entry, last)
+			}
+			last = op.Entry
+			inPayload("op", op.Offset, len(r.Entry.Entries[op.Entry].Data))
+			if op.Op == nil && op.Err == nil {
+				t.Fatal("an op neither decoded nor failed")
+			}
+		}
+		r.IndexMismatch()
 	})
 }
 

@@ -35,11 +35,7 @@ func dumpWALFile(t *testing.T, w io.Writer, file, group string, b []byte, o raft
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Tombstone {
-			io.WriteString(w, "tombstone\n")
-			continue
-		}
-		if err := raftlog.DumpWALRecord(w, file, group, r.Seq, r.Offset+22+int64(len(r.Subject)), r.Data, o); err != nil {
+		if err := raftlog.DumpWALRecord(w, group, raftlog.DecodeWALRecord(file, walFrame(&r, br.Compressed()), r.Data), o); err != nil {
 			t.Fatal(err)
 		}
 	}

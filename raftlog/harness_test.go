@@ -135,6 +135,7 @@ type walRecord struct {
 	rec  storeparse.Record
 	ae   *raftlog.AppendEntry
 	err  error
+	raw  []byte // the whole record as stored
 }
 
 // readWAL frames every block of the group's WAL with storeparse and decodes
@@ -170,12 +171,23 @@ func readWAL(t testing.TB, fsys fs.FS, group string) (recs []walRecord, tombs ma
 			if r.Erased {
 				continue
 			}
-			off := r.Offset + 22 + int64(len(r.Subject))
-			ae, err := raftlog.DecodeAppendEntry(blk, off, slices.Clone(r.Data))
-			recs = append(recs, walRecord{file: blk, rec: r, ae: ae, err: err})
+			wr := raftlog.DecodeWALRecord(blk, walFrame(&r, br.Compressed()), slices.Clone(r.Data))
+			var raw []byte
+			if !br.Compressed() {
+				raw = slices.Clone(b[r.Offset : r.Offset+int64(r.Len)])
+			}
+			recs = append(recs, walRecord{file: blk, rec: r, ae: wr.Entry, err: wr.Err, raw: raw})
 		}
 	}
 	return recs, tombs
+}
+
+// walFrame is what the framing reader says of a record, as the WAL record
+// reader takes it (internal/analysis.DecodeWALRecord outside tests).
+func walFrame(r *storeparse.Record, compressed bool) raftlog.WALFrame {
+	return raftlog.WALFrame{Offset: r.Offset, Len: r.Len, Seq: r.Seq, TS: r.TS, SubjectLen: len(r.Subject),
+		HasHeaders: r.HasHeaders, HeaderLen: len(r.Header), Erased: r.Erased, Tombstone: r.Tombstone,
+		ChecksumOK: r.ChecksumOK, Compressed: compressed}
 }
 
 func blkIndex(p string) int {

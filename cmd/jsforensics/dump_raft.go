@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis"
+	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/jsonl"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -52,21 +54,34 @@ func (o *raftDumpOptions) groupOf(p string, up int) (string, error) {
 
 func (o *raftDumpOptions) dumpOpts() raftlog.DumpOptions { return raftlog.DumpOptions{JSON: o.json} }
 
+// limitedDump builds `dump <use> FILE` for a small raft file read whole
+// within raftlog's limit for it, the one analyze reads it with: a larger
+// file is refused by both, never decoded by one only.
+func limitedDump(use, short string, limit int64, flags func(*cobra.Command), dump func(file string, data []byte) error) *cobra.Command {
+	return sizedDump(use, short, flags, func(file string, r *os.File, size int64) error {
+		b, err := binfmt.ReadFull(file, r, size, limit)
+		if err != nil {
+			return err
+		}
+		return dump(file, b)
+	})
+}
+
 func newDumpPeersCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return fileDump("peers", "Print a raft peer state file (peers.idx)", o.flags,
+	return limitedDump("peers", "Print a raft peer state file (peers.idx)", raftlog.MaxPeersIdxSize, o.flags,
 		func(file string, b []byte) error { return raftlog.DumpPeerState(stdout, file, b, o.dumpOpts()) })
 }
 
 func newDumpTavCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return fileDump("tav", "Print a raft term and vote file (tav.idx)", o.flags,
+	return limitedDump("tav", "Print a raft term and vote file (tav.idx)", raftlog.MaxTavSize, o.flags,
 		func(file string, b []byte) error { return raftlog.DumpTermVote(stdout, file, b, o.dumpOpts()) })
 }
 
 func newDumpCommitCmd(stdout io.Writer) *cobra.Command {
 	var o raftDumpOptions
-	return fileDump("commit", "Print a raft commit file (commit.idx, v2.15 _meta_)", o.flags,
+	return limitedDump("commit", "Print a raft commit file (commit.idx, v2.15 _meta_)", raftlog.MaxCommitSize, o.flags,
 		func(file string, b []byte) error {
 			g, err := o.groupOf(file, 1)
 			if err != nil {
@@ -84,10 +99,7 @@ func newDumpSnapCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if size > raftlog.MaxSnapshotSize {
-				return fmt.Errorf("%s: %d bytes is more than the %d accepted", file, size, raftlog.MaxSnapshotSize)
-			}
-			b, err := io.ReadAll(io.LimitReader(r, raftlog.MaxSnapshotSize))
+			b, err := binfmt.ReadFull(file, r, size, raftlog.MaxSnapshotSize)
 			if err != nil {
 				return err
 			}
@@ -118,8 +130,10 @@ func newDumpWALCmd(stdout io.Writer) *cobra.Command {
 		})
 }
 
-// dumpWAL frames the block with storeparse and hands each record's payload
-// to raftlog. Tombstones (compaction) and erased records are printed as such.
+// dumpWAL frames the block with storeparse and hands each record to
+// raftlog's WAL record reader (through analysis.DecodeWALRecord, as analyze
+// and extract do), which places the payload and decodes it; the framing
+// reader's own problems are printed as they come.
 func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o raftlog.DumpOptions) error {
 	br, err := storeparse.NewBlockReader(file, r, size, key)
 	if err != nil {
@@ -128,15 +142,6 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 	var jl *jsonl.Writer
 	if o.JSON {
 		jl = jsonl.New(w, file)
-	}
-	// line prints a record the framing reader (not raftlog) reports.
-	line := func(record string, off int64, text string, fields any) error {
-		if jl != nil {
-			jl.Record(record, off, fields)
-			return jl.Err()
-		}
-		_, err := fmt.Fprintln(w, text)
-		return err
 	}
 	for {
 		rec, err := br.Next()
@@ -157,22 +162,8 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 				return nil
 			}
 		}
-		switch {
-		case rec.Tombstone:
-			err = line("tombstone", rec.Offset, fmt.Sprintf("seq=%d tombstone (deleted or compacted)", rec.Seq), map[string]any{"seq": rec.Seq})
-		case rec.Erased:
-			err = line("erased", rec.Offset, fmt.Sprintf("seq=%d erased", rec.Seq), map[string]any{"seq": rec.Seq})
-		default:
-			off := rec.Offset + 22 + int64(len(rec.Subject))
-			if rec.HasHeaders {
-				off += 4 + int64(len(rec.Header))
-			}
-			if br.Compressed() {
-				off = jsonl.NoOffset // offsets inside a decompressed block do not map to the file
-			}
-			err = raftlog.DumpWALRecord(w, file, group, rec.Seq, off, rec.Data, o)
-		}
-		if err != nil {
+		wr := analysis.DecodeWALRecord(file, &rec, br.Compressed())
+		if err := raftlog.DumpWALRecord(w, group, wr, o); err != nil {
 			return err
 		}
 	}

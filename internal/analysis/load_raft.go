@@ -99,9 +99,11 @@ type walState struct {
 	peersAfterSnap bool
 	// A stream group's WAL, read in the same pass: the sequences of the
 	// messages it stores and of those it removes (deletes, purges), as
-	// ranges; replay when a purge needs subjects (walSeqs).
+	// ranges; replay when a purge needs subjects (walSeqs), from walMsgs:
+	// the same pass's removals and messages in WAL order.
 	msgSeqs, removed seqset.Set
 	replay           bool
+	walMsgs          *walReplay
 	// pendSeqs: the sequences of messages in entries past the group's
 	// newest snapshot (walPending).
 	pendSeqs seqset.Set
@@ -218,98 +220,139 @@ func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
 	}
 }
 
-// wal walks a group's WAL (a filestore named after the group) and decodes
-// each record as an append entry.
+// DecodeWALRecord hands one record that the block framing (storeparse)
+// read from a raft WAL block to raftlog's WAL record reader, which places
+// the payload in the file and decodes the append entry and its ops: the
+// glue between two parsers that import nothing of each other, used by the
+// raft loader, salvage and dump wal alike. compressed: the block was
+// S2-compressed (offsets count in the decompressed block).
+func DecodeWALRecord(file string, r *storeparse.Record, compressed bool) *raftlog.WALRecord {
+	f := raftlog.WALFrame{Offset: r.Offset, Len: r.Len, Seq: r.Seq, TS: r.TS, SubjectLen: len(r.Subject),
+		HasHeaders: r.HasHeaders, HeaderLen: len(r.Header), Erased: r.Erased, Tombstone: r.Tombstone,
+		ChecksumOK: r.ChecksumOK, Compressed: compressed}
+	return raftlog.DecodeWALRecord(file, f, r.Data)
+}
+
+// walRecords scans the raft WAL in dir (a filestore named after group) and
+// calls f with every record whose checksum holds, tombstones and erased
+// records left out (the scan counts them). The record's slices are valid
+// only during f. Each block is opened once: the first message's timestamp,
+// which a scan finds by reading a block again after removals, is not asked
+// for.
+func walRecords(fsys fs.FS, dir, group string, f func(*raftlog.WALRecord) error) (*storeparse.StreamScan, error) {
+	return storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true, SkipFirstTS: true,
+		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
+			if r.Tombstone || r.Erased || !r.ChecksumOK {
+				return nil
+			}
+			return f(DecodeWALRecord(blk.File, r, false))
+		}})
+}
+
+// wal walks a group's WAL (a filestore named after the group), each record
+// decoded as an append entry by the one WAL record reader: the one read of
+// the WAL per analysis (a stream group's replay, walReplay, is kept from it).
 func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	if _, err := fs.Stat(l.b.FS, path.Join(dir, "msgs")); err != nil {
 		return
 	}
 	var lastTerm uint64
 	var lastLeader string
-	scan, err := storeparse.ScanStream(l.b.FS, dir, storeparse.ScanOptions{Name: g.Name, NoLimits: true, SkipConsumers: true,
-		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
-			if r.Tombstone || r.Erased || !r.ChecksumOK {
-				return nil
-			}
-			ae, err := raftlog.DecodeAppendEntry(blk.File, r.Offset, r.Data)
-			if err != nil {
-				l.raftCorrupt(srv, g.Name, err)
-				return nil
-			}
-			idx := ae.Index()
-			if idx != r.Seq {
-				// dump wal says so too: the record's sequence is the raft index.
-				l.raftDamage(srv, g.Name, blk.File, r.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", r.Seq, idx)
-			}
-			ws.lastIndex = max(ws.lastIndex, idx)
-			ws.maxTerm = max(ws.maxTerm, ae.Term)
-			ws.maxCommit = max(ws.maxCommit, ae.Commit)
-			t := time.Unix(0, r.TS).UTC()
-			tp := &t
-			if r.TS == 0 {
-				tp = nil
-			}
-			if ae.Term != lastTerm || ae.Leader != lastLeader {
-				g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.ID, Source: "wal"})
-				l.walEvent(tp, srv.Name, "leader", g.Name, fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", g.Name, l.idName(ae.Leader), ae.Term, idx), blk.File)
-				lastTerm, lastLeader = ae.Term, ae.Leader
-			}
-			compacted := idx <= ws.metaSnapIdx
-			if !compacted {
-				ws.afterSnap++
-			}
-			for i := range ae.Entries {
-				e := &ae.Entries[i]
-				switch e.Type {
-				case raftlog.EntryPeerState:
-					ws.peersAfterSnap = ws.peersAfterSnap || !compacted
-					ps, err := e.PeerState(blk.File)
-					if err == nil {
-						g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.ID, Source: "wal"})
-						l.walEvent(tp, srv.Name, "peer-state", g.Name, fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", g.Name, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " ")), blk.File)
-					}
-				case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
-					ws.peersAfterSnap = ws.peersAfterSnap || !compacted
-					p, err := e.Peer(blk.File)
-					if err == nil {
-						ev := "add-peer"
-						if e.Type == raftlog.EntryRemovePeer {
-							ev = "remove-peer"
-						}
-						g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.ID, Source: "wal"})
-						kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
-						l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), blk.File)
-					}
-				case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
-					if g.Kind == "meta" && !compacted {
-						as, err := raftlog.DecodeMetaSnapshot(blk.File, e.DataOffset, e.Data)
-						if err == nil {
-							ws.metaSnap, ws.ops, ws.metaSnapIdx = as, nil, idx
-						}
-					}
-				case raftlog.EntryNormal:
-					if g.Kind == "stream" {
-						ws.streamOp(blk.File, e, !compacted)
-						continue
-					}
-					if g.Kind != "meta" || compacted {
-						continue
-					}
-					op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
-					if err != nil {
-						l.raftCorrupt(srv, g.Name, err)
-						continue
-					}
-					if !op.Code.IsMeta() {
-						l.raftDamage(srv, g.Name, blk.File, e.DataOffset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
-						continue
-					}
-					ws.ops = append(ws.ops, op)
-					l.metaRemoval(srv, op, idx, blk.File)
-				}
-			}
+	if g.Kind == "stream" {
+		ws.walMsgs = &walReplay{}
+	}
+	scan, err := walRecords(l.b.FS, dir, g.Name, func(rec *raftlog.WALRecord) error {
+		file := rec.File
+		if ws.walMsgs != nil {
+			ws.walMsgs.record(rec)
+		}
+		ae := rec.Entry
+		if rec.Err != nil {
+			l.raftCorrupt(srv, g.Name, rec.Err)
 			return nil
-		}})
+		}
+		idx := ae.Index()
+		if rec.IndexMismatch() {
+			// dump wal says so too, at the record: its sequence is the raft index.
+			l.raftDamage(srv, g.Name, file, rec.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", rec.Seq, idx)
+		}
+		ws.lastIndex = max(ws.lastIndex, idx)
+		ws.maxTerm = max(ws.maxTerm, ae.Term)
+		ws.maxCommit = max(ws.maxCommit, ae.Commit)
+		t := time.Unix(0, rec.TS).UTC()
+		tp := &t
+		if rec.TS == 0 {
+			tp = nil
+		}
+		if ae.Term != lastTerm || ae.Leader != lastLeader {
+			g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.ID, Source: "wal"})
+			l.walEvent(tp, srv.Name, "leader", g.Name, fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", g.Name, l.idName(ae.Leader), ae.Term, idx), file)
+			lastTerm, lastLeader = ae.Term, ae.Leader
+		}
+		compacted := idx <= ws.metaSnapIdx
+		if !compacted {
+			ws.afterSnap++
+		}
+		ops := rec.Ops
+		for i := range ae.Entries {
+			e := &ae.Entries[i]
+			var wop *raftlog.WALOp
+			if len(ops) > 0 && ops[0].Entry == i {
+				wop, ops = &ops[0], ops[1:]
+			}
+			switch e.Type {
+			case raftlog.EntryPeerState:
+				ws.peersAfterSnap = ws.peersAfterSnap || !compacted
+				ps, err := e.PeerState(file)
+				if err == nil {
+					g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.ID, Source: "wal"})
+					l.walEvent(tp, srv.Name, "peer-state", g.Name, fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", g.Name, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " ")), file)
+				}
+			case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
+				ws.peersAfterSnap = ws.peersAfterSnap || !compacted
+				p, err := e.Peer(file)
+				if err == nil {
+					ev := "add-peer"
+					if e.Type == raftlog.EntryRemovePeer {
+						ev = "remove-peer"
+					}
+					g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.ID, Source: "wal"})
+					kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
+					l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), file)
+				}
+			case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
+				if g.Kind == "meta" && !compacted {
+					as, err := raftlog.DecodeMetaSnapshot(file, e.DataOffset, e.Data)
+					if err == nil {
+						ws.metaSnap, ws.ops, ws.metaSnapIdx = as, nil, idx
+					}
+				}
+			case raftlog.EntryNormal:
+				if wop == nil {
+					continue
+				}
+				if g.Kind == "stream" {
+					ws.streamOp(wop, !compacted)
+					continue
+				}
+				if g.Kind != "meta" || compacted {
+					continue
+				}
+				if wop.Err != nil {
+					l.raftCorrupt(srv, g.Name, wop.Err)
+					continue
+				}
+				op := wop.Op
+				if !op.Code.IsMeta() {
+					l.raftDamage(srv, g.Name, file, wop.Offset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
+					continue
+				}
+				ws.ops = append(ws.ops, op)
+				l.metaRemoval(srv, op, idx, file)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		l.raftCorrupt(srv, g.Name, err)
 		return
@@ -336,11 +379,11 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 // streamOp notes what one entry of a stream group's WAL does to the
 // stream's messages (walSeqs): the sequence it stores, or those it removes.
 // Undecodable ops are left alone, as extract's reading does.
-func (ws *walState) streamOp(file string, e *raftlog.Entry, afterSnap bool) {
-	op, err := raftlog.DecodeOp(file, e.DataOffset, e.Data)
-	if err != nil {
+func (ws *walState) streamOp(wop *raftlog.WALOp, afterSnap bool) {
+	if wop.Err != nil {
 		return
 	}
+	op := wop.Op
 	switch {
 	case op.Msg != nil:
 		ws.msgSeqs.Add(op.Msg.Seq())
@@ -353,7 +396,7 @@ func (ws *walState) streamOp(file string, e *raftlog.Entry, afterSnap bool) {
 		ws.removed.AddRange(op.DeleteRange.First, op.DeleteRange.First+op.DeleteRange.Num-1)
 	case op.Purge != nil:
 		// A filtered purge or one keeping the last N needs the
-		// messages' subjects and order: walMessages replays those.
+		// messages' subjects and order: walMsgs replays those.
 		var req struct {
 			Seq    uint64 `json:"seq"`
 			Filter string `json:"filter"`

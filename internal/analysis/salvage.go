@@ -370,61 +370,148 @@ func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storepar
 // deleteMsg, deleteRange) or purges (purgeStream, with its subject filter and
 // sequence; a purge keeping the last N is not replayed, said in notes). Two
 // passes: the first notes the removals, the second streams the messages, so
-// no message is held. The message's slices are valid only during f.
+// no message is held. off is the record's offset in file. The message's
+// slices are valid only during f.
 func walMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
 	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
 		return nil
 	}
-	type removal struct {
-		at          int // entry number in WAL order
-		first, last uint64
-		filter      string // subject filter of a purge ("" = all)
+	rp := &walReplay{}
+	if _, err := walRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+		rp.ops(rec, func(at int, op *raftlog.Op) error { rp.note(at, op); return nil })
+		return nil
+	}); err != nil {
+		return err
 	}
-	var removals []removal
-	unapplied := 0
-	walOps(fsys, dir, group, func(at int, _ string, _ int64, _ *raftlog.AppendEntry, op *raftlog.Op) error {
-		switch {
-		case op.Delete != nil:
-			removals = append(removals, removal{at: at, first: op.Delete.Seq, last: op.Delete.Seq})
-		case op.DeleteRange != nil && op.DeleteRange.Num > 0:
-			removals = append(removals, removal{at: at, first: op.DeleteRange.First, last: op.DeleteRange.First + op.DeleteRange.Num - 1})
-		case op.Purge != nil:
-			// JSApiStreamPurgeRequest: seq purges up to but not including
-			// it, filter the subjects; keep (the last N) is not replayed.
-			var req struct {
-				Seq    uint64 `json:"seq"`
-				Filter string `json:"filter"`
-				Keep   uint64 `json:"keep"`
-			}
-			if len(op.Purge.Request) > 0 && json.Unmarshal(op.Purge.Request, &req) != nil || req.Keep > 0 {
-				unapplied++
+	if rp.unapplied > 0 && notes != nil {
+		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, rp.unapplied))
+	}
+	second := &walReplay{} // numbers the ops again
+	_, err := walRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+		return second.ops(rec, func(n int, op *raftlog.Op) error {
+			if op.Msg == nil || rp.removed(n, op.Msg.Seq(), op.Msg.Subject) {
 				return nil
 			}
-			last := op.Purge.LastSeq
-			if req.Seq > 0 {
-				last = req.Seq - 1
-			}
-			removals = append(removals, removal{at: at, first: 0, last: last, filter: req.Filter})
-		}
-		return nil
+			return f(rec.File, rec.Offset, rec.Entry.Term, rec.Entry.Index(), op.Msg)
+		})
 	})
-	if unapplied > 0 && notes != nil {
-		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, unapplied))
+	return err
+}
+
+// walReplay replays the removals of a stream group's raft WAL on the
+// messages it stores. Ops are numbered in WAL order (every op that decodes,
+// of records whose checksum holds, those of an append entry cut short
+// included); a removal applies to the messages before it.
+type walReplay struct {
+	at        int // ops numbered so far
+	removals  []walRemoval
+	unapplied int // purges with keep or an unreadable request
+	// msgs: each stream message, kept by the raft loader's one pass
+	// (record) for a replay without reading the WAL again; subjects
+	// interned in names.
+	msgs  []walMsg
+	names []string
+	index map[string]uint32
+}
+
+type walRemoval struct {
+	at          int // op number
+	first, last uint64
+	filter      string // subject filter of a purge ("" = all)
+}
+
+type walMsg struct {
+	at      int
+	seq     uint64
+	subject uint32 // in walReplay.names
+}
+
+// ops numbers the decodable ops of rec and calls f with each.
+func (rp *walReplay) ops(rec *raftlog.WALRecord, f func(at int, op *raftlog.Op) error) error {
+	for i := range rec.Ops {
+		if rec.Ops[i].Err != nil {
+			continue
+		}
+		rp.at++
+		if err := f(rp.at, rec.Ops[i].Op); err != nil {
+			return err
+		}
 	}
-	return walOps(fsys, dir, group, func(at int, file string, off int64, ae *raftlog.AppendEntry, op *raftlog.Op) error {
+	return nil
+}
+
+// note records the removal op (number at) makes, if any.
+func (rp *walReplay) note(at int, op *raftlog.Op) {
+	switch {
+	case op.Delete != nil:
+		rp.removals = append(rp.removals, walRemoval{at: at, first: op.Delete.Seq, last: op.Delete.Seq})
+	case op.DeleteRange != nil && op.DeleteRange.Num > 0:
+		rp.removals = append(rp.removals, walRemoval{at: at, first: op.DeleteRange.First, last: op.DeleteRange.First + op.DeleteRange.Num - 1})
+	case op.Purge != nil:
+		// JSApiStreamPurgeRequest: seq purges up to but not including
+		// it, filter the subjects; keep (the last N) is not replayed.
+		var req struct {
+			Seq    uint64 `json:"seq"`
+			Filter string `json:"filter"`
+			Keep   uint64 `json:"keep"`
+		}
+		if len(op.Purge.Request) > 0 && json.Unmarshal(op.Purge.Request, &req) != nil || req.Keep > 0 {
+			rp.unapplied++
+			return
+		}
+		last := op.Purge.LastSeq
+		if req.Seq > 0 {
+			last = req.Seq - 1
+		}
+		rp.removals = append(rp.removals, walRemoval{at: at, first: 0, last: last, filter: req.Filter})
+	}
+}
+
+// removed says whether a removal after op number at takes the message seq
+// on subject.
+func (rp *walReplay) removed(at int, seq uint64, subject string) bool {
+	// removals are in WAL order: only those after this entry apply.
+	for i := sort.Search(len(rp.removals), func(i int) bool { return rp.removals[i].at > at }); i < len(rp.removals); i++ {
+		r := rp.removals[i]
+		if seq >= r.first && seq <= r.last && (r.filter == "" || subjectMatches(r.filter, subject)) {
+			return true
+		}
+	}
+	return false
+}
+
+// record is the raft loader's one pass over a stream group's WAL: the
+// removals, and each message's sequence and subject.
+func (rp *walReplay) record(rec *raftlog.WALRecord) {
+	rp.ops(rec, func(at int, op *raftlog.Op) error {
+		rp.note(at, op)
 		if op.Msg == nil {
 			return nil
 		}
-		seq := op.Msg.Seq()
-		// removals are in WAL order: only those after this entry apply.
-		for i := sort.Search(len(removals), func(i int) bool { return removals[i].at > at }); i < len(removals); i++ {
-			r := removals[i]
-			if seq >= r.first && seq <= r.last && (r.filter == "" || subjectMatches(r.filter, op.Msg.Subject)) {
-				return nil
+		id, ok := rp.index[op.Msg.Subject]
+		if !ok {
+			if rp.index == nil {
+				rp.index = map[string]uint32{}
 			}
+			id = uint32(len(rp.names))
+			rp.names = append(rp.names, op.Msg.Subject)
+			rp.index[op.Msg.Subject] = id
 		}
-		return f(file, off, ae.Term, ae.Index(), op.Msg)
+		rp.msgs = append(rp.msgs, walMsg{at: at, seq: op.Msg.Seq(), subject: id})
+		return nil
 	})
+}
+
+// kept is the sequences of the messages recorded that no later removal
+// takes, as walMessages streams them.
+func (rp *walReplay) kept() seqset.Set {
+	var seqs seqset.Set
+	for _, m := range rp.msgs {
+		if !rp.removed(m.at, m.seq, rp.names[m.subject]) {
+			seqs.Add(m.seq)
+		}
+	}
+	return seqs
 }
 
 // subjectMatches says whether subject matches filter, with the NATS
@@ -442,39 +529,6 @@ func subjectMatches(filter, subject string) bool {
 		}
 	}
 	return len(ft) == len(st)
-}
-
-// walOps calls f with every decodable stream op of the raft WAL in dir, in
-// WAL order, numbered; entries that do not decode are left to the raft
-// loader, which reports them.
-func walOps(fsys fs.FS, dir, group string, f func(at int, file string, off int64, ae *raftlog.AppendEntry, op *raftlog.Op) error) error {
-	at := 0
-	_, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true,
-		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
-			if r.Tombstone || r.Erased || !r.ChecksumOK {
-				return nil
-			}
-			ae, err := raftlog.DecodeAppendEntry(blk.File, r.Offset, r.Data)
-			if err != nil && ae == nil {
-				return nil
-			}
-			for i := range ae.Entries {
-				e := &ae.Entries[i]
-				if e.Type != raftlog.EntryNormal {
-					continue
-				}
-				op, err := raftlog.DecodeOp(blk.File, e.DataOffset, e.Data)
-				if err != nil {
-					continue
-				}
-				at++
-				if err := f(at, blk.File, r.Offset, ae, op); err != nil {
-					return err
-				}
-			}
-			return nil
-		}})
-	return err
 }
 
 // groupDir is the folder of raft group g in srv's store, "" if absent.
@@ -495,18 +549,12 @@ func groupDir(b *bundle.Bundle, srv *Server, g string) string {
 // those it later deletes or purges, from the raft loader's one pass
 // (walState.streamOp). A removal is taken to follow the messages it removes,
 // as the server writes them; a purge that filters subjects or keeps the
-// last N needs the messages themselves, and walMessages replays that WAL.
+// last N needs the messages themselves, which the same pass kept
+// (walState.walMsgs): the WAL is not read again.
 func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
 	var rs seqset.Set
 	if ws.replay {
-		dir := groupDir(l.b, srv, group)
-		err := walMessages(l.b.FS, dir, group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-			rs.Add(sm.Seq())
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return // the raft loader reports damage
-		}
+		rs = ws.walMsgs.kept()
 	} else {
 		rs = ws.msgSeqs.Subtract(ws.removed)
 		if pend := ws.pendSeqs.Subtract(ws.removed); len(pend) > 0 {
