@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/jsforensics/jsforensics/seqset"
 	"slices"
 	"strings"
 	"testing"
@@ -62,9 +63,9 @@ func TestWALReplayOnePassAsSalvage(t *testing.T) {
 				if dir == "" {
 					continue
 				}
-				var two []uint64
+				var two seqset.Set
 				if err := walMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-					two = append(two, sm.Seq())
+					two.Add(sm.Seq())
 					return nil
 				}); err != nil {
 					t.Fatal(err)
@@ -73,11 +74,7 @@ func TestWALReplayOnePassAsSalvage(t *testing.T) {
 				if _, err := walRecords(b.FS, dir, st.Group, func(rec *raftlog.WALRecord) error { rp.record(rec); return nil }); err != nil {
 					t.Fatal(err)
 				}
-				var one []uint64
-				for _, r := range rp.kept() {
-					one = append(one, r.First)
-				}
-				if !slices.Equal(one, two) {
+				if one := rp.kept(); !slices.Equal(one, two) {
 					t.Errorf("%s %s: one pass keeps %v, two passes %v", fx.name, dir, one, two)
 				}
 				groups++
