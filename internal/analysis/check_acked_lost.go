@@ -25,7 +25,9 @@ var checkAckedLost = Check{
 				p.Skipf("%s: %d line(s) unreadable, their acks not compared (first: %v)", sum.File, sum.Bad, sum.BadKept[0])
 			}
 			if sum.Format == ackFormatJepsen {
-				p.Skipf("%s: a Jepsen history of %d acknowledged publish(es) carries published values, not sequences: not usable for sequence comparison", sum.File, sum.EDNPublishes)
+				if f, ok := ackedLostHistory(p, sum); ok {
+					out = append(out, f)
+				}
 				continue
 			}
 			for _, sa := range sum.Streams {
@@ -65,25 +67,10 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 		p.Skipf("%s: no store of the bundle holds a copy of %s > %s", sum.File, st.Account, st.Name)
 		return report.Finding{}, false
 	}
-	top := sa.Acked.Max()
-	// notHeld: the acked sequences no copy holds, narrowed copy by copy.
-	// A copy holds its first..last range except damage; below its first
-	// sequence the messages were removed (limits, purge), which explains them.
-	notHeld := []report.Range{{First: 1, Last: top}}
-	for _, c := range st.Copies {
-		if c.Encrypted {
-			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
-			return report.Finding{}, false
-		}
-		missing := copyMissing(m, st, c)
-		if c.LastSeq < top {
-			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
-		}
-		notHeld = intersectRanges(notHeld, normRanges(missing))
+	notHeld, ok := seqsNotHeld(p, sum, st, sa.Acked.Max())
+	if !ok {
+		return report.Finding{}, false
 	}
-	// What a quorum's WAL holds past the snapshot is applied at the next
-	// start: pending, not lost (the loader notes it).
-	notHeld = subtractRanges(notHeld, st.pendingQuorum())
 	var lost []report.Range
 	var n uint64
 	for _, r := range notHeld {
@@ -123,6 +110,29 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	}
 	ackedLostRemedy(m, st, lost).apply(&f)
 	return f, true
+}
+
+// seqsNotHeld are the sequences up to top that no copy of st holds,
+// narrowed copy by copy. A copy holds its first..last range except damage;
+// below its first sequence the messages were removed (limits, purge), which
+// explains them. False (said) when a copy is encrypted.
+func seqsNotHeld(p *Pass, sum *AckLog, st *Stream, top uint64) ([]report.Range, bool) {
+	m := p.Model
+	notHeld := []report.Range{{First: 1, Last: top}}
+	for _, c := range st.Copies {
+		if c.Encrypted {
+			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
+			return nil, false
+		}
+		missing := copyMissing(m, st, c)
+		if c.LastSeq < top {
+			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
+		}
+		notHeld = intersectRanges(notHeld, normRanges(missing))
+	}
+	// What a quorum's WAL holds past the snapshot is applied at the next
+	// start: pending, not lost (the loader notes it).
+	return subtractRanges(notHeld, st.pendingQuorum()), true
 }
 
 // streamStateEvents are the first line of each kind per server in which a
