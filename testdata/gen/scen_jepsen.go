@@ -252,6 +252,14 @@ func (j *jepsenRun) fetchFrom(ctx context.Context, js jetstream.JetStream, proce
 			}
 			left -= uint64(got)
 		}
+		// An ordered consumer is an ephemeral memory consumer: /jsz lists
+		// it while the store holds no folder of it. Deleted, so the
+		// captures and the stores agree.
+		if ci := cons.CachedInfo(); ci != nil {
+			if err := js.DeleteConsumer(ctx, ackLossStream, ci.Name); err != nil {
+				return fmt.Errorf("delete the fetch's consumer: %w", err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
