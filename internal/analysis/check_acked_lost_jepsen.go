@@ -91,10 +91,16 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 		return report.Finding{}, false
 	}
 	comparable := hs != nil && hs.Values > 0
+	lastNemesis := h.LastNemesis()
+	finalReads := false // a read invoked after the last nemesis op returned values
+	for _, pub := range h.Pubs {
+		finalReads = finalReads || pub.ReadBy > lastNemesis
+	}
 	var bySeq []report.Range // seq-only comparison: sequences no copy holds
-	if !comparable {
+	byReads := !comparable && h.SeqOps == 0 && finalReads
+	if !comparable && !byReads {
 		if h.SeqOps == 0 {
-			p.Skipf("%s: no copy of %s > %s holds any value the history published (payloads other than the values?) and its :ok publishes carry no :seq: nothing to compare", sum.File, st.Account, st.Name)
+			p.Skipf("%s: no copy of %s > %s holds any value the history published (payloads other than the values?), its :ok publishes carry no :seq and no read after the last nemesis op returned values: nothing to compare", sum.File, st.Account, st.Name)
 			return report.Finding{}, false
 		}
 		var top uint64
@@ -107,13 +113,15 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 		}
 	}
 	pending := st.pendingQuorum()
-	lastNemesis := h.LastNemesis()
 	held := func(pub *HistoryPub) (bool, lostPub) {
 		lp := lostPub{p: pub, seq: pub.Seq}
 		if pub.ReadBy > lastNemesis {
 			return true, lp
 		}
-		if !comparable {
+		switch {
+		case byReads:
+			return false, lp // no read after the nemesis returned it
+		case !comparable:
 			return !pub.HasSeq || !inRanges(bySeq, pub.Seq), lp
 		}
 		if hs.InBlocks(pub.Value, pub.Seq) || (!pub.HasSeq && hs.InBlocks(pub.Value, 0)) {
@@ -181,6 +189,8 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 	}
 	how := "by value (the payloads the copies' blocks and the stream's raft WAL hold)"
 	switch {
+	case byReads:
+		how = "by the reads invoked after the last nemesis op (no copy holds any published value as its payload, no :seq)"
 	case !comparable:
 		how = "by :seq (no copy holds any published value as its payload)"
 	case h.SeqOps > 0:
@@ -218,7 +228,7 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more lost values", len(lost)-maxLostListed))
 			break
 		}
-		f.Evidence = append(f.Evidence, lostEvidence(p, lp, okOrder, isLost, hs, lastNemesis))
+		f.Evidence = append(f.Evidence, lostEvidence(p, lp, okOrder, isLost, hs, lastNemesis, finalReads))
 	}
 	f.Evidence = append(f.Evidence, nemesisAround(h, from, to)...)
 	for _, c := range st.Copies {
@@ -245,7 +255,7 @@ func lostName(lp lostPub) string {
 // lostEvidence says when a lost value was acknowledged, where it was (its
 // sequence, the WAL that holds it) or between which held values it was
 // acknowledged, and whether a read saw it.
-func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *HistoryStream, lastNemesis int64) string {
+func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *HistoryStream, lastNemesis int64, finalRead bool) string {
 	pub := lp.p
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q (process %s): invoked at index %d (%s), acknowledged at index %d (%s, line %d)", pub.Value, pub.Process, pub.Invoke, nanos(pub.InvokeTime), pub.Done, nanos(pub.DoneTime), pub.Line)
@@ -257,6 +267,9 @@ func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*Histor
 	default:
 		b.WriteString(", held by no copy")
 	}
+	if pub.ReadBy <= lastNemesis && finalRead {
+		b.WriteString(" and returned by no read after the last nemesis op")
+	}
 	if len(lp.wal) > 0 {
 		var w []string
 		for _, x := range lp.wal {
@@ -264,23 +277,26 @@ func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*Histor
 		}
 		fmt.Fprintf(&b, "; in the raft WAL of %s", strings.Join(w, ", "))
 	}
-	if hs != nil {
-		i := sort.Search(len(okOrder), func(i int) bool { return okOrder[i].Done >= pub.Done })
-		prev, next := "the start", "the end"
-		for k := i - 1; k >= 0; k-- {
-			if q := okOrder[k]; !isLost[q] && len(hs.Held[q.Value]) > 0 {
-				prev = heldName(q, hs)
-				break
-			}
-		}
-		for k := i + 1; k < len(okOrder); k++ {
-			if q := okOrder[k]; !isLost[q] && len(hs.Held[q.Value]) > 0 {
-				next = heldName(q, hs)
-				break
-			}
-		}
-		fmt.Fprintf(&b, "; acknowledged between the held %s and %s", prev, next)
+	// The neighbours: the nearest acknowledged values, in the order of
+	// their acknowledgements, that a copy holds or a final read returned.
+	heldPub := func(q *HistoryPub) bool {
+		return !isLost[q] && (q.ReadBy > lastNemesis || (hs != nil && len(hs.Held[q.Value]) > 0))
 	}
+	i := sort.Search(len(okOrder), func(i int) bool { return okOrder[i].Done >= pub.Done })
+	prev, next := "the start", "the end"
+	for k := i - 1; k >= 0; k-- {
+		if q := okOrder[k]; heldPub(q) {
+			prev = heldName(q, hs)
+			break
+		}
+	}
+	for k := i + 1; k < len(okOrder); k++ {
+		if q := okOrder[k]; heldPub(q) {
+			next = heldName(q, hs)
+			break
+		}
+	}
+	fmt.Fprintf(&b, "; acknowledged between the held %s and %s", prev, next)
 	if pub.ReadBy >= 0 && pub.ReadBy <= lastNemesis {
 		fmt.Fprintf(&b, "; a read invoked at index %d, before the last nemesis operation, returned it (%s): the stream held it then", pub.ReadBy, nanos(pub.ReadTime))
 	}
@@ -288,6 +304,9 @@ func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*Histor
 }
 
 func heldName(q *HistoryPub, hs *HistoryStream) string {
+	if hs == nil {
+		return fmt.Sprintf("%q", q.Value)
+	}
 	for _, h := range hs.Held[q.Value] {
 		if !h.WAL {
 			return fmt.Sprintf("%q (seq %d)", q.Value, h.Seq)
