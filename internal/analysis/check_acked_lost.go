@@ -11,7 +11,7 @@ import (
 var checkAckedLost = Check{
 	Code:        "acked-lost",
 	Severity:    report.Critical,
-	Description: "sequences a publisher's ack log says the server acknowledged are held by no copy of the stream (beyond every copy's last sequence, or in damage on every copy)",
+	Description: "sequences a publisher's ack log says the server acknowledged, or values a Jepsen history records as :ok, are held by no copy of the stream (beyond every copy's last sequence, in damage on every copy, or a value no copy holds)",
 	Skip: func(p *Pass) string {
 		if len(p.Model.AckLogs) == 0 {
 			return "no ack log in the bundle"

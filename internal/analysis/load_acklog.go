@@ -10,8 +10,9 @@ import (
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
-// ackLogs reads every ack log the bundle holds (found by content), and
-// looks for the values a Jepsen history published in the stores.
+// ackLogs reads every ack log the bundle holds (found by content). It runs
+// before the stores are read: the values Jepsen histories published are
+// the payloads the store scan looks for (histValues).
 func (l *loader) ackLogs() {
 	for _, p := range l.b.AckLogs {
 		f, err := l.b.FS.Open(p)
@@ -25,6 +26,38 @@ func (l *loader) ackLogs() {
 			l.note("ack log %s: read up to line %d: %v", p, sum.Lines, err)
 		}
 		l.m.AckLogs = append(l.m.AckLogs, sum)
+		if sum.History == nil {
+			continue
+		}
+		if l.histValues == nil {
+			l.histValues = map[string]bool{}
+		}
+		for _, pub := range sum.History.Pubs {
+			l.histValues[pub.Value] = true
+		}
+	}
+}
+
+// payloadHits is what the scan of one stream copy found of histValues.
+type payloadHits struct {
+	hits   []storeparse.PayloadHit
+	capped bool
+}
+
+// keepPayloads keeps what the scan of copy c found of histValues.
+func (l *loader) keepPayloads(c *StreamCopy, scan *storeparse.StreamScan) {
+	if l.histValues == nil {
+		return
+	}
+	if l.payloadHits == nil {
+		l.payloadHits = map[*StreamCopy]payloadHits{}
+	}
+	l.payloadHits[c] = payloadHits{hits: scan.Payloads, capped: scan.PayloadsCapped}
+}
+
+// matchHistories says, for each Jepsen history, where its values are held.
+func (l *loader) matchHistories() {
+	for _, sum := range l.m.AckLogs {
 		if sum.History != nil {
 			l.m.HistoryMatches = append(l.m.HistoryMatches, l.matchHistory(sum))
 		}
@@ -79,34 +112,33 @@ func (hs *HistoryStream) InBlocks(value string, seq uint64) bool {
 	return false
 }
 
-// matchHistory searches every stream copy and stream WAL for the values
-// sum's history published (all outcomes: an :info value found is told
-// apart from one not found). The set is the history's, so the memory is
-// bounded by the history, never by the stores; each copy is read again,
-// which only a bundle holding a Jepsen history pays for.
+// matchHistory collects where the values sum's history published (all
+// outcomes: an :info value found is told apart from one not found) are
+// held: in the copies' blocks, from the one store scan (keepPayloads), and
+// in the stream groups' raft WALs. The set is the histories', so the memory
+// is bounded by them, never by the stores.
 func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
 	hm := &HistoryMatch{Log: sum}
-	set := make(map[string]bool, len(sum.History.Pubs))
+	mine := make(map[string]bool, len(sum.History.Pubs))
 	for _, p := range sum.History.Pubs {
-		set[p.Value] = true
+		mine[p.Value] = true
 	}
-	if len(set) == 0 {
+	if len(mine) == 0 {
 		return hm
 	}
 	for _, st := range l.m.Streams {
 		hs := &HistoryStream{Stream: st, Held: map[string][]ValueHeld{}}
 		for _, c := range st.Copies {
-			if c.Encrypted {
+			ph, ok := l.payloadHits[c]
+			if !ok {
 				continue
 			}
-			scan, err := storeparse.ScanStream(l.b.FS, c.Path, storeparse.ScanOptions{Payloads: set, SkipFirstTS: true, SkipConsumers: true})
-			if err != nil {
-				continue // the store loader reported it
-			}
 			hm.Copies++
-			hm.Capped = hm.Capped || scan.PayloadsCapped
-			for _, h := range scan.Payloads {
-				hs.Held[h.Payload] = append(hs.Held[h.Payload], ValueHeld{Server: c.Server, Seq: h.Seq})
+			hm.Capped = hm.Capped || ph.capped
+			for _, h := range ph.hits {
+				if mine[h.Payload] {
+					hs.Held[h.Payload] = append(hs.Held[h.Payload], ValueHeld{Server: c.Server, Seq: h.Seq})
+				}
 			}
 		}
 		hs.Values = len(hs.Held)
@@ -117,7 +149,7 @@ func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
 					continue
 				}
 				err := walMessages(l.b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-					if set[string(sm.Data)] {
+					if mine[string(sm.Data)] {
 						v := string(sm.Data)
 						if len(hs.Held[v]) < 2*len(l.m.Servers)+2 {
 							hs.Held[v] = append(hs.Held[v], ValueHeld{Server: srv.ID, Seq: sm.Seq(), WAL: true})

@@ -241,6 +241,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 	if digests {
 		opts.DigestWindow = digestWindow
 	}
+	opts.Payloads = l.histValues
 	scan, err := storeparse.ScanStream(l.b.FS, dir, opts)
 	if err != nil {
 		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.ID, account, folder, dir, err))
@@ -274,6 +275,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 		c.Consumers = append(c.Consumers, rc)
 	}
 	keepForComparison(c, scan, digests)
+	l.keepPayloads(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
