@@ -2,8 +2,9 @@
 // bundles: JSON lines holding the PubAck reply bodies a JetStream server sent
 // ({"stream":"ORDERS","seq":17}, with optional domain, duplicate, val,
 // batch/count), bare or inside a wrapper line carrying the publisher's own
-// value and time; and Jepsen-style EDN histories ({:type :ok, :f :publish,
-// :value "3-17"}), which carry the published value but no sequence.
+// value and time; and Jepsen histories in EDN ({:type :ok, :f :publish,
+// :value "3-17"}, decoded by HistoryReader into a History of publishes,
+// reads and nemesis operations).
 //
 // Reading is line by line in bounded memory (MaxLine per line; per stream the
 // acknowledged sequences are kept as runs, a seqset.Set), never panics on bad input,
@@ -30,7 +31,7 @@ const MaxLine = 64 << 10
 // Formats of a file.
 const (
 	FormatPubAck = "puback-json" // JSON lines of PubAck bodies (bare or wrapped)
-	FormatEDN    = "jepsen-edn"  // Jepsen history: values, no sequences
+	FormatEDN    = "jepsen-edn"  // Jepsen history (Summary.History)
 )
 
 // Record is one line of an ack log.

@@ -190,8 +190,9 @@ func TestBrokenLines(t *testing.T) {
 	}
 }
 
-// TestSniff: the ack log is recognised; no other file of any committed
-// bundle is (captures, natscli lines, polls, logs, store files).
+// TestSniff: the ack log and the Jepsen histories are recognised; no other
+// file of any committed bundle is (captures, natscli lines, polls, logs,
+// store files).
 func TestSniff(t *testing.T) {
 	data, _ := loadFixture(t)
 	if !Sniff(data[:min(len(data), 4096)]) {
@@ -204,6 +205,12 @@ func TestSniff(t *testing.T) {
 	err := filepath.WalkDir("../testdata/bundles", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || p == filepath.FromSlash(fixtureLog) {
 			return err
+		}
+		if strings.HasSuffix(p, ".edn") && strings.Contains(p, "acked-lost-jepsen") {
+			if b, err := os.ReadFile(p); err != nil || !Sniff(b[:min(len(b), 4096)]) {
+				t.Errorf("%s: Jepsen history not recognised (%v)", p, err)
+			}
+			return nil
 		}
 		b, err := os.ReadFile(p)
 		if err != nil {

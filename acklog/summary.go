@@ -1,6 +1,8 @@
 package acklog
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"sort"
 	"strconv"
@@ -35,6 +37,9 @@ type Summary struct {
 	BadKept []*LineError
 	// Streams, sorted by domain then name.
 	Streams []*StreamAcks
+	// History is a Jepsen history's publishes, reads and nemesis (Format
+	// FormatEDN), nil otherwise.
+	History *History
 }
 
 // StreamAcks are one stream's acknowledged sequences.
@@ -69,8 +74,12 @@ func (st *StreamAcks) ack(first, last uint64) {
 // Read reads a whole ack log. The error is an I/O error of r only: lines
 // that cannot be decoded are counted in the Summary.
 func Read(file string, r io.Reader) (*Summary, error) {
-	rd := NewReader(file, r)
 	sum := &Summary{File: file}
+	br := bufio.NewReaderSize(r, MaxLine)
+	if isHistory(br) {
+		return sum, readHistory(sum, br)
+	}
+	rd := NewReader(file, br)
 	type key struct{ domain, stream string }
 	byKey := map[key]*StreamAcks{}
 	var last *StreamAcks // the previous line's stream, the usual next one
@@ -176,4 +185,16 @@ func (s *Summary) Stream(domain, name string) *StreamAcks {
 		}
 	}
 	return nil
+}
+
+// isHistory says whether the input starts, after blanks, with an EDN map
+// whose first key is a keyword ("{:"; a JSON object's keys are strings).
+func isHistory(br *bufio.Reader) bool {
+	head, _ := br.Peek(512) // whatever the input holds, up to 512 bytes
+	b := bytes.TrimLeft(head, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	b = bytes.TrimLeft(b[1:], " \t\r\n")
+	return len(b) > 0 && b[0] == ':'
 }

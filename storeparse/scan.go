@@ -47,6 +47,10 @@ type ScanOptions struct {
 	// were read (tombstones, index.db, limits) moved the first sequence:
 	// that message's time would take a second read of its block.
 	SkipFirstTS bool
+	// Payloads, when set, is a set of message payloads (data without
+	// headers) to look for: the live messages holding one are listed in
+	// StreamScan.Payloads (payloads.go).
+	Payloads map[string]bool
 }
 
 // BlockInfo names the block a visited record belongs to.
@@ -113,6 +117,8 @@ type BlockScan struct {
 	// none) so removals need no second read; dropped when over budget.
 	rls    []uint32
 	rlBase uint64
+
+	found []PayloadHit // see ScanOptions.Payloads
 
 	windows []WindowDigest // see ScanOptions.DigestWindow
 	dwin    uint64         // its window size
@@ -209,8 +215,12 @@ type StreamScan struct {
 	// cut at a record boundary, a missing middle block, tombstones gone.
 	Losses       []BlockLoss
 	LimitRemoved uint64 // messages removed by applying max_msgs/max_bytes
-	Consumers    []ConsumerScan
-	Problems     []error // *binfmt.CorruptError, in file order
+	// Payloads are the live messages whose payload ScanOptions.Payloads
+	// holds, in sequence order (payloads.go).
+	Payloads       []PayloadHit
+	PayloadsCapped bool
+	Consumers      []ConsumerScan
+	Problems       []error // *binfmt.CorruptError, in file order
 
 	skipFirstTS bool // ScanOptions.SkipFirstTS
 	dgLo        int  // Blocks before dgLo have no digest cache
@@ -290,6 +300,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 		s.noteResurrected()
 	}
 	s.finish(fsys)
+	s.collectPayloads(len(opts.Payloads))
 	if !opts.SkipConsumers {
 		s.readConsumers(fsys)
 	}

@@ -63,6 +63,7 @@ type blockScanner struct {
 	dir, name string
 	visit     func(BlockInfo, *Record) error
 	window    uint64             // ScanOptions.DigestWindow
+	payloads  map[string]bool    // ScanOptions.Payloads
 	budget    *memBudget         // nil: no other scanner runs
 	buf       []byte             // ReadAt buffer kept from block to block
 	afterOpen func(*blockSource) // test hook: runs once a block is open
@@ -94,7 +95,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 	}
 	workers = min(workers, maxScanWorkers, len(idxs))
 	if opts.Visit != nil || workers <= 1 {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, payloads: opts.Payloads}
 		for i, n := range idxs {
 			res := sc.scan(fsys, n, keys[n])
 			if res.err != nil {
@@ -123,7 +124,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		budget   = newMemBudget(scanMemBudget)
 	)
 	work := func() {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, budget: budget}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, budget: budget, payloads: opts.Payloads}
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -410,6 +411,9 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.Bytes += uint64(r.Len)
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)
 			bs.addDigest(sc.window, &r)
+			if sc.payloads != nil {
+				bs.findPayload(sc.payloads, seq, r.Data)
+			}
 			if bs.firstBad >= 0 {
 				bs.RebuildLostMsgs++
 			}

@@ -172,6 +172,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	if len(opts.Keys) > 0 {
 		defer l.unseal(opts.Keys)()
 	}
+	l.guard("reading ack logs", l.ackLogs) // before the stores: their scan looks for a history's values
 	l.guard("reading stores", l.stores)
 	l.guard("setting aside stream copies the archive delivered in part", l.setAsidePartialCopies)
 	l.guard("comparing replicas", l.compareReplicas)
@@ -183,7 +184,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("opening encrypted stores", l.keyNotes)
 	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.guard("reading stream messages in raft WALs", l.walSeqs)
-	l.guard("reading ack logs", l.ackLogs)
+	l.guard("matching Jepsen histories with the stores", l.matchHistories)
 	l.guard("ordering", l.finish)
 	l.guard("measuring the writes exposed by unclean stops", l.durability)
 	m.Read = readOf(b)
@@ -231,6 +232,10 @@ type loader struct {
 	// stream messages its WAL still holds (keepWALMessages).
 	walMessages map[string]map[ServerID][]report.Range
 	walPending  map[string]map[ServerID][]report.Range // past the snapshot (keepWALMessages)
+	// histValues: the values the Jepsen histories published, looked for
+	// by the store scan; payloadHits what it found per copy (load_acklog.go).
+	histValues  map[string]bool
+	payloadHits map[*StreamCopy]payloadHits
 }
 
 // addServer returns the server named name, creating it.

@@ -11,7 +11,7 @@ import (
 var checkAckedLost = Check{
 	Code:        "acked-lost",
 	Severity:    report.Critical,
-	Description: "sequences a publisher's ack log says the server acknowledged are held by no copy of the stream (beyond every copy's last sequence, or in damage on every copy)",
+	Description: "sequences a publisher's ack log says the server acknowledged, or values a Jepsen history records as :ok, are held by no copy of the stream (beyond every copy's last sequence, in damage on every copy, or a value no copy holds)",
 	Skip: func(p *Pass) string {
 		if len(p.Model.AckLogs) == 0 {
 			return "no ack log in the bundle"
@@ -25,7 +25,9 @@ var checkAckedLost = Check{
 				p.Skipf("%s: %d line(s) unreadable, their acks not compared (first: %v)", sum.File, sum.Bad, sum.BadKept[0])
 			}
 			if sum.Format == ackFormatJepsen {
-				p.Skipf("%s: a Jepsen history of %d acknowledged publish(es) carries published values, not sequences: not usable for sequence comparison", sum.File, sum.EDNPublishes)
+				if f, ok := ackedLostHistory(p, sum); ok {
+					out = append(out, f)
+				}
 				continue
 			}
 			for _, sa := range sum.Streams {
@@ -65,25 +67,11 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 		p.Skipf("%s: no store of the bundle holds a copy of %s > %s", sum.File, st.Account, st.Name)
 		return report.Finding{}, false
 	}
-	top := sa.Acked.Max()
-	// notHeld: the acked sequences no copy holds, narrowed copy by copy.
-	// A copy holds its first..last range except damage; below its first
-	// sequence the messages were removed (limits, purge), which explains them.
-	notHeld := seqset.Set{{First: 1, Last: top}}
-	for _, c := range st.Copies {
-		if c.Encrypted {
-			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
-			return report.Finding{}, false
-		}
-		missing := copyMissing(m, st, c)
-		if c.LastSeq < top {
-			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
-		}
-		notHeld = notHeld.Intersect(seqset.Of(missing...))
+	notHeld, ok := seqsNotHeld(p, sum, st, sa.Acked.Max())
+	if !ok {
+		return report.Finding{}, false
 	}
-	// What a quorum's WAL holds past the snapshot is applied at the next
-	// start: pending, not lost (the loader notes it).
-	lost := sa.Acked.Intersect(notHeld.Subtract(st.pendingQuorum()))
+	lost := sa.Acked.Intersect(notHeld)
 	n := lost.Count()
 	if len(lost) == 0 {
 		return report.Finding{}, false
@@ -116,6 +104,29 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	}
 	ackedLostRemedy(m, st, lost).apply(&f)
 	return f, true
+}
+
+// seqsNotHeld are the sequences up to top that no copy of st holds,
+// narrowed copy by copy. A copy holds its first..last range except damage;
+// below its first sequence the messages were removed (limits, purge), which
+// explains them. False (said) when a copy is encrypted.
+func seqsNotHeld(p *Pass, sum *AckLog, st *Stream, top uint64) (seqset.Set, bool) {
+	m := p.Model
+	notHeld := seqset.Set{{First: 1, Last: top}}
+	for _, c := range st.Copies {
+		if c.Encrypted {
+			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
+			return nil, false
+		}
+		missing := copyMissing(m, st, c)
+		if c.LastSeq < top {
+			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
+		}
+		notHeld = notHeld.Intersect(seqset.Of(missing...))
+	}
+	// What a quorum's WAL holds past the snapshot is applied at the next
+	// start: pending, not lost (the loader notes it).
+	return notHeld.Subtract(st.pendingQuorum()), true
 }
 
 // streamStateEvents are the first line of each kind per server in which a

@@ -1,8 +1,18 @@
 package analysis
 
-import "github.com/jsforensics/jsforensics/acklog"
+import (
+	"errors"
+	"io/fs"
+	"sort"
 
-// ackLogs reads every ack log the bundle holds (found by content).
+	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/storeparse"
+)
+
+// ackLogs reads every ack log the bundle holds (found by content). It runs
+// before the stores are read: the values Jepsen histories published are
+// the payloads the store scan looks for (histValues).
 func (l *loader) ackLogs() {
 	for _, p := range l.b.AckLogs {
 		f, err := l.b.FS.Open(p)
@@ -16,5 +26,146 @@ func (l *loader) ackLogs() {
 			l.note("ack log %s: read up to line %d: %v", p, sum.Lines, err)
 		}
 		l.m.AckLogs = append(l.m.AckLogs, sum)
+		if sum.History == nil {
+			continue
+		}
+		if l.histValues == nil {
+			l.histValues = map[string]bool{}
+		}
+		for _, pub := range sum.History.Pubs {
+			l.histValues[pub.Value] = true
+		}
 	}
+}
+
+// payloadHits is what the scan of one stream copy found of histValues.
+type payloadHits struct {
+	hits   []storeparse.PayloadHit
+	capped bool
+}
+
+// keepPayloads keeps what the scan of copy c found of histValues.
+func (l *loader) keepPayloads(c *StreamCopy, scan *storeparse.StreamScan) {
+	if l.histValues == nil {
+		return
+	}
+	if l.payloadHits == nil {
+		l.payloadHits = map[*StreamCopy]payloadHits{}
+	}
+	l.payloadHits[c] = payloadHits{hits: scan.Payloads, capped: scan.PayloadsCapped}
+}
+
+// matchHistories says, for each Jepsen history, where its values are held.
+func (l *loader) matchHistories() {
+	for _, sum := range l.m.AckLogs {
+		if sum.History != nil {
+			l.m.HistoryMatches = append(l.m.HistoryMatches, l.matchHistory(sum))
+		}
+	}
+}
+
+// History is a Jepsen history as acklog decodes it; HistoryPub one value
+// it published.
+type (
+	History    = acklog.History
+	HistoryPub = acklog.Pub
+)
+
+const maxHistoryPubs = acklog.MaxHistoryPubs
+
+// HistoryMatch is where the values a Jepsen history published are held:
+// the stream copies' blocks and the stream groups' raft WALs, looked up by
+// payload (a Jepsen client publishes the value as the message's data).
+type HistoryMatch struct {
+	Log *AckLog
+	// Streams holding any of the values, the most values first.
+	Streams []*HistoryStream
+	// Copies: stream copies whose blocks were searched; Capped: some
+	// value was found more often than kept (storeparse.PayloadHit).
+	Copies int
+	Capped bool
+}
+
+// HistoryStream is where one stream holds a history's values.
+type HistoryStream struct {
+	Stream *Stream
+	// Held: value -> the copies (blocks) and WALs holding it.
+	Held   map[string][]ValueHeld
+	Values int // distinct values held in some copy's blocks
+}
+
+// ValueHeld is one place a published value is held.
+type ValueHeld struct {
+	Server ServerID
+	Seq    uint64
+	WAL    bool // in the stream group's raft WAL, not in the blocks
+}
+
+// InBlocks says whether some copy's blocks hold the value (at seq, when
+// seq is not 0).
+func (hs *HistoryStream) InBlocks(value string, seq uint64) bool {
+	for _, h := range hs.Held[value] {
+		if !h.WAL && (seq == 0 || h.Seq == seq) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchHistory collects where the values sum's history published (all
+// outcomes: an :info value found is told apart from one not found) are
+// held: in the copies' blocks, from the one store scan (keepPayloads), and
+// in the stream groups' raft WALs. The set is the histories', so the memory
+// is bounded by them, never by the stores.
+func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
+	hm := &HistoryMatch{Log: sum}
+	mine := make(map[string]bool, len(sum.History.Pubs))
+	for _, p := range sum.History.Pubs {
+		mine[p.Value] = true
+	}
+	if len(mine) == 0 {
+		return hm
+	}
+	for _, st := range l.m.Streams {
+		hs := &HistoryStream{Stream: st, Held: map[string][]ValueHeld{}}
+		for _, c := range st.Copies {
+			ph, ok := l.payloadHits[c]
+			if !ok {
+				continue
+			}
+			hm.Copies++
+			hm.Capped = hm.Capped || ph.capped
+			for _, h := range ph.hits {
+				if mine[h.Payload] {
+					hs.Held[h.Payload] = append(hs.Held[h.Payload], ValueHeld{Server: c.Server, Seq: h.Seq})
+				}
+			}
+		}
+		hs.Values = len(hs.Held)
+		if st.Group != "" {
+			for _, srv := range l.m.Servers {
+				dir := groupDir(l.b, srv, st.Group)
+				if dir == "" {
+					continue
+				}
+				err := walMessages(l.b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+					if mine[string(sm.Data)] {
+						v := string(sm.Data)
+						if len(hs.Held[v]) < 2*len(l.m.Servers)+2 {
+							hs.Held[v] = append(hs.Held[v], ValueHeld{Server: srv.ID, Seq: sm.Seq(), WAL: true})
+						}
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					continue // the raft loader reports damage
+				}
+			}
+		}
+		if len(hs.Held) > 0 {
+			hm.Streams = append(hm.Streams, hs)
+		}
+	}
+	sort.SliceStable(hm.Streams, func(i, j int) bool { return hm.Streams[i].Values > hm.Streams[j].Values })
+	return hm
 }

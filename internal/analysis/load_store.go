@@ -215,7 +215,7 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	l.addCopy(srv, st, account, folder, readCopy(l.b.FS, dir, digests))
+	l.addCopy(srv, st, account, folder, readCopy(l.b.FS, dir, digests, l.histValues))
 }
 
 // copyRead is what one read of a stream folder gives: the scan (meta.inf
@@ -232,7 +232,9 @@ type copyRead struct {
 }
 
 // readCopy reads the stream folder dir, each file once.
-func readCopy(fsys fs.FS, dir string, digests bool) copyRead {
+// payloads are the values a Jepsen history published, looked for in the
+// same scan (nil: none).
+func readCopy(fsys fs.FS, dir string, digests bool, payloads map[string]bool) copyRead {
 	if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
 		return copyRead{dir: dir, empty: true}
 	}
@@ -240,6 +242,7 @@ func readCopy(fsys fs.FS, dir string, digests bool) copyRead {
 	if digests {
 		opts.DigestWindow = digestWindow
 	}
+	opts.Payloads = payloads
 	scan, err := storeparse.ScanStream(fsys, dir, opts)
 	return copyRead{dir: dir, scan: scan, err: err, digests: digests}
 }
@@ -296,6 +299,7 @@ func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, r
 		c.Consumers = append(c.Consumers, rc)
 	}
 	keepForComparison(c, scan, rd.digests)
+	l.keepPayloads(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)

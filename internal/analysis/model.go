@@ -69,6 +69,9 @@ type Model struct {
 	Renames []Rename
 	// AckLogs are the publishers' ack logs the bundle holds (acklog).
 	AckLogs []*AckLog
+	// HistoryMatches: for each Jepsen history among them, where its
+	// published values are held (load_acklog.go).
+	HistoryMatches []*HistoryMatch
 
 	// KeysGiven: the stores were read with the operator's keys
 	// (Options.Keys); what stayed sealed is then not this key's.

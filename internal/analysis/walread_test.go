@@ -1,13 +1,13 @@
 package analysis
 
 import (
-	"github.com/jsforensics/jsforensics/seqset"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 // TestRaftWALBlocksReadOnce: a full analysis of every committed bundle

@@ -34,6 +34,10 @@ func ackLossScenarios() []Scenario {
 			Doc:     "3 x v2.15.2, R3 stream LEDGER with a client ack log (raw PubAck bodies); stop, cut the same last records off every replica's last block, restart on the damaged copies",
 			Run:     ackLoss,
 			Timeout: 8 * time.Minute},
+		{Name: "acked-lost-jepsen-v2.15.2",
+			Doc:     "as acked-lost-v2.15.2, the client a Jepsen-style run (5 processes, :invoke then :ok/:fail/:info, a :fetch, nemesis ops) written as EDN histories with and without :seq",
+			Run:     func(ctx context.Context, env *Env) error { return ackLossRun(ctx, env, "v2.15.2", &jepsenRun{}) },
+			Timeout: 8 * time.Minute},
 	}
 }
 
@@ -106,6 +110,12 @@ func ackLoss(ctx context.Context, env *Env) error { return ackLossOn(ctx, env, "
 
 // ackLossOn is ackLoss on nats-server version (a family, see main.go).
 func ackLossOn(ctx context.Context, env *Env, version string) error {
+	return ackLossRun(ctx, env, version, nil)
+}
+
+// ackLossRun is ackLossOn with, when j is set, the client a Jepsen-style
+// run (scen_jepsen.go) whose histories replace the ack log.
+func ackLossRun(ctx context.Context, env *Env, version string, j *jepsenRun) error {
 	names := []string{"ack-0", "ack-1", "ack-2"}
 	c, err := NewCluster(ctx, env.Scratch, version, "ledger", names)
 	if err != nil {
@@ -121,7 +131,12 @@ func ackLossOn(ctx context.Context, env *Env, version string) error {
 	x := AckLossExpect{Account: "$G", Stream: ackLossStream, AckLog: ackLossLog, LogPattern: ackLossLogPattern.String(),
 		Before: map[string]AckLossState{}, BeforeCaptures: map[string]string{}, After: map[string]AckLossState{},
 		StreamLeaderAfter: map[string]string{}, LogLines: map[string][]string{}}
-	acks, err := ackLossWorkload(ctx, c, &x)
+	var acks []byte
+	if j != nil {
+		err = j.workload(ctx, c, &x)
+	} else {
+		acks, err = ackLossWorkload(ctx, c, &x)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,11 +144,18 @@ func ackLossOn(ctx context.Context, env *Env, version string) error {
 	if err != nil {
 		return err
 	}
+	if j != nil {
+		j.nemesis(":info", ":stop", ":all")
+	}
 	if err := c.Stop(); err != nil {
 		return err
 	}
 	layout := LayoutFlat()
 	extra := map[string][]byte{ackLossLog: acks}
+	if j != nil {
+		j.stopped(ctx, names)
+		delete(extra, ackLossLog)
+	}
 	for _, s := range c.Servers {
 		st, err := ackLossStateOf(before[s.Name])
 		if err != nil {
@@ -168,6 +190,9 @@ func ackLossOn(ctx context.Context, env *Env, version string) error {
 		cut.File = layout.Store(s.Name) + "/$G/streams/" + ackLossStream + "/msgs/" + cut.File
 		x.Cuts = append(x.Cuts, cut)
 	}
+	if j != nil {
+		j.cut(names)
+	}
 	logSizes := map[string]int64{}
 	for _, s := range r.Servers {
 		fi, err := os.Stat(s.LogFile)
@@ -181,6 +206,9 @@ func ackLossOn(ctx context.Context, env *Env, version string) error {
 	}
 	if err := r.WaitMetaLeader(ctx, 30*time.Second); err != nil {
 		return err
+	}
+	if j != nil {
+		j.nemesis(":info", ":start", ":all")
 	}
 	// Every server restores the stream within seconds; its leader may
 	// never come (a raft snapshot claiming more than the blocks hold), so
@@ -204,6 +232,9 @@ func ackLossOn(ctx context.Context, env *Env, version string) error {
 	after, err := CaptureAll(ctx, r)
 	if err != nil {
 		return err
+	}
+	if j != nil {
+		j.fetch(ctx, r)
 	}
 	if err := r.Stop(); err != nil {
 		return err
@@ -233,7 +264,26 @@ func ackLossOn(ctx context.Context, env *Env, version string) error {
 	if len(x.AckedLost) == 0 {
 		return fmt.Errorf("the restarted servers report last_seq %d, every acknowledged write (up to %d) is still there", maxLast, x.AckedLast)
 	}
-	b := &Bundle{Name: "acked-lost-" + version, Version: version[1:], Layout: layout, Servers: r.Servers, Captures: after, Extra: extra, Expect: x}
+	name := "acked-lost-" + version
+	var expect any = x
+	if j != nil {
+		name = "acked-lost-jepsen-" + version
+		for p, b := range j.histories() {
+			extra[p] = b
+		}
+		je, err := j.expect(maxLast)
+		if err != nil {
+			return err
+		}
+		x.AckLog = jepsenHistory
+		// One acked-lost finding per history (acked_lost stands for one).
+		expect = struct {
+			AckLossExpect
+			Jepsen   *JepsenExpect       `json:"jepsen"`
+			Findings []map[string]string `json:"findings"`
+		}{x, je, []map[string]string{{"code": "acked-lost", "account": x.Account, "stream": x.Stream}}}
+	}
+	b := &Bundle{Name: name, Version: version[1:], Layout: layout, Servers: r.Servers, Captures: after, Extra: extra, Expect: expect}
 	return b.Write(env.Scratch, env.Out)
 }
 

@@ -1,0 +1,410 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
+)
+
+// maxLostListed bounds the lost values the evidence names one by one, and
+// maxNemesisListed the nemesis operations around them.
+const (
+	maxLostListed    = 20
+	maxNemesisListed = 12
+	// maxLostNamed bounds the values the one evidence line naming every
+	// lost value holds (a history of a few thousand writes loses fewer).
+	maxLostNamed = 2000
+)
+
+// lostPub is an acknowledged publish no copy holds.
+type lostPub struct {
+	p   *HistoryPub
+	seq uint64 // its sequence: the op's :seq, or where a WAL holds it; 0 unknown
+	wal []ValueHeld
+}
+
+// ackedLostHistory compares a Jepsen history's acknowledged publishes with
+// the stores. An :ok publish is held when some copy's blocks hold its value
+// (at its :seq, when it carries one), or when a quorum's WAL holds it past
+// the snapshot (applied at the next start), or when a read invoked after the
+// last nemesis operation returned it (held by the cluster, perhaps on a
+// server the bundle lacks). Without payloads to compare (no value found in
+// any copy), a :seq is compared with the copies' sequences as an ack log's
+// is. :info is an unknown outcome and :fail not applied: neither is ever
+// lost.
+func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
+	m := p.Model
+	h := sum.History
+	if h == nil {
+		p.Skipf("%s: a Jepsen history whose operations were not decoded: not compared", sum.File)
+		return report.Finding{}, false
+	}
+	var hm *HistoryMatch
+	for _, x := range m.HistoryMatches {
+		if x.Log == sum {
+			hm = x
+		}
+	}
+	var oks []*HistoryPub
+	for _, pub := range h.Pubs {
+		if pub.Outcome == "ok" {
+			oks = append(oks, pub)
+		}
+	}
+	if len(oks) == 0 {
+		p.Skipf("%s: a Jepsen history with no acknowledged (:ok) publish", sum.File)
+		return report.Finding{}, false
+	}
+	if h.PubsCapped {
+		p.Skipf("%s: more than %d published values: the values past them not compared", sum.File, maxHistoryPubs)
+	}
+	// The stream: the one holding the history's values (a history names
+	// none); without any value found, the bundle's only stream.
+	var hs *HistoryStream
+	if hm != nil && len(hm.Streams) > 0 {
+		hs = hm.Streams[0]
+		if len(hm.Streams) > 1 {
+			p.Skipf("%s: values of the history are held by %d streams; compared with %s > %s, which holds the most (%d)",
+				sum.File, len(hm.Streams), hs.Stream.Account, hs.Stream.Name, hs.Values)
+		}
+	}
+	st := (*Stream)(nil)
+	if hs != nil {
+		st = hs.Stream
+	} else {
+		var with []*Stream
+		for _, s := range m.Streams {
+			if len(s.Copies) > 0 {
+				with = append(with, s)
+			}
+		}
+		if len(with) != 1 {
+			p.Skipf("%s: no stream of the bundle holds any value the history published, and %d streams have copies: which one the client wrote is not known", sum.File, len(with))
+			return report.Finding{}, false
+		}
+		st = with[0]
+	}
+	if len(st.Copies) == 0 {
+		p.Skipf("%s: no store of the bundle holds a copy of %s > %s", sum.File, st.Account, st.Name)
+		return report.Finding{}, false
+	}
+	comparable := hs != nil && hs.Values > 0
+	lastNemesis := h.LastNemesis()
+	finalReads := false // a read invoked after the last nemesis op returned values
+	for _, pub := range h.Pubs {
+		finalReads = finalReads || pub.ReadBy > lastNemesis
+	}
+	var bySeq seqset.Set // seq-only comparison: sequences no copy holds
+	byReads := !comparable && h.SeqOps == 0 && finalReads
+	if !comparable && !byReads {
+		if h.SeqOps == 0 {
+			p.Skipf("%s: no copy of %s > %s holds any value the history published (payloads other than the values?), its :ok publishes carry no :seq and no read after the last nemesis op returned values: nothing to compare", sum.File, st.Account, st.Name)
+			return report.Finding{}, false
+		}
+		var top uint64
+		for _, pub := range oks {
+			top = max(top, pub.Seq)
+		}
+		var ok bool
+		if bySeq, ok = seqsNotHeld(p, sum, st, top); !ok {
+			return report.Finding{}, false
+		}
+	}
+	pending := seqset.Set(st.pendingQuorum())
+	held := func(pub *HistoryPub) (bool, lostPub) {
+		lp := lostPub{p: pub, seq: pub.Seq}
+		if pub.ReadBy > lastNemesis {
+			return true, lp
+		}
+		switch {
+		case byReads:
+			return false, lp // no read after the nemesis returned it
+		case !comparable:
+			return !pub.HasSeq || !bySeq.Contains(pub.Seq), lp
+		}
+		if hs.InBlocks(pub.Value, pub.Seq) || (!pub.HasSeq && hs.InBlocks(pub.Value, 0)) {
+			return true, lp
+		}
+		for _, w := range hs.Held[pub.Value] {
+			if w.WAL {
+				lp.wal = append(lp.wal, w)
+				if lp.seq == 0 {
+					lp.seq = w.Seq
+				}
+			}
+		}
+		if lp.seq != 0 && pending.Contains(lp.seq) {
+			return true, lp
+		}
+		return false, lp
+	}
+	var lost []lostPub
+	isLost := map[*HistoryPub]bool{}
+	for _, pub := range oks {
+		if ok, lp := held(pub); !ok {
+			lost = append(lost, lp)
+			isLost[pub] = true
+		}
+	}
+	if len(lost) == 0 {
+		return report.Finding{}, false
+	}
+	sort.SliceStable(lost, func(i, j int) bool {
+		a, b := lost[i], lost[j]
+		if (a.seq == 0) != (b.seq == 0) {
+			return a.seq != 0
+		}
+		if a.seq != b.seq {
+			return a.seq < b.seq
+		}
+		return a.p.Done < b.p.Done
+	})
+	var seqs seqset.Set
+	var names []string
+	for _, lp := range lost {
+		if lp.seq != 0 {
+			seqs.Add(lp.seq)
+		}
+		if len(names) < maxLostListed {
+			names = append(names, lostName(lp))
+		}
+	}
+	inferred := ""
+	if len(seqs) == 0 && comparable {
+		seqs, inferred = inferLostSeqs(h, st, hs, lost)
+	}
+	if len(lost) > maxLostListed {
+		names = append(names, fmt.Sprintf("and %d more", len(lost)-maxLostListed))
+	}
+	n := uint64(len(lost))
+	from, to := window(lost)
+	f := report.Finding{Account: st.Account, Stream: st.Name, Messages: report.Ptr(n), Ranges: seqs,
+		Message: fmt.Sprintf("%d publish(es) that the Jepsen history %s records as acknowledged (:ok) are held by no copy of %s > %s: %s; acknowledged between %s and %s of the test: acknowledged writes lost",
+			n, sum.File, st.Account, st.Name, strings.Join(names, ", "), nanos(from), nanos(to))}
+	if len(seqs) > 0 {
+		f.Seq = seqs[0].First
+	}
+	how := "by value (the payloads the copies' blocks and the stream's raft WAL hold)"
+	switch {
+	case byReads:
+		how = "by the reads invoked after the last nemesis op (no copy holds any published value as its payload, no :seq)"
+	case !comparable:
+		how = "by :seq (no copy holds any published value as its payload)"
+	case h.SeqOps > 0:
+		how = "by :seq and value (the payload each copy holds at that sequence)"
+	}
+	info, infoHeld, fail := 0, 0, 0
+	for _, pub := range h.Pubs {
+		switch pub.Outcome {
+		case "info", "":
+			info++
+			if comparable && len(hs.Held[pub.Value]) > 0 {
+				infoHeld++
+			}
+		case "fail":
+			fail++
+		}
+	}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d operations; %d :ok publishes (%d with :seq) matched %s; %d with an unknown outcome (:info or never completed: %d of them held, none counted lost); %d :fail (not applied, never expected); %d :ok reads",
+		sum.File, h.Ops, len(oks), h.SeqOps, how, info, infoHeld, fail, h.Reads))
+	if inferred != "" {
+		f.Evidence = append(f.Evidence, inferred)
+	}
+	all := make([]string, 0, min(len(lost), maxLostNamed))
+	for _, lp := range lost[:min(len(lost), maxLostNamed)] {
+		all = append(all, lostName(lp))
+	}
+	if len(lost) > maxLostNamed {
+		all = append(all, fmt.Sprintf("and %d more", len(lost)-maxLostNamed))
+	}
+	f.Evidence = append(f.Evidence, "lost values: "+strings.Join(all, ", "))
+	okOrder := append([]*HistoryPub(nil), oks...)
+	sort.SliceStable(okOrder, func(i, j int) bool { return okOrder[i].Done < okOrder[j].Done })
+	for i, lp := range lost {
+		if i == maxLostListed {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more lost values", len(lost)-maxLostListed))
+			break
+		}
+		f.Evidence = append(f.Evidence, lostEvidence(p, lp, okOrder, isLost, hs, lastNemesis, finalReads))
+	}
+	f.Evidence = append(f.Evidence, nemesisAround(h, from, to)...)
+	for _, c := range st.Copies {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s's copy (%s) holds %d..%d", m.Name(c.Server), c.Path, c.FirstSeq, c.LastSeq))
+	}
+	for _, e := range streamStateEvents(m, st) {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s:%d: %s", m.Name(e.Server), e.File, e.Line, strings.TrimSpace(e.Text)))
+	}
+	for _, c := range st.Copies {
+		f.Servers = append(f.Servers, m.Name(c.Server))
+	}
+	sort.Strings(f.Servers)
+	ackedLostRemedy(m, st, seqs).apply(&f)
+	return f, true
+}
+
+func lostName(lp lostPub) string {
+	if lp.seq != 0 {
+		return fmt.Sprintf("%q (seq %d)", lp.p.Value, lp.seq)
+	}
+	return fmt.Sprintf("%q", lp.p.Value)
+}
+
+// lostEvidence says when a lost value was acknowledged, where it was (its
+// sequence, the WAL that holds it) or between which held values it was
+// acknowledged, and whether a read saw it.
+func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *HistoryStream, lastNemesis int64, finalRead bool) string {
+	pub := lp.p
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q (process %s): invoked at index %d (%s), acknowledged at index %d (%s, line %d)", pub.Value, pub.Process, pub.Invoke, nanos(pub.InvokeTime), pub.Done, nanos(pub.DoneTime), pub.Line)
+	switch {
+	case pub.HasSeq:
+		fmt.Fprintf(&b, " with seq %d, which no copy holds with this value", pub.Seq)
+	case lp.seq != 0:
+		fmt.Fprintf(&b, ", stored at seq %d (the WAL says), held by no copy's blocks", lp.seq)
+	default:
+		b.WriteString(", held by no copy")
+	}
+	if pub.ReadBy <= lastNemesis && finalRead {
+		b.WriteString(" and returned by no read after the last nemesis op")
+	}
+	if len(lp.wal) > 0 {
+		var w []string
+		for _, x := range lp.wal {
+			w = append(w, fmt.Sprintf("%s at seq %d", p.Model.Name(x.Server), x.Seq))
+		}
+		fmt.Fprintf(&b, "; in the raft WAL of %s", strings.Join(w, ", "))
+	}
+	// The neighbours: the nearest acknowledged values, in the order of
+	// their acknowledgements, that a copy holds or a final read returned.
+	heldPub := func(q *HistoryPub) bool {
+		return !isLost[q] && (q.ReadBy > lastNemesis || (hs != nil && len(hs.Held[q.Value]) > 0))
+	}
+	i := sort.Search(len(okOrder), func(i int) bool { return okOrder[i].Done >= pub.Done })
+	prev, next := "the start", "the end"
+	for k := i - 1; k >= 0; k-- {
+		if q := okOrder[k]; heldPub(q) {
+			prev = heldName(q, hs)
+			break
+		}
+	}
+	for k := i + 1; k < len(okOrder); k++ {
+		if q := okOrder[k]; heldPub(q) {
+			next = heldName(q, hs)
+			break
+		}
+	}
+	fmt.Fprintf(&b, "; acknowledged between the held %s and %s", prev, next)
+	if pub.ReadBy >= 0 && pub.ReadBy <= lastNemesis {
+		fmt.Fprintf(&b, "; a read invoked at index %d, before the last nemesis operation, returned it (%s): the stream held it then", pub.ReadBy, nanos(pub.ReadTime))
+	}
+	return b.String()
+}
+
+func heldName(q *HistoryPub, hs *HistoryStream) string {
+	if hs == nil {
+		return fmt.Sprintf("%q", q.Value)
+	}
+	for _, h := range hs.Held[q.Value] {
+		if !h.WAL {
+			return fmt.Sprintf("%q (seq %d)", q.Value, h.Seq)
+		}
+	}
+	return fmt.Sprintf("%q", q.Value)
+}
+
+// window is the history time from the first lost value's invoke to the
+// last one's acknowledgement.
+func window(lost []lostPub) (from, to int64) {
+	from, to = -1, -1
+	for _, lp := range lost {
+		if t := lp.p.InvokeTime; t >= 0 && (from < 0 || t < from) {
+			from = t
+		}
+		if t := lp.p.DoneTime; t > to {
+			to = t
+		}
+	}
+	return from, to
+}
+
+// nemesisAround lists the nemesis operations around the window: the last
+// ones before it began, every one inside, and the first after it ended
+// (kills, partitions, member removals: what made the writes unsafe).
+func nemesisAround(h *History, from, to int64) []string {
+	ops := h.Nemesis
+	if len(ops) == 0 {
+		return []string{"the history holds no nemesis operation"}
+	}
+	lo := sort.Search(len(ops), func(i int) bool { return ops[i].Time >= from })
+	hi := sort.Search(len(ops), func(i int) bool { return ops[i].Time > to })
+	lo = max(0, lo-4)
+	hi = min(len(ops), hi+4)
+	if hi-lo > maxNemesisListed {
+		hi = lo + maxNemesisListed
+	}
+	var out []string
+	for _, op := range ops[lo:hi] {
+		where := "during"
+		switch {
+		case op.Time < from:
+			where = "before"
+		case op.Time > to:
+			where = "after"
+		}
+		out = append(out, fmt.Sprintf("nemesis at index %d (%s, %s the lost writes): :%s :%s %s", op.Index, nanos(op.Time), where, op.Type, op.F, op.Value))
+	}
+	if n := len(ops) - (hi - lo); n > 0 || h.NemesisDropped > 0 {
+		out = append(out, fmt.Sprintf("%d other nemesis operation(s) in the history", int64(n)+h.NemesisDropped))
+	}
+	return out
+}
+
+// nanos says a history :time (nanoseconds since the test began).
+func nanos(t int64) string {
+	if t < 0 {
+		return "time unknown"
+	}
+	return fmt.Sprintf("%.3f s", float64(t)/1e9)
+}
+
+// inferLostSeqs works out the sequences the lost values were stored at when
+// the history gives none (no :seq) and no WAL holds them. Each acknowledged
+// publish took a sequence of its own. When a copy holds 1..H whole and
+// every one of those H messages is a value of the history (no other
+// writer), the lost values were stored above H; a publish invoked after the
+// last lost value was acknowledged was stored after it. So when no publish
+// of unknown outcome missing from the copies was invoked before then, the L
+// lost values are exactly H+1..H+L; otherwise they lie within
+// H+1..H+L+U, U those publishes (said, not claimed as ranges).
+func inferLostSeqs(h *History, st *Stream, hs *HistoryStream, lost []lostPub) ([]report.Range, string) {
+	var top *StreamCopy
+	for _, c := range st.Copies {
+		if top == nil || c.LastSeq > top.LastSeq {
+			top = c
+		}
+	}
+	H := top.LastSeq
+	if top.FirstSeq != 1 || top.Messages != H || uint64(hs.Values) != H {
+		return nil, ""
+	}
+	var lastAck int64
+	for _, lp := range lost {
+		lastAck = max(lastAck, lp.p.Done)
+	}
+	var unknown uint64
+	for _, pub := range h.Pubs {
+		if (pub.Outcome == "info" || pub.Outcome == "") && pub.Invoke < lastAck && !hs.InBlocks(pub.Value, 0) {
+			unknown++
+		}
+	}
+	L := uint64(len(lost))
+	if unknown > 0 {
+		return nil, fmt.Sprintf("no lost value's sequence is recorded (no :seq, no WAL holds them): %s holds 1..%d, each a value of the history, so the %d lost values were stored above %d, within %d..%d (%d publish(es) of unknown outcome, not held, may have taken sequences among them)",
+			top.Path, H, L, H, H+1, H+L+unknown, unknown)
+	}
+	return []report.Range{{First: H + 1, Last: H + L}}, fmt.Sprintf("no lost value's sequence is recorded (no :seq, no WAL holds them): %s holds 1..%d, each a value of the history, and every publish of unknown outcome not held was invoked after the last lost value was acknowledged, so the %d lost values were stored at exactly %d..%d",
+		top.Path, H, L, H+1, H+L)
+}
