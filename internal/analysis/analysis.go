@@ -234,7 +234,10 @@ type loader struct {
 	walPending  map[string]map[ServerID][]report.Range // past the snapshot (keepWALMessages)
 	// histValues: the values the Jepsen histories published, looked for
 	// by the store scan; payloadHits what it found per copy (load_acklog.go).
-	histValues  map[string]bool
+	histValues map[string]bool
+	// walValues: per stream group and server, the WAL messages holding one
+	// of histValues, kept by the raft loader's one pass (keepWALMessages).
+	walValues   map[string]map[ServerID][]walValue
 	payloadHits map[*StreamCopy]payloadHits
 }
 

@@ -1,12 +1,9 @@
 package analysis
 
 import (
-	"errors"
-	"io/fs"
 	"sort"
 
 	"github.com/jsforensics/jsforensics/acklog"
-	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -142,23 +139,12 @@ func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
 			}
 		}
 		hs.Values = len(hs.Held)
-		if st.Group != "" {
+		if by := l.walValues[st.Group]; st.Group != "" {
 			for _, srv := range l.m.Servers {
-				dir := groupDir(l.b, srv, st.Group)
-				if dir == "" {
-					continue
-				}
-				err := walMessages(l.b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
-					if mine[string(sm.Data)] {
-						v := string(sm.Data)
-						if len(hs.Held[v]) < 2*len(l.m.Servers)+2 {
-							hs.Held[v] = append(hs.Held[v], ValueHeld{Server: srv.ID, Seq: sm.Seq(), WAL: true})
-						}
+				for _, w := range by[srv.ID] {
+					if mine[w.value] && len(hs.Held[w.value]) < 2*len(l.m.Servers)+2 {
+						hs.Held[w.value] = append(hs.Held[w.value], ValueHeld{Server: srv.ID, Seq: w.seq, WAL: true})
 					}
-					return nil
-				})
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
-					continue // the raft loader reports damage
 				}
 			}
 		}

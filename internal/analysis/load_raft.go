@@ -259,7 +259,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	var lastTerm uint64
 	var lastLeader string
 	if g.Kind == "stream" {
-		ws.walMsgs = &walReplay{}
+		ws.walMsgs = &walReplay{values: l.histValues}
 	}
 	scan, err := walRecords(l.b.FS, dir, g.Name, func(rec *raftlog.WALRecord) error {
 		file := rec.File

@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -19,14 +20,32 @@ func peerID(name string) string { return natsfmt.PeerID(name) }
 
 // readSmall reads a small file of the bundle, refusing one over limit.
 func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	fi, err := fs.Stat(fsys, name)
+	// One open: the size comes from the open file (storecrypt.FS opens a
+	// file to answer fs.Stat), and no more than limit+1 bytes are read
+	// whatever the size says.
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
 	}
 	if fi.Size() > limit {
 		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d bytes, more than the %d read whole", fi.Size(), limit)
 	}
-	return fs.ReadFile(fsys, name)
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "more than the %d bytes read whole", limit)
+	}
+	return b, nil
 }
 
 // storePeerIDs returns every peer id listed in a store's raft groups'

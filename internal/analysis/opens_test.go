@@ -16,31 +16,12 @@ import (
 // once (issue 16): the test fails for an entry no committed bundle needs
 // any more, so the list only shrinks.
 var readAgain = map[string]string{
-	// load_store.go storePeerIDs (nameStore, load_store.go:50) reads it to
-	// name the store; load_raft.go raftGroup (load_raftfiles.go readSmall)
-	// reads it again. Encrypted stores: see tav.idx.
-	"peers.idx": "load_store.go storePeerIDs, then load_raft.go raftGroup",
-	// Encrypted stores only: readSmall (load_store.go) takes fs.Stat
-	// first, and storecrypt.FS.Stat opens the file to size its plain view;
-	// then readSmall reads it. Open once and Stat the open file instead.
-	"tav.idx":    "encrypted stores: readSmall's fs.Stat through storecrypt.FS",
-	"commit.idx": "encrypted stores: readSmall's fs.Stat through storecrypt.FS",
-	"snap.*":     "encrypted stores: readSmall's fs.Stat through storecrypt.FS",
-	// storeparse ScanStream reopens the first block holding messages for
-	// its first timestamp (scan.go tsOf) when SkipFirstTS is not set, as on
-	// the raft WALs (load_raft.go wal); salvage.go walMessages scans a
-	// stream group's WAL twice more after a filtered purge (salvage.go:384
-	// and :413, from keepWALMessages at salvage.go:503); load_replicas.go
-	// compareReplicas reads blocks again for a window's digests
-	// (storeparse digest.go, from load_replicas.go:296).
-	"*.blk": "storeparse tsOf on raft WALs; salvage.go walMessages after a filtered purge; load_replicas.go digests",
-	// The WAL folder's small files, scanned again with its blocks by
-	// salvage.go walMessages after a filtered purge; on an encrypted store
-	// storecrypt.FS also reads meta.inf again to open meta.sum (the sum is
-	// of the sealed meta.inf).
-	"meta.inf": "salvage.go walMessages after a filtered purge; storecrypt.FS opening meta.sum",
-	"meta.sum": "salvage.go walMessages after a filtered purge",
-	"index.db": "salvage.go walMessages after a filtered purge",
+	// load_replicas.go compareReplicas reads blocks again for a window's
+	// digests (storeparse digest.go) where two copies of a stream differ.
+	"*.blk": "load_replicas.go digests",
+	// On an encrypted store storecrypt.FS reads meta.inf again to open
+	// meta.sum (the sum is of the sealed meta.inf).
+	"meta.inf": "storecrypt.FS opening meta.sum",
 	// An audit archive's entry the sniff takes for no capture (an empty
 	// /raftz answer, {} by content alone) is read again by
 	// capture.AuditOf (load_capture.go), which knows it by the manifest's

@@ -412,6 +412,10 @@ type walReplay struct {
 	msgs  []walMsg
 	names []string
 	index map[string]uint32
+	// values: the payloads looked for (a Jepsen history's values, nil for
+	// none); hits the messages, by index in msgs, that hold one.
+	values map[string]bool
+	hits   map[int]string
 }
 
 type walRemoval struct {
@@ -497,9 +501,36 @@ func (rp *walReplay) record(rec *raftlog.WALRecord) {
 			rp.names = append(rp.names, op.Msg.Subject)
 			rp.index[op.Msg.Subject] = id
 		}
+		if rp.values[string(op.Msg.Data)] {
+			if rp.hits == nil {
+				rp.hits = map[int]string{}
+			}
+			rp.hits[len(rp.msgs)] = string(op.Msg.Data)
+		}
 		rp.msgs = append(rp.msgs, walMsg{at: at, seq: op.Msg.Seq(), subject: id})
 		return nil
 	})
+}
+
+// keptValues are the messages holding a looked-for payload (values) that
+// no later removal takes, in WAL order.
+func (rp *walReplay) keptValues() []walValue {
+	if rp == nil {
+		return nil
+	}
+	var out []walValue
+	for i, m := range rp.msgs {
+		if v, ok := rp.hits[i]; ok && !rp.removed(m.at, m.seq, rp.names[m.subject]) {
+			out = append(out, walValue{seq: m.seq, value: v})
+		}
+	}
+	return out
+}
+
+// walValue is one WAL message holding a looked-for payload.
+type walValue struct {
+	seq   uint64
+	value string
 }
 
 // kept is the sequences of the messages recorded that no later removal
@@ -552,6 +583,15 @@ func groupDir(b *bundle.Bundle, srv *Server, g string) string {
 // last N needs the messages themselves, which the same pass kept
 // (walState.walMsgs): the WAL is not read again.
 func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
+	if vs := ws.walMsgs.keptValues(); len(vs) > 0 {
+		if l.walValues == nil {
+			l.walValues = map[string]map[ServerID][]walValue{}
+		}
+		if l.walValues[group] == nil {
+			l.walValues[group] = map[ServerID][]walValue{}
+		}
+		l.walValues[group][srv.ID] = vs
+	}
 	var rs seqset.Set
 	if ws.replay {
 		rs = ws.walMsgs.kept()
