@@ -8,7 +8,7 @@ import (
 )
 
 // MetaGroup is the raft group name of the JetStream meta layer.
-const MetaGroup = "_meta_"
+const MetaGroup = natsfmt.MetaGroup
 
 // HasLeader says whether the answering server knew a meta leader. Peer is the
 // hash of the leader's name, so a leaderless answer still carries a peer:

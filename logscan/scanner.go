@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 const (
@@ -607,7 +608,7 @@ func validString(b []byte, bad bool) string {
 // isGroupName reports a raft group name: the meta group or a generated
 // stream/consumer group name (S-R3F-xxxx, C-R3F-xxxx).
 func isGroupName(b []byte) bool {
-	return string(b) == "_meta_" || (len(b) > 3 && (b[0] == 'S' || b[0] == 'C') && b[1] == '-' && b[2] == 'R')
+	return string(b) == natsfmt.MetaGroup || (len(b) > 3 && (b[0] == 'S' || b[0] == 'C') && b[1] == '-' && b[2] == 'R')
 }
 
 func (ev *Event) set(name, v string) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/jsonl"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 // DumpOptions selects the dump output: text lines (default) or one JSON
@@ -131,13 +132,8 @@ func DumpCommitIndex(w io.Writer, file, group string, b []byte, o DumpOptions) e
 
 // GroupKind classifies a raft group name: "meta", "stream", "consumer" or "".
 func GroupKind(group string) string {
-	switch {
-	case group == "_meta_":
-		return "meta"
-	case strings.HasPrefix(group, "S-"):
-		return "stream"
-	case strings.HasPrefix(group, "C-"):
-		return "consumer"
+	if k := natsfmt.KindOfGroup(group); k != natsfmt.GroupOther {
+		return string(k)
 	}
 	return ""
 }

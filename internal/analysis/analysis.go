@@ -107,7 +107,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		rep.Servers = append(rep.Servers, srv)
 	}
 	for _, g := range m.Groups {
-		rg := report.Group{Name: g.Name, Kind: g.Kind, Account: g.Account, Asset: g.Asset}
+		rg := report.Group{Name: g.Name, Kind: string(g.Kind), Account: g.Account, Asset: g.Asset}
 		for _, h := range g.History {
 			rg.History = append(rg.History, report.HistoryEvent{Time: h.Time, Term: h.Term, Index: h.Index, Event: h.Event,
 				Peer: h.Peer, Peers: h.Peers, Server: m.Name(h.Server), Source: h.Source})
@@ -299,8 +299,8 @@ func (l *loader) finish() {
 	}
 	sort.SliceStable(m.Groups, func(i, j int) bool {
 		a, b := m.Groups[i], m.Groups[j]
-		if (a.Kind == "meta") != (b.Kind == "meta") {
-			return a.Kind == "meta"
+		if (a.Kind == natsfmt.GroupMeta) != (b.Kind == natsfmt.GroupMeta) {
+			return a.Kind == natsfmt.GroupMeta
 		}
 		return a.Name < b.Name
 	})
@@ -378,8 +378,8 @@ func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
 		case f.Stream != "":
 			match = e.Stream == f.Stream && (f.Account == "" || e.Account == "" || e.Account == f.Account) &&
 				(f.Server == "" || e.Server == f.Server || kind == natsfmt.EventStreamLeader)
-		case f.Group == "_meta_":
-			match = metaKinds[kind] && (e.Group == "" || e.Group == "_meta_") && e.Source != "varz"
+		case f.Group == natsfmt.MetaGroup:
+			match = metaKinds[kind] && (e.Group == "" || e.Group == natsfmt.MetaGroup) && e.Source != "varz"
 		case f.Group != "":
 			match = e.Group == f.Group
 		case f.Server != "":

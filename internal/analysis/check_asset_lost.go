@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -54,7 +55,7 @@ func (a *lostAsset) finding(m *Model) report.Finding {
 	}
 	r := args{"account": a.Account, "stream": a.Stream}
 	for _, g := range m.Groups {
-		if g.Kind == "stream" && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 {
+		if g.Kind == natsfmt.GroupStream && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 {
 			r["group"] = g.Name
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -40,7 +41,7 @@ var checkMetaNoLeader = Check{
 		}
 		sort.Ints(refs)
 		f := report.Finding{
-			Group: "_meta_", Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
+			Group: natsfmt.MetaGroup, Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
 			Message: fmt.Sprintf("the meta group has no leader on %s", strings.Join(servers, ", ")),
 		}
 		prescribe("meta-no-leader", nil).apply(&f)

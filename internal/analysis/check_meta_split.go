@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -25,7 +26,7 @@ var checkMetaSplit = Check{
 		var out []report.Finding
 		sides := p.Facts.MetaSides()
 		if len(sides) > 1 {
-			f := report.Finding{Group: "_meta_"}
+			f := report.Finding{Group: natsfmt.MetaGroup}
 			var desc []string
 			for _, s := range sides {
 				f.Views = append(f.Views, s.view)
@@ -39,7 +40,7 @@ var checkMetaSplit = Check{
 		}
 		for _, pair := range p.Facts.FoundingSplits() {
 			a, b := pair[0], pair[1]
-			f := report.Finding{Group: "_meta_"}
+			f := report.Finding{Group: natsfmt.MetaGroup}
 			founded := fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s", foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader)
 			for _, side := range [][]MetaFounding{a, b} {
 				var srv []string

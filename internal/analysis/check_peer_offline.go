@@ -96,7 +96,7 @@ var checkPeerOffline = Check{
 					line += fmt.Sprintf("survives %d more failure(s)", spare)
 				}
 				f.Evidence = append(f.Evidence, line)
-				if gm.group.Kind == "meta" {
+				if gm.group.Kind == natsfmt.GroupMeta {
 					f.Group, f.ClusterSize, f.Quorum, f.Reachable = gm.group.Name, gm.size, gm.quorum, report.Ptr(gm.live)
 				}
 			}

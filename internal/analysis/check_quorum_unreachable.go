@@ -77,7 +77,7 @@ var checkQuorumUnreachable = Check{
 						"missing peers: " + strings.Join(missingPeers(m, p.Facts, missing), "; "),
 					},
 				}
-				if g.Kind != "meta" && g.Asset != "" {
+				if g.Kind != natsfmt.GroupMeta && g.Asset != "" {
 					f.Account = g.Account
 					f.Stream, f.Consumer, _ = strings.Cut(g.Asset, " > ")
 				}
@@ -101,7 +101,7 @@ var checkQuorumUnreachable = Check{
 // groupAsset names the stream or consumer a group replicates, as
 // " (stream ACC > NAME)", or "" for the meta group or an unknown asset.
 func groupAsset(g *Group) string {
-	if g.Kind == "meta" || g.Asset == "" {
+	if g.Kind == natsfmt.GroupMeta || g.Asset == "" {
 		return ""
 	}
 	kind := g.Kind
@@ -229,7 +229,7 @@ func tempServersNeeded(size, reachable int) int {
 // (remedies.go: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
 // meta-quorum-temporary-servers before).
 func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) prescription {
-	if g.Kind != "meta" {
+	if g.Kind != natsfmt.GroupMeta {
 		// A consumer group's asset is "STREAM > CONSUMER": the stream peer
 		// removal takes the peer out of the stream and its consumers.
 		stream, _, _ := strings.Cut(g.Asset, " > ")

@@ -118,7 +118,7 @@ func recordVerdicts(r *RaftRecord) []raftVerdict {
 			}
 			add(rulePeerState, p.File, is.Offset, natsfmt.StructPeersIdx, "peer state: %s", is.Detail)
 		}
-		if ps := p.State; r.Kind != "meta" && int64(ps.ClusterSize) > int64(len(ps.Peers)) {
+		if ps := p.State; r.Kind != natsfmt.GroupMeta && int64(ps.ClusterSize) > int64(len(ps.Peers)) {
 			add(ruleClusterSize, p.File, 0, natsfmt.StructPeersIdx, "cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))
 		}
 	}
@@ -217,7 +217,7 @@ func metaSnapshotDamage(m *Model) []Corruption {
 	var damaged int
 	for _, r := range m.RaftRecords {
 		s := r.Snapshot
-		if r.Kind != "meta" || s == nil || s.Meta == nil {
+		if r.Kind != natsfmt.GroupMeta || s == nil || s.Meta == nil {
 			continue
 		}
 		srv := m.serverOf(r.Server)

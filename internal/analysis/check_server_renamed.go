@@ -171,7 +171,7 @@ var checkServerRenamed = Check{
 				if len(c.live) < c.quorum {
 					lost = append(lost, c.group.Name)
 				}
-				if c.group.Kind == "meta" {
+				if c.group.Kind == natsfmt.GroupMeta {
 					f.Group, f.ClusterSize, f.Quorum, f.Reachable = c.group.Name, c.size, c.quorum, report.Ptr(len(c.live))
 					for _, p := range c.peers {
 						if _, gone := former[p]; gone {
@@ -247,7 +247,7 @@ func renameRemedy(m *Model, former map[string]Rename) prescription {
 // (/raftz on 2.12.15 and 2.15.2: 4 peers, size 3).
 func metaGrewByRename(m *Model, former map[string]Rename) bool {
 	for _, g := range m.Groups {
-		if g.Kind != "meta" {
+		if g.Kind != natsfmt.GroupMeta {
 			continue
 		}
 		for _, v := range g.Views {
@@ -277,7 +277,7 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 		chain = append(chain, i)
 		who = append(who, strings.SplitN(f.Message, ":", 2)[0])
 		old[f.Peer] = true
-		if f.Group == "_meta_" && meta == nil {
+		if f.Group == natsfmt.MetaGroup && meta == nil {
 			meta = f
 		}
 	}

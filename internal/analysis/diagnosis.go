@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -76,7 +77,7 @@ func quorumCauses(fs []report.Finding, used []bool) []report.Cause {
 			fmt.Fprintf(&b, "raft group %s counts %d peers, %d of which no server of the bundle is (%s)", q.Group, q.ClusterSize, len(q.Missing), strings.Join(q.Missing, " "))
 		}
 		fmt.Fprintf(&b, "; its quorum of %d cannot be reached with the %d peers that exist, so no leader can be elected", q.Quorum, reachable)
-		if q.Group == "_meta_" {
+		if q.Group == natsfmt.MetaGroup {
 			for i, f := range fs {
 				if f.Code == "meta-no-leader" && !used[i] {
 					chain = append(chain, i)

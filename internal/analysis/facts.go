@@ -270,7 +270,7 @@ func (f *Facts) highestMetaTerm(m *Model) *Server {
 	var best *Server
 	var bestTerm uint64
 	for _, g := range m.Groups {
-		if g.Kind != "meta" {
+		if g.Kind != natsfmt.GroupMeta {
 			continue
 		}
 		for _, v := range g.Views {
@@ -357,7 +357,7 @@ type metaSide struct {
 func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 	var meta *Group
 	for _, g := range m.Groups {
-		if g.Kind == "meta" {
+		if g.Kind == natsfmt.GroupMeta {
 			meta = g
 		}
 	}
@@ -796,7 +796,7 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 		}
 	}
 	for _, g := range m.Groups {
-		if g.Kind != "stream" || g.Asset == "" {
+		if g.Kind != natsfmt.GroupStream || g.Asset == "" {
 			continue
 		}
 		if a := get(g.Account, g.Asset, ""); a != nil {

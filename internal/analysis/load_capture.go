@@ -380,7 +380,7 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 	if !mv.HasLeader {
 		kind, text = string(natsfmt.EventNoMetaLeader), fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
-	ti := l.event(at, srv.Name, source, kind, "_meta_", text, c.File, c.Line)
+	ti := l.event(at, srv.Name, source, kind, natsfmt.MetaGroup, text, c.File, c.Line)
 	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: source, Timeline: ti})
 	if mv.ClusterSize > 0 {
 		v := View{GroupView: GroupView{Server: srv.ID, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
@@ -389,7 +389,7 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 		}
 		// No peer list: a follower's /jsz names only the leader, and a
 		// leaderless one names nobody, so only the size and leader count.
-		l.group("_meta_").Views = append(l.group("_meta_").Views, v)
+		l.group(natsfmt.MetaGroup).Views = append(l.group(natsfmt.MetaGroup).Views, v)
 	}
 }
 
@@ -402,7 +402,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 				l.note("capture %s: raftz answer of %s is from node %s, but %s hashes to %s", c.File, srv.Name, rg.ID, srv.Name, srv.PeerID)
 			}
 			g := l.group(gname)
-			if g.Kind != "meta" && g.Account == "" && acc != "$SYS" {
+			if g.Kind != natsfmt.GroupMeta && g.Account == "" && acc != "$SYS" {
 				g.Account = acc
 			}
 			v := View{GroupView: GroupView{Server: srv.ID, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
@@ -435,7 +435,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 				v.Time = &t
 			}
 			g.Views = append(g.Views, v)
-			if g.Kind == "meta" {
+			if g.Kind == natsfmt.GroupMeta {
 				leader := ""
 				if rg.Leader != "" {
 					leader = rg.Leader
@@ -448,7 +448,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 					kind = string(natsfmt.EventNoMetaLeader)
 					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
 				}
-				ti := l.event(at, srv.Name, "raftz", kind, "_meta_", text, c.File, c.Line)
+				ti := l.event(at, srv.Name, "raftz", kind, natsfmt.MetaGroup, text, c.File, c.Line)
 				l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: "raftz", Timeline: ti})
 			}
 		}

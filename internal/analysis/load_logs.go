@@ -351,7 +351,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	l.tl.ref(len(l.m.MetaLeaderStates)-1, ev.File, ev.Kind, ev.Line)
 	if leader != "" {
 		t := ev.Time
-		l.logHistory("_meta_", HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: l.m.idOf(server), Source: "log"})
+		l.logHistory(natsfmt.MetaGroup, HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: l.m.idOf(server), Source: "log"})
 		if facts.bootstrapping {
 			l.m.MetaFoundings = append(l.m.MetaFoundings, MetaFounding{Time: ev.Time, Server: l.m.idOf(server), Leader: leader, Source: "log"})
 			facts.bootstrapping = false

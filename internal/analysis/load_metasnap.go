@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
 )
 
@@ -52,7 +53,7 @@ func locateSnapshotDamage(s metaSnapFile, all []metaSnapFile) (string, int64) {
 		return "in the checksum itself"
 	}
 	if hoff <= bitSearchLimit {
-		if off, bit, ok := singleBitFlip(s.b, "_meta_"); ok {
+		if off, bit, ok := singleBitFlip(s.b, natsfmt.MetaGroup); ok {
 			return fmt.Sprintf("bit %d of byte %d is flipped (the one single-bit change that restores the checksum), %s", bit, off, region(off)), int64(off)
 		}
 	}
@@ -182,7 +183,7 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 // isMetaSnapshot says whether file is a snapshot of the meta group.
 func isMetaSnapshot(file string) bool {
 	_, _, ok := raftlog.ParseSnapshotName(path.Base(file))
-	return ok && path.Base(path.Dir(path.Dir(file))) == "_meta_"
+	return ok && path.Base(path.Dir(path.Dir(file))) == natsfmt.MetaGroup
 }
 
 // metaSnapshotRemedy is what to do about a corrupt meta snapshot. What the

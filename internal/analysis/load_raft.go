@@ -17,25 +17,12 @@ import (
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
-// groupKind names a raft group's kind from its folder name.
-func groupKind(name string) string {
-	switch {
-	case name == "_meta_":
-		return "meta"
-	case strings.HasPrefix(name, "S-"):
-		return "stream"
-	case strings.HasPrefix(name, "C-"):
-		return "consumer"
-	}
-	return "other"
-}
-
 // group returns the model's group named name, creating it.
 func (l *loader) group(name string) *Group {
 	if g := l.findGroup(name); g != nil {
 		return g
 	}
-	g := &Group{Name: name, Kind: groupKind(name)}
+	g := &Group{Name: name, Kind: natsfmt.KindOfGroup(name)}
 	l.m.Groups = append(l.m.Groups, g)
 	if l.groupIndex == nil {
 		l.groupIndex = map[string]*Group{}
@@ -159,7 +146,7 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	if rec.Peers != nil || view.Term > 0 {
 		g.Views = append(g.Views, view)
 	}
-	if g.Kind == "meta" {
+	if g.Kind == natsfmt.GroupMeta {
 		ms := &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}}
 		for _, a := range raftlog.Replay(ws.metaSnap, ws.ops) {
 			as := &Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{}}
@@ -195,7 +182,7 @@ func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
 		return
 	}
 	sr := rd.rec.Snapshot
-	if g.Kind == "meta" {
+	if g.Kind == natsfmt.GroupMeta {
 		ws.snapCorrupt = !snap.ChecksumOK
 	}
 	if err != nil && !ws.snapCorrupt {
@@ -211,7 +198,7 @@ func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
 	}
 	g.History = append(g.History, ev)
 	ws.metaSnapIdx = snap.Index
-	if g.Kind == "meta" && snap.ChecksumOK {
+	if g.Kind == natsfmt.GroupMeta && snap.ChecksumOK {
 		if sr.MetaErr != nil {
 			l.raftCorrupt(srv, g.Name, sr.MetaErr)
 			return
@@ -258,7 +245,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	}
 	var lastTerm uint64
 	var lastLeader string
-	if g.Kind == "stream" {
+	if g.Kind == natsfmt.GroupStream {
 		ws.walMsgs = &walReplay{values: l.histValues}
 	}
 	scan, err := walRecords(l.b.FS, dir, g.Name, func(rec *raftlog.WALRecord) error {
@@ -321,7 +308,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 					l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), file)
 				}
 			case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
-				if g.Kind == "meta" && !compacted {
+				if g.Kind == natsfmt.GroupMeta && !compacted {
 					as, err := raftlog.DecodeMetaSnapshot(file, e.DataOffset, e.Data)
 					if err == nil {
 						ws.metaSnap, ws.ops, ws.metaSnapIdx = as, nil, idx
@@ -331,11 +318,11 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				if wop == nil {
 					continue
 				}
-				if g.Kind == "stream" {
+				if g.Kind == natsfmt.GroupStream {
 					ws.streamOp(wop, !compacted)
 					continue
 				}
-				if g.Kind != "meta" || compacted {
+				if g.Kind != natsfmt.GroupMeta || compacted {
 					continue
 				}
 				if wop.Err != nil {
@@ -371,7 +358,7 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
 		l.m.Corruptions = append(l.m.Corruptions, c)
 	}
-	if g.Kind == "stream" {
+	if g.Kind == natsfmt.GroupStream {
 		l.keepWALMessages(srv, g.Name, ws)
 	}
 }
@@ -427,7 +414,7 @@ func (l *loader) assignments() {
 	var best *Server
 	var bestTerm uint64
 	for _, g := range l.m.Groups {
-		if g.Kind != "meta" {
+		if g.Kind != natsfmt.GroupMeta {
 			continue
 		}
 		for _, v := range g.Views {

@@ -24,7 +24,7 @@ import (
 type RaftRecord struct {
 	Server ServerID
 	Group  string
-	Kind   string
+	Kind   natsfmt.GroupKind
 	Dir    string
 	// Peers is peers.idx, nil when there is none or it does not decode.
 	Peers *PeersRecord
@@ -133,7 +133,7 @@ func readRaftFile(fsys fs.FS, file string, limit int64, s binfmt.Structure) (b [
 // readRaftGroup reads the small files and the newest snapshot of the raft
 // group folder dir, with the parsers' own limits.
 func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
-	r := &raftRead{rec: RaftRecord{Group: name, Kind: groupKind(name), Dir: dir}}
+	r := &raftRead{rec: RaftRecord{Group: name, Kind: natsfmt.KindOfGroup(name), Dir: dir}}
 	file := path.Join(dir, "peers.idx")
 	if b, found, err := readRaftFile(fsys, file, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); err != nil {
 		r.peersErr = err
@@ -197,7 +197,7 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, name, b)
-	if snap != nil && r.rec.Kind != "meta" {
+	if snap != nil && r.rec.Kind != natsfmt.GroupMeta {
 		// Only a meta snapshot's payload is used: the bytes of every other
 		// group's are not kept while the whole bundle is read.
 		lite := *snap
@@ -210,7 +210,7 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 	}
 	sr := &SnapshotRecord{File: file, NameTerm: bt, NameIndex: bi, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
 		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset}
-	if r.rec.Kind == "meta" {
+	if r.rec.Kind == natsfmt.GroupMeta {
 		sr.Raw, sr.Meta = b, snap
 		sr.MetaAssign, sr.MetaErr = raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)
 	}

@@ -65,7 +65,7 @@ func (l *loader) storePeerIDs(st bundle.Store) (all, self map[string]bool) {
 			all[id] = true
 			set[id] = true
 		}
-		if r.rec.Kind == "meta" {
+		if r.rec.Kind == natsfmt.GroupMeta {
 			continue
 		}
 		if self == nil {

@@ -295,7 +295,8 @@ type IndexRecord struct {
 
 // Group is a raft group and every view of it.
 type Group struct {
-	Name, Kind     string
+	Name           string
+	Kind           natsfmt.GroupKind
 	Account, Asset string
 	Views          []View
 	History        []HistoryEvent

@@ -27,7 +27,7 @@ func peerRemoveCommand(id string) string {
 // peerRemoveRemedy removes corrupt ids with server removals
 // (remedies.go: meta-corrupt-id-remove, group-corrupt-id-remove).
 func peerRemoveRemedy(m *Model, group string, ids []string) prescription {
-	if group == "_meta_" {
+	if group == natsfmt.MetaGroup {
 		return prescribe("meta-corrupt-id-remove", args{"ids": ids})
 	}
 	return prescribe("group-corrupt-id-remove", args{"group": group, "ids": ids})
