@@ -3,12 +3,10 @@ package analysis
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
-	"github.com/jsforensics/jsforensics/report"
 )
 
 // unseal puts the bundle's stores behind the storecrypt view until the
@@ -175,36 +173,6 @@ func (l *loader) markEncrypted() {
 	for _, st := range l.b.Stores {
 		if srv := l.storeServer(st); srv != nil && len(l.crypt.KeyFiles(st.Dir)) > 0 {
 			l.m.EncryptedStores[srv.ID] = true
-		}
-	}
-}
-
-// guardRemedies adds to every remedy that starts a server, in a bundle
-// with stores encrypted at rest, on which config to do it: a server started
-// on a bundle's copy of its config (key redacted) empties its streams.
-func guardRemedies(m *Model, findings []report.Finding) {
-	if len(m.EncryptedStores) == 0 {
-		return
-	}
-	var servers []string
-	for id := range m.EncryptedStores {
-		servers = appendUnique(servers, m.Name(id))
-	}
-	slices.Sort(servers)
-	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))
-	starts := func(s report.RemedyStep) bool {
-		return s.Kind == stepAction && strings.Contains(strings.ToLower(s.Text), "start")
-	}
-	for i := range findings {
-		f := &findings[i]
-		r := strings.ToLower(f.Remedy)
-		switch {
-		case f.RemedyID == "store-sealed" || f.Remedy == sealedRemedy || !strings.Contains(r, "start") || strings.Contains(r, "encrypted at rest"):
-		case len(f.RemedySteps) > 0:
-			// Said before the first action that starts a server.
-			addRemedyNote(f, strings.TrimSpace(caveat), starts)
-		default:
-			f.Remedy += caveat
 		}
 	}
 }

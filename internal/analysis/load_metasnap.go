@@ -153,45 +153,8 @@ func versionOrUnknown(s *Server) string {
 	return s.Name + " runs " + s.Version
 }
 
-// recoveredMeta is the meta state srv holds once its meta layer recovers,
-// against which its stored streams are judged: its own, or, where its meta
-// snapshot is corrupt, what its version really recovers. why says how it
-// was chosen; skip, when meta is nil, why it cannot be judged.
-func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
-	switch {
-	case srv.Meta == nil:
-		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
-	case !srv.Meta.SnapshotCorrupt:
-		return srv.Meta, "", ""
-	case versionAtLeast(srv.Version, 2, 14):
-		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
-	}
-	old := "nats-server 2.12 and older"
-	if srv.Version == "" {
-		old = "if it runs 2.12 or older (its version is not in the bundle), nats-server"
-	}
-	if srv.Meta.AfterSnapshot > 0 {
-		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
-	}
-	leader := p.Facts.highestMetaTerm(p.Model)
-	if leader == nil {
-		return nil, "", "its meta snapshot is corrupt, its meta WAL holds nothing after it, and no server holds a readable meta snapshot: what the meta leader will install cannot be told"
-	}
-	return leader.Meta, fmt.Sprintf("its meta snapshot is corrupt and its meta WAL holds nothing after it: %s drops the snapshot and the meta leader installs its own (judged against the meta state of %s)", old, leader.Name), ""
-}
-
 // isMetaSnapshot says whether file is a snapshot of the meta group.
 func isMetaSnapshot(file string) bool {
 	_, _, ok := raftlog.ParseSnapshotName(path.Base(file))
 	return ok && path.Base(path.Dir(path.Dir(file))) == natsfmt.MetaGroup
-}
-
-// metaSnapshotRemedy is what to do about a corrupt meta snapshot. What the
-// generator's remedy run proved (metasnap-v2.12.1, metasnap-v2.15.2): with
-// the damaged servers' snapshots and meta WALs moved out of their stores,
-// the server with the intact snapshot is elected and installs it on them,
-// and every stream comes back whole.
-func metaSnapshotRemedy(m *Model, c Corruption) prescription {
-	meta := path.Dir(path.Dir(c.File))
-	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta})
 }

@@ -22,16 +22,7 @@ import (
 
 // loadFindingAllowed are load functions that make, touch or call for
 // findings today: file, then function ("Recv.name" for a method).
-var loadFindingAllowed = map[string]string{
-	// A guard over the findings, run by Build after the checks: its place
-	// is beside remedy_guard.go, not in a load file.
-	"load_crypt.go guardRemedies": "a guard over findings in a load file",
-	// Check helpers that sit in a load file: orphan-risk's reading of a
-	// corrupt meta snapshot (takes the Pass) and store-corrupt's remedy
-	// for one (a prescription): to move to their checks' files.
-	"load_metasnap.go recoveredMeta":      "orphan-risk's helper in a load file",
-	"load_metasnap.go metaSnapshotRemedy": "store-corrupt's remedy in a load file",
-}
+var loadFindingAllowed = map[string]string{}
 
 // checkIOAllowed are check and fact functions that reach I/O today.
 var checkIOAllowed = map[string]string{}
