@@ -11,9 +11,80 @@ import (
 // (Report.Diagnosis) that explains them, each cause's timeline excerpt
 // shown once under it, and the findings no cause names after them.
 
-// maxCauseEvents bounds a cause's timeline excerpt outside --verbose: the
-// newest events matter most, the JSON keeps them all.
-const maxCauseEvents = 8
+// maxExcerptLines bounds a timeline excerpt outside --verbose, after
+// repeats are folded into runs: the first half of it shows the onset, the
+// second half the end; the JSON keeps every reference.
+const maxExcerptLines = 12
+
+// excerptLine is one line of a timeline excerpt: the event at Ref, or a
+// run of Count events of one kind and text (on Servers, until Last).
+type excerptLine struct {
+	Ref   int
+	Count int
+	Last  int
+	// Servers are the servers of a run, in order, when more than one.
+	Servers []string
+}
+
+// excerpt is a timeline excerpt: its lines, and how many events the lines
+// between Gap-1 and Gap leave out (Gap 0: none).
+type excerpt struct {
+	Lines   []excerptLine
+	Gap     int
+	Elided  int
+	Total   int
+	Verbose bool
+}
+
+// foldExcerpt turns refs (oldest first) into an excerpt: consecutive
+// events of one kind, group, stream and text become one run; outside
+// verbose, a long excerpt keeps its first and its last lines, the onset
+// and the end, and says how many events lie between.
+func foldExcerpt(r *Report, refs []int, verbose bool) excerpt {
+	x := excerpt{Total: len(refs), Verbose: verbose}
+	key := func(e TimelineEvent) string { return e.Kind + "\x00" + e.Group + "\x00" + e.Stream + "\x00" + e.Text }
+	for _, i := range refs {
+		e := r.Timeline[i]
+		n := max(1, e.Count)
+		if k := len(x.Lines) - 1; !verbose && k >= 0 && key(r.Timeline[x.Lines[k].Ref]) == key(e) {
+			l := &x.Lines[k]
+			l.Count += n
+			l.Last = i
+			if len(l.Servers) == 0 {
+				l.Servers = []string{r.Timeline[l.Ref].Server}
+			}
+			if !slicesContains(l.Servers, e.Server) {
+				l.Servers = append(l.Servers, e.Server)
+			}
+			continue
+		}
+		x.Lines = append(x.Lines, excerptLine{Ref: i, Count: n, Last: i})
+	}
+	for k := range x.Lines {
+		if len(x.Lines[k].Servers) < 2 {
+			x.Lines[k].Servers = nil
+		}
+	}
+	if verbose || len(x.Lines) <= maxExcerptLines {
+		return x
+	}
+	head, tail := maxExcerptLines/2, maxExcerptLines-maxExcerptLines/2
+	for _, l := range x.Lines[head : len(x.Lines)-tail] {
+		x.Elided += l.Count
+	}
+	x.Lines = append(x.Lines[:head:head], x.Lines[len(x.Lines)-tail:]...)
+	x.Gap = head
+	return x
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, v := range ss {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
 
 // causeSection is one cause and what the renderers print under it.
 type causeSection struct {
@@ -21,10 +92,8 @@ type causeSection struct {
 	Cause  Cause
 	// Rows of FindingsTable, the cause's findings in the cause's order.
 	Rows []int
-	// Timeline is the excerpt shown under the cause; Elided how many
-	// older events of the cause it leaves out.
-	Timeline []int
-	Elided   int
+	// Timeline is the excerpt shown under the cause.
+	Timeline excerpt
 }
 
 // findingLayout is the findings section: causes, then the rest.
@@ -36,9 +105,7 @@ type findingLayout struct {
 	// every reference with --verbose; else only events no excerpt above
 	// showed (for a finding in a cause, none of the cause's), and only for
 	// critical findings, as the report always did.
-	Own [][]int
-	// OwnElided is, per row, how many older events Own leaves out.
-	OwnElided []int
+	Own []excerpt
 }
 
 // layoutFindings groups r's findings by cause. Without verbose no timeline
@@ -49,11 +116,11 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 	for row, i := range order {
 		rowOf[i] = row
 	}
-	l := findingLayout{Own: make([][]int, len(order)), OwnElided: make([]int, len(order))}
+	l := findingLayout{Own: make([]excerpt, len(order))}
 	shown := map[int]bool{}
 	// fresh keeps the valid refs not shown yet (all of them with verbose),
-	// marks them shown and cuts the excerpt to its newest limit events.
-	fresh := func(refs []int, limit int) ([]int, int) {
+	// marks them shown and folds them into an excerpt.
+	fresh := func(refs []int) excerpt {
 		var out []int
 		for _, i := range refs {
 			if i < 0 || i >= len(r.Timeline) || (!verbose && shown[i]) {
@@ -62,15 +129,12 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 			shown[i] = true
 			out = append(out, i)
 		}
-		if verbose || len(out) <= limit {
-			return out, 0
-		}
-		return out[len(out)-limit:], len(out) - limit
+		return foldExcerpt(r, out, verbose)
 	}
 	inCause := make([]bool, len(order))
 	for k, c := range r.Diagnosis {
 		s := causeSection{Number: k + 1, Cause: c}
-		s.Timeline, s.Elided = fresh(c.TimelineRefs, maxCauseEvents)
+		s.Timeline = fresh(c.TimelineRefs)
 		for _, i := range c.Findings {
 			if i < 0 || i >= len(order) || inCause[i] {
 				continue
@@ -115,12 +179,12 @@ func (l findingLayout) visit(cause func(causeSection), restHeading func(), findi
 	}
 }
 
-func (l *findingLayout) ownExcerpt(r *Report, row int, order []int, verbose bool, fresh func([]int, int) ([]int, int)) {
+func (l *findingLayout) ownExcerpt(r *Report, row int, order []int, verbose bool, fresh func([]int) excerpt) {
 	f := r.Findings[order[row]]
 	if !verbose && f.Severity != Critical {
 		return
 	}
-	l.Own[row], l.OwnElided[row] = fresh(f.TimelineRefs, maxRelatedEvents)
+	l.Own[row] = fresh(f.TimelineRefs)
 }
 
 // causeHeading names a cause by its findings' codes: "peer-id-corrupt ×5,
@@ -148,12 +212,38 @@ func causeHeading(r *Report, s causeSection) string {
 	return fmt.Sprintf("Cause %d: %s", s.Number, strings.Join(parts, ", "))
 }
 
-// excerptNote says what an excerpt leaves out, or "" when nothing.
-func excerptNote(shown, elided int) string {
-	if elided == 0 {
+// note says what an excerpt folds and leaves out, or "" when nothing.
+func (x excerpt) note() string {
+	if x.Verbose || len(x.Lines) == x.Total {
 		return ""
 	}
-	return fmt.Sprintf(" (last %d of %d events; --verbose for all)", shown, shown+elided)
+	if x.Elided == 0 {
+		return fmt.Sprintf(" (%d events, repeats folded into runs)", x.Total)
+	}
+	return fmt.Sprintf(" (%d events, repeats folded into runs; onset and end shown, %d events between left out; --verbose for all)", x.Total, x.Elided)
+}
+
+// gapLine is the line an excerpt prints where it leaves events out.
+func (x excerpt) gapLine() string {
+	return fmt.Sprintf("… %d events left out …", x.Elided)
+}
+
+// lineText is an excerpt line's text: a run's leads with how many events,
+// on which servers and until when.
+func (r *Report) lineText(l excerptLine) string {
+	e := r.Timeline[l.Ref]
+	if l.Count < 2 {
+		return e.Text
+	}
+	until := r.Timeline[l.Last].Time
+	if u := r.Timeline[l.Last].Until; u != nil {
+		until = *u
+	}
+	on := ""
+	if len(l.Servers) > 1 {
+		on = " on " + strings.Join(l.Servers, ", ")
+	}
+	return fmt.Sprintf("(x%d%s until %s) %s", l.Count, on, until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
 
 // findingOrder is the order of SortedFindings as indices into in.

@@ -205,8 +205,9 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		}
 		c.Facts = append(c.Facts, s)
 	}
+	label := report.PeerLabeler(r)
 	if len(f.Missing) > 0 {
-		c.Facts = append(c.Facts, "missing: "+strings.Join(f.Missing, ", "))
+		c.Facts = append(c.Facts, "missing: "+labelAll(label, f.Missing, ", "))
 	}
 	if len(f.Servers) > 0 {
 		c.Facts = append(c.Facts, "servers: "+strings.Join(f.Servers, ", "))
@@ -225,9 +226,20 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		c.Facts = append(c.Facts, "since "+f.Since.UTC().Format(timeFormat))
 	}
 	for _, sv := range f.Views {
-		s := fmt.Sprintf("view of %s: cluster size %d, peers %s", strings.Join(sv.Servers, ", "), sv.ClusterSize, strings.Join(sv.Peers, " "))
+		// A figure the view does not give is unknown, not 0.
+		size, peers, term := "unknown", "unknown", "an unknown term"
+		if sv.ClusterSize > 0 {
+			size = fmt.Sprint(sv.ClusterSize)
+		}
+		if len(sv.Peers) > 0 {
+			peers = labelAll(label, sv.Peers, " ")
+		}
+		if sv.Term > 0 {
+			term = fmt.Sprintf("term %d", sv.Term)
+		}
+		s := fmt.Sprintf("view of %s: cluster size %s, peers %s", strings.Join(sv.Servers, ", "), size, peers)
 		if sv.Leader != "" {
-			s += fmt.Sprintf(", leader %s in term %d", sv.Leader, sv.Term)
+			s += fmt.Sprintf(", leader %s in %s", label(sv.Leader), term)
 		}
 		c.Facts = append(c.Facts, s)
 	}
@@ -277,4 +289,13 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// labelAll labels each peer by name and id, joined by sep.
+func labelAll(label func(string) string, ids []string, sep string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = label(id)
+	}
+	return strings.Join(out, sep)
 }

@@ -98,7 +98,7 @@ func replicasTable(r *report.Report) *report.Table {
 // group: peer-set changes, leaders and terms.
 func peerHistoryTable(r *report.Report) *report.Table {
 	t := &report.Table{Title: "PeerHistory", Columns: []report.Column{
-		{Header: "group"}, {Header: "asset"}, {Header: "time"}, {Header: "event"}, {Header: "term", Numeric: true},
+		{Header: "group"}, {Header: "asset"}, {Header: "time", Time: true}, {Header: "event"}, {Header: "term", Numeric: true},
 		{Header: "index", Numeric: true}, {Header: "peer"}, {Header: "peers", Wide: true}, {Header: "server"}, {Header: "source"},
 	}}
 	for _, g := range r.Groups {
