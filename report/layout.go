@@ -12,9 +12,14 @@ import (
 // shown once under it, and the findings no cause names after them.
 
 // maxExcerptLines bounds a timeline excerpt outside --verbose, after
-// repeats are folded into runs: the first half of it shows the onset, the
-// second half the end; the JSON keeps every reference.
-const maxExcerptLines = 12
+// repeats are folded into runs: its first and last excerptEnds lines show
+// the onset and the end, the lines between the state changes (a line
+// whose kind differs from the one before), spread over the middle; the
+// JSON keeps every reference.
+const (
+	maxExcerptLines = 16
+	excerptEnds     = 4
+)
 
 // excerptLine is one line of a timeline excerpt: the event at Ref, or a
 // run of Count events of one kind and text (on Servers, until Last).
@@ -24,13 +29,14 @@ type excerptLine struct {
 	Last  int
 	// Servers are the servers of a run, in order, when more than one.
 	Servers []string
+	// Skipped is how many events the excerpt leaves out before this line.
+	Skipped int
 }
 
-// excerpt is a timeline excerpt: its lines, and how many events the lines
-// between Gap-1 and Gap leave out (Gap 0: none).
+// excerpt is a timeline excerpt: its lines, how many events they leave
+// out in all, and how many the references held.
 type excerpt struct {
 	Lines   []excerptLine
-	Gap     int
 	Elided  int
 	Total   int
 	Verbose bool
@@ -68,12 +74,35 @@ func foldExcerpt(r *Report, refs []int, verbose bool) excerpt {
 	if verbose || len(x.Lines) <= maxExcerptLines {
 		return x
 	}
-	head, tail := maxExcerptLines/2, maxExcerptLines-maxExcerptLines/2
-	for _, l := range x.Lines[head : len(x.Lines)-tail] {
-		x.Elided += l.Count
+	lines := x.Lines
+	keep := make([]bool, len(lines))
+	for i := range lines {
+		keep[i] = i < excerptEnds || i >= len(lines)-excerptEnds
 	}
-	x.Lines = append(x.Lines[:head:head], x.Lines[len(x.Lines)-tail:]...)
-	x.Gap = head
+	kind := func(i int) string { return r.Timeline[lines[i].Ref].Kind }
+	var changes []int
+	for i := excerptEnds; i < len(lines)-excerptEnds; i++ {
+		if kind(i) != kind(i-1) {
+			changes = append(changes, i)
+		}
+	}
+	budget := maxExcerptLines - 2*excerptEnds
+	for k := 0; k < budget && k < len(changes); k++ {
+		// Spread over the middle when there are more changes than room.
+		keep[changes[k*len(changes)/min(budget, len(changes))]] = true
+	}
+	x.Lines = nil
+	skipped := 0
+	for i, l := range lines {
+		if !keep[i] {
+			skipped += l.Count
+			continue
+		}
+		l.Skipped = skipped
+		x.Elided += skipped
+		skipped = 0
+		x.Lines = append(x.Lines, l)
+	}
 	return x
 }
 
@@ -220,12 +249,16 @@ func (x excerpt) note() string {
 	if x.Elided == 0 {
 		return fmt.Sprintf(" (%d events, repeats folded into runs)", x.Total)
 	}
-	return fmt.Sprintf(" (%d events, repeats folded into runs; onset and end shown, %d events between left out; --verbose for all)", x.Total, x.Elided)
+	return fmt.Sprintf(" (%d events, repeats folded into runs; onset, state changes and end shown, %d events left out; --verbose for all)", x.Total, x.Elided)
 }
 
-// gapLine is the line an excerpt prints where it leaves events out.
-func (x excerpt) gapLine() string {
-	return fmt.Sprintf("… %d events left out …", x.Elided)
+// gapLine is the line an excerpt prints before l where it leaves events
+// out, or "".
+func gapLine(l excerptLine) string {
+	if l.Skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("… %d events left out …", l.Skipped)
 }
 
 // lineText is an excerpt line's text: a run's leads with how many events,
@@ -266,4 +299,39 @@ func findingOrder(in []Finding) []int {
 		return a.File < b.File
 	})
 	return order
+}
+
+// ExcerptLine is one line of a folded timeline excerpt: an event, or a run
+// of events of one kind and text (Text leads with how many, on which
+// servers, until when), with how many events the excerpt leaves out
+// before it.
+type ExcerptLine struct {
+	Event   TimelineEvent
+	Server  string // the event's server, or "N servers" for a run on several
+	Text    string
+	Skipped int
+}
+
+// FoldExcerpt is the excerpt the text and Markdown reports print for refs
+// (oldest first): repeats folded into runs, and past maxExcerptLines lines
+// the onset, the state changes and the end. It returns the lines and how
+// many events they leave out; the HTML page prints the same.
+func FoldExcerpt(r *Report, refs []int) ([]ExcerptLine, int) {
+	var valid []int
+	for _, i := range refs {
+		if i >= 0 && i < len(r.Timeline) {
+			valid = append(valid, i)
+		}
+	}
+	x := foldExcerpt(r, valid, false)
+	out := make([]ExcerptLine, len(x.Lines))
+	for k, l := range x.Lines {
+		e := r.Timeline[l.Ref]
+		server := e.Server
+		if len(l.Servers) > 1 {
+			server = fmt.Sprintf("%d servers", len(l.Servers))
+		}
+		out[k] = ExcerptLine{Event: e, Server: server, Text: r.lineText(l), Skipped: l.Skipped}
+	}
+	return out, x.Elided
 }

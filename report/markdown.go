@@ -97,9 +97,9 @@ func mdExcerpt(ew *errWriter, r *Report, x excerpt) {
 		return
 	}
 	ew.printf("Timeline%s:\n\n| time | server | kind | text |\n|---|---|---|---|\n", mdEscape(x.note()))
-	for k, l := range x.Lines {
-		if x.Gap > 0 && k == x.Gap {
-			ew.printf("| | | | %s |\n", mdCell(x.gapLine()))
+	for _, l := range x.Lines {
+		if g := gapLine(l); g != "" {
+			ew.printf("| | | | %s |\n", mdCell(g))
 		}
 		e := r.Timeline[l.Ref]
 		server := e.Server
@@ -113,7 +113,7 @@ func mdExcerpt(ew *errWriter, r *Report, x excerpt) {
 
 // mdTable lays t out as a GitHub table under a second-level heading.
 func mdTable(ew *errWriter, t *Table) {
-	ew.printf("## %s\n\n", t.Title)
+	ew.printf("## %s\n\n", mdEscape(t.Title))
 	if len(t.Rows) == 0 {
 		ew.printf("None.\n")
 		return

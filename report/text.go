@@ -131,9 +131,9 @@ func (o TextOptions) excerpt(ew *errWriter, r *Report, indent string, x excerpt)
 		return
 	}
 	o.para(ew, indent, indent+"  ", "timeline"+x.note()+":")
-	for k, l := range x.Lines {
-		if x.Gap > 0 && k == x.Gap {
-			ew.printf("%s  %s\n", indent, x.gapLine())
+	for _, l := range x.Lines {
+		if g := gapLine(l); g != "" {
+			ew.printf("%s  %s\n", indent, g)
 		}
 		e := r.Timeline[l.Ref]
 		server := e.Server
@@ -146,7 +146,7 @@ func (o TextOptions) excerpt(ew *errWriter, r *Report, indent string, x excerpt)
 
 // event prints one timeline event: time, server, kind, then its text.
 func (o TextOptions) event(ew *errWriter, indent string, t time.Time, server, kind, body string) {
-	head := fmt.Sprintf("%s%s %-8s %-16s ", indent, t.UTC().Format("2006-01-02T15:04:05.000Z"), server, kind)
+	head := fmt.Sprintf("%s%s %-9s %-16s ", indent, t.UTC().Format("2006-01-02T15:04:05.000Z"), server, kind)
 	if o.Width > 0 && textWidth(head)+longestWord(body) > o.Width {
 		// Narrow: the text goes under the heading.
 		ew.printf("%s\n", strings.TrimRight(head, " "))

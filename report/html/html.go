@@ -43,13 +43,6 @@ var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
 // timeFormat is how the page prints a moment.
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// maxExcerpt bounds the timeline lines shown under one finding, and
-// maxCauseExcerpt under one cause of the diagnosis; the JSON keeps all refs.
-const (
-	maxExcerpt      = 12
-	maxCauseExcerpt = 40
-)
-
 type pageView struct {
 	Report         *report.Report
 	Critical       int
@@ -132,6 +125,8 @@ type findingCard struct {
 
 type excerptLine struct {
 	Time, Server, Kind, Text, Where string
+	// Skipped is how many events the excerpt leaves out before the line.
+	Skipped int
 }
 
 // Write renders r as one HTML page.
@@ -157,7 +152,7 @@ func Write(w io.Writer, r *report.Report) error {
 				cards[fi].Cause, cards[fi].Excerpt, cards[fi].Omitted = ci, nil, 0
 			}
 		}
-		cv.Excerpt, cv.Omitted = excerpt(r, c.TimelineRefs, maxCauseExcerpt)
+		cv.Excerpt, cv.Omitted = excerpt(r, c.TimelineRefs)
 		v.Diagnosis = append(v.Diagnosis, cv)
 	}
 	v.Timeline = buildTimeline(r, cards)
@@ -253,29 +248,22 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 	}
 	c.Ranges = strings.Join(rs, ", ")
 
-	c.Excerpt, c.Omitted = excerpt(r, f.TimelineRefs, maxExcerpt)
+	c.Excerpt, c.Omitted = excerpt(r, f.TimelineRefs)
 	return c
 }
 
 // excerpt returns the newest n of the timeline events refs index, and how
 // many older ones it left out.
-func excerpt(r *report.Report, refs []int, n int) ([]excerptLine, int) {
-	omitted := 0
-	if len(refs) > n {
-		omitted = len(refs) - n
-		refs = refs[len(refs)-n:]
-	}
+func excerpt(r *report.Report, refs []int) ([]excerptLine, int) {
+	lines, omitted := report.FoldExcerpt(r, refs)
 	var out []excerptLine
-	for _, ref := range refs {
-		if ref < 0 || ref >= len(r.Timeline) {
-			continue
-		}
-		e := r.Timeline[ref]
+	for _, l := range lines {
+		e := l.Event
 		where := e.File
 		if e.Line > 0 {
 			where += fmt.Sprintf(":%d", e.Line)
 		}
-		out = append(out, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Summary(), 240), Where: where})
+		out = append(out, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: l.Server, Kind: e.Kind, Text: clip(l.Text, 240), Where: where, Skipped: l.Skipped})
 	}
 	return out, omitted
 }
