@@ -180,8 +180,14 @@ func (o TextOptions) command(w io.Writer, indent, cmd string) {
 }
 
 // tableBorder is what the rounded box adds to the widths of n columns:
-// a bar and a space before each cell, a space after, and the last bar.
-func tableBorder(n int) int { return 3*n + 1 }
+// a bar and a space before each cell, a space after, and the last bar;
+// compact, the space before goes.
+func tableBorder(n int, compact bool) int {
+	if compact {
+		return 2*n + 1
+	}
+	return 3*n + 1
+}
 
 // table lays t out with go-pretty in natscli's style (rounded box, title
 // above, headers as written); key columns are left blank where they
@@ -207,12 +213,15 @@ func (o TextOptions) table(w io.Writer, t *Table) {
 		}
 		return s
 	}
-	avail := o.Width - tableBorder(n)
+	avail, tight := o.Width-tableBorder(n, false), o.Width-tableBorder(n, true)
 	switch {
 	case o.Width <= 0 || sum(natural) <= avail:
-		o.boxed(w, t, rows, nil)
+		o.boxed(w, t, rows, nil, false)
 	case sum(least) <= avail:
-		o.boxed(w, t, rows, foldWidths(natural, least, avail))
+		o.boxed(w, t, rows, foldWidths(natural, least, avail), false)
+	case sum(least) <= tight:
+		// Without the space before each cell the words fit.
+		o.boxed(w, t, rows, foldWidths(natural, least, tight), true)
 	default:
 		o.stacked(w, t)
 	}
@@ -266,10 +275,14 @@ func blankRepeatedKeys(t *Table) [][]string {
 }
 
 // boxed renders rows in the rounded box; widths, when given, are the
-// columns' widths, and cells are wrapped to them at spaces beforehand.
-func (o TextOptions) boxed(w io.Writer, t *Table, rows [][]string, widths []int) {
+// columns' widths, and cells are wrapped to them at spaces beforehand;
+// compact leaves out the space before each cell.
+func (o TextOptions) boxed(w io.Writer, t *Table, rows [][]string, widths []int, compact bool) {
 	tw := table.NewWriter()
 	tw.SetStyle(table.StyleRounded)
+	if compact {
+		tw.Style().Box.PaddingLeft = ""
+	}
 	tw.Style().Title.Align = text.AlignCenter
 	tw.Style().Format.Header = text.FormatDefault
 	tw.SetTitle(t.Title)
