@@ -139,7 +139,9 @@ func (o TextOptions) para(w io.Writer, first, rest, s string) {
 
 // command writes a shell command at indent, broken where it is too wide
 // at spaces outside quotes, each broken line ending in " \" so that it
-// still pastes into a shell as one command.
+// still pastes into a shell as one command. A trailing comment ("# or:
+// …") goes on lines of its own, each a comment: a backslash does not
+// continue a comment, so the rest would run as a command.
 func (o TextOptions) command(w io.Writer, indent, cmd string) {
 	if o.Width <= 0 || textWidth(indent)+textWidth(cmd) <= o.Width {
 		fmt.Fprintf(w, "%s%s\n", indent, cmd)
@@ -147,21 +149,33 @@ func (o TextOptions) command(w io.Writer, indent, cmd string) {
 	}
 	var parts []string
 	var cur strings.Builder
+	comment := ""
 	quote := rune(0)
-	for _, c := range cmd {
+	for i, c := range cmd {
 		switch {
 		case quote != 0 && c == quote:
 			quote = 0
 		case quote == 0 && (c == '\'' || c == '"'):
 			quote = c
+		case quote == 0 && c == '#' && (i == 0 || cmd[i-1] == ' '):
+			comment = cmd[i:]
 		case quote == 0 && c == ' ':
 			parts = append(parts, cur.String())
 			cur.Reset()
 			continue
 		}
+		if comment != "" {
+			break
+		}
 		cur.WriteRune(c)
 	}
 	parts = append(parts, cur.String())
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	if comment != "" {
+		defer o.para(w, indent, indent+"# ", comment)
+	}
 	avail := o.Width - textWidth(indent) - 2 // room for " \"
 	line := ""
 	for _, p := range parts {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -278,4 +279,40 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// TestCommandsStayPasteable: a remedy's command too wide for the width
+// breaks outside quotes with " \" continuations, and its trailing comment
+// goes on comment lines of its own (a backslash does not continue a
+// comment: the rest would run as a command).
+func TestCommandsStayPasteable(t *testing.T) {
+	r := &Report{Findings: []Finding{{Code: "peer-id-corrupt", Severity: Critical, Message: "m",
+		Remedy: "Remove it:\n  nats server cluster peer-remove -f cnr4t3eg   # or: nats request '$JS.API.SERVER.REMOVE' '{\"peer_id\":\"cnr4t3eg\"}'"}}}
+	var b strings.Builder
+	if err := WriteTextWith(&b, r, TextOptions{Width: 50}); err != nil {
+		t.Fatal(err)
+	}
+	var cmd []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "peer-remove") || strings.Contains(l, "cnr4t3eg") || strings.HasPrefix(strings.TrimSpace(l), "#") {
+			cmd = append(cmd, strings.TrimSpace(l))
+		}
+	}
+	first := slices.IndexFunc(cmd, func(l string) bool { return strings.HasPrefix(l, "#") })
+	if first < 1 || len(cmd) < first+2 {
+		t.Fatalf("command lines %q: want the command, then its comment on two lines", cmd)
+	}
+	for i, l := range cmd[:first] {
+		if cont := strings.HasSuffix(l, ` \`); cont != (i < first-1) {
+			t.Errorf("command line %q: continuation %v", l, cont)
+		}
+	}
+	for _, l := range cmd[first:] {
+		if !strings.HasPrefix(l, "#") || strings.HasSuffix(l, `\`) {
+			t.Errorf("comment line %q: not a comment of its own", l)
+		}
+	}
+	if got := strings.Join(cmd, " "); !strings.Contains(got, `'{"peer_id":"cnr4t3eg"}'`) {
+		t.Errorf("the quoted argument was broken: %q", got)
+	}
 }
