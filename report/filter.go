@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Selection narrows a report to some servers, accounts or streams
@@ -16,11 +17,16 @@ type Selection struct {
 	// Streams are NAME (in any account), ACCOUNT/NAME or "ACCOUNT > NAME" (the
 	// form the report prints).
 	Streams []string
+	// Since and Until bound the timeline (and the groups' histories) in
+	// time: an event (a run) is kept when it lies at least partly between
+	// them. Findings stay: they judge the state the bundle holds, not a
+	// moment. Nil is no bound (analyze and render --since, --until).
+	Since, Until *time.Time
 }
 
 // IsZero says the selection keeps everything.
 func (s Selection) IsZero() bool {
-	return len(s.Servers) == 0 && len(s.Accounts) == 0 && len(s.Streams) == 0
+	return len(s.Servers) == 0 && len(s.Accounts) == 0 && len(s.Streams) == 0 && s.Since == nil && s.Until == nil
 }
 
 func (s Selection) server(name string) bool {
@@ -85,6 +91,15 @@ func (s Selection) Apply(r *Report) *Report {
 		if s.assets() && (g.Account == "" || !s.stream(g.Account, groupStream(g.Asset))) {
 			continue
 		}
+		if s.Since != nil || s.Until != nil {
+			var hist []HistoryEvent
+			for _, h := range g.History {
+				if h.Time == nil || s.inWindow(*h.Time, nil) {
+					hist = append(hist, h)
+				}
+			}
+			g.History = hist
+		}
 		if len(s.Servers) > 0 {
 			var views []GroupView
 			for _, v := range g.Views {
@@ -112,6 +127,9 @@ func (s Selection) Apply(r *Report) *Report {
 	out.Timeline = nil
 	for i, e := range r.Timeline {
 		newEvent[i] = -1
+		if !s.inWindow(e.Time, e.Until) {
+			continue
+		}
 		if len(s.Servers) > 0 && !s.server(e.Server) {
 			continue
 		}
@@ -145,7 +163,7 @@ func (s Selection) Apply(r *Report) *Report {
 
 	out.Servers = nil
 	for _, sv := range r.Servers {
-		if len(s.Servers) > 0 && s.server(sv.Name) || len(s.Servers) == 0 && out.mentionsServer(sv.Name) {
+		if len(s.Servers) > 0 && s.server(sv.Name) || len(s.Servers) == 0 && !s.assets() || len(s.Servers) == 0 && out.mentionsServer(sv.Name) {
 			out.Servers = append(out.Servers, sv)
 		}
 	}
@@ -187,7 +205,7 @@ func (s Selection) String() string {
 			parts = append(parts, p.flag+" "+strings.Join(p.names, ","))
 		}
 	}
-	return strings.Join(parts, " ")
+	return strings.TrimSpace(strings.Join(parts, " ") + s.windowString())
 }
 
 func (s Selection) copies(in []OnDisk) []OnDisk {

@@ -11,9 +11,109 @@ import (
 // (Report.Diagnosis) that explains them, each cause's timeline excerpt
 // shown once under it, and the findings no cause names after them.
 
-// maxCauseEvents bounds a cause's timeline excerpt outside --verbose: the
-// newest events matter most, the JSON keeps them all.
-const maxCauseEvents = 8
+// maxExcerptLines bounds a timeline excerpt outside --verbose, after
+// repeats are folded into runs: its first and last excerptEnds lines show
+// the onset and the end, the lines between the state changes (a line
+// whose kind differs from the one before), spread over the middle; the
+// JSON keeps every reference.
+const (
+	maxExcerptLines = 16
+	excerptEnds     = 4
+)
+
+// excerptLine is one line of a timeline excerpt: the event at Ref, or a
+// run of Count events of one kind and text (on Servers, until Last).
+type excerptLine struct {
+	Ref   int
+	Count int
+	Last  int
+	// Servers are the servers of a run, in order, when more than one.
+	Servers []string
+	// Skipped is how many events the excerpt leaves out before this line.
+	Skipped int
+}
+
+// excerpt is a timeline excerpt: its lines, how many events they leave
+// out in all, and how many the references held.
+type excerpt struct {
+	Lines   []excerptLine
+	Elided  int
+	Total   int
+	Verbose bool
+}
+
+// foldExcerpt turns refs (oldest first) into an excerpt: consecutive
+// events of one kind, group, stream and text become one run; outside
+// verbose, a long excerpt keeps its first and its last lines, the onset
+// and the end, and says how many events lie between.
+func foldExcerpt(r *Report, refs []int, verbose bool) excerpt {
+	x := excerpt{Total: len(refs), Verbose: verbose}
+	key := func(e TimelineEvent) string { return e.Kind + "\x00" + e.Group + "\x00" + e.Stream + "\x00" + e.Text }
+	for _, i := range refs {
+		e := r.Timeline[i]
+		n := max(1, e.Count)
+		if k := len(x.Lines) - 1; !verbose && k >= 0 && key(r.Timeline[x.Lines[k].Ref]) == key(e) {
+			l := &x.Lines[k]
+			l.Count += n
+			l.Last = i
+			if len(l.Servers) == 0 {
+				l.Servers = []string{r.Timeline[l.Ref].Server}
+			}
+			if !slicesContains(l.Servers, e.Server) {
+				l.Servers = append(l.Servers, e.Server)
+			}
+			continue
+		}
+		x.Lines = append(x.Lines, excerptLine{Ref: i, Count: n, Last: i})
+	}
+	for k := range x.Lines {
+		if len(x.Lines[k].Servers) < 2 {
+			x.Lines[k].Servers = nil
+		}
+	}
+	if verbose || len(x.Lines) <= maxExcerptLines {
+		return x
+	}
+	lines := x.Lines
+	keep := make([]bool, len(lines))
+	for i := range lines {
+		keep[i] = i < excerptEnds || i >= len(lines)-excerptEnds
+	}
+	kind := func(i int) string { return r.Timeline[lines[i].Ref].Kind }
+	var changes []int
+	for i := excerptEnds; i < len(lines)-excerptEnds; i++ {
+		if kind(i) != kind(i-1) {
+			changes = append(changes, i)
+		}
+	}
+	budget := maxExcerptLines - 2*excerptEnds
+	for k := 0; k < budget && k < len(changes); k++ {
+		// Spread over the middle when there are more changes than room.
+		keep[changes[k*len(changes)/min(budget, len(changes))]] = true
+	}
+	x.Lines = nil
+	skipped := 0
+	for i, l := range lines {
+		if !keep[i] {
+			skipped += l.Count
+			continue
+		}
+		l.Skipped = skipped
+		x.Elided += skipped
+		skipped = 0
+		x.Lines = append(x.Lines, l)
+	}
+	return x
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, v := range ss {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
 
 // causeSection is one cause and what the renderers print under it.
 type causeSection struct {
@@ -21,10 +121,8 @@ type causeSection struct {
 	Cause  Cause
 	// Rows of FindingsTable, the cause's findings in the cause's order.
 	Rows []int
-	// Timeline is the excerpt shown under the cause; Elided how many
-	// older events of the cause it leaves out.
-	Timeline []int
-	Elided   int
+	// Timeline is the excerpt shown under the cause.
+	Timeline excerpt
 }
 
 // findingLayout is the findings section: causes, then the rest.
@@ -36,9 +134,7 @@ type findingLayout struct {
 	// every reference with --verbose; else only events no excerpt above
 	// showed (for a finding in a cause, none of the cause's), and only for
 	// critical findings, as the report always did.
-	Own [][]int
-	// OwnElided is, per row, how many older events Own leaves out.
-	OwnElided []int
+	Own []excerpt
 }
 
 // layoutFindings groups r's findings by cause. Without verbose no timeline
@@ -49,11 +145,11 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 	for row, i := range order {
 		rowOf[i] = row
 	}
-	l := findingLayout{Own: make([][]int, len(order)), OwnElided: make([]int, len(order))}
+	l := findingLayout{Own: make([]excerpt, len(order))}
 	shown := map[int]bool{}
 	// fresh keeps the valid refs not shown yet (all of them with verbose),
-	// marks them shown and cuts the excerpt to its newest limit events.
-	fresh := func(refs []int, limit int) ([]int, int) {
+	// marks them shown and folds them into an excerpt.
+	fresh := func(refs []int) excerpt {
 		var out []int
 		for _, i := range refs {
 			if i < 0 || i >= len(r.Timeline) || (!verbose && shown[i]) {
@@ -62,15 +158,12 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 			shown[i] = true
 			out = append(out, i)
 		}
-		if verbose || len(out) <= limit {
-			return out, 0
-		}
-		return out[len(out)-limit:], len(out) - limit
+		return foldExcerpt(r, out, verbose)
 	}
 	inCause := make([]bool, len(order))
 	for k, c := range r.Diagnosis {
 		s := causeSection{Number: k + 1, Cause: c}
-		s.Timeline, s.Elided = fresh(c.TimelineRefs, maxCauseEvents)
+		s.Timeline = fresh(c.TimelineRefs)
 		for _, i := range c.Findings {
 			if i < 0 || i >= len(order) || inCause[i] {
 				continue
@@ -115,12 +208,12 @@ func (l findingLayout) visit(cause func(causeSection), restHeading func(), findi
 	}
 }
 
-func (l *findingLayout) ownExcerpt(r *Report, row int, order []int, verbose bool, fresh func([]int, int) ([]int, int)) {
+func (l *findingLayout) ownExcerpt(r *Report, row int, order []int, verbose bool, fresh func([]int) excerpt) {
 	f := r.Findings[order[row]]
 	if !verbose && f.Severity != Critical {
 		return
 	}
-	l.Own[row], l.OwnElided[row] = fresh(f.TimelineRefs, maxRelatedEvents)
+	l.Own[row] = fresh(f.TimelineRefs)
 }
 
 // causeHeading names a cause by its findings' codes: "peer-id-corrupt ×5,
@@ -148,12 +241,42 @@ func causeHeading(r *Report, s causeSection) string {
 	return fmt.Sprintf("Cause %d: %s", s.Number, strings.Join(parts, ", "))
 }
 
-// excerptNote says what an excerpt leaves out, or "" when nothing.
-func excerptNote(shown, elided int) string {
-	if elided == 0 {
+// note says what an excerpt folds and leaves out, or "" when nothing.
+func (x excerpt) note() string {
+	if x.Verbose || len(x.Lines) == x.Total {
 		return ""
 	}
-	return fmt.Sprintf(" (last %d of %d events; --verbose for all)", shown, shown+elided)
+	if x.Elided == 0 {
+		return fmt.Sprintf(" (%d events, repeats folded into runs)", x.Total)
+	}
+	return fmt.Sprintf(" (%d events, repeats folded into runs; onset, state changes and end shown, %d events left out; --verbose for all)", x.Total, x.Elided)
+}
+
+// gapLine is the line an excerpt prints before l where it leaves events
+// out, or "".
+func gapLine(l excerptLine) string {
+	if l.Skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("… %d events left out …", l.Skipped)
+}
+
+// lineText is an excerpt line's text: a run's leads with how many events,
+// on which servers and until when.
+func (r *Report) lineText(l excerptLine) string {
+	e := r.Timeline[l.Ref]
+	if l.Count < 2 {
+		return e.Text
+	}
+	until := r.Timeline[l.Last].Time
+	if u := r.Timeline[l.Last].Until; u != nil {
+		until = *u
+	}
+	on := ""
+	if len(l.Servers) > 1 {
+		on = " on " + strings.Join(l.Servers, ", ")
+	}
+	return fmt.Sprintf("(x%d%s until %s) %s", l.Count, on, until.UTC().Format("2006-01-02T15:04:05.000Z"), e.Text)
 }
 
 // findingOrder is the order of SortedFindings as indices into in.
@@ -176,4 +299,39 @@ func findingOrder(in []Finding) []int {
 		return a.File < b.File
 	})
 	return order
+}
+
+// ExcerptLine is one line of a folded timeline excerpt: an event, or a run
+// of events of one kind and text (Text leads with how many, on which
+// servers, until when), with how many events the excerpt leaves out
+// before it.
+type ExcerptLine struct {
+	Event   TimelineEvent
+	Server  string // the event's server, or "N servers" for a run on several
+	Text    string
+	Skipped int
+}
+
+// FoldExcerpt is the excerpt the text and Markdown reports print for refs
+// (oldest first): repeats folded into runs, and past maxExcerptLines lines
+// the onset, the state changes and the end. It returns the lines and how
+// many events they leave out; the HTML page prints the same.
+func FoldExcerpt(r *Report, refs []int) ([]ExcerptLine, int) {
+	var valid []int
+	for _, i := range refs {
+		if i >= 0 && i < len(r.Timeline) {
+			valid = append(valid, i)
+		}
+	}
+	x := foldExcerpt(r, valid, false)
+	out := make([]ExcerptLine, len(x.Lines))
+	for k, l := range x.Lines {
+		e := r.Timeline[l.Ref]
+		server := e.Server
+		if len(l.Servers) > 1 {
+			server = fmt.Sprintf("%d servers", len(l.Servers))
+		}
+		out[k] = ExcerptLine{Event: e, Server: server, Text: r.lineText(l), Skipped: l.Skipped}
+	}
+	return out, x.Elided
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 )
@@ -10,6 +11,9 @@ type MarkdownOptions struct {
 	// Verbose prints every finding's own timeline excerpt in full (see
 	// TextOptions.Verbose).
 	Verbose bool
+	// Brief writes only what happened and what to do first (see
+	// TextOptions.Brief).
+	Brief bool
 }
 
 // WriteMarkdown writes the report as Markdown, for tickets and chat.
@@ -42,6 +46,9 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 	}
 	ew.printf("\nBundle `%s`, tool %s: **%d critical**, %d warning, %d info findings; %d servers, %d streams, %d raft groups.\n",
 		r.Bundle, r.ToolVersion, counts[Critical], counts[Warning], counts[Info], len(r.Servers), len(r.Streams), len(r.Groups))
+	if o.Brief {
+		return ew.err
+	}
 	for _, n := range r.Notes {
 		ew.printf("\n> %s\n", mdEscape(n))
 	}
@@ -64,11 +71,11 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 		if cells[findingRemedy] != "" {
 			ew.printf("Remedy:\n\n```\n%s\n```\n\n", cells[findingRemedy])
 		}
-		mdExcerpt(ew, r, l.Own[row], l.OwnElided[row])
+		mdExcerpt(ew, r, l.Own[row])
 	}
 	l.visit(func(s causeSection) {
 		ew.printf("### %s\n\n", mdEscape(causeHeading(r, s)))
-		mdExcerpt(ew, r, s.Timeline, s.Elided)
+		mdExcerpt(ew, r, s.Timeline)
 	}, func() { ew.printf("### No cause linked\n\n") }, finding)
 
 	for i, t := range Tables(r) {
@@ -84,22 +91,29 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 	return ew.err
 }
 
-// mdExcerpt prints the timeline events at refs as a short table.
-func mdExcerpt(ew *errWriter, r *Report, refs []int, elided int) {
-	if len(refs) == 0 {
+// mdExcerpt prints an excerpt as a short table.
+func mdExcerpt(ew *errWriter, r *Report, x excerpt) {
+	if len(x.Lines) == 0 {
 		return
 	}
-	ew.printf("Timeline%s:\n\n| time | server | kind | text |\n|---|---|---|---|\n", excerptNote(len(refs), elided))
-	for _, i := range refs {
-		e := r.Timeline[i]
-		ew.printf("| %s | %s | %s | %s |\n", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), mdCell(e.Server), mdCell(e.Kind), mdCell(e.Summary()))
+	ew.printf("Timeline%s:\n\n| time | server | kind | text |\n|---|---|---|---|\n", mdEscape(x.note()))
+	for _, l := range x.Lines {
+		if g := gapLine(l); g != "" {
+			ew.printf("| | | | %s |\n", mdCell(g))
+		}
+		e := r.Timeline[l.Ref]
+		server := e.Server
+		if len(l.Servers) > 1 {
+			server = fmt.Sprintf("%d servers", len(l.Servers))
+		}
+		ew.printf("| %s | %s | %s | %s |\n", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), mdCell(server), mdCell(e.Kind), mdCell(r.lineText(l)))
 	}
 	ew.printf("\n")
 }
 
 // mdTable lays t out as a GitHub table under a second-level heading.
 func mdTable(ew *errWriter, t *Table) {
-	ew.printf("## %s\n\n", t.Title)
+	ew.printf("## %s\n\n", mdEscape(t.Title))
 	if len(t.Rows) == 0 {
 		ew.printf("None.\n")
 		return

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,6 +22,9 @@ type Column struct {
 	Key bool
 	// Wide columns hold free text or lists; on a narrow terminal they wrap.
 	Wide bool
+	// Time columns hold RFC 3339 times in UTC (or are empty): dates in a
+	// spreadsheet.
+	Time bool
 }
 
 // Table is one section of a report as rows of cells, one per column.
@@ -43,7 +47,126 @@ func (t *Table) Headers() []string {
 // Findings and the timeline have tables of their own (FindingsTable,
 // TimelineTable) because the text layouts show them differently.
 func Tables(r *Report) []*Table {
-	return []*Table{ServersTable(r), StreamsTable(r), GroupsTable(r)}
+	return []*Table{OverviewTable(r), ServersTable(r), StreamsTable(r), GroupsTable(r)}
+}
+
+// OverviewTable is one row a server, as natscli's `nats server report
+// jetstream`: whether it ran at the end of what the bundle shows, the
+// meta leader marked, and what its store (or, without one, its captured
+// /jsz) holds. A figure the bundle does not give is "unknown", never 0.
+func OverviewTable(r *Report) *Table {
+	t := &Table{Title: "Overview (* meta leader)", Columns: []Column{
+		{Header: "server"}, {Header: "cluster"}, {Header: "state"}, {Header: "leader"},
+		{Header: "streams", Numeric: true}, {Header: "consumers", Numeric: true}, {Header: "messages", Numeric: true},
+		{Header: "bytes", Numeric: true}, {Header: "lag", Numeric: true}, {Header: "from"},
+	}}
+	n := newNamer(r)
+	var meta *Group
+	for i := range r.Groups {
+		if r.Groups[i].Kind == "meta" {
+			meta = &r.Groups[i]
+			break
+		}
+	}
+	// The meta leaders the views name, and the leader's commit index.
+	var leaders []string
+	var leaderCommit uint64
+	if meta != nil {
+		for _, v := range meta.Views {
+			if v.Leader != "" && !slices.ContainsFunc(leaders, func(l string) bool { return n.same(l, v.Leader) }) {
+				leaders = append(leaders, v.Leader)
+			}
+		}
+		for _, v := range meta.Views {
+			if len(leaders) == 1 && n.same(v.Server, leaders[0]) && v.Commit > 0 {
+				leaderCommit = max(leaderCommit, v.Commit)
+			}
+		}
+	}
+	for _, s := range r.Servers {
+		row := []string{n.label(s.Name), s.Cluster, serverState(r, s.Name), unknown, unknown, unknown, unknown, unknown, unknown, ""}
+		if meta != nil && len(leaders) == 0 {
+			row[3] = "none named"
+		}
+		if len(leaders) > 0 {
+			row[3] = ""
+			if slices.ContainsFunc(leaders, func(l string) bool { return n.same(l, s.Name) }) {
+				row[0] += "*"
+				row[3] = "*"
+			}
+		}
+		var streams, consumers, msgs, bytes uint64
+		figures, sealed := "", false
+		for _, from := range []string{"blocks", "jsz"} {
+			if figures != "" {
+				break
+			}
+			for _, st := range r.Streams {
+				copies := st.OnDisk
+				if from == "jsz" {
+					copies = st.Captured
+				}
+				for _, d := range copies {
+					if d.Server != s.Name || (from == "blocks" && d.Source == "jsz") {
+						continue
+					}
+					figures = from
+					streams++
+					consumers += uint64(len(d.Consumers))
+					if d.Source == SourceSealed {
+						sealed = true
+					}
+					msgs += d.Messages
+					bytes += d.Bytes
+				}
+			}
+		}
+		if figures == "" && slices.Contains(s.Sources, "store") {
+			figures = "blocks"
+		}
+		if figures != "" {
+			row[4], row[5], row[6], row[7], row[9] = num(streams), num(consumers), num(msgs), num(bytes), figures
+			if figures == "jsz" {
+				row[5] = unknown // /jsz per stream does not list consumers here
+			}
+			if sealed {
+				row[6], row[7], row[9] = unknown, unknown, figures+", sealed copies not opened"
+			}
+		}
+		if meta != nil && leaderCommit > 0 {
+			for _, v := range meta.Views {
+				if v.Server == s.Name && v.Applied > 0 {
+					if v.Applied >= leaderCommit {
+						row[8] = "0"
+					} else {
+						row[8] = num(leaderCommit - v.Applied)
+					}
+					break
+				}
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// serverState is what the last dated sign of a server says: "stopped"
+// after a logged stop, "running" after a start or a capture of its
+// monitoring endpoints, "unknown" without either.
+func serverState(r *Report, name string) string {
+	state := unknown
+	for _, e := range r.Timeline {
+		if e.Server != name {
+			continue
+		}
+		switch {
+		case e.Kind == "stop":
+			state = "stopped"
+		case e.Kind == "start" || e.Source == "jsz" || e.Source == "varz" || e.Source == "healthz" || e.Source == "raftz":
+			state = "running"
+		}
+	}
+	return state
 }
 
 // ServersTable lists every server.
@@ -85,21 +208,27 @@ func StreamsTable(r *Report) *Table {
 	return t
 }
 
-// GroupsTable lists each raft group once per server view (see tableViews).
+// GroupsTable lists each raft group once per server: that server's views
+// from every source merged (mergeViews), the sources listed; peers by name
+// and id, the leader marked "*".
 func GroupsTable(r *Report) *Table {
-	t := &Table{Title: "Raft groups", Columns: []Column{
+	t := &Table{Title: "Raft groups (* leader)", Columns: []Column{
 		{Header: "group", Key: true}, {Header: "asset", Key: true}, {Header: "server"},
 		{Header: "size", Numeric: true}, {Header: "quorum", Numeric: true}, {Header: "term", Numeric: true},
-		{Header: "leader"}, {Header: "voted for"}, {Header: "peers", Wide: true}, {Header: "source"},
+		{Header: "leader"}, {Header: "voted for"}, {Header: "peers", Wide: true}, {Header: "sources"},
 	}}
+	n := newNamer(r)
 	for _, g := range r.Groups {
 		asset := g.Kind
 		if g.Asset != "" {
 			asset = g.Account + " > " + g.Asset
 		}
-		for _, v := range tableViews(g.Views) {
-			t.Rows = append(t.Rows, []string{g.Name, asset, v.Server, num(uint64(v.ClusterSize)), num(uint64(v.Quorum)),
-				num(v.Term), v.Leader, v.VotedFor, strings.Join(v.Peers, " "), v.Source})
+		for _, v := range mergeViews(n, g.Views) {
+			server := n.label(v.Server)
+			if n.same(v.Server, v.leader) {
+				server += "*"
+			}
+			t.Rows = append(t.Rows, []string{g.Name, asset, server, v.Size, v.Quorum, v.Term, v.Leader, v.VotedFor, v.Peers, strings.Join(v.Sources, ", ")})
 		}
 	}
 	return t
@@ -119,6 +248,8 @@ const (
 	findingMessage
 	findingEvidence
 	findingRemedy
+	findingTime
+	findingCause
 )
 
 // FindingsTable lists the findings, most severe first (SortedFindings):
@@ -130,8 +261,20 @@ func FindingsTable(r *Report) *Table {
 		findingGroup: {Header: "group"}, findingPeer: {Header: "peer"}, findingStream: {Header: "stream"},
 		findingFile: {Header: "file"}, findingKind: {Header: "kind"}, findingMessage: {Header: "message", Wide: true},
 		findingEvidence: {Header: "evidence", Wide: true}, findingRemedy: {Header: "remedy", Wide: true},
+		findingTime: {Header: "time", Time: true}, findingCause: {Header: "cause"},
 	}}
-	for _, f := range SortedFindings(r.Findings) {
+	n := newNamer(r)
+	cause := map[int]int{} // finding index -> 1-based cause number
+	for k, c := range r.Diagnosis {
+		for _, i := range c.Findings {
+			if _, ok := cause[i]; !ok {
+				cause[i] = k + 1
+			}
+		}
+	}
+	order := findingOrder(r.Findings)
+	for _, fi := range order {
+		f := r.Findings[fi]
 		stream := ""
 		if f.Stream != "" {
 			stream = f.Account + " > " + f.Stream
@@ -152,11 +295,30 @@ func FindingsTable(r *Report) *Table {
 		}
 		row := make([]string, len(t.Columns))
 		row[findingSeverity], row[findingCode], row[findingServer], row[findingGroup] = string(f.Severity), f.Code, f.Server, f.Group
-		row[findingPeer], row[findingStream], row[findingFile], row[findingKind] = f.Peer, stream, file, f.Kind
+		row[findingPeer], row[findingStream], row[findingFile], row[findingKind] = n.label(f.Peer), stream, file, f.Kind
 		row[findingMessage], row[findingEvidence], row[findingRemedy] = f.Message, strings.Join(evidence, "\n"), f.Remedy
+		row[findingTime] = findingTimeOf(r, f)
+		if k, ok := cause[fi]; ok {
+			row[findingCause] = fmt.Sprintf("cause %d", k)
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// findingTimeOf is when a finding's evidence dates it: its Since, else its
+// first timeline event; "" when nothing does.
+func findingTimeOf(r *Report, f Finding) string {
+	if f.Since != nil {
+		return FormatTime(f.Since)
+	}
+	for _, i := range f.TimelineRefs {
+		if i >= 0 && i < len(r.Timeline) {
+			t := r.Timeline[i].Time
+			return FormatTime(&t)
+		}
+	}
+	return ""
 }
 
 // findingWhere is the short "where" of a finding row for a heading line.
@@ -180,7 +342,7 @@ func findingWhere(row []string) string {
 // events is one row whose text says how many and until when.
 func TimelineTable(r *Report) *Table {
 	t := &Table{Title: "Timeline", Columns: []Column{
-		{Header: "time"}, {Header: "server"}, {Header: "source"}, {Header: "kind"}, {Header: "group"},
+		{Header: "time", Time: true}, {Header: "server"}, {Header: "source"}, {Header: "kind"}, {Header: "group"},
 		{Header: "stream"}, {Header: "text", Wide: true}, {Header: "file"},
 	}}
 	for _, e := range r.Timeline {

@@ -22,26 +22,31 @@ type outputFormat struct {
 	aliases []string
 	// binary formats are refused on a terminal: give -o.
 	binary bool
-	write  func(w io.Writer, r *report.Report, o renderOptions) error
+	// page formats (HTML) are text but no reading on a terminal: refused
+	// there like binary ones.
+	page  bool
+	write func(w io.Writer, r *report.Report, o renderOptions) error
 }
 
 // renderOptions are what a renderer may use besides the report: the
-// terminal it writes to and --verbose. analyze and render pass the same.
+// terminal it writes to, --width, --brief and --verbose. analyze and
+// render pass the same.
 type renderOptions struct {
 	terminal
 	verbose bool
+	brief   bool
 }
 
 var outputFormats = []outputFormat{
 	{name: "text", write: func(w io.Writer, r *report.Report, o renderOptions) error {
-		return report.WriteTextWith(w, r, report.TextOptions{Color: o.color, Width: o.width, Verbose: o.verbose})
+		return report.WriteTextWith(w, r, report.TextOptions{Color: o.color, Width: o.width, Verbose: o.verbose, Brief: o.brief})
 	}},
 	{name: "json", write: func(w io.Writer, r *report.Report, _ renderOptions) error { return report.WriteJSON(w, r) }},
 	{name: "markdown", aliases: []string{"md"}, write: func(w io.Writer, r *report.Report, o renderOptions) error {
-		return report.WriteMarkdownWith(w, r, report.MarkdownOptions{Verbose: o.verbose})
+		return report.WriteMarkdownWith(w, r, report.MarkdownOptions{Verbose: o.verbose, Brief: o.brief})
 	}},
 	{name: "xlsx", binary: true, write: func(w io.Writer, r *report.Report, _ renderOptions) error { return xlsx.Write(w, r) }},
-	{name: "html", write: func(w io.Writer, r *report.Report, _ renderOptions) error { return html.Write(w, r) }},
+	{name: "html", page: true, write: func(w io.Writer, r *report.Report, _ renderOptions) error { return html.Write(w, r) }},
 }
 
 // formatNames lists the format names for help and error messages.

@@ -22,7 +22,15 @@ type reportFlags struct {
 	filter  report.Selection
 	redact  bool
 	force   bool
+	width   int
+	brief   bool
+	since   string
+	until   string
 }
+
+// defaultWidth is the text report's width off a terminal (a file, a pipe):
+// wide enough for the tables, narrow enough to read in a ticket or a pager.
+const defaultWidth = 100
 
 func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().StringVar(&f.format, "format", "text", "output format: "+formatNames())
@@ -32,8 +40,15 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().StringSliceVar(&f.filter.Servers, "server", nil, "report only what concerns these servers (names, comma-separated)")
 	c.Flags().StringSliceVar(&f.filter.Accounts, "account", nil, "report only what concerns these accounts")
 	c.Flags().StringSliceVar(&f.filter.Streams, "stream", nil, "report only what concerns these streams (NAME or ACCOUNT/NAME)")
+	c.Flags().IntVar(&f.width, "width", -1, fmt.Sprintf("fit the text report to this many columns (default: the terminal's width on a terminal, else %d; 0: no limit)", defaultWidth))
+	c.Flags().BoolVar(&f.brief, "brief", false, "print only what happened and what to do first (text and markdown)")
+	c.Flags().StringVar(&f.since, "since", "", "keep the timeline from this time: RFC 3339 (2026-11-30T01:40:00Z) or a duration before the bundle's last event (10m)")
+	c.Flags().StringVar(&f.until, "until", "", "keep the timeline up to this time: RFC 3339 or a duration before the bundle's last event")
 	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream and consumer names, subjects and paths (the same name, the same token) to share the report; server names, ids and figures stay")
 }
+
+// minWidth is the narrowest --width: a timeline line's time and server.
+const minWidth = 40
 
 // prepare checks the flags before any work: the format exists, a binary
 // one is not written to a terminal, and the output is not inside the input
@@ -49,12 +64,27 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 	if err := checkOutput("-o", f.output, f.force); err != nil {
 		return outputFormat{}, renderOptions{}, err
 	}
-	o := renderOptions{verbose: f.verbose}
+	if f.width != -1 && (f.width < 0 || f.width > 0 && f.width < minWidth) {
+		return outputFormat{}, renderOptions{}, fmt.Errorf("--width %d: give at least %d columns, or 0 for no limit", f.width, minWidth)
+	}
+	if f.brief && format.name != "text" && format.name != "markdown" {
+		return outputFormat{}, renderOptions{}, fmt.Errorf("--brief is for --format text and markdown, not %s", format.name)
+	}
+	if _, err := report.ParseWindow(f.since, f.until); err != nil {
+		return outputFormat{}, renderOptions{}, err
+	}
+	o := renderOptions{verbose: f.verbose, brief: f.brief}
 	if f.output == "" || f.output == stdoutName {
 		o.terminal = terminalOf(stdout)
-		if o.is && format.binary {
+		if o.is && (format.binary || format.page) {
 			return outputFormat{}, renderOptions{}, fmt.Errorf("--format %s is not for a terminal: give -o FILE", format.name)
 		}
+	}
+	switch {
+	case f.width >= 0:
+		o.width = f.width
+	case !o.is || o.width == 0:
+		o.width = defaultWidth
 	}
 	return format, o, nil
 }
@@ -62,7 +92,15 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 // emit narrows and redacts rep as the flags say, writes it, and returns
 // the exit code of what it wrote (report.Status) as an exitError unless ok.
 func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOptions, stdout io.Writer) error {
-	rep = f.filter.Apply(rep)
+	w, err := report.ParseWindow(f.since, f.until)
+	if err != nil {
+		return err
+	}
+	sel := f.filter
+	if sel.Since, sel.Until, err = w.Resolve(rep); err != nil {
+		return err
+	}
+	rep = sel.Apply(rep)
 	if f.redact {
 		var err error
 		if rep, err = report.Redact(rep); err != nil {

@@ -24,10 +24,10 @@ func openWorkbook(t *testing.T, fixture string, args ...string) *excelize.File {
 
 // TestIncidentWorkbook: the first incident's workbook opens with the
 // Summary (the cause, its first step, the counts and every check's
-// outcome), and has the review's eight sheets, each with its header.
+// outcome), and has the review's nine sheets, each with its header.
 func TestIncidentWorkbook(t *testing.T) {
 	f := openWorkbook(t, "incident-000-captures")
-	want := "Summary Findings Servers Streams Replicas Groups PeerHistory Timeline"
+	want := "Summary Findings Overview Servers Streams Replicas Groups PeerHistory Timeline"
 	if got := strings.Join(f.GetSheetList(), " "); got != want {
 		t.Fatalf("sheets %s, want %s", got, want)
 	}

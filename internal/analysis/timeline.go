@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
 )
 
 // TimelineOptions choose what the report's timeline holds.
@@ -179,7 +180,10 @@ func (t *timelineSink) startFile() {
 func (t *timelineSink) add(e TimelineEvent, level string) {
 	t.events++
 	if t.enc != nil && t.encErr == nil {
-		t.encErr = t.enc.Encode(e)
+		// The report's field names (time, server, …) and the server's
+		// name as known when the line is read, not the model's fields.
+		t.encErr = t.enc.Encode(report.TimelineEvent{Time: e.Time, Server: t.m.Name(e.Server), Source: e.Source, Kind: e.Kind,
+			Group: e.Group, Account: e.Account, Stream: e.Stream, Text: e.Text, File: e.File, Line: e.Line, Count: e.Count, Until: e.Until})
 	}
 	if t.opts.Full {
 		t.m.Timeline = append(t.m.Timeline, e)

@@ -43,13 +43,6 @@ var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
 // timeFormat is how the page prints a moment.
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// maxExcerpt bounds the timeline lines shown under one finding, and
-// maxCauseExcerpt under one cause of the diagnosis; the JSON keeps all refs.
-const (
-	maxExcerpt      = 12
-	maxCauseExcerpt = 40
-)
-
 type pageView struct {
 	Report         *report.Report
 	Critical       int
@@ -132,6 +125,8 @@ type findingCard struct {
 
 type excerptLine struct {
 	Time, Server, Kind, Text, Where string
+	// Skipped is how many events the excerpt leaves out before the line.
+	Skipped int
 }
 
 // Write renders r as one HTML page.
@@ -157,7 +152,7 @@ func Write(w io.Writer, r *report.Report) error {
 				cards[fi].Cause, cards[fi].Excerpt, cards[fi].Omitted = ci, nil, 0
 			}
 		}
-		cv.Excerpt, cv.Omitted = excerpt(r, c.TimelineRefs, maxCauseExcerpt)
+		cv.Excerpt, cv.Omitted = excerpt(r, c.TimelineRefs)
 		v.Diagnosis = append(v.Diagnosis, cv)
 	}
 	v.Timeline = buildTimeline(r, cards)
@@ -205,8 +200,9 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		}
 		c.Facts = append(c.Facts, s)
 	}
+	label := report.PeerLabeler(r)
 	if len(f.Missing) > 0 {
-		c.Facts = append(c.Facts, "missing: "+strings.Join(f.Missing, ", "))
+		c.Facts = append(c.Facts, "missing: "+labelAll(label, f.Missing, ", "))
 	}
 	if len(f.Servers) > 0 {
 		c.Facts = append(c.Facts, "servers: "+strings.Join(f.Servers, ", "))
@@ -225,7 +221,22 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 		c.Facts = append(c.Facts, "since "+f.Since.UTC().Format(timeFormat))
 	}
 	for _, sv := range f.Views {
-		c.Facts = append(c.Facts, splitViewText(sv))
+		// A figure the view does not give is unknown, not 0.
+		size, peers, term := "unknown", "unknown", "an unknown term"
+		if sv.ClusterSize > 0 {
+			size = fmt.Sprint(sv.ClusterSize)
+		}
+		if len(sv.Peers) > 0 {
+			peers = labelAll(label, sv.Peers, " ")
+		}
+		if sv.Term > 0 {
+			term = fmt.Sprintf("term %d", sv.Term)
+		}
+		s := fmt.Sprintf("view of %s: cluster size %s, peers %s", strings.Join(sv.Servers, ", "), size, peers)
+		if sv.Leader != "" {
+			s += fmt.Sprintf(", leader %s in %s", label(sv.Leader), term)
+		}
+		c.Facts = append(c.Facts, s)
 	}
 	var rs []string
 	for _, rg := range f.Ranges {
@@ -237,29 +248,22 @@ func newCard(r *report.Report, i int, f report.Finding) findingCard {
 	}
 	c.Ranges = strings.Join(rs, ", ")
 
-	c.Excerpt, c.Omitted = excerpt(r, f.TimelineRefs, maxExcerpt)
+	c.Excerpt, c.Omitted = excerpt(r, f.TimelineRefs)
 	return c
 }
 
 // excerpt returns the newest n of the timeline events refs index, and how
 // many older ones it left out.
-func excerpt(r *report.Report, refs []int, n int) ([]excerptLine, int) {
-	omitted := 0
-	if len(refs) > n {
-		omitted = len(refs) - n
-		refs = refs[len(refs)-n:]
-	}
+func excerpt(r *report.Report, refs []int) ([]excerptLine, int) {
+	lines, omitted := report.FoldExcerpt(r, refs)
 	var out []excerptLine
-	for _, ref := range refs {
-		if ref < 0 || ref >= len(r.Timeline) {
-			continue
-		}
-		e := r.Timeline[ref]
+	for _, l := range lines {
+		e := l.Event
 		where := e.File
 		if e.Line > 0 {
 			where += fmt.Sprintf(":%d", e.Line)
 		}
-		out = append(out, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: e.Server, Kind: e.Kind, Text: clip(e.Summary(), 240), Where: where})
+		out = append(out, excerptLine{Time: e.Time.UTC().Format(timeFormat), Server: l.Server, Kind: e.Kind, Text: clip(l.Text, 240), Where: where, Skipped: l.Skipped})
 	}
 	return out, omitted
 }
@@ -275,23 +279,11 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// splitViewText is one side's view of a split meta group. A size, peer set
-// or term no source gave is said to be unknown, never printed as 0 or
-// left blank.
-func splitViewText(sv report.SplitView) string {
-	size, peers := "unknown", "unknown"
-	if sv.ClusterSize > 0 {
-		size = fmt.Sprint(sv.ClusterSize)
+// labelAll labels each peer by name and id, joined by sep.
+func labelAll(label func(string) string, ids []string, sep string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = label(id)
 	}
-	if len(sv.Peers) > 0 {
-		peers = strings.Join(sv.Peers, " ")
-	}
-	s := fmt.Sprintf("view of %s: cluster size %s, peers %s", strings.Join(sv.Servers, ", "), size, peers)
-	switch {
-	case sv.Leader != "" && sv.Term > 0:
-		s += fmt.Sprintf(", leader %s in term %d", sv.Leader, sv.Term)
-	case sv.Leader != "":
-		s += fmt.Sprintf(", leader %s in a term no source gives", sv.Leader)
-	}
-	return s
+	return strings.Join(out, sep)
 }

@@ -95,20 +95,25 @@ func replicasTable(r *report.Report) *report.Table {
 }
 
 // peerHistoryTable lists every group's history, oldest first within a
-// group: peer-set changes, leaders and terms.
+// group: peer-set changes, leaders and terms; peers by name and id.
 func peerHistoryTable(r *report.Report) *report.Table {
 	t := &report.Table{Title: "PeerHistory", Columns: []report.Column{
-		{Header: "group"}, {Header: "asset"}, {Header: "time"}, {Header: "event"}, {Header: "term", Numeric: true},
+		{Header: "group"}, {Header: "asset"}, {Header: "time", Time: true}, {Header: "event"}, {Header: "term", Numeric: true},
 		{Header: "index", Numeric: true}, {Header: "peer"}, {Header: "peers", Wide: true}, {Header: "server"}, {Header: "source"},
 	}}
+	label := report.PeerLabeler(r)
 	for _, g := range r.Groups {
 		asset := g.Kind
 		if g.Asset != "" {
 			asset = g.Account + " > " + g.Asset
 		}
 		for _, h := range g.History {
+			peers := make([]string, len(h.Peers))
+			for i, p := range h.Peers {
+				peers[i] = label(p)
+			}
 			t.Rows = append(t.Rows, []string{g.Name, asset, report.FormatTime(h.Time), h.Event, optNum(h.Term), optNum(h.Index),
-				h.Peer, strings.Join(h.Peers, " "), h.Server, h.Source})
+				label(h.Peer), strings.Join(peers, " "), h.Server, h.Source})
 		}
 	}
 	return t

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/xuri/excelize/v2"
@@ -23,6 +24,7 @@ import (
 const (
 	SheetSummary     = "Summary"
 	SheetFindings    = "Findings"
+	SheetOverview    = "Overview"
 	SheetServers     = "Servers"
 	SheetStreams     = "Streams"
 	SheetReplicas    = "Replicas"
@@ -46,14 +48,15 @@ type sheet struct {
 // collapsed unless analyze ran with --timeline full), and the replicas and
 // peer history only a workbook lays out.
 func sheets(r *report.Report) []sheet {
-	t := report.Tables(r) // servers, streams, groups
+	t := report.Tables(r) // overview, servers, streams, groups
 	return []sheet{
 		{SheetSummary, summaryTable(r), 2},
 		{SheetFindings, report.FindingsTable(r), 0},
-		{SheetServers, t[0], -1},
-		{SheetStreams, t[1], -1},
+		{SheetOverview, t[0], -1},
+		{SheetServers, t[1], -1},
+		{SheetStreams, t[2], -1},
 		{SheetReplicas, replicasTable(r), -1},
-		{SheetGroups, t[2], -1},
+		{SheetGroups, t[3], -1},
 		{SheetPeerHistory, peerHistoryTable(r), -1},
 		{SheetTimeline, report.TimelineTable(r), -1},
 	}
@@ -95,7 +98,7 @@ func Write(w io.Writer, r *report.Report) error {
 
 // styles are the cell styles the sheets share.
 type styles struct {
-	header, wrap int
+	header, wrap, date int
 	// fill holds the conditional formats of severities and outcomes.
 	fill map[string]int
 }
@@ -108,6 +111,12 @@ func newStyles(f *excelize.File) (styles, error) {
 		return st, err
 	}
 	if st.wrap, err = f.NewStyle(&excelize.Style{Alignment: &excelize.Alignment{WrapText: true, Vertical: "top"}}); err != nil {
+		return st, err
+	}
+	// Times are UTC: the header says so, the cells are dates to sort and
+	// subtract, shown to the millisecond.
+	fmtDate := "yyyy-mm-dd hh:mm:ss.000"
+	if st.date, err = f.NewStyle(&excelize.Style{CustomNumFmt: &fmtDate}); err != nil {
 		return st, err
 	}
 	st.fill = map[string]int{}
@@ -176,6 +185,9 @@ func writeSheet(f *excelize.File, sh sheet, st styles) error {
 		cells := make([]any, len(row))
 		for k, v := range row {
 			cells[k] = cellValue(t.Columns[k], v)
+			if tm, ok := cells[k].(time.Time); ok {
+				cells[k] = excelize.Cell{StyleID: st.date, Value: tm}
+			}
 		}
 		cell, _ := excelize.CoordinatesToCellName(1, j+2)
 		if err := sw.SetRow(cell, cells); err != nil {
@@ -205,9 +217,15 @@ func columnWidth(t *report.Table, j int) float64 {
 // exactly; raft terms can exceed it and stay text.
 const maxExact = 1 << 53
 
-// cellValue is a number for a numeric column when it fits one exactly,
-// else the text.
+// cellValue is a number for a numeric column when it fits one exactly, a
+// time for a time column, else the text.
 func cellValue(c report.Column, v string) any {
+	if c.Time {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t.UTC()
+		}
+		return v
+	}
 	if !c.Numeric {
 		return v
 	}

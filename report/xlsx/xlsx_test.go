@@ -2,8 +2,11 @@ package xlsx
 
 import (
 	"bytes"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xuri/excelize/v2"
 
@@ -12,14 +15,36 @@ import (
 
 func TestWriteSheets(t *testing.T) {
 	r := &report.Report{
-		Servers:  []report.Server{{Name: "nats-0", PeerID: "S1Nunr6R", Sources: []string{"store"}}},
-		Streams:  []report.Stream{{Account: "$G", Name: "ORDERS", OnDisk: []report.OnDisk{{Server: "nats-0", FirstSeq: 3, LastSeq: 9, Messages: 7, Bytes: 700}}}},
-		Groups:   []report.Group{{Name: "_meta_", Kind: "meta", Views: []report.GroupView{{Server: "nats-0", ClusterSize: 10, Quorum: 6, Term: 1191202101440508490}}}},
-		Findings: []report.Finding{{Code: "store-corrupt", Severity: report.Critical, File: "a/1.blk", Offset: report.Ptr(int64(42)), Message: "bad"}},
+		Servers:   []report.Server{{Name: "nats-0", PeerID: "S1Nunr6R", Sources: []string{"store"}}},
+		Streams:   []report.Stream{{Account: "$G", Name: "ORDERS", OnDisk: []report.OnDisk{{Server: "nats-0", FirstSeq: 3, LastSeq: 9, Messages: 7, Bytes: 700}}}},
+		Groups:    []report.Group{{Name: "_meta_", Kind: "meta", Views: []report.GroupView{{Server: "nats-0", ClusterSize: 10, Quorum: 6, Term: 1191202101440508490}}}},
+		Findings:  []report.Finding{{Code: "store-corrupt", Severity: report.Critical, File: "a/1.blk", Offset: report.Ptr(int64(42)), Message: "bad", TimelineRefs: []int{0}}},
+		Timeline:  []report.TimelineEvent{{Time: time.Date(2025, 1, 24, 10, 18, 45, 329000000, time.UTC), Server: "nats-0", Kind: "filestore-corrupt", Text: "bad block"}},
+		Diagnosis: []report.Cause{{Summary: "bad block", Severity: report.Critical, Findings: []int{0}}},
 	}
 	f := writeAndOpen(t, r)
 	defer f.Close()
-	want := []string{SheetSummary, SheetFindings, SheetServers, SheetStreams, SheetReplicas, SheetGroups, SheetPeerHistory, SheetTimeline}
+	// Times are dates (a number shown in the date format), the finding
+	// says when and which cause, the overview says what is not known.
+	for _, c := range []struct{ sheet, cell string }{{SheetTimeline, "A2"}, {SheetFindings, "L2"}} {
+		if typ, err := f.GetCellType(c.sheet, c.cell); err != nil || typ == excelize.CellTypeSharedString || typ == excelize.CellTypeInlineString {
+			t.Errorf("%s!%s is %v (%v), want a date", c.sheet, c.cell, typ, err)
+		}
+		raw, _ := f.GetCellValue(c.sheet, c.cell, excelize.Options{RawCellValue: true})
+		serial, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			t.Errorf("%s!%s holds %q, want a date serial", c.sheet, c.cell, raw)
+			continue
+		}
+		// excelize reads dates back to the second only: the day and the
+		// time of day, to the millisecond, are checked on the serial.
+		day, err := excelize.ExcelDateToTime(math.Floor(serial), false)
+		secs := (serial - math.Floor(serial)) * 86400
+		if err != nil || day.Format("2006-01-02") != "2025-01-24" || math.Abs(secs-(10*3600+18*60+45.329)) > 0.001 {
+			t.Errorf("%s!%s is %v + %.4fs (%v), want 2025-01-24 10:18:45.329", c.sheet, c.cell, day, secs, err)
+		}
+	}
+	want := []string{SheetSummary, SheetFindings, SheetOverview, SheetServers, SheetStreams, SheetReplicas, SheetGroups, SheetPeerHistory, SheetTimeline}
 	got := f.GetSheetList()
 	if len(got) != len(want) {
 		t.Fatalf("sheets %v, want %v", got, want)
@@ -37,6 +62,9 @@ func TestWriteSheets(t *testing.T) {
 		}
 	}
 	check(SheetFindings, "B2", "store-corrupt")
+	check(SheetFindings, "M2", "cause 1")
+	check(SheetOverview, "A2", "nats-0 (S1Nunr6R)")
+	check(SheetOverview, "I2", "unknown")
 	check(SheetFindings, "G2", "a/1.blk @42")
 	check(SheetStreams, "E2", "nats-0")
 	check(SheetStreams, "H2", "7")
@@ -45,8 +73,10 @@ func TestWriteSheets(t *testing.T) {
 	check(SheetServers, "B2", "S1Nunr6R")
 	check(SheetReplicas, "C2", "nats-0")
 	check(SheetReplicas, "G2", "7")
-	check(SheetSummary, "A2", "counts")
-	check(SheetSummary, "D2", "1") // one critical finding
+	check(SheetSummary, "A2", "diagnosis")
+	check(SheetSummary, "D2", "1") // one finding in the cause
+	check(SheetSummary, "A3", "counts")
+	check(SheetSummary, "D3", "1") // one critical finding
 }
 
 // TestWorkbookLayout: every sheet has its header frozen, an autofilter
