@@ -180,7 +180,7 @@ func raftFileDamage(p *Pass) []Corruption {
 		version := serverVersion(m, r.Server)
 		for _, v := range recordVerdicts(r) {
 			c := v.c
-			if m.NotAsWritten[c.File] {
+			if m.notAsWritten(c.File) {
 				p.Skipf("%s: %s is not in the bundle as the server wrote it (the archive did not deliver it or its folder intact), so it is not judged", m.Name(r.Server), c.File)
 				continue
 			}
@@ -232,7 +232,7 @@ func metaSnapshotDamage(m *Model) []Corruption {
 	}
 	var out []Corruption
 	for i, s := range snaps {
-		if s.snap.ChecksumOK || m.NotAsWritten[s.file] {
+		if s.snap.ChecksumOK || m.notAsWritten(s.file) {
 			continue
 		}
 		c := Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}

@@ -72,7 +72,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 			TermVote: &TermVoteRecord{File: dir("n3", "S-torn") + "/tav.idx", Size: 0}},
 	}
 	m := raftRecordModel(recs...)
-	m.NotAsWritten = map[string]bool{dir("n3", "S-torn") + "/tav.idx": true}
+	m.Undelivered = map[string]bool{dir("n3", "S-torn") + "/tav.idx": true}
 	fs, outcomes := runChecks(m, []Check{checkStoreCorrupt}, nil)
 	type want struct {
 		file   string

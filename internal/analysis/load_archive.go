@@ -31,17 +31,6 @@ func (l *loader) setAsideUndelivered() {
 	for _, p := range notDelivered {
 		lost[storeFolder(p)] = true
 	}
-	// The raft group records' files, which store-corrupt judges.
-	for _, r := range l.m.RaftRecords {
-		for _, f := range r.files() {
-			if !l.b.Delivered(f) || lost[storeFolder(f)] {
-				if l.m.NotAsWritten == nil {
-					l.m.NotAsWritten = map[string]bool{}
-				}
-				l.m.NotAsWritten[f] = true
-			}
-		}
-	}
 	kept := l.m.Corruptions[:0]
 	for _, c := range l.m.Corruptions {
 		switch {
@@ -58,9 +47,14 @@ func (l *loader) setAsideUndelivered() {
 		}
 	}
 	l.m.Corruptions = kept
-	// An index.db held against blocks of such a folder is index-mismatch's
-	// to leave out (it says so among what it skipped).
+	// What checks judge from such files (an index.db against the blocks
+	// of such a folder, a raft group's files) they leave out, and say so
+	// among what they skipped (Model.notAsWritten).
 	l.m.TornFolders = lost
+	l.m.Undelivered = map[string]bool{}
+	for _, p := range notDelivered {
+		l.m.Undelivered[p] = true
+	}
 	// A meta state read from a _meta_ folder the archive tore is a part
 	// of the server's: what it lacks is no missing assignment (orphan-risk
 	// and asset-lost must not judge from it).

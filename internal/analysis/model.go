@@ -30,10 +30,8 @@ type Model struct {
 	// RaftRecords are the raft group folders of every store, as read
 	// (load_raftfiles.go); store-corrupt judges them.
 	RaftRecords []*RaftRecord
-	// NotAsWritten are files the archive did not deliver as the server
-	// wrote them (not intact, or beside one torn in the same folder): what
-	// they hold is no store damage.
-	NotAsWritten map[string]bool
+	// Undelivered are the files the archive did not deliver intact.
+	Undelivered map[string]bool
 
 	// IDs maps every peer id that a server name found anywhere in the bundle
 	// hashes to, to that name.
@@ -629,4 +627,12 @@ func serversOf[V any](m *Model, byServer map[ServerID]V) []ServerID {
 	}
 	sort.Slice(out, func(i, j int) bool { return m.Name(out[i]) < m.Name(out[j]) })
 	return out
+}
+
+// notAsWritten says whether the archive delivered file other than the
+// server wrote it: not intact, or in a folder that lost a file to the
+// archive (a tar stream that breaks off loses every entry after the torn
+// one). What such a file holds is no store damage.
+func (m *Model) notAsWritten(file string) bool {
+	return m.Undelivered[file] || m.TornFolders[storeFolder(file)]
 }
