@@ -38,14 +38,28 @@ func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d bytes, more than the %d read whole", fi.Size(), limit)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// The buffer is the size the open file gives (at most limit), so a
+	// large file costs its size once, not a growing buffer's doublings.
+	b := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, b)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return b[:n], nil // it shrank since
+	case err != nil:
+		return nil, err
+	}
+	// It may have grown since: read on, within limit.
+	rest, err := io.ReadAll(io.LimitReader(f, limit-int64(n)+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > limit {
+	if len(rest) == 0 {
+		return b, nil
+	}
+	if int64(n+len(rest)) > limit {
 		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "more than the %d bytes read whole", limit)
 	}
-	return b, nil
+	return append(b, rest...), nil
 }
 
 // storePeerIDs returns every peer id listed in a store's raft groups'
