@@ -236,7 +236,7 @@ func TestCorruptionMatrix(t *testing.T) {
 			t.Errorf("severities of %s disagree: %s", k.name, strings.Join(matrixSeverities[k.name], ", "))
 		}
 	}
-	// The table README.md shows.
+	// The table docs/development.md shows.
 	var total matrixCounts
 	table := "| file kind | cells | located | harmless | missed | severity |\n|---|---|---|---|---|---|\n"
 	for _, k := range matrixKinds {
