@@ -84,6 +84,30 @@ func TestHTMLGolden(t *testing.T) {
 	}
 }
 
+// TestHTMLHistoryGolden keeps the client histories' section of the Jepsen
+// fixture's page (only that section: the rest is the other goldens').
+func TestHTMLHistoryGolden(t *testing.T) {
+	_, page := renderHTML(t, filepath.Join(bundles, "acked-lost-jepsen-v2.15.2/bundle"))
+	from, to := bytes.Index(page, []byte(`<section id="histories">`)), bytes.Index(page, []byte(`<section id="findings">`))
+	if from < 0 || to < from {
+		t.Fatal("the Jepsen fixture's page has no histories section before its findings")
+	}
+	got := page[from:to]
+	path := filepath.Join("testdata", "acked-lost-jepsen-histories.html")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the histories section differs from %s; rerun with -update if intended", path)
+	}
+}
+
 // findChromium returns the browser, or skips (fails with
 // JSF_REQUIRE_BROWSER=1) when there is none.
 func findChromium(t *testing.T) string {
@@ -469,7 +493,7 @@ func TestHTMLBoundsDenseTimeline(t *testing.T) {
 // time's zone or monotonic reading, map order), so a saved report renders
 // the same page.
 func TestHTMLSameFromSavedJSON(t *testing.T) {
-	for _, name := range []string{"v2.10.22-incident-phantom-peers", "membership-v2.12.1", "v2.15.2-supercluster-split"} {
+	for _, name := range []string{"v2.10.22-incident-phantom-peers", "membership-v2.12.1", "v2.15.2-supercluster-split", "acked-lost-jepsen-v2.15.2"} {
 		rep, direct := renderHTML(t, filepath.Join(bundles, name, "bundle"))
 		var js bytes.Buffer
 		if err := report.WriteJSON(&js, rep); err != nil {
