@@ -84,6 +84,15 @@ func (s Selection) Apply(r *Report) *Report {
 		}
 		out.Streams = append(out.Streams, st)
 	}
+	if s.assets() {
+		// A history concerns the stream it was compared with.
+		out.Histories = nil
+		for _, h := range r.Histories {
+			if h.Stream != "" && s.stream(h.Account, h.Stream) {
+				out.Histories = append(out.Histories, h)
+			}
+		}
+	}
 
 	keptGroup := map[string]bool{}
 	out.Groups = nil

@@ -55,6 +55,10 @@ type Report struct {
 	// Coverage says what was read, what could not be, which checks judged,
 	// and why the report may be no verdict on the bundle. Added field.
 	Coverage *Coverage `json:"coverage,omitempty"`
+	// Histories are the bundle's client histories (Jepsen EDN), each as
+	// the public Jepsen report plots it: publish outcomes over the test's
+	// time, bucketed, and the nemesis windows. Added field.
+	Histories []ClientHistory `json:"histories,omitempty"`
 	// Notes are statements about the analysis itself (a server whose name could
 	// not be established, a check that could not run). Added field.
 	Notes []string `json:"notes,omitempty"`

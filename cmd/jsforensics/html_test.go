@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,30 @@ func TestHTMLGolden(t *testing.T) {
 	}
 }
 
+// TestHTMLHistoryGolden keeps the client histories' section of the Jepsen
+// fixture's page (only that section: the rest is the other goldens').
+func TestHTMLHistoryGolden(t *testing.T) {
+	_, page := renderHTML(t, filepath.Join(bundles, "acked-lost-jepsen-v2.15.2/bundle"))
+	from, to := bytes.Index(page, []byte(`<section id="histories">`)), bytes.Index(page, []byte(`<section id="findings">`))
+	if from < 0 || to < from {
+		t.Fatal("the Jepsen fixture's page has no histories section before its findings")
+	}
+	got := page[from:to]
+	path := filepath.Join("testdata", "acked-lost-jepsen-histories.html")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the histories section differs from %s; rerun with -update if intended", path)
+	}
+}
+
 // findChromium returns the browser, or skips (fails with
 // JSF_REQUIRE_BROWSER=1) when there is none.
 func findChromium(t *testing.T) string {
@@ -111,6 +136,14 @@ type pageDOM struct {
 	Causes        [][]int  `json:"causes"`
 	SVGElements   int      `json:"svgElements"`
 	ExternalLoads int      `json:"externalLoads"`
+	Histories     []struct {
+		File    string         `json:"file"`
+		Totals  map[string]int `json:"totals"`  // the section's data-ok, data-lost, ...
+		Drawn   map[string]int `json:"drawn"`   // the counts its bars draw, by kind
+		Titled  int            `json:"titled"`  // lost values its bars' titles name
+		Nemesis int            `json:"nemesis"` // nemesis marks drawn
+		Shown   bool           `json:"shown"`   // the plot has a visible box
+	} `json:"histories"`
 }
 
 // domProbe reads the page's hooks: lanes and finding markers with whether
@@ -132,6 +165,19 @@ const domProbe = `(() => {
     rangeMarks: [...document.querySelectorAll('#replicas rect[data-finding]')].map(r => +r.dataset.finding),
     causes: [...document.querySelectorAll('#diagnosis [data-cause]')].map(c =>
       [...c.querySelectorAll('a[href^="#finding-"]')].filter(a => document.querySelector(a.getAttribute('href'))).map(a => +a.getAttribute('href').slice(9))),
+    histories: [...document.querySelectorAll('#histories section.history')].map(sec => {
+      const drawn = {ok: 0, lost: 0, unknown: 0, fail: 0};
+      sec.querySelectorAll('g.hbar rect[data-kind]').forEach(r => { drawn[r.dataset.kind] += +r.dataset.count; });
+      const plot = sec.querySelector('svg.history-plot');
+      const r = plot ? plot.getBoundingClientRect() : {width: 0, height: 0};
+      return {
+        file: sec.dataset.history, drawn,
+        totals: {ok: +sec.dataset.ok, lost: +sec.dataset.lost, unknown: +sec.dataset.unknown, fail: +sec.dataset.fail},
+        titled: [...sec.querySelectorAll('g.hbar > title')].map(t => (t.textContent.split('\nlost: ')[1] || '').split(', ').filter(v => v.startsWith('"')).length).reduce((a, b) => a + b, 0),
+        nemesis: sec.querySelectorAll('g.nemesis').length,
+        shown: r.width > 0 && r.height > 0,
+      };
+    }),
     svgElements: document.querySelectorAll('svg *').length,
     externalLoads: performance.getEntriesByType('resource').length,
   };
@@ -224,6 +270,18 @@ func TestHTMLInBrowser(t *testing.T) {
 				t.Errorf("console error: %s", e)
 			}
 			checkPageDOM(t, rep, dom)
+			if name == "acked-lost-jepsen-v2.15.2" {
+				// Its two histories (with and without :seq) each lose
+				// 30 acknowledged writes, under the servers' stop.
+				if len(dom.Histories) != 2 {
+					t.Fatalf("%d history plots, want 2", len(dom.Histories))
+				}
+				for _, h := range dom.Histories {
+					if h.Totals["lost"] != 30 || h.Drawn["lost"] != 30 || h.Nemesis != 2 {
+						t.Errorf("history plot %s: %d lost (%d drawn), %d nemesis marks; want 30 and 2", h.File, h.Totals["lost"], h.Drawn["lost"], h.Nemesis)
+					}
+				}
+			}
 
 			png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#overview")))
 			if err != nil {
@@ -315,6 +373,28 @@ func checkPageDOM(t *testing.T, rep *report.Report, dom pageDOM) {
 			if !links[fi] {
 				t.Errorf("cause %d does not link finding %d to its card", ci, fi)
 			}
+		}
+	}
+	// The client histories: one plot each, absent without one, drawing
+	// every publish of the report's totals.
+	if len(dom.Histories) != len(rep.Histories) {
+		t.Errorf("%d history plots for %d histories", len(dom.Histories), len(rep.Histories))
+	}
+	for i, h := range rep.Histories {
+		if i >= len(dom.Histories) {
+			break
+		}
+		d := dom.Histories[i]
+		want := map[string]int{"ok": h.Totals.OK, "lost": h.Totals.Lost, "unknown": h.Totals.Unknown, "fail": h.Totals.Fail}
+		drawn := map[string]int{"ok": h.Totals.OK - h.Untimed, "lost": h.Totals.Lost, "unknown": h.Totals.Unknown, "fail": h.Totals.Fail}
+		if d.File != h.File || !maps.Equal(d.Totals, want) || (h.Untimed == 0 && !maps.Equal(d.Drawn, drawn)) {
+			t.Errorf("history plot %s: totals %v, bars %v; the report has %s with %v", d.File, d.Totals, d.Drawn, h.File, want)
+		}
+		if !d.Shown || d.Nemesis != len(h.Nemesis) {
+			t.Errorf("history plot %s: visible %v, %d nemesis marks for %d", d.File, d.Shown, d.Nemesis, len(h.Nemesis))
+		}
+		if d.Titled > h.Totals.Lost || (h.Totals.Lost > 0 && d.Titled == 0) {
+			t.Errorf("history plot %s: its bars' titles name %d lost values of %d", d.File, d.Titled, h.Totals.Lost)
 		}
 	}
 	if dom.ExternalLoads != 0 {
@@ -413,7 +493,7 @@ func TestHTMLBoundsDenseTimeline(t *testing.T) {
 // time's zone or monotonic reading, map order), so a saved report renders
 // the same page.
 func TestHTMLSameFromSavedJSON(t *testing.T) {
-	for _, name := range []string{"v2.10.22-incident-phantom-peers", "membership-v2.12.1", "v2.15.2-supercluster-split"} {
+	for _, name := range []string{"v2.10.22-incident-phantom-peers", "membership-v2.12.1", "v2.15.2-supercluster-split", "acked-lost-jepsen-v2.15.2"} {
 		rep, direct := renderHTML(t, filepath.Join(bundles, name, "bundle"))
 		var js bytes.Buffer
 		if err := report.WriteJSON(&js, rep); err != nil {

@@ -150,6 +150,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 	rep.Diagnosis = diagnose(findings)
 	rep.Checks = outcomes
 	rep.Coverage = bundleCoverage(m, rep.Streams, outcomes)
+	rep.Histories = clientHistories(m, outcomes)
 	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
 	rep.Normalize()
 	return rep

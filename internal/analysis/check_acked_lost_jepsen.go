@@ -26,7 +26,23 @@ type lostPub struct {
 	wal []ValueHeld
 }
 
-// ackedLostHistory compares a Jepsen history's acknowledged publishes with
+// historyVerdict is the acked-lost judgement of one Jepsen history: which
+// of its acknowledged publishes no copy of the stream holds. The check's
+// finding and the report's plot of the history (histories.go) read it.
+type historyVerdict struct {
+	h      *History
+	st     *Stream
+	hs     *HistoryStream
+	oks    []*HistoryPub
+	lost   []lostPub
+	isLost map[*HistoryPub]bool
+	// comparable: some copy holds a published value as its payload;
+	// byReads: judged by the reads after the last nemesis op alone.
+	comparable, byReads, finalReads bool
+	lastNemesis                     int64
+}
+
+// judgeHistory compares a Jepsen history's acknowledged publishes with
 // the stores. An :ok publish is held when some copy's blocks hold its value
 // (at its :seq, when it carries one), or when a quorum's WAL holds it past
 // the snapshot (applied at the next start), or when a read invoked after the
@@ -34,13 +50,13 @@ type lostPub struct {
 // server the bundle lacks). Without payloads to compare (no value found in
 // any copy), a :seq is compared with the copies' sequences as an ack log's
 // is. :info is an unknown outcome and :fail not applied: neither is ever
-// lost.
-func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
+// lost. False, with the reason in p's skips, when it cannot judge.
+func judgeHistory(p *Pass, sum *AckLog) (*historyVerdict, bool) {
 	m := p.Model
 	h := sum.History
 	if h == nil {
 		p.Skipf("%s: a Jepsen history whose operations were not decoded: not compared", sum.File)
-		return report.Finding{}, false
+		return nil, false
 	}
 	var hm *HistoryMatch
 	for _, x := range m.HistoryMatches {
@@ -56,7 +72,7 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 	}
 	if len(oks) == 0 {
 		p.Skipf("%s: a Jepsen history with no acknowledged (:ok) publish", sum.File)
-		return report.Finding{}, false
+		return nil, false
 	}
 	if h.PubsCapped {
 		p.Skipf("%s: more than %d published values: the values past them not compared", sum.File, maxHistoryPubs)
@@ -83,13 +99,13 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 		}
 		if len(with) != 1 {
 			p.Skipf("%s: no stream of the bundle holds any value the history published, and %d streams have copies: which one the client wrote is not known", sum.File, len(with))
-			return report.Finding{}, false
+			return nil, false
 		}
 		st = with[0]
 	}
 	if len(st.Copies) == 0 {
 		p.Skipf("%s: no store of the bundle holds a copy of %s > %s", sum.File, st.Account, st.Name)
-		return report.Finding{}, false
+		return nil, false
 	}
 	comparable := hs != nil && hs.Values > 0
 	lastNemesis := h.LastNemesis()
@@ -102,7 +118,7 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 	if !comparable && !byReads {
 		if h.SeqOps == 0 {
 			p.Skipf("%s: no copy of %s > %s holds any value the history published (payloads other than the values?), its :ok publishes carry no :seq and no read after the last nemesis op returned values: nothing to compare", sum.File, st.Account, st.Name)
-			return report.Finding{}, false
+			return nil, false
 		}
 		var top uint64
 		for _, pub := range oks {
@@ -110,7 +126,7 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 		}
 		var ok bool
 		if bySeq, ok = seqsNotHeld(p, sum, st, top); !ok {
-			return report.Finding{}, false
+			return nil, false
 		}
 	}
 	pending := seqset.Set(st.pendingQuorum())
@@ -149,9 +165,19 @@ func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
 			isLost[pub] = true
 		}
 	}
-	if len(lost) == 0 {
+	return &historyVerdict{h: h, st: st, hs: hs, oks: oks, lost: lost, isLost: isLost,
+		comparable: comparable, byReads: byReads, finalReads: finalReads, lastNemesis: lastNemesis}, true
+}
+
+// ackedLostHistory is the acked-lost finding of one Jepsen history, false
+// when it cannot be judged or loses nothing.
+func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
+	v, ok := judgeHistory(p, sum)
+	if !ok || len(v.lost) == 0 {
 		return report.Finding{}, false
 	}
+	m, h, st, hs, oks, lost, isLost := p.Model, v.h, v.st, v.hs, v.oks, v.lost, v.isLost
+	comparable, byReads, lastNemesis, finalReads := v.comparable, v.byReads, v.lastNemesis, v.finalReads
 	sort.SliceStable(lost, func(i, j int) bool {
 		a, b := lost[i], lost[j]
 		if (a.seq == 0) != (b.seq == 0) {

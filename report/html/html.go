@@ -11,7 +11,11 @@
 //     report's findings as in the JSON); lanes carry ticks [data-finding-tick=I];
 //   - article#finding-I[data-finding-card=I]: the finding's card;
 //   - section.stream[data-stream="ACCOUNT > NAME"] g.replica[data-server=NAME],
-//     with rect[data-finding=I] for a gap or divergence range.
+//     with rect[data-finding=I] for a gap or divergence range;
+//   - section#histories section.history[data-history=FILE] (data-ok, data-lost,
+//     data-unknown, data-fail: the history's totals) svg g.hbar[data-bucket=I]
+//     rect[data-kind=KIND][data-count=N], and g.nemesis[data-kind=KIND]: a
+//     client history's plot (report.ClientHistory).
 //
 // It imports report only, no parser.
 package html
@@ -56,6 +60,7 @@ type pageView struct {
 	StreamsOmitted int
 	Diagnosis      []causeView
 	Tables         []tableView
+	Histories      []historyView
 }
 
 // tableView is one of the report's tables (report.Tables: the columns every
@@ -179,6 +184,7 @@ func Write(w io.Writer, r *report.Report) error {
 		v.Tables = append(v.Tables, boundTable(t))
 	}
 	v.Streams, v.StreamsOmitted = buildStreams(r)
+	v.Histories = buildHistories(r)
 	return page.Execute(w, v)
 }
 
