@@ -49,6 +49,9 @@ type KindsExpect struct {
 	Stored map[string][]KindsStored `json:"stored"`
 	// Waited: seconds between the last short-TTL publish and the captures.
 	Waited int `json:"waited_seconds"`
+	// VerifiedOnCopy: the same version started on a copy of the stopped
+	// stores served every stream's captured state (verifyOnCopy).
+	VerifiedOnCopy bool `json:"verified_on_copy"`
 }
 
 type KindsPublish struct {
@@ -277,6 +280,7 @@ func kinds(ctx context.Context, env *Env, version string) error {
 	if err := verifyOnCopy(ctx, env, c, caps); err != nil {
 		return err
 	}
+	x.VerifiedOnCopy = true
 	var refused []string
 	for s := range x.Refused {
 		refused = append(refused, s)
