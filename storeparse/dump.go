@@ -20,6 +20,10 @@ import (
 // DumpOptions selects the output form.
 type DumpOptions struct {
 	JSON bool
+	// Headers, when set, names what a record's NATS header block holds:
+	// JSON fields added to the record and text appended to its line
+	// (cmd/jsforensics dump_headers.go). Called only on records with headers.
+	Headers func(hdr, data []byte) (fields map[string]any, text string)
 }
 
 type dumper struct {
@@ -111,14 +115,23 @@ func DumpBlock(w io.Writer, file string, r io.ReaderAt, size int64, key string, 
 			"subject": string(rec.Subject), "header_len": len(rec.Header), "data_len": len(rec.Data),
 			"headers": rec.HasHeaders, "erased": rec.Erased, "tombstone": rec.Tombstone, "checksum_ok": rec.ChecksumOK,
 			"checksum": fmt.Sprintf("%x", rec.Sum)}
+		text := fmt.Sprintf("off %d len %d seq %d ts %s subj %q hdr %d data %d sum %x %s", rec.Offset, rec.Len, rec.Seq,
+			tsText(rec.TS), rec.Subject, len(rec.Header), len(rec.Data), rec.Sum, strings.Join(flags, ","))
+		if o.Headers != nil && len(rec.Header) > 0 && !rec.Erased {
+			hf, ht := o.Headers(rec.Header, rec.Data)
+			for k, v := range hf {
+				fields[k] = v
+			}
+			if ht != "" {
+				text += " " + ht
+			}
+		}
 		off := rec.Offset
 		if br.Compressed() {
 			// Offsets count in the decompressed block, not in the file.
 			fields["decoded_offset"], off = rec.Offset, jsonl.NoOffset
 		}
-		d.line("record", off, fields,
-			fmt.Sprintf("off %d len %d seq %d ts %s subj %q hdr %d data %d sum %x %s", rec.Offset, rec.Len, rec.Seq,
-				tsText(rec.TS), rec.Subject, len(rec.Header), len(rec.Data), rec.Sum, strings.Join(flags, ",")))
+		d.line("record", off, fields, text)
 	}
 	if ro, rs, ok := br.Resync(); ok {
 		d.line("resync", ro, map[string]any{"seq": rs}, fmt.Sprintf("next intact record at offset %d seq %d", ro, rs))

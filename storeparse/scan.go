@@ -285,6 +285,9 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	}
 	s.assemble()
 	s.applyTombstones(fsys, tombs)
+	// A tombstone of the first message (a TTL or schedule that fired, a
+	// delete) moves the first sequence: before comparing with index.db.
+	s.fixFirst(fsys)
 	s.BlocksOnly = s.State
 	s.BlocksOnly.NumDeleted = interior(s.State)
 	s.compareIndex()
@@ -1009,6 +1012,26 @@ func (s *StreamScan) finish(fsys fs.FS) {
 		st.NumDeleted = 0
 		return
 	}
+	s.fixFirst(fsys)
+	if st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {
+		st.NumDeleted = st.LastSeq - st.FirstSeq + 1 - st.Msgs
+	}
+	// An unreadable record is damage, not a deletion.
+	for _, r := range s.Unreadable {
+		if r.First >= st.FirstSeq && r.Last <= st.LastSeq {
+			st.NumDeleted -= min(st.NumDeleted, r.Last-r.First+1)
+		}
+	}
+}
+
+// fixFirst sets the stream's first sequence (and its timestamp) to the
+// first live message of the blocks, after removals moved it.
+func (s *StreamScan) fixFirst(fsys fs.FS) {
+	st := &s.State
+	if st.Msgs == 0 {
+		st.FirstSeq, st.FirstTS = st.LastSeq+1, 0
+		return
+	}
 	for i := range s.Blocks {
 		if b := &s.Blocks[i]; b.Msgs > 0 {
 			if b.FirstSeq != st.FirstSeq {
@@ -1017,16 +1040,7 @@ func (s *StreamScan) finish(fsys fs.FS) {
 					st.FirstTS = s.tsOf(fsys, b, b.FirstSeq)
 				}
 			}
-			break
-		}
-	}
-	if st.LastSeq >= st.FirstSeq && st.LastSeq-st.FirstSeq+1 > st.Msgs {
-		st.NumDeleted = st.LastSeq - st.FirstSeq + 1 - st.Msgs
-	}
-	// An unreadable record is damage, not a deletion.
-	for _, r := range s.Unreadable {
-		if r.First >= st.FirstSeq && r.Last <= st.LastSeq {
-			st.NumDeleted -= min(st.NumDeleted, r.Last-r.First+1)
+			return
 		}
 	}
 }

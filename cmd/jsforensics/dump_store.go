@@ -69,7 +69,7 @@ func nameFromPath(p string, depth int) string {
 }
 
 func (o *storeDumpOptions) dumpOpts() storeparse.DumpOptions {
-	return storeparse.DumpOptions{JSON: o.json}
+	return storeparse.DumpOptions{JSON: o.json, Headers: describeHeaders}
 }
 
 // keyOr is --key, or the name found depth folders above the file.

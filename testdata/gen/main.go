@@ -61,6 +61,7 @@ func allScenarios() []Scenario {
 		deletedScenarios,      // scen_deleted.go (issue 21)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
+		kindsScenarios,        // scen_kinds.go (issue 18)
 	} {
 		all = append(all, f()...)
 	}
@@ -99,6 +100,9 @@ var families = map[string]func(v string) Scenario{
 	},
 	"deleted": func(v string) Scenario {
 		return Scenario{Name: "deleted-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return deletedStreams(ctx, env, v) }}
+	},
+	"kinds": func(v string) Scenario {
+		return Scenario{Name: "kinds-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return kinds(ctx, env, v) }}
 	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
