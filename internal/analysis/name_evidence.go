@@ -268,8 +268,7 @@ func (l *loader) nameStoresByEvidence() {
 					why[srv] = append(why[srv], src.name+": "+because)
 					continue
 				}
-				all, _ := l.storePeerIDs(st)
-				if len(all) > 0 && !all[peerID(name)] {
+				if !l.holdsPeerOf(st, name) {
 					why[srv] = append(why[srv], fmt.Sprintf("%s: points at %s, whose peer id %s is in none of its raft groups", src.name, name, peerID(name)))
 					continue
 				}
@@ -300,6 +299,23 @@ func (l *loader) nameStoresByEvidence() {
 			l.note("store %s: not named by the logs' Store Directory lines nor the raftz captures (%s)", srv.StoreDir, strings.Join(uniqueStrings(why[srv]), "; "))
 		}
 	}
+}
+
+// holdsPeerOf says whether st's raft state (when it has any) holds the
+// peer id of name or of a name its log says the server ran as before
+// (server_name changed on the same store: the raft state keeps the old
+// node id).
+func (l *loader) holdsPeerOf(st bundle.Store, name string) bool {
+	all, _ := l.storePeerIDs(st)
+	if len(all) == 0 || all[peerID(name)] {
+		return true
+	}
+	for _, r := range l.m.Renames {
+		if r.New == name && all[peerID(r.Old)] {
+			return true
+		}
+	}
+	return false
 }
 
 // uniqueStrings keeps the first of each string, in order.
