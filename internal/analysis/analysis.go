@@ -182,6 +182,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("reading raft state", l.raft)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)
+	l.guard("naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
 	l.guard("opening encrypted stores", l.keyNotes)
 	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.guard("reading stream messages in raft WALs", l.walSeqs)
@@ -240,6 +241,11 @@ type loader struct {
 	// of histValues, kept by the raft loader's one pass (keepWALMessages).
 	walValues   map[string]map[ServerID][]walValue
 	payloadHits map[*StreamCopy]payloadHits
+	// storeDirs and raftzFigs: the logs' Store Directory lines and the
+	// raftz captures' group figures, kept to name stores (name_evidence.go).
+	storeDirs []logStoreDir
+	raftzFigs []raftzFigure
+	raftzWant map[string]map[uint64]bool // raftzSeqs
 }
 
 // addServer returns the server named name, creating it.

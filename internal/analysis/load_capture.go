@@ -401,6 +401,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			if rg.ID != "" && srv.PeerID != "" && rg.ID != srv.PeerID && srv.NameSource != "unknown" {
 				l.note("capture %s: raftz answer of %s is from node %s, but %s hashes to %s", c.File, srv.Name, rg.ID, srv.Name, srv.PeerID)
 			}
+			l.keepRaftzFigure(srv, c.File, gname, rg)
 			g := l.group(gname)
 			if g.Kind != natsfmt.GroupMeta && g.Account == "" && acc != "$SYS" {
 				g.Account = acc

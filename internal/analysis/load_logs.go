@@ -246,6 +246,9 @@ func (l *loader) log(lg bundle.Log, carried string) string {
 	}
 	srv := l.addServer(name, source)
 	srv.Sources["log"] = true
+	if source != "unknown" {
+		l.keepStoreDirs(lg.Path, srv.ID, sc.Boots())
+	}
 	if st.Lines > 0 {
 		srv.Alive = true
 	}

@@ -68,10 +68,14 @@ func (l *loader) storeServer(st bundle.Store) *Server {
 type walState struct {
 	metaSnap    []*raftlog.StreamAssignment
 	metaSnapIdx uint64
+	snapTerm    uint64 // the newest snapshot's term
 	ops         []*raftlog.Op
 	maxCommit   uint64
 	lastIndex   uint64
+	lastTerm    uint64 // the term of the entry at lastIndex
 	maxTerm     uint64 // the highest term of the snapshot and entries read
+	// summary: the WAL as /raftz reports it (WALSummary), nil unread.
+	summary *WALSummary
 	// snapCorrupt: the meta snapshot fails its checksum (never applied);
 	// afterSnap counts the WAL's append entries past its index.
 	snapCorrupt bool
@@ -139,7 +143,7 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	if rd.commitErr != nil {
 		l.raftCorrupt(srv, name, rd.commitErr)
 	}
-	rec.MaxTerm, rec.PeersAfterSnap = ws.maxTerm, ws.peersAfterSnap
+	rec.MaxTerm, rec.PeersAfterSnap, rec.WAL = ws.maxTerm, ws.peersAfterSnap, ws.summary
 	l.m.RaftRecords = append(l.m.RaftRecords, &rec)
 	view.Applied = ws.metaSnapIdx
 	view.Commit = ws.maxCommit
@@ -197,7 +201,7 @@ func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
 	}
 	g.History = append(g.History, ev)
-	ws.metaSnapIdx = snap.Index
+	ws.metaSnapIdx, ws.snapTerm = snap.Index, snap.Term
 	if g.Kind == natsfmt.GroupMeta && snap.ChecksumOK {
 		if sr.MetaErr != nil {
 			l.raftCorrupt(srv, g.Name, sr.MetaErr)
@@ -248,8 +252,12 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	if g.Kind == natsfmt.GroupStream {
 		ws.walMsgs = &walReplay{values: l.histValues}
 	}
+	want, stamps := l.raftzSeqs(g.Name), map[uint64]int64{}
 	scan, err := walRecords(l.b.FS, dir, g.Name, func(rec *raftlog.WALRecord) error {
 		file := rec.File
+		if want[rec.Seq] {
+			stamps[rec.Seq] = rec.TS
+		}
 		if ws.walMsgs != nil {
 			ws.walMsgs.record(rec)
 		}
@@ -263,7 +271,9 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 			// dump wal says so too, at the record: its sequence is the raft index.
 			l.raftDamage(srv, g.Name, file, rec.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", rec.Seq, idx)
 		}
-		ws.lastIndex = max(ws.lastIndex, idx)
+		if idx >= ws.lastIndex {
+			ws.lastIndex, ws.lastTerm = idx, ae.Term
+		}
 		ws.maxTerm = max(ws.maxTerm, ae.Term)
 		ws.maxCommit = max(ws.maxCommit, ae.Commit)
 		t := time.Unix(0, rec.TS).UTC()
@@ -343,6 +353,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 	if err != nil {
 		l.raftCorrupt(srv, g.Name, err)
 		return
+	}
+	ws.summary = &WALSummary{WALFigures: WALFigures{FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq, Msgs: scan.State.Msgs, PIndex: ws.lastIndex, PTerm: ws.lastTerm}, Stamps: stamps}
+	if ws.lastIndex == 0 {
+		ws.summary.PIndex, ws.summary.PTerm = ws.metaSnapIdx, ws.snapTerm
 	}
 	if scan.Meta != nil && g.Account == "" {
 		md := scan.Meta.Metadata

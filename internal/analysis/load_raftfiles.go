@@ -39,6 +39,27 @@ type RaftRecord struct {
 	// snapshot change the peer set.
 	MaxTerm        uint64
 	PeersAfterSnap bool
+	// WAL is the WAL's state as the same pass read it, nil when the group
+	// has no WAL folder or it could not be scanned.
+	WAL *WALSummary
+}
+
+// WALSummary is a group WAL as a server's /raftz reports it: the WAL
+// filestore's first and last sequence and message count, and the index
+// and term of the last entry (the snapshot's when the WAL holds none).
+type WALSummary struct {
+	WALFigures
+	// Stamps: the store time (Unix ns) of the entries at the sequences a
+	// /raftz capture gave as its WAL's first or last (each server stamps
+	// the entries it stores with its own clock).
+	Stamps map[uint64]int64
+}
+
+// WALFigures are the counts of a WAL, as a store holds them or a /raftz
+// answer reports them.
+type WALFigures struct {
+	FirstSeq, LastSeq, Msgs uint64
+	PIndex, PTerm           uint64
 }
 
 // PeersRecord is a decoded peers.idx and what PeerState.Check finds in it.

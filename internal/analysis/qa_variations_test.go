@@ -187,14 +187,16 @@ func sameAnalysis(t *testing.T, fixtureName, path string, skipEvents bool) {
 var qaFixtures = []string{"v2.10.22-per-server", "v2.15.2-flat", "lifecycle-v2.12.1", "orphan-v2.15.2", "v2.10.22-incident-phantom-peers", "rename-v2.15.2", "scaledown-v2.12.1"}
 
 // anonymousR3 are the fixtures whose stores, under paths naming no server,
-// no content ties to one server (every group R3 over the same peers): they
-// are compared with names aside (sameFiguresNamesAside).
-var anonymousR3 = map[string]bool{"lifecycle-v2.12.1": true, "orphan-v2.15.2": true}
+// are compared with names aside (sameFiguresNamesAside): lifecycle-v2.12.1's
+// standalone store has no raft state to tie to its log or captures (its
+// clustered stores, every group R3 over the same peers, are named by the
+// raftz captures, name_evidence.go).
+var anonymousR3 = map[string]bool{"lifecycle-v2.12.1": true}
 
-// unnamedStoresLoseFindings are fixtures where such unnamed stores also lose
-// findings (known, not fixed: rename-v2.15.2 loses asset-lost, scaledown-v2.12.1
-// loses replica-gap); they are tried in the nested layout only.
-var unnamedStoresLoseFindings = map[string]bool{"rename-v2.15.2": true, "scaledown-v2.12.1": true}
+// unnamedStoresLoseFindings are fixtures where unnamed stores lose findings;
+// they are tried in the nested layout only. None since the raftz captures
+// name stores (rename-v2.15.2 lost asset-lost, scaledown-v2.12.1 replica-gap).
+var unnamedStoresLoseFindings = map[string]bool{}
 
 func TestRearrangedLayouts(t *testing.T) {
 	layouts := map[string]func(i int, part string) string{
