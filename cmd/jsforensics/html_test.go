@@ -596,3 +596,19 @@ func TestHTMLReplicaMarks(t *testing.T) {
 		t.Errorf("%d unreadable marks, want 1", n)
 	}
 }
+
+// TestLanesNameRemoteLeaders: on the split supercluster a server logs "new
+// remote metadata leader" without naming it; its lane takes the name the
+// same server's later /jsz or /raftz answer gives (old-0), never
+// "(unnamed)" where a source of the bundle names the leader.
+func TestLanesNameRemoteLeaders(t *testing.T) {
+	_, page := renderHTML(t, filepath.Join(bundles, "v2.15.2-supercluster-split", "bundle"))
+	if bytes.Contains(page, []byte("(unnamed)")) {
+		t.Error("a lane still shows an unnamed meta leader")
+	}
+	for _, want := range []string{"new-1: meta leader old-0 from 2026-11-30T01:41:07.652Z", "new-2: meta leader old-0 from 2026-11-30T01:41:12.651Z"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("no lane period %q", want)
+		}
+	}
+}

@@ -248,6 +248,32 @@ func drawLeaderViews(r *report.Report, sc timeScale, lanes []laneView, laneOf ma
 			}
 		}
 	}
+	// A captured view (/raftz, /jsz) names the leader its server followed
+	// when it answered: the time of that server's newest event from the
+	// same capture source.
+	answered := map[[2]string]time.Time{}
+	for _, e := range r.Timeline {
+		if k := [2]string{e.Server, e.Source}; e.Time.After(answered[k]) {
+			answered[k] = e.Time
+		}
+	}
+	for _, g := range r.Groups {
+		if g.Kind != "meta" {
+			continue
+		}
+		for _, v := range g.Views {
+			li, ok := laneOf[v.Server]
+			at := answered[[2]string{v.Server, v.Source}]
+			if !ok || v.Leader == "" || at.IsZero() || v.Source != "raftz" && v.Source != "jsz" {
+				continue
+			}
+			leader := v.Leader
+			if n, ok := nameOfPeer[leader]; ok {
+				leader = n
+			}
+			events[li] = append(events[li], viewEvent{t: at, leader: leader, term: v.Term})
+		}
+	}
 	for _, e := range r.Timeline {
 		li, ok := laneOf[e.Server]
 		if !ok || e.Time.IsZero() {
