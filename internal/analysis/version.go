@@ -101,3 +101,29 @@ func versionLess(a, b string) bool {
 	}
 	return a3 < b3
 }
+
+// disableDeletesMeta says whether nats-server v, when it runs out of
+// resources, deletes its meta group state ($SYS/_js_/_meta_) as it turns
+// JetStream off, rather than only stopping the group. handleOutOfSpace
+// calls DisableJetStream, whose meta.Delete() removes the folder, in
+// 2.10.22, 2.10.27, 2.11.17 and 2.12.4 (v2.11.17 jetstream.go:626, :677),
+// and ShutdownJetStream (meta.Stop) in 2.12.15, 2.14.10, 2.15.2 and 2.15.3.
+// README versions table, row `diskfull`: run on 2.11.17 (fixture
+// diskfull-v2.11.17: the full server's store has no _meta_ folder, a start
+// on the still-full volume keeps running with JetStream disabled again),
+// 2.12.15, 2.14.10 and 2.15.3 (_meta_ kept, a start on the full volume
+// exits). known is false for 2.12.5-2.12.14 (the change lies there, not
+// read), and where sourceRead cannot tell (2.13, past a line's newest
+// release read, 2.16+).
+func disableDeletesMeta(v string) (yes, known bool) {
+	mi, pa, ok := sourceRead(v)
+	switch {
+	case !ok:
+		return false, false
+	case mi == 10 || mi == 11 || mi == 12 && pa <= 4:
+		return true, true
+	case mi == 12 && pa < 15:
+		return false, false
+	}
+	return false, true
+}
