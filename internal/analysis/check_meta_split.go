@@ -128,6 +128,10 @@ func foundersOf(m *Model, fs []MetaFounding) string {
 	return strings.Join(s, ",")
 }
 
+// metaSplitRemedy: v215 only chooses between two notes on preventing a
+// new cluster's own meta group (README versions table, row
+// supercluster-split: run on 2.15.2 only; older lines get the note that
+// holds on every version).
 func metaSplitRemedy(m *Model, sides []*metaSide) prescription {
 	return prescribe("meta-split-keep-one-side", args{"v215": versionAtLeast(minVersion(m), 2, 15)})
 }

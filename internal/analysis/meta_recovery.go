@@ -19,8 +19,13 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
 	case !srv.Meta.SnapshotCorrupt:
 		return srv.Meta, "", ""
-	case versionAtLeast(srv.Version, 2, 14):
+	}
+	// README versions table, row metasnap (refusesCorruptMetaSnapshot).
+	switch refuses, known := refusesCorruptMetaSnapshot(srv.Version); {
+	case refuses:
 		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
+	case !known && srv.Version != "":
+		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and whether %s drops it (2.12 and older) or refuses to start JetStream on it (2.14+) cannot be told, so what its meta recovery keeps cannot be told", srv.Version)
 	}
 	old := "nats-server 2.12 and older"
 	if srv.Version == "" {
