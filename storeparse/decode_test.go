@@ -13,7 +13,7 @@ import (
 )
 
 // indexVersion is the index.db format each nats-server version writes.
-var indexVersion = map[string]byte{"2.10.22": 1, "2.10.27": 1, "2.12.1": 3, "2.12.4": 3, "2.12.15": 3, "2.14.10": 4, "2.15.2": 4, "2.15.3": 4}
+var indexVersion = map[string]byte{"2.10.22": 1, "2.10.27": 1, "2.11.17": 2, "2.12.1": 3, "2.12.4": 3, "2.12.15": 3, "2.14.10": 4, "2.15.2": 4, "2.15.3": 4}
 
 func TestIndexVersions(t *testing.T) {
 	seen := map[byte]int{}

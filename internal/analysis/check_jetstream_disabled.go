@@ -395,9 +395,15 @@ func behindReplicas(m *Model, s *Server) []string {
 }
 
 // disabledRemedy is how a disabled JetStream comes back, as the diskfull
-// fixtures proved on 2.12.15 and 2.15.3 (testdata/gen README, diskfull-*).
+// fixtures proved on 2.11.17, 2.12.15 and 2.15.3 (testdata/gen README,
+// diskfull-*); what a start on a still-full volume does, and whether the
+// meta state is gone, follow disableDeletesMeta (README versions table,
+// row diskfull).
 func disabledRemedy(m *Model, s *Server, kind string, back bool) prescription {
-	return prescribe("jetstream-disabled", args{"server": m.Name(s.ref()), "back": back,
+	dropped, known := disableDeletesMeta(s.Version)
+	full := kind == "disk-full"
+	return prescribe("jetstream-disabled", args{"server": m.Name(s.ref()), "back": back, "version": dashIfEmpty(s.Version),
+		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})
 }
@@ -405,10 +411,10 @@ func disabledRemedy(m *Model, s *Server, kind string, back bool) prescription {
 // jetStreamOffAtEnd says whether s's captures end with its JetStream off
 // (its newest answer about it says so).
 func jetStreamOffAtEnd(s *Server) bool {
-	js := s.JetStream
-	if js == nil || len(js.Off) == 0 {
+	if s == nil || s.JetStream == nil || len(s.JetStream.Off) == 0 {
 		return false
 	}
+	js := s.JetStream
 	lastOff, lastOn := time.Time{}, time.Time{}
 	for _, a := range js.Off {
 		lastOff = later(lastOff, a.Time)

@@ -201,7 +201,7 @@ func TestJetStreamDisabledOthersChecks(t *testing.T) {
 // behind as replica-gap; and what the remedy says a restart does is what
 // the restart of a copy with space did (expect.recovery).
 func TestJetStreamDisabledFixtures(t *testing.T) {
-	for _, name := range []string{"diskfull-v2.12.15", "diskfull-v2.15.3"} {
+	for _, name := range []string{"diskfull-v2.11.17", "diskfull-v2.12.15", "diskfull-v2.15.3"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(bundlesDir, name)
 			b, err := os.ReadFile(filepath.Join(dir, "want.json"))
@@ -218,12 +218,13 @@ func TestJetStreamDisabledFixtures(t *testing.T) {
 						StreamLines []string `json:"stream_lines"`
 					} `json:"recovery"`
 					Reload struct {
-						Exited     bool     `json:"exited"`
-						ExitLine   string   `json:"exit_line"`
-						Then       string   `json:"then"`
-						Reenabled  bool     `json:"reenabled"`
-						CaughtUp   bool     `json:"caught_up"`
-						AfterLines []string `json:"after_lines"`
+						Exited        bool     `json:"exited"`
+						DisabledAgain bool     `json:"disabled_again"`
+						ExitLine      string   `json:"exit_line"`
+						Then          string   `json:"then"`
+						Reenabled     bool     `json:"reenabled"`
+						CaughtUp      bool     `json:"caught_up"`
+						AfterLines    []string `json:"after_lines"`
 					} `json:"reload"`
 				} `json:"expect"`
 			}
@@ -261,8 +262,15 @@ func TestJetStreamDisabledFixtures(t *testing.T) {
 				t.Errorf("since %v, disable logged at %v", f.Since, disabledAt)
 			}
 			ev := strings.Join(f.Evidence, "\n")
-			for _, want := range []string{"no space left on device", "the write that failed: ", "/jsz disabled: true", "JetStream not enabled (10076)",
-				"max_storage (max_file_store) 8.0 GiB", "index.db file(s) of 0 bytes", "behind: its copy of APP > " + x.Stream} {
+			// 2.11.17 left no 0-byte index.db (it deleted _meta_ instead:
+			// README versions table, row diskfull).
+			v211 := strings.Contains(name, "2.11")
+			wantEv := []string{"no space left on device", "the write that failed: ", "/jsz disabled: true", "JetStream not enabled (10076)",
+				"max_storage (max_file_store) 8.0 GiB", "behind: its copy of APP > " + x.Stream}
+			if !v211 {
+				wantEv = append(wantEv, "index.db file(s) of 0 bytes")
+			}
+			for _, want := range wantEv {
 				if !strings.Contains(ev, want) {
 					t.Errorf("evidence lacks %q:\n%s", want, ev)
 				}
@@ -284,20 +292,34 @@ func TestJetStreamDisabledFixtures(t *testing.T) {
 			}
 			// The remedy's account of a restart is what the real server did.
 			lines := strings.Join(x.Recovery.StreamLines, "\n")
-			if !x.Recovery.CaughtUp || !strings.Contains(lines, "Stream state too short (0 bytes)") || !strings.Contains(lines, "Catchup for stream 'APP > "+x.Stream+"' complete") {
+			claims := []string{"Stream state too short (0 bytes)", "catches each stream up from its leader", "nothing lost", "Can't start JetStream: write …/_meta_/peers.idx.tmp: no space left on device", "Restarting JetStream"}
+			switch {
+			case v211:
+				// 2.11.17: no index.db to rebuild; the copy caught up; a
+				// start on the full volume kept running, JetStream
+				// disabled again at its first meta write.
+				if !x.Recovery.CaughtUp || !strings.Contains(lines, "Catchup for stream 'APP > "+x.Stream+"'") {
+					t.Errorf("the restart with space did not do what the remedy says: caught up %v\n%s", x.Recovery.CaughtUp, lines)
+				}
+				if rl := x.Reload; rl.Exited || !rl.DisabledAgain {
+					t.Errorf("start without space: exited %v, disabled again %v", rl.Exited, rl.DisabledAgain)
+				}
+				claims = []string{"rejoins the meta group with an empty meta log", "catches each stream up from its leader", "nothing lost", "disables JetStream again at once", "Restarting JetStream"}
+			case !x.Recovery.CaughtUp || !strings.Contains(lines, "Stream state too short (0 bytes)") || !strings.Contains(lines, "Catchup for stream 'APP > "+x.Stream+"' complete"):
 				t.Errorf("the restart with space did not do what the remedy says: caught up %v\n%s", x.Recovery.CaughtUp, lines)
 			}
-			// A start on the still-full volume exits (both versions); a
-			// reload after growing it brings JetStream back (2.12.15's
-			// fixture; 2.15.3 too in a run not committed, testdata/gen README).
-			if rl := x.Reload; !rl.Exited || !strings.Contains(rl.ExitLine, "[FTL] Can't start JetStream: write") || !strings.Contains(rl.ExitLine, noSpace) {
+			// A start on the still-full volume exits (2.12.15, 2.15.3); a
+			// reload after growing it brings JetStream back (2.11.17's and
+			// 2.12.15's fixtures; 2.15.3 too in a run not committed,
+			// testdata/gen README).
+			if rl := x.Reload; !v211 && (!rl.Exited || !strings.Contains(rl.ExitLine, "[FTL] Can't start JetStream: write") || !strings.Contains(rl.ExitLine, noSpace)) {
 				t.Errorf("start without space: exited %v, %q", rl.Exited, rl.ExitLine)
 			}
-			if rl := x.Reload; strings.Contains(name, "2.12") &&
+			if rl := x.Reload; (strings.Contains(name, "2.12") || v211) &&
 				(rl.Then != "reload" || !rl.Reenabled || !rl.CaughtUp || !strings.Contains(strings.Join(rl.AfterLines, "\n"), "Restarting JetStream")) {
 				t.Errorf("reload: %+v", rl)
 			}
-			for _, claim := range []string{"Stream state too short (0 bytes)", "catches each stream up from its leader", "nothing lost", "Can't start JetStream: write …/_meta_/peers.idx.tmp: no space left on device", "Restarting JetStream"} {
+			for _, claim := range claims {
 				if !strings.Contains(f.Remedy, claim) {
 					t.Errorf("remedy lacks %q: %s", claim, f.Remedy)
 				}

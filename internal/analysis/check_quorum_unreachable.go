@@ -251,6 +251,10 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 	}
 	v := minVersion(m)
 	a := args{"version": v, "missing": missing, "readd": readdNote(m), "quorum": natsfmt.Quorum(reachable)}
+	// $JS.API.META.RESCUE exists from 2.15 only (v2.15.3 jetstream_api.go;
+	// absent from the 2.11.17, 2.12.15 and 2.14.10 source; README versions
+	// table, row rename: 2.11.17 answered it 10039). Before 2.15, and for
+	// 2.13 (never released), the temporary servers work on every version.
 	if versionAtLeast(v, 2, 15) {
 		return prescribe("meta-quorum-rescue", a)
 	}

@@ -221,7 +221,11 @@ func renameRemedy(m *Model, former map[string]Rename) prescription {
 	}
 	v := minVersion(m)
 	a := args{"version": dashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
-		"renamed": len(olds), "beside_size": 2 * len(olds), "beside_quorum": len(olds) + 1, "rescue": versionAtLeast(v, 2, 15)}
+		"renamed": len(olds), "beside_size": 2 * len(olds), "beside_quorum": len(olds) + 1,
+		// $JS.API.META.RESCUE exists from 2.15 (v2.15.3 jetstream_api.go; not
+		// in 2.11.17, 2.12.15, 2.14.10 source; README row rename: 2.11.17
+		// answered it "JetStream not enabled for account", 10039).
+		"rescue": versionAtLeast(v, 2, 15)}
 	if len(deleted) > 0 {
 		a["deleted"] = fmt.Sprintf(" (here: %s)", strings.Join(deleted, "; "))
 	}
@@ -231,7 +235,12 @@ func renameRemedy(m *Model, former map[string]Rename) prescription {
 	// and only the servers beside work; 2.12.15 and 2.15.2 did not (size
 	// 3): reverting works on both, the servers beside only on 2.15.2
 	// (2.12.15 and 2.14.10 ended at 2 peers with one renamed server outside
-	// the group; rename-v2.14.10 was run and not committed).
+	// the group; rename-v2.14.10 was run and not committed). README
+	// versions table, row rename: 2.11.17 grew the group as 2.12.1 did
+	// (size 5 on its leader; old names beside recovered it, reverting did
+	// not), so metaGrewByRename picks its remedy before any version test.
+	// The 2.15 boundary: 2.15.2 beside-or-revert, 2.12.15 and 2.14.10
+	// revert; 2.13 was never released, so no bundle runs it.
 	switch {
 	case metaGrewByRename(m, former):
 		return prescribe("rename-old-names-beside", a)

@@ -367,6 +367,14 @@ func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 	best := map[string]View{}
 	damaged := sizeDamaged(m) // peer_size.go
 	for _, v := range meta.Views {
+		// A server whose JetStream is off runs no meta group: the size its
+		// /varz or /jsz still gives is no side (diskfull-v2.11.17, run
+		// 2026-12-02: df-2's /varz said cluster_size 2 with no leader, and
+		// 2.11.17's DisableJetStream had deleted its _meta_ folder,
+		// jetstream.go:677 meta.Delete; 2.12+ only stop the group).
+		if (v.Source == "varz" || v.Source == "jsz") && jetStreamOffAtEnd(m.serverOf(v.Server)) {
+			continue
+		}
 		if v.Source == "peers.idx" && damaged[v.File] {
 			v.ClusterSize = len(v.Peers)
 		}

@@ -15,7 +15,7 @@ import (
 // nats-server 2.14 and newer refuse to start JetStream on it (raft.go
 // setupLastSnapshot returns errSnapshotCorrupt, server.go Fatalf "Can't
 // start JetStream"; read in 2.14.0, 2.14.10, 2.15.2, run on 2.14.10, 2.15.2
-// and 2.15.3); 2.12 and older (read and run on 2.10.22, 2.12.1, 2.12.15)
+// and 2.15.3); 2.12 and older (read and run on 2.10.22, 2.11.17, 2.12.1, 2.12.15)
 // delete the file and recover from what the meta WAL holds after it. Either way its
 // assignments are not the server's state, and an unreadable snapshot is not
 // "no assignments": what the server recovers is said per server below.
@@ -135,10 +135,12 @@ func metaSnapNextStart(srv *Server, damaged, members int) []string {
 		}
 		drop += fmt.Sprintf("its WAL still holds %d entr%s after the snapshot (assigning %d streams), so it counts itself current with only that state and, 30 s after meta recovery, deletes as orphans every stream and consumer those entries do not assign (seen on 2.12.1; nats-server#7556; see orphan-risk)", after, map[bool]string{true: "y", false: "ies"}[after == 1], n)
 	}
-	switch {
-	case versionAtLeast(srv.Version, 2, 14):
+	// README versions table, row metasnap (refusesCorruptMetaSnapshot);
+	// a version it cannot tell gets both accounts.
+	switch refuses, known := refusesCorruptMetaSnapshot(srv.Version); {
+	case refuses:
 		out = append(out, refuse)
-	case srv.Version != "":
+	case known:
 		out = append(out, drop)
 	default:
 		out = append(out, refuse, drop)

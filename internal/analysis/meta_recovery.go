@@ -19,15 +19,20 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
 	case !srv.Meta.SnapshotCorrupt:
 		return srv.Meta, "", ""
-	case versionAtLeast(srv.Version, 2, 14):
+	}
+	// README versions table, row metasnap (refusesCorruptMetaSnapshot).
+	switch refuses, known := refusesCorruptMetaSnapshot(srv.Version); {
+	case refuses:
 		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
+	case !known && srv.Version != "":
+		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and whether %s drops it (2.12 and older) or refuses to start JetStream on it (2.14+) cannot be told, so what its meta recovery keeps cannot be told", srv.Version)
 	}
 	old := "nats-server 2.12 and older"
 	if srv.Version == "" {
 		old = "if it runs 2.12 or older (its version is not in the bundle), nats-server"
 	}
 	if srv.Meta.AfterSnapshot > 0 {
-		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
+		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current; the deletion comes at the one orphan check, 30 s after meta recovery, and only if a meta leader is known by then (checkForOrphans: \"skipping check for orphans, no meta-leader\" otherwise, never run again until a restart; seen on 2.11.17 in one run of three)", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
 	}
 	leader := p.Facts.highestMetaTerm(p.Model)
 	if leader == nil {

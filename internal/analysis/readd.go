@@ -17,7 +17,9 @@ import (
 // this way (v2.15.2 raft.go:4235 `!n.managed && n.State() == Leader`):
 // stream and consumer groups are Managed (jetstream_cluster.go:4088
 // createRaftGroup), the meta group is not (jetstream_cluster.go:1367), so
-// it still does. No fixture has run it. known is false where no source was read:
+// it still does. No fixture has run it (README versions table: no family
+// removes a meta peer and waits 5 minutes; boundaries read in the source
+// only). known is false where no source was read:
 // 2.13 (never released), past the newest release read of a line, 2.16+.
 func readdsRemovedMetaPeer(v string) (yes, known bool) {
 	mi, pa, ok := sourceRead(v)

@@ -44,7 +44,10 @@ func versionAtLeast(v string, major, minor int) bool {
 // 2.11.17, 2.12.0-2.12.4: readPeerState first, the snapshot's peer state not
 // applied at start). known is false when v does not parse, and where no
 // source was read: 2.13 (never released), past the newest release read of
-// a line (2.10.27, 2.11.17, 2.12.15, 2.14.10, 2.15.3), and 2.16+.
+// a line (2.10.27, 2.11.17, 2.12.15, 2.14.10, 2.15.3), and 2.16+. README
+// versions table, row phantom: 2.10.22, 2.11.17 and 2.12.4 stayed at size
+// 10 with no leader after the incident-000 edit of peers.idx, 2.12.15,
+// 2.14.10 and 2.15.3 ran at 5 with a leader.
 func startsFromSnapshotPeers(v string) (yes, known bool) {
 	mi, pa, ok := sourceRead(v)
 	if !ok {
@@ -100,4 +103,50 @@ func versionLess(a, b string) bool {
 		return a2 < b2
 	}
 	return a3 < b3
+}
+
+// disableDeletesMeta says whether nats-server v, when it runs out of
+// resources, deletes its meta group state ($SYS/_js_/_meta_) as it turns
+// JetStream off, rather than only stopping the group. handleOutOfSpace
+// calls DisableJetStream, whose meta.Delete() removes the folder, in
+// 2.10.22, 2.10.27, 2.11.17 and 2.12.4 (v2.11.17 jetstream.go:626, :677),
+// and ShutdownJetStream (meta.Stop) in 2.12.15, 2.14.10, 2.15.2 and 2.15.3.
+// README versions table, row `diskfull`: run on 2.11.17 (fixture
+// diskfull-v2.11.17: the full server's store has no _meta_ folder, a start
+// on the still-full volume keeps running with JetStream disabled again),
+// 2.12.15, 2.14.10 and 2.15.3 (_meta_ kept, a start on the full volume
+// exits). known is false for 2.12.5-2.12.14 (the change lies there, not
+// read), and where sourceRead cannot tell (2.13, past a line's newest
+// release read, 2.16+).
+func disableDeletesMeta(v string) (yes, known bool) {
+	mi, pa, ok := sourceRead(v)
+	switch {
+	case !ok:
+		return false, false
+	case mi == 10 || mi == 11 || mi == 12 && pa <= 4:
+		return true, true
+	case mi == 12 && pa < 15:
+		return false, false
+	}
+	return false, true
+}
+
+// refusesCorruptMetaSnapshot says whether nats-server v refuses to start
+// JetStream on a corrupt meta snapshot ("[FTL] Can't start JetStream: raft:
+// snapshot corrupt"), rather than dropping it and recovering from the meta
+// WAL (load_metasnap.go). README versions table, row `metasnap`: 2.14.10,
+// 2.15.2 and 2.15.3 refuse (fixtures metasnap-v2.14.10, metasnap-v2.15.2);
+// 2.10.22, 2.11.17, 2.12.1 and 2.12.15 drop it (metasnap-v2.12.1; the
+// 2.11.17 and 2.12.15 runs were not committed). A release line is one side
+// or the other; known is false for 2.13 (never released, no side proven)
+// and where v does not parse as 2.x.
+func refusesCorruptMetaSnapshot(v string) (yes, known bool) {
+	ma, mi, _, ok := parseVersion(v)
+	switch {
+	case !ok || ma != 2 || mi == 13:
+		return false, false
+	case mi >= 14:
+		return true, true
+	}
+	return false, true
 }

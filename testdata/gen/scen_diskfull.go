@@ -33,7 +33,7 @@ func diskFullScenarios() []Scenario {
 	for _, r := range []struct {
 		v        string
 		metaFull bool
-	}{{"v2.12.15", false}, {"v2.15.3", true}} {
+	}{{"v2.11.17", false}, {"v2.12.15", false}, {"v2.15.3", true}} {
 		out = append(out, Scenario{Name: "diskfull-" + r.v, Timeout: 8 * time.Minute,
 			Doc: "issue 18: 3 x " + r.v + ", one store on a small tmpfs fills and disables JetStream; expect = what the server logged and reported, and a restart with space",
 			Run: func(ctx context.Context, env *Env) error { return diskFull(ctx, env, r.v, r.metaFull) }})
