@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +31,7 @@ var checkQuorumUnreachable = Check{
 				members[i].Peers = memberPeers(m, v, former)
 			}
 			done := map[string]bool{}
+			first := len(out)
 			for _, v := range members {
 				// A view without its peer list (a leaderless /jsz) cannot
 				// tell which peers exist; a damaged size is store-corrupt's
@@ -73,7 +75,7 @@ var checkQuorumUnreachable = Check{
 					Message: fmt.Sprintf("raft group %s%s expects %d peers and needs %d for quorum, but only %d of its peers exist: no leader can be elected", g.Name, groupAsset(g), v.ClusterSize, quorum, reachable),
 					Evidence: []string{
 						"view held by " + strings.Join(holders, ", "),
-						fmt.Sprintf("peers that exist: %s", strings.Join(namedIDs(m, existing(p.Facts, v.Peers)), " ")),
+						"peers that exist: " + noneIfEmpty(strings.Join(namedIDs(m, existing(p.Facts, v.Peers)), " ")),
 						"missing peers: " + strings.Join(missingPeers(m, p.Facts, missing), "; "),
 					},
 				}
@@ -93,9 +95,41 @@ var checkQuorumUnreachable = Check{
 				f.Evidence = append(f.Evidence, implausibleTerms(m, g)...)
 				out = append(out, f)
 			}
+			out = oneFindingPerGroup(out, first)
 		}
 		return out
 	},
+}
+
+// oneFindingPerGroup makes the findings from out[first:], one group's
+// views that cannot reach quorum, one finding: the view of the largest
+// cluster size (the quorum an election needs at most) with the others'
+// figures as evidence. Servers of one group in the middle of a peer change
+// hold different views of it (seen on 2.11.17's rename: the leader at 5,
+// the followers at 3); the group is still one group without a leader.
+func oneFindingPerGroup(out []report.Finding, first int) []report.Finding {
+	if len(out)-first < 2 {
+		return out
+	}
+	group := out[first:]
+	best := 0
+	for i, f := range group {
+		if f.ClusterSize > group[best].ClusterSize {
+			best = i
+		}
+	}
+	f := group[best]
+	f.Evidence = slices.Clone(f.Evidence)
+	for i, o := range group {
+		if i == best {
+			continue
+		}
+		f.Evidence = append(f.Evidence, "another view of the group: "+o.Message)
+		for _, e := range o.Evidence {
+			f.Evidence = append(f.Evidence, "  "+e)
+		}
+	}
+	return append(out[:first], f)
 }
 
 // groupAsset names the stream or consumer a group replicates, as
@@ -120,9 +154,15 @@ func namedIDs(m *Model, ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = id
-		if n := m.IDs[id]; n != "" {
+		// nats-server refuses a server_name with a space from 2.11 on
+		// (server.go: "server name cannot contain spaces", read in 2.11.17
+		// to 2.15.3; 2.10.22 has no such check). A name with one is taken
+		// for a phrase a log printed in a name's place ("Server name
+		// unknown at this time (peerID: …)") and left out: the id alone
+		// is still right.
+		if n := m.IDs[id]; n != "" && !strings.Contains(n, " ") {
 			out[i] = n + " (" + id + ")"
-		} else if s := m.serverByID(id); s != nil && s.Name != "" {
+		} else if s := m.serverByID(id); s != nil && s.Name != "" && !strings.Contains(s.Name, " ") {
 			out[i] = s.Name + " (" + id + ")"
 		}
 	}
@@ -277,4 +317,12 @@ func implausibleTerms(m *Model, g *Group) []string {
 		}
 	}
 	return out
+}
+
+// noneIfEmpty is s, or "none" where a list is empty.
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
