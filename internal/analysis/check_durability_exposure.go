@@ -57,6 +57,11 @@ var checkDurabilityExposure = Check{
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
 		covered := map[AssetKey]bool{}
+		// The streams by name, once: an exposure names its streams.
+		streams := make(map[AssetKey]*Stream, len(p.Model.Streams))
+		for _, st := range p.Model.Streams {
+			streams[AssetKey{st.Account, st.Name}] = st
+		}
 		for _, e := range p.Model.Exposures {
 			if e.Sync.Always || len(e.Streams) == 0 {
 				continue
@@ -71,7 +76,7 @@ var checkDurabilityExposure = Check{
 			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
 			for _, s := range e.Streams {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: the blocks holding messages timestamped in the window hold seq %d..%d (%d messages)", s.Path, s.FirstSeq, s.LastSeq, s.Messages))
-				if line := sameTailLost(p.Model, s); line != "" {
+				if line := sameTailLost(p.Model, streams[AssetKey{s.Account, s.Stream}]); line != "" {
 					f.Evidence = append(f.Evidence, line)
 				}
 			}
@@ -87,7 +92,7 @@ var checkDurabilityExposure = Check{
 			if covered[AssetKey{st.Account, st.Name}] {
 				continue
 			}
-			if line := sameTailLost(p.Model, ExposedStream{Account: st.Account, Stream: st.Name}); line != "" {
+			if line := sameTailLost(p.Model, st); line != "" {
 				out = append(out, withRemedy(report.Finding{Account: st.Account, Stream: st.Name, Message: line,
 					Evidence: []string{"no unclean stop of these servers is in the logs of the bundle; the sync interval bounds what an unflushed power loss costs: " + syncSummary(p.Model)},
 				}, prescribe("durability-tail-lost", nil)))
@@ -119,28 +124,26 @@ func syncSummary(m *Model) string {
 // ends at the same sequence while a capture saw more: every replica lost
 // the same tail, as a coordinated power loss inside the sync interval does
 // (nats-server#7564).
-func sameTailLost(m *Model, es ExposedStream) string {
-	for _, st := range m.Streams {
-		if st.Account != es.Account || st.Name != es.Stream || len(st.Copies) < 2 {
-			continue
+func sameTailLost(m *Model, st *Stream) string {
+	if st == nil || len(st.Copies) < 2 {
+		return ""
+	}
+	last := st.Copies[0].LastSeq
+	for _, c := range st.Copies {
+		// An encrypted copy read without its key holds nothing known.
+		if c.LastSeq != last || c.Encrypted {
+			return ""
 		}
-		last := st.Copies[0].LastSeq
-		for _, c := range st.Copies {
-			// An encrypted copy read without its key holds nothing known.
-			if c.LastSeq != last || c.Encrypted {
-				return ""
-			}
+	}
+	var seen uint64
+	from := ""
+	for _, c := range st.Captured {
+		if c.LastSeq > seen {
+			seen, from = c.LastSeq, m.Name(c.Server)
 		}
-		var seen uint64
-		from := ""
-		for _, c := range st.Captured {
-			if c.LastSeq > seen {
-				seen, from = c.LastSeq, m.Name(c.Server)
-			}
-		}
-		if seen > last {
-			return fmt.Sprintf("every replica of %s > %s ends at seq %d while %s's captured /jsz saw seq %d: every replica lost the same tail (%d..%d); this is what a coordinated power loss inside the sync interval looks like (nats-server#7564), and no server logs that acknowledged writes are gone", es.Account, es.Stream, last, from, seen, last+1, seen)
-		}
+	}
+	if seen > last {
+		return fmt.Sprintf("every replica of %s > %s ends at seq %d while %s's captured /jsz saw seq %d: every replica lost the same tail (%d..%d); this is what a coordinated power loss inside the sync interval looks like (nats-server#7564), and no server logs that acknowledged writes are gone", st.Account, st.Name, last, from, seen, last+1, seen)
 	}
 	return ""
 }
