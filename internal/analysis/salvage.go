@@ -416,7 +416,18 @@ type walReplay struct {
 	// none); hits the messages, by index in msgs, that hold one.
 	values map[string]bool
 	hits   map[int]string
+	// overflow: the WAL held more than maxReplayMsgs messages, and msgs,
+	// names and hits were let go.
+	overflow bool
+	// again, againValues: what replayAgain read after an overflow.
+	again       seqset.Set
+	againValues []walValue
 }
+
+// maxReplayMsgs bounds the messages the raft loader's pass keeps of one
+// stream group's WAL (about 16 bytes each, and a subject per distinct
+// subject); past it, the WAL is read again where its messages are needed.
+var maxReplayMsgs = 1 << 20
 
 type walRemoval struct {
 	at          int // op number
@@ -489,7 +500,14 @@ func (rp *walReplay) removed(at int, seq uint64, subject string) bool {
 func (rp *walReplay) record(rec *raftlog.WALRecord) {
 	rp.ops(rec, func(at int, op *raftlog.Op) error {
 		rp.note(at, op)
-		if op.Msg == nil {
+		if op.Msg == nil || rp.overflow {
+			return nil
+		}
+		if len(rp.msgs) >= maxReplayMsgs {
+			// Held no further: a WAL this long is read again where a
+			// replay needs it (keepWALMessages), memory stays bounded.
+			rp.overflow = true
+			rp.msgs, rp.names, rp.index, rp.hits = nil, nil, nil, nil
 			return nil
 		}
 		id, ok := rp.index[op.Msg.Subject]
@@ -518,6 +536,9 @@ func (rp *walReplay) keptValues() []walValue {
 	if rp == nil {
 		return nil
 	}
+	if rp.overflow {
+		return rp.againValues
+	}
 	var out []walValue
 	for i, m := range rp.msgs {
 		if v, ok := rp.hits[i]; ok && !rp.removed(m.at, m.seq, rp.names[m.subject]) {
@@ -536,6 +557,9 @@ type walValue struct {
 // kept is the sequences of the messages recorded that no later removal
 // takes, as walMessages streams them.
 func (rp *walReplay) kept() seqset.Set {
+	if rp.overflow {
+		return rp.again
+	}
 	var seqs seqset.Set
 	for _, m := range rp.msgs {
 		if !rp.removed(m.at, m.seq, rp.names[m.subject]) {
@@ -583,6 +607,9 @@ func groupDir(b *bundle.Bundle, srv *Server, g string) string {
 // last N needs the messages themselves, which the same pass kept
 // (walState.walMsgs): the WAL is not read again.
 func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
+	if ws.walMsgs != nil && ws.walMsgs.overflow && (ws.replay || ws.walMsgs.values != nil) {
+		l.replayAgain(srv, group, ws)
+	}
 	if vs := ws.walMsgs.keptValues(); len(vs) > 0 {
 		if l.walValues == nil {
 			l.walValues = map[string]map[ServerID][]walValue{}
@@ -798,4 +825,29 @@ func extractHint(m *Model, server ServerID, account, stream string, lost []repor
 		return ""
 	}
 	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
+}
+
+// replayAgain reads a stream group's WAL a second time, for a WAL too long
+// for the first pass to hold its messages (maxReplayMsgs): the messages no
+// removal takes, and those holding a looked-for value, streamed with none
+// held.
+func (l *loader) replayAgain(srv *Server, group string, ws *walState) {
+	dir := groupDir(l.b, srv, group)
+	if dir == "" {
+		return
+	}
+	var kept seqset.Set
+	var values []walValue
+	rp := ws.walMsgs
+	err := walMessages(l.b.FS, dir, group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+		kept.Add(sm.Seq())
+		if rp.values[string(sm.Data)] {
+			values = append(values, walValue{seq: sm.Seq(), value: string(sm.Data)})
+		}
+		return nil
+	})
+	if err != nil {
+		return // the raft loader reports damage
+	}
+	rp.again, rp.againValues = kept, values
 }
