@@ -302,19 +302,23 @@ func drawLeaderViews(r *report.Report, sc timeScale, lanes []laneView, laneOf ma
 // stopped nor lost its leader nor saw a higher term in between: the same
 // leader, named by another source.
 func nameRemoteLeaders(evs []viewEvent) {
-	for i := range evs {
-		if evs[i].leader != unnamedLeader {
-			continue
-		}
-	next:
-		for _, e := range evs[i+1:] {
-			switch {
-			case e.down || e.up || e.none || e.isTerm && e.term > evs[i].term && evs[i].term > 0:
-				break next
-			case e.leader != "" && e.leader != unnamedLeader:
-				evs[i].leader = e.leader
-				break next
+	// One pass from the end, carrying the next leader a source names
+	// (next) and the highest term seen since it (term): a lane of many
+	// unnamed leaders costs its length, not its square.
+	next, term := "", uint64(0)
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		switch {
+		case e.down || e.up || e.none:
+			next, term = "", 0
+		case e.isTerm:
+			term = max(term, e.term)
+		case e.leader == unnamedLeader:
+			if next != "" && (e.term == 0 || term <= e.term) {
+				e.leader = next
 			}
+		case e.leader != "":
+			next, term = e.leader, 0
 		}
 	}
 }
