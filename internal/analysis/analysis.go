@@ -317,6 +317,12 @@ func (l *loader) finish() {
 	l.sortTimeline()
 	l.dedupeTimeline()
 	l.tl.resolveRefs()
+	m.streamsByKey = make(map[AssetKey]*Stream, len(m.Streams))
+	for _, st := range m.Streams {
+		if _, dup := m.streamsByKey[AssetKey{st.Account, st.Name}]; !dup {
+			m.streamsByKey[AssetKey{st.Account, st.Name}] = st
+		}
+	}
 }
 
 // orderHistory sorts a group's history oldest first and keeps one copy of an

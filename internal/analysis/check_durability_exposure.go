@@ -57,11 +57,6 @@ var checkDurabilityExposure = Check{
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
 		covered := map[AssetKey]bool{}
-		// The streams by name, once: an exposure names its streams.
-		streams := make(map[AssetKey]*Stream, len(p.Model.Streams))
-		for _, st := range p.Model.Streams {
-			streams[AssetKey{st.Account, st.Name}] = st
-		}
 		for _, e := range p.Model.Exposures {
 			if e.Sync.Always || len(e.Streams) == 0 {
 				continue
@@ -76,7 +71,7 @@ var checkDurabilityExposure = Check{
 			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
 			for _, s := range e.Streams {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: the blocks holding messages timestamped in the window hold seq %d..%d (%d messages)", s.Path, s.FirstSeq, s.LastSeq, s.Messages))
-				if line := sameTailLost(p.Model, streams[AssetKey{s.Account, s.Stream}]); line != "" {
+				if line := sameTailLost(p.Model, p.Model.stream(s.Account, s.Stream)); line != "" {
 					f.Evidence = append(f.Evidence, line)
 				}
 			}

@@ -37,6 +37,10 @@ type Model struct {
 	// hashes to, to that name.
 	IDs map[string]string
 
+	// streamsByKey indexes Streams by account and name once loading is
+	// done (Model.stream); nil on a model built by hand.
+	streamsByKey map[AssetKey]*Stream
+
 	// merged maps the id of a server record merged into another (two
 	// records found to be one server) to the id of the record it joined.
 	merged map[ServerID]ServerID

@@ -719,7 +719,12 @@ func pendingHolders(m *Model, st *Stream, rs []report.Range) []string {
 	return out
 }
 
+// stream is the model's stream account > name: through the index the
+// loader's last step builds, or a scan for a model built by hand.
 func (m *Model) stream(account, name string) *Stream {
+	if m.streamsByKey != nil {
+		return m.streamsByKey[AssetKey{account, name}]
+	}
 	for _, st := range m.Streams {
 		if st.Account == account && st.Name == name {
 			return st
