@@ -19,9 +19,6 @@ var readAgain = map[string]string{
 	// load_replicas.go compareReplicas reads blocks again for a window's
 	// digests (storeparse digest.go) where two copies of a stream differ.
 	"*.blk": "load_replicas.go digests",
-	// On an encrypted store storecrypt.FS reads meta.inf again to open
-	// meta.sum (the sum is of the sealed meta.inf).
-	"meta.inf": "storecrypt.FS opening meta.sum",
 	// An audit archive's entry the sniff takes for no capture (an empty
 	// /raftz answer, {} by content alone) is read again by
 	// capture.AuditOf (load_capture.go), which knows it by the manifest's
