@@ -128,6 +128,7 @@ type Bundle struct {
 	Configs []Config `json:"configs,omitempty"`
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
+	held      heldLogs                      // logs and ack logs the sniff left open for their reader (OpenLog)
 	root      *os.Root
 	closeFS   func() error // releases FS of a directory bundle
 	zipFile   *os.File     // a zip read in place
@@ -301,6 +302,7 @@ func (b *Bundle) Close() error {
 	}
 	b.closed = true
 	var errs []error
+	errs = append(errs, b.held.close())
 	if b.closeFS != nil {
 		errs = append(errs, b.closeFS())
 	}

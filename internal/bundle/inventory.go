@@ -94,7 +94,12 @@ func (b *Bundle) sniffFile(p string) {
 		b.problem(p, "unreadable: %v", err)
 		return
 	}
-	defer f.Close()
+	kept := false // handed to b.held: its reader takes it (OpenLog)
+	defer func() {
+		if !kept {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		b.problem(p, "unreadable: %v", err)
@@ -123,10 +128,12 @@ func (b *Bundle) sniffFile(p string) {
 	if lg, ok := sniffLog(text, whole); ok {
 		lg.Path, lg.Compressed, lg.Rotated = p, compressed, isRotated(path.Base(p))
 		b.Logs = append(b.Logs, lg)
+		kept = b.held.hold(p, f, head)
 		return
 	}
 	if !compressed && acklog.Sniff(head) {
 		b.AckLogs = append(b.AckLogs, p) // walked in order: sorted
+		kept = b.held.hold(p, f, head)
 		return
 	}
 	if !compressed && whole && natsconf.Sniff(head) {
