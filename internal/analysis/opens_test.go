@@ -19,11 +19,6 @@ var readAgain = map[string]string{
 	// load_replicas.go compareReplicas reads blocks again for a window's
 	// digests (storeparse digest.go) where two copies of a stream differ.
 	"*.blk": "load_replicas.go digests",
-	// An audit archive's entry the sniff takes for no capture (an empty
-	// /raftz answer, {} by content alone) is read again by
-	// capture.AuditOf (load_capture.go), which knows it by the manifest's
-	// tag. Every entry the sniff took for a capture is read once.
-	"0001.json": "audit entries the sniff takes for no capture, read by capture.AuditOf",
 }
 
 // TestAnalysisOpensEachFileOnce runs a whole analysis (inventory, load,
