@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -10,22 +9,12 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
-// readAgain are the files an analysis opens more than once today, by a
-// pattern of their base name (path.Match), each with the places that open
-// it again. Each entry is to go when the readers it names read their file
-// once (issue 16): the test fails for an entry no committed bundle needs
-// any more, so the list only shrinks.
-var readAgain = map[string]string{
-	// load_replicas.go compareReplicas reads blocks again for a window's
-	// digests (storeparse digest.go) where two copies of a stream differ.
-	"*.blk": "load_replicas.go digests",
-}
-
 // TestAnalysisOpensEachFileOnce runs a whole analysis (inventory, load,
 // checks) of every committed bundle, in every form, through a counting FS:
-// every file is opened at most once, but for the files readAgain lists.
+// every file is opened at most once (peers.idx, meta.inf, meta.sum, index.db,
+// message and WAL blocks, captures and audit entries, configs, logs and ack
+// logs), with no exception.
 func TestAnalysisOpensEachFileOnce(t *testing.T) {
-	needed := map[string]bool{}
 	for _, fx := range fixtures(t) {
 		keys := fixtureKeys(t, fx)
 		for _, form := range fx.forms {
@@ -46,10 +35,6 @@ func TestAnalysisOpensEachFileOnce(t *testing.T) {
 				if n < 2 {
 					continue
 				}
-				if pat := againPattern(path.Base(p)); pat != "" {
-					needed[pat] = true
-					continue
-				}
 				twice = append(twice, fmt.Sprintf("%s (%d times)", p, n))
 			}
 			sort.Strings(twice)
@@ -58,19 +43,4 @@ func TestAnalysisOpensEachFileOnce(t *testing.T) {
 			}
 		}
 	}
-	for pat, where := range readAgain {
-		if !needed[pat] {
-			t.Errorf("readAgain lists %s (%s), which no committed bundle opens twice now: remove the entry", pat, where)
-		}
-	}
-}
-
-// againPattern is the readAgain pattern base matches, "" for none.
-func againPattern(base string) string {
-	for pat := range readAgain {
-		if ok, _ := path.Match(pat, base); ok {
-			return pat
-		}
-	}
-	return ""
 }
