@@ -58,6 +58,7 @@ func allScenarios() []Scenario {
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
 		perturbScenarios,      // scen_perturb.go (issue 21, testdata/perturbed)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
+		tavLagScenarios,       // scen_tavlag.go (issue 21 case 3)
 		deletedScenarios,      // scen_deleted.go (issue 21)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
