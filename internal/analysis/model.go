@@ -324,6 +324,10 @@ type View struct {
 	StartPeers []string
 	StartSize  int
 	StartFile  string
+	// Tracked: the peers of Peers that only an add-peer entry of the WAL
+	// names (not yet committed, not in peers.idx nor in ClusterSize;
+	// trackedPeers).
+	Tracked []string
 }
 
 // Corruption is a store file problem found by a parser.
