@@ -293,6 +293,9 @@ type IndexRecord struct {
 	File                           string
 	FirstSeq, LastSeq, Msgs, Bytes uint64
 	Mismatches                     []storeparse.Mismatch
+	// Stale: its checksum holds but nats-server does not trust it at start
+	// (storeparse IndexCurrent false) and rebuilds from the blocks.
+	Stale bool
 }
 
 // Group is a raft group and every view of it.
