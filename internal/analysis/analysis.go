@@ -179,6 +179,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	l.guard("comparing replicas", l.compareReplicas)
 	l.guard("reading captures", l.captures)
 	l.guard("reading logs", l.logs)
+	l.guard("keeping the last sequence a stale index.db remembers", l.priorLastSeqs) // needs the versions the captures and logs give
 	l.guard("reading raft state", l.raft)
 	l.guard("naming stores", l.nameUnnamedStores)
 	l.guard("naming servers known by node id", l.nameNodePlaceholders)

@@ -98,6 +98,9 @@ type walState struct {
 	// pendSeqs: the sequences of messages in entries past the group's
 	// newest snapshot (walPending).
 	pendSeqs seqset.Set
+	// peerAdded: per peer id of an add-peer or remove-peer entry in the
+	// WAL, whether the last such entry adds it (trackedPeers).
+	peerAdded map[string]bool
 }
 
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
@@ -127,6 +130,10 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	l.wal(srv, g, dir, ws)
 	if peersDamage >= 0 && ws.snapPeers != nil && !ws.peersAfterSnap && l.m.Corruptions[peersDamage].Structure == natsfmt.StructPeersIdx {
 		l.m.Corruptions[peersDamage].SnapshotPeers = ws.snapFile
+	}
+	if rec.Peers != nil {
+		view.Tracked = trackedPeers(view.Peers, srv.PeerID, ws.peerAdded)
+		view.Peers = sortedCopy(append(view.Peers, view.Tracked...))
 	}
 	if sp := ws.snapPeers; rec.Peers != nil && sp != nil && !ws.peersAfterSnap {
 		peers := sortedCopy(sp.Peers)
@@ -177,6 +184,27 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			srv.Meta = ms
 		}
 	}
+}
+
+// trackedPeers are the ids an add-peer entry of the WAL names, its last
+// peer entry for them, that peers.idx does not list. A server tracks such a
+// peer as soon as the entry arrives and again when it replays its WAL at
+// start, and lists it in /raftz, but counts it in its cluster size (and
+// writes it to peers.idx) only once the entry commits (v2.11.17 raft.go
+// processAppendEntry "Track directly, but wait for commit to be official",
+// applyCommit addPeer; rename-v2.11.17: js-2's /raftz listed js-1's new id
+// at size 3, "known": false, its peers.idx did not). The server's own id
+// (self) so added is left out: it is then no member in its own view
+// (rename-v2.11.17's js-1: size 3, the three old ids).
+func trackedPeers(listed []string, self string, added map[string]bool) []string {
+	var out []string
+	for id, add := range added {
+		if add && id != self && !slices.Contains(listed, id) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // snapshot takes in the newest snapshot of a group as read: its history
@@ -320,6 +348,10 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 					if e.Type == raftlog.EntryRemovePeer {
 						ev = "remove-peer"
 					}
+					if ws.peerAdded == nil {
+						ws.peerAdded = map[string]bool{}
+					}
+					ws.peerAdded[p] = ev == "add-peer"
 					g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.ID, Source: "wal"})
 					kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
 					l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), file)

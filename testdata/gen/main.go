@@ -82,7 +82,7 @@ var families = map[string]func(v string) Scenario{
 		return Scenario{Name: "orphan-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return orphan(ctx, env, v) }}
 	},
 	"metasnap": func(v string) Scenario {
-		return Scenario{Name: "metasnap-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return metaSnap(ctx, env, v) }}
+		return Scenario{Name: "metasnap-" + v, Timeout: 12 * time.Minute, Run: func(ctx context.Context, env *Env) error { return metaSnap(ctx, env, v) }}
 	},
 	"rename": func(v string) Scenario {
 		return Scenario{Name: "rename-" + v, Timeout: 9 * time.Minute, Run: func(ctx context.Context, env *Env) error { return rename(ctx, env, v) }}
