@@ -216,6 +216,12 @@ func run() int {
 			big.Msgs = 2_000_000
 		}
 		return report(withDeadline(ctx, 90*time.Minute, func(ctx context.Context) error { return runBigCluster(ctx, *out, *version, big) }))
+	case "clusterstart":
+		if *out == "" {
+			logf("clusterstart: -out DIR (of an earlier `cluster`) is required")
+			return 2
+		}
+		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error { return runClusterStart(ctx, *out, *version) }))
 	case "perturb":
 		vs := strings.Split(*versions, ",")
 		var cs []string
