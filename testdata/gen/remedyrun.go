@@ -125,6 +125,7 @@ func (f reportFinding) destructive() bool {
 var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []reportFinding) error{
 	"departed-server-remove":        execServerRemovals,
 	"meta-quorum-temporary-servers": execTemporaryServers,
+	"meta-corrupt-id-remove":        execCorruptIDRemove,
 	"meta-snapshot-move-aside":      execMetaSnapshotMoveAside,
 	"peers-idx-healed-by-snapshot":  execStartAll,
 	"store-index-db":                execStartAll,
@@ -135,8 +136,7 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 
 // remedyNotRun says why a destructive remedy has no executor.
 var remedyNotRun = map[string]string{
-	"meta-corrupt-id-remove": "its removals need a meta leader; where there is none they follow meta-quorum-temporary-servers, whose run sends the same removals",
-	"jetstream-disabled":     "needs the full volume: carried out by the diskfull scenario itself (want.json expect.remedy)",
+	"jetstream-disabled": "needs the full volume: carried out by the diskfull scenario itself (want.json expect.remedy)",
 }
 
 // remedyFamilies are the families whose reports carry destructive remedies
@@ -290,6 +290,9 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 		logf("remedy %s on %s (%s)", id, res.Bundle, version)
 		r, err := newRemedyRun(ctx, filepath.Join(scratch, id), bundle, version, want, &o)
 		if err == nil {
+			for _, oid := range ids {
+				r.all = append(r.all, byID[oid]...)
+			}
 			r.save(byID[id])
 			err = ex(ctx, r, byID[id])
 			r.finish(ctx, err)
@@ -314,6 +317,9 @@ type remedyRun struct {
 	saved   string
 	started map[string]bool
 	out     *RemedyOutcome
+	// all are the report's findings with a destructive remedy, for a
+	// remedy whose step sends the reader to another one.
+	all []reportFinding
 }
 
 // newRemedyRun prepares every server of the bundle (and 3 temporary ones)
@@ -607,14 +613,34 @@ func execTemporaryServers(ctx context.Context, r *remedyRun, fs []reportFinding)
 			if n > len(r.temps) {
 				return fmt.Errorf("%d temporary servers asked, %d prepared", n, len(r.temps))
 			}
-			for _, name := range append(append([]string{}, r.live...), r.temps[:n]...) {
+			// As the step says: the temporary servers started together
+			// with the live ones, or added to the live servers once they
+			// have run 30 s without a leader (the state the remedy is for).
+			together := strings.Contains(s.Text, "together with the temporary")
+			d := ""
+			for _, name := range r.live {
 				if err := r.c.Server(name).Start(ctx); err != nil {
 					return err
 				}
 				r.started[name] = true
 			}
-			err := waitAnyMetaLeader(ctx, r.c, 90*time.Second)
-			d := fmt.Sprintf("started %s and %d temporary server(s) %s on empty stores; meta %s", strings.Join(r.live, ", "), n, strings.Join(r.temps[:n], ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			if !together {
+				if waitAnyMetaLeader(ctx, r.c, 30*time.Second) == nil {
+					return fmt.Errorf("a meta leader without temporary servers: %s", metaSize(ctx, r.c.Server(r.live[0])))
+				}
+				d = fmt.Sprintf("started %s: no meta leader in 30 s (%s); then ", strings.Join(r.live, ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			}
+			for _, name := range r.temps[:n] {
+				if err := r.c.Server(name).Start(ctx); err != nil {
+					return err
+				}
+				r.started[name] = true
+			}
+			err := waitAnyMetaLeader(ctx, r.c, 120*time.Second)
+			d += fmt.Sprintf("started %d temporary server(s) %s on empty stores; meta %s", n, strings.Join(r.temps[:n], ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			if together {
+				d = fmt.Sprintf("started %s together with %d temporary server(s) %s on empty stores; meta %s", strings.Join(r.live, ", "), n, strings.Join(r.temps[:n], ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			}
 			r.action(s.Text, d)
 			if err != nil {
 				return err
@@ -700,8 +726,21 @@ func execMetaSnapshotMoveAside(ctx context.Context, r *remedyRun, fs []reportFin
 	}
 	acts := destructiveActions(fs[0])
 	r.action(fs[0].Steps[acts[0]].Text, "moved _meta_/snapshots and _meta_/msgs out of the store of "+strings.Join(moved, ", "))
-	// The intact servers first, then one damaged server, then each further
-	// one once an intact server is meta leader.
+	// As the step says: the intact servers first, then one damaged server,
+	// then each further one once an intact server is meta leader; or all
+	// together.
+	stagger := len(acts) > 1 && strings.Contains(fs[0].Steps[acts[1]].Text, "one damaged server, and each further")
+	if !stagger {
+		all := append(append([]string{}, r.live...), r.stopped...)
+		err := r.start(ctx, all...)
+		if len(acts) > 1 {
+			r.action(fs[0].Steps[acts[1]].Text, fmt.Sprintf("started every server together: %s; meta leader %q", strings.Join(all, ", "), r.c.MetaLeader(ctx)))
+		}
+		if err != nil {
+			return err
+		}
+		return pause(ctx, 40*time.Second)
+	}
 	var intact []string
 	for _, n := range append(append([]string{}, r.live...), r.stopped...) {
 		if !slices.Contains(moved, n) {
@@ -933,4 +972,93 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 	}
 	o.Proven = o.LeaderElected && o.StreamsKept && o.MessagesKept
 	return true
+}
+
+// execCorruptIDRemove: "with a meta leader present (see quorum-unreachable
+// if there is none)": start the servers that answered the captures; with
+// no meta leader in 30 s, start the temporary servers quorum-unreachable's
+// remedy asks for; then each removal of the step, one at a time; then the
+// temporary servers stopped and removed.
+func execCorruptIDRemove(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	for _, n := range r.live {
+		if err := r.c.Server(n).Start(ctx); err != nil {
+			return err
+		}
+		r.started[n] = true
+	}
+	var temps []string
+	if waitAnyMetaLeader(ctx, r.c, 30*time.Second) != nil {
+		together := false
+		for _, f := range r.all {
+			if f.RemedyID != "meta-quorum-temporary-servers" {
+				continue
+			}
+			for _, s := range f.Steps {
+				if m := temporaryRE.FindStringSubmatch(s.Text); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					if n > len(r.temps) {
+						return fmt.Errorf("%d temporary servers asked, %d prepared", n, len(r.temps))
+					}
+					temps = r.temps[:n]
+					together = strings.Contains(s.Text, "together with the temporary")
+				}
+			}
+			break
+		}
+		if together {
+			// As quorum-unreachable's step says for this version: the live
+			// servers stopped and started with the temporary ones.
+			for _, n := range r.live {
+				if err := r.c.Server(n).Stop(); err != nil {
+					return err
+				}
+			}
+			for _, n := range r.live {
+				if err := r.c.Server(n).Start(ctx); err != nil {
+					return err
+				}
+			}
+			r.out.Steps = append(r.out.Steps, "done: stopped "+strings.Join(r.live, ", ")+" and started them again with the temporary servers, as quorum-unreachable's step says")
+		}
+		for _, t := range temps {
+			if err := r.c.Server(t).Start(ctx); err != nil {
+				return err
+			}
+			r.started[t] = true
+		}
+		err := waitAnyMetaLeader(ctx, r.c, 90*time.Second)
+		r.out.Steps = append(r.out.Steps, fmt.Sprintf("done: no meta leader in 30 s: started %s (quorum-unreachable's temporary servers) on empty stores; meta %s", strings.Join(temps, ", "), metaSize(ctx, r.c.Server(r.live[0]))))
+		if err != nil {
+			return err
+		}
+	} else {
+		r.out.Steps = append(r.out.Steps, "done: started "+strings.Join(r.live, ", ")+"; meta "+metaSize(ctx, r.c.Server(r.live[0])))
+	}
+	// Each finding's step holds its own id's removal.
+	merged := fs[0]
+	merged.Steps = nil
+	for _, f := range fs {
+		for _, i := range destructiveActions(f) {
+			merged.Steps = append(merged.Steps, f.Steps[i])
+		}
+	}
+	if err := removeEach(ctx, r, merged, r.live[0]); err != nil {
+		return err
+	}
+	nc, err := sysConn(r.c.Server(r.live[0]))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	for _, t := range temps {
+		if err := r.c.Server(t).Stop(); err != nil {
+			return err
+		}
+		answer, err := request(ctx, nc, fmt.Sprintf(`nats request '$JS.API.SERVER.REMOVE' '{"peer_id":%q}'`, nodeID(t)))
+		if err != nil {
+			return err
+		}
+		r.out.Steps = append(r.out.Steps, fmt.Sprintf("done: stopped the temporary %s and removed it -> %s", t, answer))
+	}
+	return waitAnyMetaLeader(ctx, r.c, 30*time.Second)
 }
