@@ -37,6 +37,9 @@ var remedyCatalogue = []remedy{
 			Commands: []string{"{{each|server-remove}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group at the size of its real servers, with a leader."},
 		{Kind: stepNote, Text: "Then find how the id was corrupted (disk, memory, or a network path that rewrites packets) before it happens again."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers-failed.json", Outcome: "quorum-unreachable's temporary server brought no meta leader in 90 s, so no removal could be sent", Failed: true},
+		{Version: "2.11.17", Fixture: "testdata/remedies/v2.11.17-incident-phantom-peers.json", Outcome: "with quorum-unreachable's temporary server a meta leader; the five ids removed one at a time: 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted"},
 	}},
 	{ID: "group-corrupt-id-remove", Steps: []remedyStep{
 		{Kind: stepCost, Text: "scaling the asset to R1 keeps only the leader's copy and deletes the others; a server removal takes the id out of the meta group and every group that lists it (a corrupt id is no server's, so no copy goes with it)."},
@@ -104,6 +107,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "a server removal drops the removed peer's replicas from every group (they are placed anew on live servers); the temporary servers join the meta group and are removed again at the end."},
 		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
 		{Kind: stepAction, Text: "Add {{temporary}} temporary JetStream server(s) with new server_name(s) to the cluster so that {{live}} live peers reach a quorum of a {{size}}-peer group; a meta leader is then elected."},
+		{Kind: stepNote, When: "tempstogether", Text: "On {{version}} this is not reliable: on 2.10.27 (the incident-000 state) a meta leader came in 2 of 7 runs, 2 of 4 with the temporary server started together with the live servers and 0 of 3 with it added to the group already stuck (each watched 90 s to 2 min). If none comes, stop the live servers and start them together with the temporary server(s)."},
 		{Kind: stepAction, Destroys: true, Each: "missing",
 			Text:     "Then, with the system account, remove each missing peer with a server removal:",
 			Commands: []string{"{{each|server-remove}}"}},
@@ -113,8 +117,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
 		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
 	}, Proven: []report.RemedyProof{
-		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers.json", Outcome: "the incident-000 edit (size 10, 5 live): one temporary server, the five corrupt ids and then the temporary server removed one at a time: meta leader at 5 peers, all 9 streams kept with their messages and a leader, no stream folder deleted"},
-		{Version: "2.11.17", Fixture: "testdata/remedies/v2.11.17-incident-phantom-peers.json", Outcome: "the same"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers.json", Outcome: "the incident-000 edit (size 10, 5 live), one temporary server started with the live ones: a meta leader, the five corrupt ids and the temporary server removed one at a time, 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted (a leader came in 2 of 7 such runs)"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers-failed.json", Outcome: "the same start: no meta leader in 2 min, nothing removed", Failed: true},
+		{Version: "2.11.17", Fixture: "testdata/remedies/v2.11.17-incident-phantom-peers.json", Outcome: "the temporary server added to the group stuck for 30 s: 11/6 led; the five corrupt ids and the temporary server removed one at a time: 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted"},
 	}},
 	// jetstream-disabled: what the diskfull fixtures' servers did.
 	{ID: "jetstream-disabled", Steps: []remedyStep{
