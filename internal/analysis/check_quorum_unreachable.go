@@ -300,6 +300,11 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 	}
 	k := tempServersNeeded(size, reachable)
 	a["temporary"], a["live"], a["size"] = k, reachable+k, size+k
+	// go run . remedies (testdata/remedies/v2.10.27-incident-phantom-peers*.json):
+	// 2.10.27 elected a leader with a temporary server in 2 of 7 runs, both
+	// with it started together with the live servers; 2.11.17 with it added
+	// to the group already stuck.
+	a["tempstogether"] = strings.HasPrefix(v, "2.10.")
 	return prescribe("meta-quorum-temporary-servers", a)
 }
 
