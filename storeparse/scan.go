@@ -51,6 +51,10 @@ type ScanOptions struct {
 	// waits for each call: a callee that waits holds the scan back (several
 	// copies of a stream are compared so, read in lockstep).
 	Messages func(seqs, digests []uint64)
+	// Share, when above 1, is how many scans run at once with this one
+	// (copies read in lockstep): its record-length cache and the memory
+	// budget of its parallel block reads are that share of one scan's.
+	Share int
 	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
 	// were read (tombstones, index.db, limits) moved the first sequence:
 	// that message's time would take a second read of its block.
@@ -233,6 +237,7 @@ type StreamScan struct {
 	Problems       []error // *binfmt.CorruptError, in file order
 
 	skipFirstTS bool // ScanOptions.SkipFirstTS
+	share       int  // ScanOptions.Share
 	dgLo        int  // Blocks before dgLo have no digest cache
 	dgTotal     int  // digests cached in Blocks[dgLo:]
 	rlLo        int  // Blocks before rlLo have no record-length cache
@@ -248,7 +253,7 @@ type StreamScan struct {
 // the error return is for a folder that cannot be read at all or a Visit
 // error.
 func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
-	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS}
+	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS, share: opts.Share}
 	if _, err := fs.Stat(fsys, dir); err != nil {
 		return nil, err
 	}
@@ -314,6 +319,10 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	}
 	s.finish(fsys)
 	s.collectPayloads(len(opts.Payloads))
+	// The caches served the removals above; nothing reads them after.
+	for i := range s.Blocks {
+		s.Blocks[i].rls, s.Blocks[i].dgs = nil, nil
+	}
 	if !opts.SkipConsumers {
 		s.readConsumers(fsys)
 	}
@@ -930,7 +939,7 @@ func (b *BlockScan) cacheRL(seq uint64, rl int, left int64) {
 // from the last whose caches fit keeps them.
 func (s *StreamScan) trimRLCache() {
 	s.rlTotal += len(s.Blocks[len(s.Blocks)-1].rls)
-	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
+	for s.rlTotal > rlCacheMax/max(1, s.share) && s.rlLo < len(s.Blocks) {
 		b := &s.Blocks[s.rlLo]
 		s.rlTotal -= len(b.rls)
 		b.rls, b.dgs = nil, nil

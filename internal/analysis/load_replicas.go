@@ -165,7 +165,7 @@ func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRea
 	workers := max(1, runtime.GOMAXPROCS(0)/len(dirs))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
-		feeds[i] = make(chan msgBatch, 1)
+		feeds[i] = make(chan msgBatch, 1) // a block waits while the merger takes the one before
 		wg.Go(func() {
 			defer close(feeds[i])
 			defer func() {
@@ -174,7 +174,7 @@ func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRea
 				}
 			}()
 			send := func(seqs, digests []uint64) { feeds[i] <- msgBatch{seqs, digests} }
-			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, workers: workers})
+			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, workers: workers, share: len(dirs)})
 			out[i].lock, out[i].member = lk, i
 		})
 	}

@@ -261,6 +261,7 @@ type copyRead struct {
 type readOpts struct {
 	messages func(seqs, digests []uint64) // ScanOptions.Messages
 	workers  int
+	share    int // ScanOptions.Share: the copies read at once
 }
 
 // readCopy reads the stream folder dir, each file once.
@@ -273,7 +274,7 @@ func readCopy(fsys fs.FS, dir string, payloads map[string]bool, ro *readOpts) co
 	}
 	opts := storeparse.ScanOptions{SkipFirstTS: true}
 	if ro != nil {
-		opts.Messages, opts.Workers = ro.messages, ro.workers
+		opts.Messages, opts.Workers, opts.Share = ro.messages, ro.workers, ro.share
 	}
 	opts.Payloads = payloads
 	scan, err := storeparse.ScanStream(fsys, dir, opts)
