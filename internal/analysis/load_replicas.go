@@ -178,7 +178,20 @@ func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRea
 			out[i].lock, out[i].member = lk, i
 		})
 	}
-	lk.merge(feeds)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				for _, f := range feeds { // let the scans end
+					go func() {
+						for range f {
+						}
+					}()
+				}
+				panic(p)
+			}
+		}()
+		lk.merge(feeds)
+	}()
 	wg.Wait()
 	return out
 }
