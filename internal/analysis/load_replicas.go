@@ -105,6 +105,15 @@ type copyReader struct {
 
 func newCopyReader(fsys fs.FS, stores []bundle.Store, payloads map[string]bool) *copyReader {
 	r := &copyReader{fsys: fsys, payloads: payloads, heads: map[string]*storeparse.Head{}, groups: map[string][]string{}, done: map[string]copyRead{}}
+	clustered := 0
+	for _, st := range stores {
+		if st.SysAccount != "" {
+			clustered++
+		}
+	}
+	if clustered < 2 {
+		return r // no copies to read together: no head read ahead
+	}
 	byName := map[AssetKey][]string{}
 	var keys []AssetKey
 	for _, st := range stores {
