@@ -76,6 +76,7 @@ var remedyCatalogue = []remedy{
 	{ID: "stream-quorum-peer-remove", Steps: []remedyStep{
 		{Kind: stepCost, Text: "a stream peer removal deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others."},
 		{Kind: stepSave, Text: "copy every server's folder of group {{group}} out (cp -a of the stream's folder and of _js_/{{group}} on each store) and compare the replicas (replica-gap, replica-divergence)."},
+		{Kind: stepNote, When: "streamunknown", Text: "No file of the bundle says which stream consumer group {{group}} belongs to: find it (each stream's `consumer_raft_groups` in a server's /jsz?streams=true&raft=true names the consumer groups it holds) and put the stream's name where STREAM stands below."},
 		{Kind: stepAction, Destroys: true, Each: "removals",
 			Text:     "Then, once the meta layer has a leader, remove each missing peer ({{missing}}) from this stream's group only, with a stream peer removal (not $JS.API.SERVER.REMOVE, which removes a server from the whole cluster):",
 			Commands: []string{"{{each}}"}},
