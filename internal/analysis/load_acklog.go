@@ -12,10 +12,13 @@ import (
 // the payloads the store scan looks for (histValues).
 func (l *loader) ackLogs() {
 	for _, p := range l.b.AckLogs {
-		f, err := l.b.FS.Open(p)
+		f, err := l.b.OpenLog(p) // the file the sniff opened
 		if err != nil {
 			l.note("ack log %s: %v", p, err)
 			continue
+		}
+		if f.Reopened != "" {
+			l.note("ack log %s: %s", p, f.Reopened)
 		}
 		sum, err := acklog.Read(p, f)
 		f.Close()

@@ -104,7 +104,9 @@ func underAny(p string, dirs []string) bool {
 func (l *loader) sniffed(file, kind string) ([]capture.Capture, error, bool) {
 	i := sort.Search(len(l.b.Captures), func(i int) bool { return l.b.Captures[i].Path >= file })
 	if i == len(l.b.Captures) || l.b.Captures[i].Path != file {
-		return nil, nil, false
+		// An entry the sniff took for no capture, decoded as its tag says.
+		e, ok := l.b.AuditEntries[file]
+		return e.Decoded, e.DecodeErr, ok && e.Kind == kind
 	}
 	bc := l.b.Captures[i]
 	if !bc.AnyHint && bc.Hint != kind {

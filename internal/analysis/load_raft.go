@@ -147,6 +147,13 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	if tv := rec.TermVote; tv != nil {
 		view.Term, view.VotedFor, view.VoteFile = tv.TermVote.Term, tv.TermVote.Vote, tv.File
 	}
+	// The server starts at the higher of tav.idx's term and its entries'
+	// (raft.go: replaying the WAL through processAppendEntry takes each
+	// entry's term), and tav.idx may lag them (tavlag-v2.10.22: term 0
+	// under a term-1 snapshot).
+	if view.Term > 0 || rec.TermVote != nil {
+		view.Term = max(view.Term, ws.maxTerm)
+	}
 	if rd.commitErr != nil {
 		l.raftCorrupt(srv, name, rd.commitErr)
 	}

@@ -207,20 +207,9 @@ func (l *loader) stores() {
 		}
 	}
 	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
-	// A stream folder only one clustered store holds has no replica to
-	// compare with: its scan sums no message digests (compareStream sums
-	// them after all should another copy turn up under its name).
-	clustered := map[AssetKey]int{}
-	for _, st := range l.b.Stores {
-		if st.SysAccount == "" {
-			continue
-		}
-		for _, acc := range st.Accounts {
-			for _, sname := range acc.Streams {
-				clustered[AssetKey{acc.Name, sname}]++
-			}
-		}
-	}
+	// The copies of a stream several clustered stores hold are read
+	// together, to compare them in the same read (load_replicas.go).
+	copies := newCopyReader(l.b.FS, l.b.Stores, l.histValues)
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -231,7 +220,7 @@ func (l *loader) stores() {
 		srv.StoreDir = st.Dir
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
-				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname, clustered[AssetKey{acc.Name, sname}] > 1) })
+				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname, copies) })
 				plan.done(done)
 				done++
 			}
@@ -239,16 +228,16 @@ func (l *loader) stores() {
 	}
 }
 
-// stream reads one stream folder of one server once and adds the copy it
-// holds to the model; digests: for the replica comparison (other copies
-// may exist).
-func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, digests bool) {
+// stream reads one stream folder of one server once (with the other
+// copies of the stream, see copyReader) and adds the copy it holds to the
+// model.
+func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, copies *copyReader) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	l.addCopy(srv, st, account, folder, readCopy(l.b.FS, dir, digests, l.histValues))
+	l.addCopy(srv, st, account, folder, copies.read(dir))
 }
 
 // copyRead is what one read of a stream folder gives: the scan (meta.inf
@@ -257,27 +246,38 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, di
 // folder is empty or cannot be read at all. Made once, never changed: the
 // model's copy is assembled from it, and the checks judge from that.
 type copyRead struct {
-	dir     string
-	empty   bool // the folder holds nothing at all
-	scan    *storeparse.StreamScan
-	err     error // the folder cannot be read
-	digests bool  // the scan summed window digests (ScanOptions.DigestWindow)
+	dir   string
+	empty bool // the folder holds nothing at all
+	scan  *storeparse.StreamScan
+	err   error // the folder cannot be read
+	// lock is the comparison of the copies read together with this one
+	// (nil: read alone), member its bit there.
+	lock   *lockstep
+	member int
+	crash  any // the reader panicked (copyReader.read panics again)
+}
+
+// readOpts are how a copy read with others is read (readTogether).
+type readOpts struct {
+	messages func(seqs, digests []uint64) // ScanOptions.Messages
+	workers  int
 }
 
 // readCopy reads the stream folder dir, each file once.
 // payloads are the values a Jepsen history published, looked for in the
-// same scan (nil: none).
-func readCopy(fsys fs.FS, dir string, digests bool, payloads map[string]bool) copyRead {
+// same scan (nil: none); ro: for a copy read together with others (nil:
+// alone).
+func readCopy(fsys fs.FS, dir string, payloads map[string]bool, ro *readOpts) copyRead {
 	if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
 		return copyRead{dir: dir, empty: true}
 	}
 	opts := storeparse.ScanOptions{SkipFirstTS: true}
-	if digests {
-		opts.DigestWindow = digestWindow
+	if ro != nil {
+		opts.Messages, opts.Workers = ro.messages, ro.workers
 	}
 	opts.Payloads = payloads
 	scan, err := storeparse.ScanStream(fsys, dir, opts)
-	return copyRead{dir: dir, scan: scan, err: err, digests: digests}
+	return copyRead{dir: dir, scan: scan, err: err}
 }
 
 // addCopy adds what rd read of one stream folder to the model (no I/O).
@@ -331,7 +331,7 @@ func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, r
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
-	keepForComparison(c, scan, rd.digests)
+	keepForComparison(c, rd)
 	l.keepPayloads(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
