@@ -11,11 +11,13 @@ import (
 	"testing"
 )
 
-// TestDumpNamesNewerHeaders: on the kinds-* bundles (real 2.12, 2.14, 2.15
-// servers), `dump blk` names every header of each message the stream
+// TestDumpNamesNewerHeaders: on the kinds-* bundles (real 2.11, 2.12, 2.14,
+// 2.15 servers), `dump blk` names every header of each message the stream
 // leader served (want.json expect.stored: TTLs, delete markers, counters,
 // an atomic batch, schedules, sources, KV per-key TTLs) with its stored
-// value, and the record kinds they make it.
+// value, and the record kinds they make it. 2.11 has no counters, atomic
+// batches or schedules (its stream.go StreamConfig), so its bundle has no
+// such stream.
 func TestDumpNamesNewerHeaders(t *testing.T) {
 	wantKinds := map[string][]string{ // stream -> kinds some record must show
 		"TTL":      {"ttl"},
@@ -26,7 +28,8 @@ func TestDumpNamesNewerHeaders(t *testing.T) {
 		"SOURCED":  {"sourced"},
 		"KV_kvttl": {"ttl", "delete-marker", "kv-op"},
 	}
-	for _, v := range []string{"v2.12.15", "v2.14.10", "v2.15.3"} {
+	only212 := map[string]bool{"COUNTER": true, "ATOMIC": true, "SCHED": true}
+	for _, v := range []string{"v2.11.17", "v2.12.15", "v2.14.10", "v2.15.3"} {
 		dir := filepath.Join(bundles, "kinds-"+v)
 		b, err := os.ReadFile(filepath.Join(dir, "want.json"))
 		if err != nil {
@@ -50,6 +53,12 @@ func TestDumpNamesNewerHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		for stream, kinds := range wantKinds {
+			if v == "v2.11.17" && only212[stream] {
+				if _, ok := w.Expect.Stored[stream]; ok {
+					t.Errorf("%s: want.json has a %s stream", v, stream)
+				}
+				continue
+			}
 			stored := w.Expect.Stored[stream]
 			if len(stored) == 0 {
 				t.Fatalf("%s: want.json has no stored messages of %s", v, stream)

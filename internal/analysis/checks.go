@@ -105,6 +105,7 @@ var Checks = []Check{
 	checkAssetLost,
 	checkDurabilityExposure,
 	checkJetStreamDisabled,
+	checkStreamWriteError,
 }
 
 // Outcome results of a check.

@@ -142,6 +142,19 @@ var remedyCatalogue = []remedy{
 		{Version: "2.11.17", Fixture: "testdata/bundles/diskfull-v2.11.17", Outcome: "after freeing space a restart (and, on a grown volume, a config reload) caught the stream up from its leader: every copy equal, nothing lost; the full server had no _meta_ folder left and rejoined the meta group with an empty log"},
 		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "after freeing space a restart caught the stream up from its leader within 11 s: every copy equal, nothing lost"},
 	}},
+	// stream-write-error: what a 2.15.3 server did with an R1 stream whose
+	// store filled (streamfull-v2.15.3; a standalone 2.15.3 server by hand:
+	// with the volume grown the stream still refused every publish, after a
+	// restart it took them again).
+	{ID: "stream-write-error", Steps: []remedyStep{
+		{Kind: stepNote, When: "restarted", Text: "{{server}} started again after the error: a start clears it; if the cause is still there the next write fails again."},
+		{Kind: stepCost, Text: "a restart destroys nothing: the stream's blocks stay as written (the messages stored before the error), and every other stream on {{server}} restarts with it. Deleting files under store_dir to make room destroys messages."},
+		{Kind: stepSave, Text: "copy {{server}}'s folder of stream {{account}} > {{stream}} aside (cp -a of {{account}}/streams/{{stream}} under its store_dir) before deleting anything on that volume; delete nothing under store_dir itself."},
+		{Kind: stepAction, When: "diskfull", Text: "Make room first: free space on the volume holding the stream's store or grow the volume. Set max_file_store (or the stream's max_bytes) below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills."},
+		{Kind: stepAction, When: "other", Text: "Fix what its log says failed (the evidence above) first."},
+		{Kind: stepAction, Destroys: true, Text: "Then restart nats-server on {{server}}: room alone does not bring the stream back, it keeps the write error until the stream is opened again."},
+		{Kind: stepVerify, Text: "`nats stream info {{stream}}` on {{server}}: its last sequence grows with new publishes, and /healthz no longer says \"stream write error\"."},
+	}},
 	// quorum-unreachable where every missing peer is a renamed server's old
 	// id: the way out is server-renamed's.
 	{ID: "quorum-renamed-old-ids", Steps: []remedyStep{

@@ -64,6 +64,7 @@ func allScenarios() []Scenario {
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 		kindsScenarios,        // scen_kinds.go (issue 18)
+		streamFullScenarios,   // scen_streamfull.go (issue 18)
 	} {
 		all = append(all, f()...)
 	}
@@ -102,6 +103,9 @@ var families = map[string]func(v string) Scenario{
 	},
 	"deleted": func(v string) Scenario {
 		return Scenario{Name: "deleted-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return deletedStreams(ctx, env, v) }}
+	},
+	"streamfull": func(v string) Scenario {
+		return Scenario{Name: "streamfull-" + v, Timeout: 6 * time.Minute, Run: func(ctx context.Context, env *Env) error { return streamFull(ctx, env, v) }}
 	},
 	"kinds": func(v string) Scenario {
 		return Scenario{Name: "kinds-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return kinds(ctx, env, v) }}

@@ -20,13 +20,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-var kindsVersions = []string{"v2.12.15", "v2.14.10", "v2.15.3"}
+var kindsVersions = []string{"v2.11.17", "v2.12.15", "v2.14.10", "v2.15.3"}
 
 func kindsScenarios() []Scenario {
 	var out []Scenario
 	for _, v := range kindsVersions {
+		doc := "issue 18: 3 x " + v + ": per-message TTLs (expired and live), subject delete markers, counters, an atomic batch, schedules, a mirror, a sourced stream, a KV bucket with per-key TTLs"
+		if versionLess(v, "v2.12.0") {
+			doc = "issue 18: 3 x " + v + ": per-message TTLs (expired and live), subject delete markers, a mirror, a sourced stream, a KV bucket with per-key TTLs (no counters, batches or schedules before 2.12)"
+		}
 		out = append(out, Scenario{Name: "kinds-" + v,
-			Doc:     "issue 18: 3 x " + v + ": per-message TTLs (expired and live), subject delete markers, counters, an atomic batch, schedules, a mirror, a sourced stream, a KV bucket with per-key TTLs",
+			Doc:     doc,
 			Timeout: 8 * time.Minute,
 			Run:     func(ctx context.Context, env *Env) error { return kinds(ctx, env, v) }})
 	}
@@ -133,6 +137,10 @@ func kinds(ctx context.Context, env *Env, version string) error {
 		return nil
 	}
 	file := jetstream.FileStorage
+	// Counters, atomic batches and schedules came with 2.12 (2.11.17's
+	// stream.go StreamConfig has none of them, and its json decode drops the
+	// fields: the stream would be made plain). TTLs and markers are 2.11.
+	has212 := !versionLess(version, "v2.12.0")
 
 	if create(jetstream.StreamConfig{Name: "PLAIN", Subjects: []string{"plain.>"}, Replicas: 3, Storage: file}) {
 		for i := 0; i < 8; i++ {
@@ -167,14 +175,14 @@ func kinds(ctx context.Context, env *Env, version string) error {
 			}
 		}
 	}
-	if create(jetstream.StreamConfig{Name: "COUNTER", Subjects: []string{"count.>"}, Replicas: 3, Storage: file, AllowMsgCounter: true}, "allow_msg_counter") {
+	if has212 && create(jetstream.StreamConfig{Name: "COUNTER", Subjects: []string{"count.>"}, Replicas: 3, Storage: file, AllowMsgCounter: true}, "allow_msg_counter") {
 		for _, p := range []struct{ subj, incr string }{{"count.a", "1"}, {"count.a", "+5"}, {"count.a", "-2"}, {"count.b", "10"}, {"count.b", "0"}} {
 			if err := pubOK("COUNTER", p.subj, "", map[string]string{"Nats-Incr": p.incr}); err != nil {
 				return err
 			}
 		}
 	}
-	if create(jetstream.StreamConfig{Name: "ATOMIC", Subjects: []string{"batch.>"}, Replicas: 3, Storage: file, AllowAtomicPublish: true}, "allow_atomic") {
+	if has212 && create(jetstream.StreamConfig{Name: "ATOMIC", Subjects: []string{"batch.>"}, Replicas: 3, Storage: file, AllowAtomicPublish: true}, "allow_atomic") {
 		if err := pubOK("ATOMIC", "batch.before", "before", nil); err != nil {
 			return err
 		}
@@ -194,7 +202,7 @@ func kinds(ctx context.Context, env *Env, version string) error {
 			}
 		}
 	}
-	if create(jetstream.StreamConfig{Name: "SCHED", Subjects: []string{"sched.>"}, Replicas: 3, Storage: file, AllowMsgSchedules: true, AllowMsgTTL: true},
+	if has212 && create(jetstream.StreamConfig{Name: "SCHED", Subjects: []string{"sched.>"}, Replicas: 3, Storage: file, AllowMsgSchedules: true, AllowMsgTTL: true},
 		"allow_msg_schedules", "allow_msg_ttl") {
 		soon := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
 		later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -209,9 +217,14 @@ func kinds(ctx context.Context, env *Env, version string) error {
 			return err
 		}
 	}
-	if create(jetstream.StreamConfig{Name: "SOURCED", Replicas: 1, Storage: file,
-		Sources: []*jetstream.StreamSource{{Name: "PLAIN", FilterSubject: "plain.a"}, {Name: "ATOMIC"}}}, "sources PLAIN (plain.a), ATOMIC") {
-		if err := waitStreamMsgs(ctx, js, "SOURCED", 4+4); err != nil {
+	sources := []*jetstream.StreamSource{{Name: "PLAIN", FilterSubject: "plain.a"}}
+	sourcedDoc, sourcedN := "sources PLAIN (plain.a)", uint64(4)
+	if has212 {
+		sources = append(sources, &jetstream.StreamSource{Name: "ATOMIC"})
+		sourcedDoc, sourcedN = sourcedDoc+", ATOMIC", sourcedN+4
+	}
+	if create(jetstream.StreamConfig{Name: "SOURCED", Replicas: 1, Storage: file, Sources: sources}, sourcedDoc) {
+		if err := waitStreamMsgs(ctx, js, "SOURCED", sourcedN); err != nil {
 			return err
 		}
 	}
@@ -291,18 +304,42 @@ func kinds(ctx context.Context, env *Env, version string) error {
 	return b.Write(env.Scratch, env.Out)
 }
 
-// waitStreamMsgs waits (20 s) until a stream holds n messages (a mirror or
-// sourced stream catching up).
+// waitStreamMsgs waits until a stream holds n messages (a mirror or sourced
+// stream catching up). It goes by the server's own state, not a fixed time:
+// a source consumer the server failed to set up is retried after a backoff
+// (stream.go calculateRetryBackoff: 5 s x 2 x fails, at most retryMaximum),
+// so it waits while the server reports no source error, up to 3 minutes, and
+// says what the stream info last said if it gives up.
 func waitStreamMsgs(ctx context.Context, js jetstream.JetStream, stream string, n uint64) error {
-	return waitFor(ctx, 20*time.Second, fmt.Sprintf("%s holding %d messages", stream, n), func() (bool, error) {
+	var last string
+	start := time.Now()
+	err := waitFor(ctx, 3*time.Minute, fmt.Sprintf("%s holding %d messages", stream, n), func() (bool, error) {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		st, err := js.Stream(cctx, stream)
 		if err != nil {
+			last = err.Error()
 			return false, nil
 		}
-		return st.CachedInfo().State.Msgs >= n, nil
+		info := st.CachedInfo()
+		srcs := info.Sources
+		if info.Mirror != nil {
+			srcs = append(srcs, info.Mirror)
+		}
+		last = fmt.Sprintf("msgs %d", info.State.Msgs)
+		for _, s := range srcs {
+			last += fmt.Sprintf("; %s lag %d active %v", s.Name, s.Lag, s.Active)
+			if s.Error != nil {
+				last += fmt.Sprintf(" error %v", s.Error)
+			}
+		}
+		return info.State.Msgs >= n, nil
 	})
+	if err != nil {
+		return fmt.Errorf("%w (last: %s)", err, last)
+	}
+	logf("%s: %s held %d messages after %v (%s)", "kinds", stream, n, time.Since(start).Round(100*time.Millisecond), last)
+	return nil
 }
 
 // storedMsgs reads every message a stream holds, first to last sequence.
