@@ -509,44 +509,18 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 	// the group in the wait, c1 leading it, ORDERS whole; the same draw
 	// agreed on another run): what the servers reject fails both.
 	restart := func(sub string) error {
-		r, err := NewCluster(ctx, filepath.Join(dir, sub), v, "pert", clusterNames)
+		r, notQuiet, err := startOnCopy(ctx, dir, sub, v, bundle)
 		if err != nil {
 			return err
 		}
 		defer r.Kill()
-		for _, s := range r.Servers {
-			if err := copyTree(filepath.Join(bundle, "store-"+s.Name), s.JSRoot()); err != nil {
-				return err
-			}
-		}
-		// A meta group that elects no leader is an outcome, not a failure.
-		if err := r.StartAll(ctx); err != nil {
-			return err
-		}
-		if err := waitAnyMetaLeader(ctx, r, 60*time.Second); err != nil {
-			t.NotQuiet = err.Error()
-		} else if err := r.WaitQuiet(ctx, 60*time.Second); err != nil {
-			t.NotQuiet = err.Error()
-		}
-		t.Views = map[string]raftzGroup{}
+		t.NotQuiet = notQuiet
+		views, listed := raftzViews(ctx, r, t.Group)
+		t.Views = views
 		t.Healed = true
 		leaders := map[string]bool{}
-		for _, s := range r.Servers {
-			var g raftzGroup
-			found := false
-			for _, acc := range []string{"", "$G"} {
-				rz, err := s.raftz(ctx, acc)
-				if err != nil {
-					continue
-				}
-				for _, gs := range rz {
-					if x, ok := gs[t.Group]; ok {
-						g, found = x, true
-					}
-				}
-			}
-			t.Views[s.Name] = g
-			t.Healed = t.Healed && found && g.Leader != "" && g.QuorumNeeded == int(t.SizeBefore)/2+1
+		for name, g := range views {
+			t.Healed = t.Healed && listed[name] && g.Leader != "" && g.QuorumNeeded == int(t.SizeBefore)/2+1
 			leaders[g.Leader] = true
 		}
 		// Works: every server names one leader, whose view has the group's
@@ -636,4 +610,53 @@ func peersSizeDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 	}
 	c.Agree, c.Why = len(why) == 0, strings.Join(why, "; ")
 	return c, nil
+}
+
+// startOnCopy starts a cluster of version v under dir/sub on a copy of the
+// stores of bundle (store-<name>/ each) and waits for it to settle; a meta
+// group that elects no leader, or a cluster that does not settle, is an
+// outcome (notQuiet says which), not a failure.
+func startOnCopy(ctx context.Context, dir, sub, v, bundle string) (r *Cluster, notQuiet string, err error) {
+	r, err = NewCluster(ctx, filepath.Join(dir, sub), v, "pert", clusterNames)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, s := range r.Servers {
+		if err := copyTree(filepath.Join(bundle, "store-"+s.Name), s.JSRoot()); err != nil {
+			r.Kill()
+			return nil, "", err
+		}
+	}
+	if err := r.StartAll(ctx); err != nil {
+		r.Kill()
+		return nil, "", err
+	}
+	if err := waitAnyMetaLeader(ctx, r, 60*time.Second); err != nil {
+		notQuiet = err.Error()
+	} else if err := r.WaitQuiet(ctx, 60*time.Second); err != nil {
+		notQuiet = err.Error()
+	}
+	return r, notQuiet, nil
+}
+
+// raftzViews is each server's /raftz view of group (the zero view where it
+// lists none) and which servers listed it.
+func raftzViews(ctx context.Context, r *Cluster, group string) (map[string]raftzGroup, map[string]bool) {
+	views, listed := map[string]raftzGroup{}, map[string]bool{}
+	for _, s := range r.Servers {
+		var g raftzGroup
+		for _, acc := range []string{"", "$G"} {
+			rz, err := s.raftz(ctx, acc)
+			if err != nil {
+				continue
+			}
+			for _, gs := range rz {
+				if x, ok := gs[group]; ok {
+					g, listed[s.Name] = x, true
+				}
+			}
+		}
+		views[s.Name] = g
+	}
+	return views, listed
 }

@@ -237,41 +237,16 @@ func raftFilesDraw(ctx context.Context, dir, v string, base *clusterBase, c *Per
 	// never listing the group in /raftz, where the same state started by
 	// hand elected in seconds): what the server rejects fails both.
 	restart := func(sub string) error {
-		r, err := NewCluster(ctx, filepath.Join(dir, sub), v, "pert", clusterNames)
+		r, notQuiet, err := startOnCopy(ctx, dir, sub, v, bundle)
 		if err != nil {
 			return err
 		}
 		defer r.Kill()
-		for _, s := range r.Servers {
-			if err := copyTree(filepath.Join(bundle, "store-"+s.Name), s.JSRoot()); err != nil {
-				return err
-			}
-		}
-		if err := r.StartAll(ctx); err != nil {
-			return err
-		}
-		if err := waitAnyMetaLeader(ctx, r, 60*time.Second); err != nil {
-			t.NotQuiet = err.Error()
-		} else if err := r.WaitQuiet(ctx, 60*time.Second); err != nil {
-			t.NotQuiet = err.Error()
-		}
+		t.NotQuiet = notQuiet
 		look := func() {
-			t.Views = map[string]raftzGroup{}
+			t.Views, _ = raftzViews(ctx, r, g)
 			leaders := map[string]bool{}
-			for _, s := range r.Servers {
-				var gv raftzGroup
-				for _, acc := range []string{"", "$G"} {
-					rz, err := s.raftz(ctx, acc)
-					if err != nil {
-						continue
-					}
-					for _, gs := range rz {
-						if x, ok := gs[g]; ok {
-							gv = x
-						}
-					}
-				}
-				t.Views[s.Name] = gv
+			for _, gv := range t.Views {
 				leaders[gv.Leader] = true
 			}
 			t.Works = len(leaders) == 1 && !leaders[""]
