@@ -173,24 +173,41 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	if len(opts.Keys) > 0 {
 		defer l.unseal(opts.Keys)()
 	}
-	l.guard("reading ack logs", l.ackLogs) // before the stores: their scan looks for a history's values
-	l.guard("reading stores", l.stores)
-	l.guard("setting aside stream copies the archive delivered in part", l.setAsidePartialCopies)
-	l.guard("comparing replicas", l.compareReplicas)
-	l.guard("reading captures", l.captures)
-	l.guard("reading logs", l.logs)
-	l.guard("reading raft state", l.raft)
-	l.guard("naming stores", l.nameUnnamedStores)
-	l.guard("naming servers known by node id", l.nameNodePlaceholders)
-	l.guard("naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
-	l.guard("opening encrypted stores", l.keyNotes)
-	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
-	l.guard("reading stream messages in raft WALs", l.walSeqs)
-	l.guard("matching Jepsen histories with the stores", l.matchHistories)
-	l.guard("ordering", l.finish)
-	l.guard("measuring the writes exposed by unclean stops", l.durability)
+	recs := readRecords(b, l.meter)
+	l.assemble(recs)
 	m.Read = readOf(b)
 	return m
+}
+
+// assemble builds the model from the records of the read phase. The
+// steps still in their order of old read the logs and the raft WALs
+// themselves (the records do not hold them yet).
+func (l *loader) assemble(recs *Records) {
+	l.step(recs, "reading ack logs", func() { l.ackLogs(recs.AckLogs) })
+	l.step(recs, "reading stores", func() { l.stores(recs.Copies, recs.Raft) })
+	l.step(recs, "setting aside stream copies the archive delivered in part", l.setAsidePartialCopies)
+	l.step(recs, "comparing replicas", l.compareReplicas)
+	l.step(recs, "reading captures", func() { l.captures(recs.Audits) })
+	l.step(recs, "reading logs", l.logs)
+	l.step(recs, "reading raft state", l.raft)
+	l.step(recs, "naming stores", l.nameUnnamedStores)
+	l.step(recs, "naming servers known by node id", l.nameNodePlaceholders)
+	l.step(recs, "naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
+	l.step(recs, "opening encrypted stores", func() { l.keyNotes(recs.KeyFiles) })
+	l.step(recs, "setting aside files the archive did not deliver", l.setAsideUndelivered)
+	l.step(recs, "reading stream messages in raft WALs", l.walSeqs)
+	l.step(recs, "matching Jepsen histories with the stores", l.matchHistories)
+	l.step(recs, "ordering", l.finish)
+	l.step(recs, "measuring the writes exposed by unclean stops", func() { l.durability(recs.Configs) })
+}
+
+// step runs one step of assembling, after saying that the read of its
+// records was stopped by an internal error, if it was.
+func (l *loader) step(recs *Records, what string, f func()) {
+	if crash := recs.crashes[what]; crash != nil {
+		l.note("%s", crashNote(what, crash))
+	}
+	l.guard(what, f)
 }
 
 // guard runs one step of loading; a bug that panics on some input costs

@@ -23,32 +23,19 @@ const nodePlaceholder = "node-"
 const recentlySeen = 30 * time.Second
 
 // captures takes every monitoring answer the bundle's sniff decoded (a
-// capture file is read and decoded once, there).
-func (l *loader) captures() {
-	var paths []string
-	for _, bc := range l.b.Captures {
-		paths = append(paths, bc.Path)
-	}
-	// Captures are small: counted done together, at the end.
-	plan := l.meter.begin(StageCaptures, l.b.FS, paths)
-	defer func() {
-		for i := range paths {
-			plan.done(i)
-		}
-	}()
+// capture file is read and decoded once, there), and those of the audit
+// archives as read (audits).
+func (l *loader) captures(audits []auditRead) {
 	var all []capture.Capture
 	// A `nats audit gather` archive: assembled by its manifest from the
 	// answers its entries decoded to; its files are not read again.
-	var audits []string
-	for _, bc := range l.b.Captures {
-		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
-			a := capture.AuditOf(l.b.FS, dir, bc.Manifest, l.sniffed)
-			for _, p := range a.Problems {
-				l.note("audit archive: %v", p)
-			}
-			all = append(all, a.Captures()...)
-			audits = append(audits, path.Join(dir, "capture")+"/")
+	var auditDirs []string
+	for _, a := range audits {
+		for _, p := range a.audit.Problems {
+			l.note("audit archive: %v", p)
 		}
+		all = append(all, a.audit.Captures()...)
+		auditDirs = append(auditDirs, path.Join(a.dir, "capture")+"/")
 	}
 	type pending struct {
 		bc bundle.Capture
@@ -56,7 +43,7 @@ func (l *loader) captures() {
 	}
 	var unnamed []pending
 	for _, bc := range l.b.Captures {
-		if bc.Kind == bundle.KindAuditManifest || underAny(bc.Path, audits) {
+		if bc.Kind == bundle.KindAuditManifest || underAny(bc.Path, auditDirs) {
 			continue
 		}
 		if bc.DecodeErr != nil {
@@ -98,19 +85,22 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-// sniffed gives the answers the sniff decoded from an audit archive's
-// entry, where they are what the archive's reader would decode (the kind
-// its manifest tags it with did not matter, or was the sniff's hint).
-func (l *loader) sniffed(file, kind string) ([]capture.Capture, error, bool) {
-	i := sort.Search(len(l.b.Captures), func(i int) bool { return l.b.Captures[i].Path >= file })
-	if i == len(l.b.Captures) || l.b.Captures[i].Path != file {
-		return nil, nil, false
+// sniffedIn gives the answers the sniff decoded from an audit archive's
+// entry among captures (sorted by path), where they are what the archive's
+// reader would decode (the kind its manifest tags it with did not matter,
+// or was the sniff's hint).
+func sniffedIn(captures []bundle.Capture) capture.Decoded {
+	return func(file, kind string) ([]capture.Capture, error, bool) {
+		i := sort.Search(len(captures), func(i int) bool { return captures[i].Path >= file })
+		if i == len(captures) || captures[i].Path != file {
+			return nil, nil, false
+		}
+		bc := captures[i]
+		if !bc.AnyHint && bc.Hint != kind {
+			return nil, nil, false
+		}
+		return bc.Decoded, bc.DecodeErr, true
 	}
-	bc := l.b.Captures[i]
-	if !bc.AnyHint && bc.Hint != kind {
-		return nil, nil, false
-	}
-	return bc.Decoded, bc.DecodeErr, true
 }
 
 // captureName names the server of an answer that does not name it: by its

@@ -103,6 +103,13 @@ type walState struct {
 func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	dir := path.Join(st.Dir, st.SysAccount, "_js_", name)
 	rd := l.raftReadOf(st, name)
+	switch {
+	case rd == nil:
+		return
+	case rd.crash != nil:
+		l.note("%s", crashNote(fmt.Sprintf("reading raft group %s of %s", name, srv.Name), rd.crash))
+		return
+	}
 	rec := rd.rec
 	rec.Server = srv.ID
 	g := l.group(name)

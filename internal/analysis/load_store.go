@@ -195,32 +195,10 @@ func (l *loader) serverFolder(dir string) string {
 	return own
 }
 
-// stores scans every store root: names its server, and recomputes every
-// stream from its blocks.
-func (l *loader) stores() {
-	var folders []string
-	for _, st := range l.b.Stores {
-		for _, acc := range st.Accounts {
-			for _, sname := range acc.Streams {
-				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
-			}
-		}
-	}
-	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
-	// A stream folder only one clustered store holds has no replica to
-	// compare with: its scan sums no message digests (compareStream sums
-	// them after all should another copy turn up under its name).
-	clustered := map[AssetKey]int{}
-	for _, st := range l.b.Stores {
-		if st.SysAccount == "" {
-			continue
-		}
-		for _, acc := range st.Accounts {
-			for _, sname := range acc.Streams {
-				clustered[AssetKey{acc.Name, sname}]++
-			}
-		}
-	}
+// stores names each store's server (from its raft records, raft) and adds
+// the stream copies as read (copies, by folder) to the model.
+func (l *loader) stores(copies map[string]copyRead, raft map[string][]*raftRead) {
+	l.raftRecs = raft
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -231,24 +209,30 @@ func (l *loader) stores() {
 		srv.StoreDir = st.Dir
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
-				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname, clustered[AssetKey{acc.Name, sname}] > 1) })
-				plan.done(done)
-				done++
+				what := fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname)
+				l.guard(what, func() { l.stream(srv, st, acc.Name, sname, copies, what) })
 			}
 		}
 	}
 }
 
-// stream reads one stream folder of one server once and adds the copy it
-// holds to the model; digests: for the replica comparison (other copies
-// may exist).
-func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, digests bool) {
+// stream adds the copy of one stream folder of one server, as read, to the
+// model.
+func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, copies map[string]copyRead, what string) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	l.addCopy(srv, st, account, folder, readCopy(l.b.FS, dir, digests, l.histValues))
+	rd, ok := copies[dir]
+	switch {
+	case !ok:
+		return
+	case rd.crash != nil:
+		l.note("%s", crashNote(what, rd.crash))
+		return
+	}
+	l.addCopy(srv, st, account, folder, rd)
 }
 
 // copyRead is what one read of a stream folder gives: the scan (meta.inf
@@ -262,6 +246,7 @@ type copyRead struct {
 	scan    *storeparse.StreamScan
 	err     error // the folder cannot be read
 	digests bool  // the scan summed window digests (ScanOptions.DigestWindow)
+	crash   any   // the reader panicked: nothing else was read
 }
 
 // readCopy reads the stream folder dir, each file once.
