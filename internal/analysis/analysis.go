@@ -160,8 +160,21 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 // be read becomes a corruption or a note.
 func Load(b *bundle.Bundle) *Model { return LoadWith(b, Options{}) }
 
-// LoadWith is Load with the timeline options of opts.
+// LoadWith is Load with the timeline options of opts: the read phase
+// (readRecords) reads the bundle into records, then the steps of assemble
+// build the model from them.
 func LoadWith(b *bundle.Bundle, opts Options) *Model {
+	l, restore := newLoader(b, opts)
+	defer restore()
+	recs := readRecords(b, l.meter)
+	l.assemble(recs)
+	return l.m
+}
+
+// newLoader starts the load of b: a model holding the bundle reader's
+// problems and notes, and, with keys, the bundle's stores behind the
+// storecrypt view until restore.
+func newLoader(b *bundle.Bundle, opts Options) (l *loader, restore func()) {
 	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
@@ -169,14 +182,12 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	for _, n := range b.Notes {
 		m.Notes = append(m.Notes, "bundle: "+n)
 	}
-	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
+	l = &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
+	restore = func() {}
 	if len(opts.Keys) > 0 {
-		defer l.unseal(opts.Keys)()
+		restore = l.unseal(opts.Keys)
 	}
-	recs := readRecords(b, l.meter)
-	l.assemble(recs)
-	m.Read = readOf(b)
-	return m
+	return l, restore
 }
 
 // assemble builds the model from the records of the read phase. The
@@ -189,7 +200,7 @@ func (l *loader) assemble(recs *Records) {
 	l.step(recs, "comparing replicas", l.compareReplicas)
 	l.step(recs, "reading captures", func() { l.captures(recs.Audits) })
 	l.step(recs, "reading logs", l.logs)
-	l.step(recs, "reading raft state", l.raft)
+	l.step(recs, "reading raft state", func() { l.raft(recs.WALs) })
 	l.step(recs, "naming stores", l.nameUnnamedStores)
 	l.step(recs, "naming servers known by node id", l.nameNodePlaceholders)
 	l.step(recs, "naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
@@ -199,6 +210,7 @@ func (l *loader) assemble(recs *Records) {
 	l.step(recs, "matching Jepsen histories with the stores", l.matchHistories)
 	l.step(recs, "ordering", l.finish)
 	l.step(recs, "measuring the writes exposed by unclean stops", func() { l.durability(recs.Configs) })
+	l.m.Read = readOf(l.b)
 }
 
 // step runs one step of assembling, after saying that the read of its
@@ -262,7 +274,6 @@ type loader struct {
 	// raftz captures' group figures, kept to name stores (name_evidence.go).
 	storeDirs []logStoreDir
 	raftzFigs []raftzFigure
-	raftzWant map[string]map[uint64]bool // raftzSeqs
 }
 
 // addServer returns the server named name, creating it.

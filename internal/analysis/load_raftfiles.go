@@ -273,9 +273,3 @@ func raftFileCorruption(server ServerID, group, file string, off int64, s struct
 // one election per term, a few seconds each; a server cut off for a year
 // reaches some millions.
 const maxTermJump = 1 << 24
-
-// raftDamage records what a WAL record decodes to but a server does not
-// write (the WAL reader's; the small files' are judged by store-corrupt).
-func (l *loader) raftDamage(srv *Server, group, file string, off int64, s binfmt.Structure, format string, args ...any) {
-	l.raftCorrupt(srv, group, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, format, args...), s))
-}

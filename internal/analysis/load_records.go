@@ -29,6 +29,8 @@ type Records struct {
 	// Raft: the raft group folders of each clustered store (small files
 	// and newest snapshot), by store folder, in the order of Store.Groups.
 	Raft map[string][]*raftRead
+	// WALs: the WAL of each of those group folders, by the folder's path.
+	WALs map[string]*walRead
 	// Audits: the `nats audit gather` archives, in the order of b.Captures.
 	Audits []auditRead
 	// Configs: one per b.Configs, in its order, includes read.
@@ -67,6 +69,9 @@ func readRecords(b *bundle.Bundle, mt *meter) *Records {
 	try("reading ack logs", func() { r.AckLogs = readAckLogs(b.FS, b.AckLogs) })
 	try("reading stores", func() { r.Raft, r.Copies = readStores(b.FS, b.Stores, historyValues(r.AckLogs), mt) })
 	try("reading captures", func() { r.Audits = readAudits(b.FS, b.Captures, mt) })
+	try("reading raft state", func() {
+		r.WALs = readWALs(b.FS, b.Stores, r.Raft, raftzWant(b.Captures, r.Audits), historyValues(r.AckLogs), mt)
+	})
 	try("measuring the writes exposed by unclean stops", func() { r.Configs = readConfigs(b.FS, b.Configs) })
 	if c, ok := b.FS.(*storecrypt.FS); ok {
 		try("opening encrypted stores", func() {
@@ -178,6 +183,43 @@ func readAudits(fsys fs.FS, captures []bundle.Capture, mt *meter) []auditRead {
 		}
 	}
 	return out
+}
+
+// raftzWant are, by group, the WAL sequences whose store time a /raftz
+// answer gave (its WAL's first and last), for the WAL pass to keep
+// (WALSummary.Stamps): of every answer of the bundle, whichever server
+// the loader attributes it to.
+func raftzWant(captures []bundle.Capture, audits []auditRead) map[string]map[uint64]bool {
+	want := map[string]map[uint64]bool{}
+	add := func(c capture.Capture) {
+		if c.Raftz == nil {
+			return
+		}
+		rz := *c.Raftz
+		for _, acc := range rz.Accounts() {
+			for _, g := range rz.Groups(acc) {
+				w := rz[acc][g].WAL
+				if w.Messages == 0 {
+					continue
+				}
+				if want[g] == nil {
+					want[g] = map[uint64]bool{}
+				}
+				want[g][w.FirstSeq], want[g][w.LastSeq] = true, true
+			}
+		}
+	}
+	for _, bc := range captures {
+		for _, c := range bc.Decoded {
+			add(c)
+		}
+	}
+	for _, a := range audits {
+		for _, c := range a.audit.Captures() {
+			add(c)
+		}
+	}
+	return want
 }
 
 // readConfigs parses every config the bundle reader found, includes read

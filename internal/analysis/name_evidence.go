@@ -55,7 +55,6 @@ func (l *loader) keepRaftzFigure(srv *Server, file, group string, rg capture.Raf
 	l.raftzFigs = append(l.raftzFigs, raftzFigure{server: srv.ID, group: group, file: file,
 		wal:     WALFigures{FirstSeq: rg.WAL.FirstSeq, LastSeq: rg.WAL.LastSeq, Msgs: rg.WAL.Messages, PIndex: rg.PIndex, PTerm: rg.PTerm},
 		firstTS: unixNano(rg.WAL.FirstTime), lastTS: unixNano(rg.WAL.LastTime)})
-	l.raftzWant = nil
 }
 
 func unixNano(t time.Time) int64 {
@@ -63,26 +62,6 @@ func unixNano(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixNano()
-}
-
-// raftzSeqs are the WAL sequences of group whose store time a /raftz
-// capture gave (its WAL's first and last), for the raft step's one pass
-// over the WAL to keep (WALSummary.Stamps).
-func (l *loader) raftzSeqs(group string) map[uint64]bool {
-	if l.raftzWant == nil {
-		l.raftzWant = map[string]map[uint64]bool{}
-		for _, f := range l.raftzFigs {
-			if f.wal.Msgs == 0 {
-				continue
-			}
-			if l.raftzWant[f.group] == nil {
-				l.raftzWant[f.group] = map[uint64]bool{}
-			}
-			l.raftzWant[f.group][f.wal.FirstSeq] = true
-			l.raftzWant[f.group][f.wal.LastSeq] = true
-		}
-	}
-	return l.raftzWant[group]
 }
 
 // sameEntries says how a store's WAL r and a /raftz figure f agree: the
