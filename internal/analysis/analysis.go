@@ -190,9 +190,20 @@ func newLoader(b *bundle.Bundle, opts Options) (l *loader, restore func()) {
 	return l, restore
 }
 
-// assemble builds the model from the records of the read phase. The
-// steps still in their order of old read the logs and the raft WALs
-// themselves (the records do not hold them yet).
+// assemble builds the model from the records of the read phase; it reads
+// nothing but the logs (scanned as a stream into the timeline) and the
+// blocks the replica comparison reads again (TestAssembleDoesNoIO). Each
+// step takes its records as arguments; the naming steps return the names
+// they give, applied once (applyNames). What a step takes of the model
+// that earlier steps built is still what orders them: stores name the
+// servers every later step attributes to; the comparison takes the
+// copies; captures and logs name by the servers known so far; raft needs
+// the stores' servers and names peers by the ids captures and logs gave;
+// naming needs the meta state, the logs' Store Directory lines and the
+// raftz figures; setting aside needs every corruption and the archive
+// damage known once the logs are read; walSeqs and matchHistories need
+// the streams' groups; durability needs the servers named and the model
+// finished.
 func (l *loader) assemble(recs *Records) {
 	l.step(recs, "reading ack logs", func() { l.ackLogs(recs.AckLogs) })
 	l.step(recs, "reading stores", func() { l.stores(recs.Copies, recs.Raft) })
@@ -201,8 +212,8 @@ func (l *loader) assemble(recs *Records) {
 	l.step(recs, "reading captures", func() { l.captures(recs.Audits) })
 	l.step(recs, "reading logs", l.logs)
 	l.step(recs, "reading raft state", func() { l.raft(recs.WALs) })
-	l.step(recs, "naming stores", l.nameUnnamedStores)
-	l.step(recs, "naming servers known by node id", l.nameNodePlaceholders)
+	l.step(recs, "naming stores", func() { l.applyNames(l.unnamedStoreNames()) })
+	l.step(recs, "naming servers known by node id", func() { l.applyNames(l.placeholderNames()) })
 	l.step(recs, "naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
 	l.step(recs, "opening encrypted stores", func() { l.keyNotes(recs.KeyFiles) })
 	l.step(recs, "setting aside files the archive did not deliver", l.setAsideUndelivered)

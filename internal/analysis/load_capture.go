@@ -14,7 +14,7 @@ import (
 )
 
 // nodePlaceholder prefixes the name of a server known only by its raft node
-// id, until a source names it (nameNodePlaceholders).
+// id, until a source names it (placeholderNames).
 const nodePlaceholder = "node-"
 
 // recentlySeen is how recent a raftz last_seen must be for the peer to count
