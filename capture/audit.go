@@ -2,6 +2,7 @@ package capture
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,6 +175,27 @@ func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 // sends AuditOf to read the entry itself.
 type Decoded func(file, kind string) (caps []Capture, err error, ok bool)
 
+// EntryKind is the kind of answer the manifest's entry p is read as (its
+// artifact_type tag); ok is false for an entry not read (another artifact,
+// a stream's, or one no server is tagged for).
+func EntryKind(manifest AuditIndex, p string) (kind string, ok bool) {
+	kind, ok = auditKinds[manifest.Tag(p, "artifact_type")]
+	if !ok || manifest.Tag(p, "server") == "" || manifest.Tag(p, "stream") != "" {
+		return "", false
+	}
+	return kind, true
+}
+
+// DecodeEntry decodes data, the whole content of the audit archive's entry
+// file, as an answer of kind (EntryKind): what AuditOf gives reading it from
+// the archive, for a reader that already holds its bytes.
+func DecodeEntry(file, kind string, data []byte) ([]Capture, error) {
+	if int64(len(data)) > MaxAuditEntryBytes {
+		return nil, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "entry of %d bytes, more than %d", len(data), MaxAuditEntryBytes)
+	}
+	return decodeStream(file, kind, bytes.NewReader(data), MaxAuditEntryBytes)
+}
+
 // AuditOf is ReadAudit over a manifest already decoded (Sniff,
 // DecodeAuditManifest) of the archive under dir: each entry's answers come
 // from decoded where it has them, and only the others are read from fsys.
@@ -199,8 +221,8 @@ func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, bud
 		for _, t := range manifest[p] {
 			tags[t.Name] = t.Value
 		}
-		kind, ok := auditKinds[tags["artifact_type"]]
-		if !ok || tags["server"] == "" || tags["stream"] != "" {
+		kind, ok := EntryKind(manifest, p)
+		if !ok {
 			a.Skipped++
 			continue
 		}

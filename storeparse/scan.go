@@ -43,6 +43,14 @@ type ScanOptions struct {
 	// messages it counts per window of that many sequences
 	// (StreamScan.Windows, digest.go), for comparing replicas.
 	DigestWindow uint64
+	// Messages, when set, is called once per block, in block order, with
+	// the sequences (ascending) and MessageDigest of the message records
+	// the block counts whose checksum holds, as read: before the removals
+	// made after the read (tombstones in later blocks, index.db, limits),
+	// which StreamScan.Live applies. The slices are the callee's. The scan
+	// waits for each call: a callee that waits holds the scan back (several
+	// copies of a stream are compared so, read in lockstep).
+	Messages func(seqs, digests []uint64)
 	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
 	// were read (tombstones, index.db, limits) moved the first sequence:
 	// that message's time would take a second read of its block.
@@ -119,6 +127,8 @@ type BlockScan struct {
 	rlBase uint64
 
 	found []PayloadHit // see ScanOptions.Payloads
+
+	mseqs, mdigs []uint64 // see ScanOptions.Messages, until merged
 
 	windows []WindowDigest // see ScanOptions.DigestWindow
 	dwin    uint64         // its window size

@@ -63,6 +63,7 @@ type blockScanner struct {
 	dir, name string
 	visit     func(BlockInfo, *Record) error
 	window    uint64             // ScanOptions.DigestWindow
+	msgs      bool               // ScanOptions.Messages is set
 	payloads  map[string]bool    // ScanOptions.Payloads
 	budget    *memBudget         // nil: no other scanner runs
 	buf       []byte             // ReadAt buffer kept from block to block
@@ -85,6 +86,10 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		s.noteBad(res.bs)
 		s.noteEmpty(res.bs)
 		s.noteShort(res.bs)
+		if opts.Messages != nil {
+			opts.Messages(res.bs.mseqs, res.bs.mdigs)
+			res.bs.mseqs, res.bs.mdigs = nil, nil
+		}
 		s.Blocks = append(s.Blocks, *res.bs)
 		s.trimRLCache()
 		s.trimDigestCache()
@@ -95,7 +100,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 	}
 	workers = min(workers, maxScanWorkers, len(idxs))
 	if opts.Visit != nil || workers <= 1 {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, payloads: opts.Payloads}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, msgs: opts.Messages != nil, payloads: opts.Payloads}
 		for i, n := range idxs {
 			res := sc.scan(fsys, n, keys[n])
 			if res.err != nil {
@@ -124,7 +129,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		budget   = newMemBudget(scanMemBudget)
 	)
 	work := func() {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, budget: budget, payloads: opts.Payloads}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, msgs: opts.Messages != nil, budget: budget, payloads: opts.Payloads}
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -411,6 +416,10 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.Bytes += uint64(r.Len)
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)
 			bs.addDigest(sc.window, &r)
+			if sc.msgs && r.ChecksumOK {
+				bs.mseqs = append(bs.mseqs, seq)
+				bs.mdigs = append(bs.mdigs, MessageDigest(&r))
+			}
 			if sc.payloads != nil {
 				bs.findPayload(sc.payloads, seq, r.Data)
 			}

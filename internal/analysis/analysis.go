@@ -190,9 +190,11 @@ func newLoader(b *bundle.Bundle, opts Options) (l *loader, restore func()) {
 	return l, restore
 }
 
-// assemble builds the model from the records of the read phase; it reads
-// nothing but the logs (scanned as a stream into the timeline) and the
-// blocks the replica comparison reads again (TestAssembleDoesNoIO). Each
+// assemble builds the model from the records of the read phase; it opens
+// nothing through the bundle FS (TestAssembleDoesNoIO) and reads only the
+// logs, scanned as a stream into the timeline from the files the sniff
+// holds (Bundle.OpenLog), and, for a stream whose copies were not read
+// together, their blocks again (readAgain). Each
 // step takes its records as arguments; the naming steps return the names
 // they give, applied once (applyNames). What a step takes of the model
 // that earlier steps built is still what orders them: stores name the

@@ -130,8 +130,15 @@ func recordVerdicts(r *RaftRecord) []raftVerdict {
 	}
 	if t := r.TermVote; t != nil {
 		// A term below one the group's own snapshot or WAL entries carry is
-		// no damage (tavBelowEntries); one no run of elections reaches past
-		// them is.
+		// what servers write and is not judged: every version takes a higher
+		// term from entries it catches up on without writing tav.idx
+		// (processAppendEntry: `if isNew { n.writeTermVote() }`), and a
+		// v2.10.22 server that campaigns while joining a cluster whose log is
+		// ahead writes term 0 and its own vote under a term-1 WAL and
+		// snapshot (tavlag-v2.10.22: "AppendEntry did not match" resets
+		// n.term to the empty log's pterm, the stepdown then writes it); the
+		// server starts from the higher term of its entries. A term no run
+		// of elections reaches past them is damage.
 		tv := t.TermVote
 		switch {
 		case t.Size == 0:
@@ -150,33 +157,15 @@ func recordVerdicts(r *RaftRecord) []raftVerdict {
 	return out
 }
 
-// tavBelowEntries says, for a tav.idx holding a term below one the group's
-// own snapshot or WAL entries carry, why that is not judged: every version
-// (raft.go processAppendEntry, 2.10.22 to 2.15.3) takes a higher term from
-// an append entry it catches up on without writing tav.idx (`if isNew {
-// n.writeTermVote() }`), and a healthy v2.10.22 follower was seen holding
-// term 0 and a vote under a term-1 WAL; no fixture shows a server never
-// writing it, so the bundle cannot tell it from damage.
-func tavBelowEntries(m *Model, r *RaftRecord) string {
-	t := r.TermVote
-	if t == nil || t.Size == 0 || t.TermVote.Trailing > 0 || !t.TermVote.HasTerm || t.TermVote.Term >= r.MaxTerm {
-		return ""
-	}
-	return fmt.Sprintf("%s: %s holds term %d, below term %d of the group's own snapshot or WAL entries: a server writes that when it learns a term by catching up (raft.go processAppendEntry writes tav.idx for new entries only), so it cannot be told from damage; the server starts from the higher term of its entries", m.Name(r.Server), t.File, t.TermVote.Term, r.MaxTerm)
-}
-
 // raftFileDamage is store-corrupt's damage from the raft group records:
 // every rule a file breaks, as a corruption of its structure; on a release
 // line no fixture proves the rule for, an info finding that cannot tell.
 // A file the archive did not deliver as written is not judged (said as a
-// part skipped); neither is a term below the group's entries.
+// part skipped).
 func raftFileDamage(p *Pass) []Corruption {
 	m := p.Model
 	var out []Corruption
 	for _, r := range m.RaftRecords {
-		if why := tavBelowEntries(m, r); why != "" {
-			p.Skipf("%s", why)
-		}
 		version := serverVersion(m, r.Server)
 		for _, v := range recordVerdicts(r) {
 			c := v.c

@@ -1,25 +1,26 @@
 package analysis
 
 import (
-	"io/fs"
 	"sort"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
-// readAckLogs reads every ack log the bundle holds (found by content).
-func readAckLogs(fsys fs.FS, paths []string) []ackLogRead {
+// readAckLogs reads every ack log the bundle holds (found by content),
+// each from the file the sniff opened (open: Bundle.OpenLog).
+func readAckLogs(open func(string) (*bundle.LogFile, error), paths []string) []ackLogRead {
 	out := make([]ackLogRead, 0, len(paths))
 	for _, p := range paths {
-		f, err := fsys.Open(p)
+		f, err := open(p)
 		if err != nil {
 			out = append(out, ackLogRead{path: p, err: err, open: true})
 			continue
 		}
 		sum, err := acklog.Read(p, f)
 		f.Close()
-		out = append(out, ackLogRead{path: p, sum: sum, err: err})
+		out = append(out, ackLogRead{path: p, sum: sum, err: err, reopened: f.Reopened})
 	}
 	return out
 }
@@ -49,6 +50,9 @@ func (l *loader) ackLogs(logs []ackLogRead) {
 		if rd.open {
 			l.note("ack log %s: %v", rd.path, rd.err)
 			continue
+		}
+		if rd.reopened != "" {
+			l.note("ack log %s: %s", rd.path, rd.reopened)
 		}
 		if rd.err != nil {
 			l.note("ack log %s: read up to line %d: %v", rd.path, rd.sum.Lines, rd.err)

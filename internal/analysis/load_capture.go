@@ -85,17 +85,19 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-// sniffedIn gives the answers the sniff decoded from an audit archive's
-// entry among captures (sorted by path), where they are what the archive's
-// reader would decode (the kind its manifest tags it with did not matter,
-// or was the sniff's hint).
-func sniffedIn(captures []bundle.Capture) capture.Decoded {
+// sniffedIn gives the answers the sniff of b decoded from an audit
+// archive's entry, where they are what the archive's reader would decode
+// (the kind its manifest tags it with did not matter, or was the sniff's
+// hint).
+func sniffedIn(b *bundle.Bundle) capture.Decoded {
 	return func(file, kind string) ([]capture.Capture, error, bool) {
-		i := sort.Search(len(captures), func(i int) bool { return captures[i].Path >= file })
-		if i == len(captures) || captures[i].Path != file {
-			return nil, nil, false
+		i := sort.Search(len(b.Captures), func(i int) bool { return b.Captures[i].Path >= file })
+		if i == len(b.Captures) || b.Captures[i].Path != file {
+			// An entry the sniff took for no capture, decoded as its tag says.
+			e, ok := b.AuditEntries[file]
+			return e.Decoded, e.DecodeErr, ok && e.Kind == kind
 		}
-		bc := captures[i]
+		bc := b.Captures[i]
 		if !bc.AnyHint && bc.Hint != kind {
 			return nil, nil, false
 		}

@@ -169,12 +169,15 @@ type logFacts struct {
 // log reads one log file; carried is the server the previous file of its
 // rotation set ended as ("" for none). It returns the server the file ends as.
 func (l *loader) log(lg bundle.Log, carried string) string {
-	f, err := l.b.FS.Open(lg.Path)
+	f, err := l.b.OpenLog(lg.Path) // the file the sniff opened
 	if err != nil {
 		l.note("log %s: %v", lg.Path, err)
 		return ""
 	}
 	defer f.Close()
+	if f.Reopened != "" {
+		l.note("log %s: %s", lg.Path, f.Reopened)
+	}
 	var r io.Reader = f
 	if lg.Compressed {
 		if r, err = logscan.Decompress(f); err != nil {

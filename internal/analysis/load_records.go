@@ -49,6 +49,9 @@ type ackLogRead struct {
 	sum  *AckLog
 	err  error // opening or reading it (sum holds what was read before)
 	open bool  // err is the open's: nothing was read
+	// reopened says why it was opened again rather than taken from the
+	// sniff (bundle.LogFile.Reopened), "" when it was not.
+	reopened string
 }
 
 // auditRead is one `nats audit gather` archive, assembled by its manifest.
@@ -66,9 +69,9 @@ func readRecords(b *bundle.Bundle, mt *meter) *Records {
 			r.crashes[step] = crash
 		}
 	}
-	try("reading ack logs", func() { r.AckLogs = readAckLogs(b.FS, b.AckLogs) })
+	try("reading ack logs", func() { r.AckLogs = readAckLogs(b.OpenLog, b.AckLogs) })
 	try("reading stores", func() { r.Raft, r.Copies = readStores(b.FS, b.Stores, historyValues(r.AckLogs), mt) })
-	try("reading captures", func() { r.Audits = readAudits(b.FS, b.Captures, mt) })
+	try("reading captures", func() { r.Audits = readAudits(b, mt) })
 	try("reading raft state", func() {
 		r.WALs = readWALs(b.FS, b.Stores, r.Raft, raftzWant(b.Captures, r.Audits), historyValues(r.AckLogs), mt)
 	})
@@ -105,20 +108,9 @@ func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *m
 		}
 	}
 	plan, done := mt.begin(StageStores, fsys, folders), 0
-	// A stream folder only one clustered store holds has no replica to
-	// compare with: its scan sums no message digests (compareStream sums
-	// them after all should another copy turn up under its name).
-	clustered := map[AssetKey]int{}
-	for _, st := range stores {
-		if st.SysAccount == "" {
-			continue
-		}
-		for _, acc := range st.Accounts {
-			for _, sname := range acc.Streams {
-				clustered[AssetKey{acc.Name, sname}]++
-			}
-		}
-	}
+	// The copies of a stream several clustered stores hold are read
+	// together, to compare them in the same read (load_replicas.go).
+	cr := newCopyReader(fsys, stores, values)
 	raft, copies := map[string][]*raftRead{}, map[string]copyRead{}
 	for _, st := range stores {
 		raft[st.Dir] = readRaftGroups(fsys, st)
@@ -131,7 +123,7 @@ func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *m
 					continue // being deleted: not read (stream)
 				}
 				var rd copyRead
-				if crash := crashed(func() { rd = readCopy(fsys, dir, clustered[AssetKey{acc.Name, sname}] > 1, values) }); crash != nil {
+				if crash := crashed(func() { rd = cr.read(dir) }); crash != nil {
 					rd = copyRead{dir: dir, crash: crash}
 				}
 				copies[dir] = rd
@@ -161,16 +153,17 @@ func readRaftGroups(fsys fs.FS, st bundle.Store) []*raftRead {
 	return rs
 }
 
-// readAudits assembles every `nats audit gather` archive of captures by
+// readAudits assembles every `nats audit gather` archive of b's captures by
 // its manifest, from the answers the sniff decoded of its entries (its
 // files are not read again where the sniff decoded them).
-func readAudits(fsys fs.FS, captures []bundle.Capture, mt *meter) []auditRead {
+func readAudits(b *bundle.Bundle, mt *meter) []auditRead {
+	captures := b.Captures
 	var paths []string
 	for _, bc := range captures {
 		paths = append(paths, bc.Path)
 	}
 	// Captures are small: counted done together, at the end.
-	plan := mt.begin(StageCaptures, fsys, paths)
+	plan := mt.begin(StageCaptures, b.FS, paths)
 	defer func() {
 		for i := range paths {
 			plan.done(i)
@@ -179,7 +172,7 @@ func readAudits(fsys fs.FS, captures []bundle.Capture, mt *meter) []auditRead {
 	var out []auditRead
 	for _, bc := range captures {
 		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
-			out = append(out, auditRead{dir: dir, audit: capture.AuditOf(fsys, dir, bc.Manifest, sniffedIn(captures))})
+			out = append(out, auditRead{dir: dir, audit: capture.AuditOf(b.FS, dir, bc.Manifest, sniffedIn(b))})
 		}
 	}
 	return out

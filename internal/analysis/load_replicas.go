@@ -1,48 +1,46 @@
 package analysis
 
 import (
+	"io/fs"
 	"iter"
-	"math"
+	"path"
+	"runtime"
 	"slices"
-	"sort"
+	"strings"
+	"sync"
 
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
-// Replica comparison, in memory that depends on the number of copies and
-// blocks, not on the number of messages, at any stream size:
+// Replica comparison, each block read once, in memory that depends on the
+// number of copies and of places where they differ, not on the number of
+// messages:
 //
-//  1. The store scan (load_store.go) keeps, per copy, its window digests
-//     (the sum of message digests per DigestWindow sequences) and its live
-//     map (blocks and delete ranges): see storeparse/digest.go. The blocks
-//     are read once for both the figures and these.
-//  2. Which sequences each copy holds is compared exactly, by a sweep over
+//  1. Which clustered stores hold a folder of the same stream is known from
+//     the inventory before any block is read. Those copies are read together
+//     (copyReader), each by its own scan, and their message records are
+//     merged by sequence as the scans go (lockstep): a scan hands over each
+//     block's (sequence, digest) pairs and waits while it is ahead, so one
+//     block per copy is held. Every sequence where two copies' records hold
+//     different content is kept, in runs (with the copies on each side).
+//  2. Whether a record is live is known only when its copy's scan ends (a
+//     tombstone in a later block, index.db, limits): the runs are cut to the
+//     copies' final live messages afterwards (restrict). Records that agree
+//     still agree among the live ones, so nothing else needs keeping.
+//  3. Which sequences each copy holds is compared exactly, by a sweep over
 //     the copies' live ranges side by side: every span that some copies hold
 //     and others do not is kept (Coverage), and the gap check reads it.
-//  3. Content is compared window by window: where every copy holding
-//     messages in a window has the same digest and count, they hold the same
-//     messages there. The windows that differ are read again, from the
-//     blocks overlapping them only, and merged sequence by sequence.
 //
-// Why windows first rather than a k-way merge of whole scans: the copies are
-// scanned one at a time (in parallel within a copy), and whether a record is
-// live is known only when its copy's scan ends (a tombstone in a later
-// block, index.db, limits), so a merge of live messages would need a second
-// read of every block. Windows cost one entry per 4096 sequences and a
-// second read only where copies differ.
-
-// digestWindow is the sequences per window digest; a variable so tests can
-// show the outcome does not depend on it.
-var digestWindow uint64 = storeparse.DefaultDigestWindow
+// A stream whose compared copies were not read together (a meta.inf that
+// names another stream than its folder joins a copy read alone) has its
+// copies' live messages read again and merged the same way; it is said in a
+// note.
 
 // maxCompared bounds the copies compared at once (servers are bits of a
 // mask); more copies of one stream than that is not a real cluster.
 const maxCompared = 64
-
-// drillWindows bounds the windows read again at once: at most this many,
-// spanning at most 4× as many windows, so a chunk's digests stay small.
-const drillWindows = 16
 
 // ReplicaComparison is what the copies of one stream hold against each other.
 type ReplicaComparison struct {
@@ -68,58 +66,224 @@ type DivergedSpan struct {
 	Sides []uint64
 }
 
+// lockstep is what the copies of one stream read together found: the runs
+// of sequences where their records differ, before liveness. Bit i of a side
+// is the i-th copy read (member i).
+type lockstep struct {
+	runs []DivergedSpan
+	// late counts the records a copy yielded below sequences already
+	// compared (blocks whose sequences overlap): not compared.
+	late []int
+}
+
 // keepForComparison keeps what the replica comparison needs from a copy's
-// scan; digests: it was made with DigestWindow: digestWindow.
-func keepForComparison(c *StreamCopy, scan *storeparse.StreamScan, digests bool) {
+// scan: its live map, and the lockstep read it took part in.
+func keepForComparison(c *StreamCopy, rd copyRead) {
 	if c.Encrypted {
 		return // nothing readable to compare
 	}
-	c.Windows, c.Live = scan.Windows(), scan.Live()
-	c.noDigests = !digests
+	c.Live = rd.scan.Live()
+	c.lock, c.member = rd.lock, rd.member
 }
 
-// sumDigests sums the window digests of a copy scanned without them: one
-// whose folder no other clustered store holds, compared after all because
-// a meta.inf names another stream than its folder. They come from its live
-// messages, reading its blocks only: meta.inf, meta.sum, index.db and the
-// consumers were read once, by the scan, and what they removed is already
-// out of Live.
-func (l *loader) sumDigests(c *StreamCopy) {
-	var ws []storeparse.WindowDigest
-	err := c.Live.Messages(l.b.FS, 0, math.MaxUint64, func(seq, d uint64) {
-		w := seq / digestWindow
-		if n := len(ws); n == 0 || ws[n-1].Window != w {
-			ws = append(ws, storeparse.WindowDigest{Window: w})
+// copyReader reads the stream folders of the bundle's stores: alone, or,
+// where several clustered stores hold a folder of the same name, all of
+// those copies together, in lockstep (see above). A copy read with its group
+// before its turn waits in done until it is asked for.
+type copyReader struct {
+	fsys     fs.FS
+	payloads map[string]bool
+	groups   map[string][]string // folder path → the folders read with it (itself included)
+	done     map[string]copyRead
+}
+
+func newCopyReader(fsys fs.FS, stores []bundle.Store, payloads map[string]bool) *copyReader {
+	r := &copyReader{fsys: fsys, payloads: payloads, groups: map[string][]string{}, done: map[string]copyRead{}}
+	byName := map[AssetKey][]string{}
+	var keys []AssetKey
+	for _, st := range stores {
+		if st.SysAccount == "" {
+			continue // a non-clustered server's stream is never a replica
 		}
-		ws[len(ws)-1].Sum += d
-		ws[len(ws)-1].Count++
-	})
-	if err != nil {
-		return // the scan reported the block it cannot read
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				if strings.HasPrefix(sname, ".") {
+					continue // being deleted: not read
+				}
+				k := AssetKey{acc.Name, sname}
+				if byName[k] == nil {
+					keys = append(keys, k)
+				}
+				byName[k] = append(byName[k], path.Join(st.Dir, acc.Name, "streams", sname))
+			}
+		}
 	}
-	// Blocks whose sequences overlap may yield a window twice.
-	sort.SliceStable(ws, func(i, j int) bool { return ws[i].Window < ws[j].Window })
-	out := ws[:0]
-	for _, w := range ws {
-		if n := len(out); n > 0 && out[n-1].Window == w.Window {
-			out[n-1].Sum += w.Sum
-			out[n-1].Count += w.Count
+	for _, k := range keys {
+		dirs := byName[k]
+		if len(dirs) < 2 {
 			continue
 		}
-		out = append(out, w)
+		dirs = dirs[:min(len(dirs), maxCompared)]
+		for _, d := range dirs {
+			r.groups[d] = dirs
+		}
 	}
-	c.Windows, c.noDigests = out, false
+	return r
+}
+
+// read reads the stream folder dir (with its group, the first time one of
+// them is asked for). A reader that panicked panics again here, for the
+// folder it was reading.
+func (r *copyReader) read(dir string) copyRead {
+	if rd, ok := r.done[dir]; ok {
+		delete(r.done, dir)
+		if rd.crash != nil {
+			panic(rd.crash)
+		}
+		return rd
+	}
+	group := r.groups[dir]
+	if group == nil {
+		return readCopy(r.fsys, dir, r.payloads, nil)
+	}
+	for _, d := range group {
+		delete(r.groups, d)
+	}
+	for _, rd := range readTogether(r.fsys, group, r.payloads) {
+		r.done[rd.dir] = rd
+	}
+	return r.read(dir)
+}
+
+// readTogether reads the folders dirs, copies of one stream, at once, their
+// message records merged by sequence while they are read.
+func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRead {
+	lk := &lockstep{late: make([]int, len(dirs))}
+	out := make([]copyRead, len(dirs))
+	feeds := make([]chan msgBatch, len(dirs))
+	// The copies' scans share the cores one scan of a stream takes.
+	workers := max(1, runtime.GOMAXPROCS(0)/len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		feeds[i] = make(chan msgBatch, 1)
+		wg.Go(func() {
+			defer close(feeds[i])
+			defer func() {
+				if p := recover(); p != nil {
+					out[i] = copyRead{dir: d, crash: p}
+				}
+			}()
+			send := func(seqs, digests []uint64) { feeds[i] <- msgBatch{seqs, digests} }
+			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, workers: workers})
+			out[i].lock, out[i].member = lk, i
+		})
+	}
+	lk.merge(feeds)
+	wg.Wait()
+	return out
+}
+
+// msgBatch is one block's message records: sequences ascending, digests
+// beside them.
+type msgBatch struct{ seqs, digests []uint64 }
+
+// merge takes the copies' batches as they come and keeps, in lk.runs, every
+// sequence where the copies' records differ. It returns when every feed is
+// closed.
+func (lk *lockstep) merge(feeds []chan msgBatch) {
+	type cursor struct {
+		b    msgBatch
+		pos  int
+		open bool
+	}
+	cs := make([]cursor, len(feeds))
+	for i := range cs {
+		cs[i].open = true
+	}
+	var compared uint64 // sequences up to this one are compared
+	any := false
+	var digests []uint64
+	var sides []uint64
+	for {
+		// Every copy still read has records pending, or is done.
+		for i := range cs {
+			for cs[i].open && cs[i].pos >= len(cs[i].b.seqs) {
+				b, ok := <-feeds[i]
+				if !ok {
+					cs[i].open = false
+					break
+				}
+				cs[i].b, cs[i].pos = b, 0
+				// Records at or below what was compared (blocks whose
+				// sequences overlap) cannot be merged any more.
+				for any && cs[i].pos < len(b.seqs) && b.seqs[cs[i].pos] <= compared {
+					cs[i].pos++
+					lk.late[i]++
+				}
+			}
+		}
+		// Compare up to the lowest last pending sequence of the copies
+		// still read: beyond it, one of them may still yield records.
+		upto, pending := ^uint64(0), false
+		for i := range cs {
+			if cs[i].pos < len(cs[i].b.seqs) {
+				pending = true
+				if cs[i].open {
+					upto = min(upto, cs[i].b.seqs[len(cs[i].b.seqs)-1])
+				}
+			}
+		}
+		if !pending {
+			return
+		}
+		for {
+			seq, have := uint64(0), false
+			for i := range cs {
+				if c := &cs[i]; c.pos < len(c.b.seqs) && c.b.seqs[c.pos] <= upto && (!have || c.b.seqs[c.pos] < seq) {
+					seq, have = c.b.seqs[c.pos], true
+				}
+			}
+			if !have {
+				break
+			}
+			digests, sides = digests[:0], sides[:0]
+			for i := range cs {
+				c := &cs[i]
+				if c.pos >= len(c.b.seqs) || c.b.seqs[c.pos] != seq {
+					continue
+				}
+				d := c.b.digests[c.pos]
+				c.pos++
+				k := slices.Index(digests, d)
+				if k < 0 {
+					digests, sides = append(digests, d), append(sides, 0)
+					k = len(digests) - 1
+				}
+				sides[k] |= 1 << i
+			}
+			compared, any = seq, true
+			if len(sides) < 2 {
+				continue
+			}
+			slices.Sort(sides)
+			if n := len(lk.runs); n > 0 && lk.runs[n-1].Last+1 == seq && slices.Equal(lk.runs[n-1].Sides, sides) {
+				lk.runs[n-1].Last = seq
+				continue
+			}
+			lk.runs = append(lk.runs, DivergedSpan{Range: report.Range{First: seq, Last: seq}, Sides: slices.Clone(sides)})
+		}
+	}
 }
 
 // compareReplicas compares every stream held by more than one server, then
-// drops what it read of the copies: the comparison is all the checks need.
+// drops what it kept of the copies: the comparison is all the checks need.
 func (l *loader) compareReplicas() {
 	l.meter.stage(StageReplicas, len(l.m.Streams), 0)
 	for _, st := range l.m.Streams {
 		l.compareStream(st)
 		l.meter.add(1, 0)
 		for _, c := range st.Copies {
-			c.Windows, c.Live = nil, nil
+			c.Live, c.lock = nil, nil
 		}
 	}
 }
@@ -146,12 +310,132 @@ func (l *loader) compareStream(st *Stream) {
 		l.note("%s > %s: %d copies; the first %d are compared", st.Account, st.Name, len(copies), maxCompared)
 		copies = copies[:maxCompared]
 	}
-	for _, c := range copies {
-		if c.noDigests {
-			l.sumDigests(c)
+	lk, member := copies[0].lock, make([]int, len(copies))
+	for i, c := range copies {
+		if c.lock != lk || lk == nil {
+			lk = nil
+			break
+		}
+		member[i] = c.member
+	}
+	if lk == nil {
+		// Not read together: their live messages are read again.
+		var paths []string
+		for i, c := range copies {
+			paths = append(paths, c.Path)
+			member[i] = i
+		}
+		l.note("%s > %s: copies %s were not read together (a meta.inf names another stream than its folder): their messages are read again to compare them", st.Account, st.Name, strings.Join(paths, ", "))
+		lk = l.readAgain(st, copies)
+	}
+	for i, c := range copies {
+		if n := lk.late[member[i]]; n > 0 {
+			l.note("%s > %s on %s: %d message records in blocks whose sequences overlap earlier blocks' are not compared with the other copies", st.Account, st.Name, l.m.Name(c.Server), n)
 		}
 	}
-	st.Comparison = &ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: l.diverged(st, copies)}
+	st.Comparison = &ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: restrict(lk.runs, copies, member)}
+}
+
+// readAgain merges the live messages of copies read at different times,
+// reading their blocks again.
+func (l *loader) readAgain(st *Stream, copies []*StreamCopy) *lockstep {
+	lk := &lockstep{late: make([]int, len(copies))}
+	feeds := make([]chan msgBatch, len(copies))
+	errs := make([]error, len(copies))
+	var wg sync.WaitGroup
+	for i, c := range copies {
+		feeds[i] = make(chan msgBatch, 1)
+		wg.Go(func() {
+			defer close(feeds[i])
+			var b msgBatch
+			err := c.Live.Messages(l.b.FS, 0, ^uint64(0), func(seq, d uint64) {
+				b.seqs, b.digests = append(b.seqs, seq), append(b.digests, d)
+				if len(b.seqs) == 4096 {
+					feeds[i] <- b
+					b = msgBatch{}
+				}
+			})
+			if len(b.seqs) > 0 {
+				feeds[i] <- b
+			}
+			errs[i] = err
+		})
+	}
+	lk.merge(feeds)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			l.note("%s > %s on %s: not compared past a block it cannot read: %v", st.Account, st.Name, l.m.Name(copies[i].Server), err)
+		}
+	}
+	return lk
+}
+
+// restrict cuts the runs of sequences where the records of the copies read
+// together differ (member[j]: copy j's bit in them) to the copies' live
+// messages: a sequence diverges where at least two of the copies holding it
+// as a message hold different content. Sides are then masks of copies.
+func restrict(runs []DivergedSpan, copies []*StreamCopy, member []int) []DivergedSpan {
+	type cursor struct {
+		next func() (storeparse.SeqRange, bool)
+		cur  storeparse.SeqRange
+		ok   bool
+	}
+	cs := make([]cursor, len(copies))
+	for j, c := range copies {
+		next, stop := iter.Pull(c.Live.Ranges())
+		defer stop()
+		cs[j].next = next
+		cs[j].cur, cs[j].ok = next()
+	}
+	var out []DivergedSpan
+	var sides []uint64
+	for _, r := range runs {
+		for p := r.First; ; {
+			// The copies live at p, and how far that stays so.
+			var live uint64
+			end := r.Last
+			for j := range cs {
+				c := &cs[j]
+				for c.ok && c.cur.Last < p {
+					c.cur, c.ok = c.next()
+				}
+				switch {
+				case !c.ok:
+				case c.cur.First <= p:
+					live |= 1 << j
+					end = min(end, c.cur.Last)
+				default:
+					end = min(end, c.cur.First-1)
+				}
+			}
+			sides = sides[:0]
+			for _, side := range r.Sides {
+				var m uint64
+				for j := range copies {
+					if live&(1<<j) != 0 && side&(1<<member[j]) != 0 {
+						m |= 1 << j
+					}
+				}
+				if m != 0 {
+					sides = append(sides, m)
+				}
+			}
+			if len(sides) >= 2 {
+				slices.Sort(sides)
+				if n := len(out); n > 0 && out[n-1].Last+1 == p && slices.Equal(out[n-1].Sides, sides) {
+					out[n-1].Last = end
+				} else {
+					out = append(out, DivergedSpan{Range: report.Range{First: p, Last: end}, Sides: slices.Clone(sides)})
+				}
+			}
+			if end >= r.Last {
+				break
+			}
+			p = end + 1
+		}
+	}
+	return out
 }
 
 // coverage sweeps the copies' live ranges side by side and returns the
@@ -251,114 +535,5 @@ func withoutRanges(live iter.Seq[storeparse.SeqRange], drop []storeparse.SeqRang
 				return
 			}
 		}
-	}
-}
-
-// diverged finds the windows whose digests differ between copies and reads
-// them again to name every sequence whose content differs.
-func (l *loader) diverged(st *Stream, copies []*StreamCopy) []DivergedSpan {
-	windows := differingWindows(copies)
-	var out []DivergedSpan
-	for len(windows) > 0 {
-		n := 1
-		for n < len(windows) && n < drillWindows && windows[n]-windows[0] < 4*drillWindows {
-			n++
-		}
-		chunk := windows[:n]
-		windows = windows[n:]
-		out = l.drill(st, copies, chunk, out)
-	}
-	return out
-}
-
-// differingWindows merges the copies' window digests (each ordered by
-// window) and returns the windows where two copies holding messages there
-// disagree.
-func differingWindows(copies []*StreamCopy) []uint64 {
-	pos := make([]int, len(copies))
-	var out []uint64
-	for {
-		w, any := uint64(0), false
-		for i, c := range copies {
-			if pos[i] < len(c.Windows) && (!any || c.Windows[pos[i]].Window < w) {
-				w, any = c.Windows[pos[i]].Window, true
-			}
-		}
-		if !any {
-			return out
-		}
-		var first *storeparse.WindowDigest
-		differ := false
-		for i, c := range copies {
-			if pos[i] >= len(c.Windows) || c.Windows[pos[i]].Window != w {
-				continue
-			}
-			e := &c.Windows[pos[i]]
-			pos[i]++
-			differ = differ || e.Dirty
-			if first == nil {
-				first = e
-			} else if e.Sum != first.Sum || e.Count != first.Count {
-				differ = true
-			}
-		}
-		if differ {
-			out = append(out, w)
-		}
-	}
-}
-
-type seqDigest struct{ seq, digest uint64 }
-
-// drill reads the messages of the windows in chunk from every copy and
-// appends to out the sequences whose content differs.
-func (l *loader) drill(st *Stream, copies []*StreamCopy, chunk []uint64, out []DivergedSpan) []DivergedSpan {
-	first, last := chunk[0]*digestWindow, (chunk[len(chunk)-1]+1)*digestWindow-1
-	msgs := make([][]seqDigest, len(copies))
-	for i, c := range copies {
-		err := c.Live.Messages(l.b.FS, first, last, func(seq, d uint64) {
-			if _, ok := slices.BinarySearch(chunk, seq/digestWindow); ok {
-				msgs[i] = append(msgs[i], seqDigest{seq, d})
-			}
-		})
-		if err != nil {
-			l.note("%s > %s on %s: sequences %d-%d not compared: %v", st.Account, st.Name, l.m.Name(c.Server), first, last, err)
-		}
-		sort.Slice(msgs[i], func(a, b int) bool { return msgs[i][a].seq < msgs[i][b].seq })
-	}
-	pos := make([]int, len(copies))
-	for {
-		seq, any := uint64(0), false
-		for i := range msgs {
-			if pos[i] < len(msgs[i]) && (!any || msgs[i][pos[i]].seq < seq) {
-				seq, any = msgs[i][pos[i]].seq, true
-			}
-		}
-		if !any {
-			return out
-		}
-		var digests []uint64
-		var sides []uint64
-		for i := range msgs {
-			for pos[i] < len(msgs[i]) && msgs[i][pos[i]].seq == seq {
-				d := msgs[i][pos[i]].digest
-				pos[i]++
-				k := slices.Index(digests, d)
-				if k < 0 {
-					digests, sides = append(digests, d), append(sides, 0)
-					k = len(digests) - 1
-				}
-				sides[k] |= 1 << i
-			}
-		}
-		if len(sides) < 2 {
-			continue
-		}
-		slices.Sort(sides)
-		if n := len(out); n > 0 && out[n-1].Last+1 == seq && slices.Equal(out[n-1].Sides, sides) {
-			out[n-1].Last = seq
-			continue
-		}
-		out = append(out, DivergedSpan{Range: report.Range{First: seq, Last: seq}, Sides: sides})
 	}
 }

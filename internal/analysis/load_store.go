@@ -241,28 +241,38 @@ func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, co
 // folder is empty or cannot be read at all. Made once, never changed: the
 // model's copy is assembled from it, and the checks judge from that.
 type copyRead struct {
-	dir     string
-	empty   bool // the folder holds nothing at all
-	scan    *storeparse.StreamScan
-	err     error // the folder cannot be read
-	digests bool  // the scan summed window digests (ScanOptions.DigestWindow)
-	crash   any   // the reader panicked: nothing else was read
+	dir   string
+	empty bool // the folder holds nothing at all
+	scan  *storeparse.StreamScan
+	err   error // the folder cannot be read
+	// lock is the comparison of the copies read together with this one
+	// (nil: read alone), member its bit there.
+	lock   *lockstep
+	member int
+	crash  any // the reader panicked (copyReader.read panics again)
+}
+
+// readOpts are how a copy read with others is read (readTogether).
+type readOpts struct {
+	messages func(seqs, digests []uint64) // ScanOptions.Messages
+	workers  int
 }
 
 // readCopy reads the stream folder dir, each file once.
 // payloads are the values a Jepsen history published, looked for in the
-// same scan (nil: none).
-func readCopy(fsys fs.FS, dir string, digests bool, payloads map[string]bool) copyRead {
+// same scan (nil: none); ro: for a copy read together with others (nil:
+// alone).
+func readCopy(fsys fs.FS, dir string, payloads map[string]bool, ro *readOpts) copyRead {
 	if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
 		return copyRead{dir: dir, empty: true}
 	}
 	opts := storeparse.ScanOptions{SkipFirstTS: true}
-	if digests {
-		opts.DigestWindow = digestWindow
+	if ro != nil {
+		opts.Messages, opts.Workers = ro.messages, ro.workers
 	}
 	opts.Payloads = payloads
 	scan, err := storeparse.ScanStream(fsys, dir, opts)
-	return copyRead{dir: dir, scan: scan, err: err, digests: digests}
+	return copyRead{dir: dir, scan: scan, err: err}
 }
 
 // addCopy adds what rd read of one stream folder to the model (no I/O).
@@ -316,7 +326,7 @@ func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, r
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
-	keepForComparison(c, scan, rd.digests)
+	keepForComparison(c, rd)
 	l.keepPayloads(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)

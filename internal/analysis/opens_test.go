@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -10,37 +9,12 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
-// readAgain are the files an analysis opens more than once today, by a
-// pattern of their base name (path.Match), each with the places that open
-// it again. Each entry is to go when the readers it names read their file
-// once (issue 16): the test fails for an entry no committed bundle needs
-// any more, so the list only shrinks.
-var readAgain = map[string]string{
-	// load_replicas.go compareReplicas reads blocks again for a window's
-	// digests (storeparse digest.go) where two copies of a stream differ.
-	"*.blk": "load_replicas.go digests",
-	// On an encrypted store storecrypt.FS reads meta.inf again to open
-	// meta.sum (the sum is of the sealed meta.inf).
-	"meta.inf": "storecrypt.FS opening meta.sum",
-	// An audit archive's entry the sniff takes for no capture (an empty
-	// /raftz answer, {} by content alone) is read again by
-	// capture.AuditOf (load_capture.go), which knows it by the manifest's
-	// tag. Every entry the sniff took for a capture is read once.
-	"0001.json": "audit entries the sniff takes for no capture, read by capture.AuditOf",
-}
-
-// readHeadFirst says why a server log or ack log is opened twice: the
-// bundle's sniff reads its head to tell what it is (bundle sniffFile), and
-// its loader (load_logs.go, load_acklog.go) then reads it whole. A log is
-// too large to hold from the sniff; handing the sniff's open file to the
-// loader would make it one open.
-const readHeadFirst = "sniffed by its head (bundle sniffFile), then read whole by load_logs.go or load_acklog.go"
-
 // TestAnalysisOpensEachFileOnce runs a whole analysis (inventory, load,
 // checks) of every committed bundle, in every form, through a counting FS:
-// every file is opened at most once, but for the files readAgain lists.
+// every file is opened at most once (peers.idx, meta.inf, meta.sum, index.db,
+// message and WAL blocks, captures and audit entries, configs, logs and ack
+// logs), with no exception.
 func TestAnalysisOpensEachFileOnce(t *testing.T) {
-	needed := map[string]bool{}
 	for _, fx := range fixtures(t) {
 		keys := fixtureKeys(t, fx)
 		for _, form := range fx.forms {
@@ -56,24 +30,9 @@ func TestAnalysisOpensEachFileOnce(t *testing.T) {
 			if len(opens) == 0 {
 				t.Errorf("%s: the analysis opened no file through the bundle's FS", name)
 			}
-			logs := map[string]bool{}
-			for _, lg := range b.Logs {
-				logs[lg.Path] = true
-			}
-			for _, p := range b.AckLogs {
-				logs[p] = true
-			}
 			var twice []string
 			for p, n := range opens {
 				if n < 2 {
-					continue
-				}
-				if logs[p] && n == 2 {
-					needed[readHeadFirst] = true
-					continue
-				}
-				if pat := againPattern(path.Base(p)); pat != "" {
-					needed[pat] = true
 					continue
 				}
 				twice = append(twice, fmt.Sprintf("%s (%d times)", p, n))
@@ -84,22 +43,4 @@ func TestAnalysisOpensEachFileOnce(t *testing.T) {
 			}
 		}
 	}
-	for pat, where := range readAgain {
-		if !needed[pat] {
-			t.Errorf("readAgain lists %s (%s), which no committed bundle opens twice now: remove the entry", pat, where)
-		}
-	}
-	if !needed[readHeadFirst] {
-		t.Errorf("no log is opened twice now: drop readHeadFirst")
-	}
-}
-
-// againPattern is the readAgain pattern base matches, "" for none.
-func againPattern(base string) string {
-	for pat := range readAgain {
-		if ok, _ := path.Match(pat, base); ok {
-			return pat
-		}
-	}
-	return ""
 }

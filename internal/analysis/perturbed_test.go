@@ -275,6 +275,11 @@ type perturbCase struct {
 		SizeAfter  int    `json:"size_after"`
 		Works      bool   `json:"works"`
 	} `json:"cluster"`
+	RaftFiles *struct {
+		Group      string   `json:"group"`
+		Works      bool     `json:"works"`
+		Complaints []string `json:"complaints"`
+	} `json:"raft_files"`
 }
 
 // TestPerturbedSamples holds the analysis of each kept sample of the
@@ -289,7 +294,13 @@ type perturbCase struct {
 //   - captures-subset, logs-missing (captures or logs of some servers left
 //     out of a healthy cluster's bundle, every server running when
 //     captured): the same three servers, no peer-offline, no warning or
-//     critical finding (the full bundle has none).
+//     critical finding (the full bundle has none);
+//   - raftfiles-later, raftfiles-earlier (one server's tav.idx, commit.idx
+//     or peers.idx of one group taken from a later or an earlier moment of
+//     the same servers): where the restarted servers ran the group with one
+//     leader, ORDERS whole, and the server logged no warning about it, no
+//     warning or critical finding (the undamaged bundles have none); else
+//     one names the group or its files.
 func TestPerturbedSamples(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(perturbedDir, "*", "case.json"))
 	if len(files) == 0 {
@@ -342,6 +353,24 @@ func TestPerturbedSamples(t *testing.T) {
 					if f.Code == "peer-offline" || f.Severity != report.Info {
 						t.Errorf("%s (every server running when captured): %s %s %s: %s", c.Damage.Class, f.Severity, f.Code, f.Server, f.Message)
 					}
+				}
+			case "raftfiles-later", "raftfiles-earlier":
+				rf := c.RaftFiles
+				if rf == nil {
+					t.Fatal("no raft_files in case.json")
+				}
+				named := false
+				for _, f := range rep.Findings {
+					if f.Severity == report.Info {
+						continue
+					}
+					named = named || f.Group == rf.Group || strings.Contains(f.File, "/"+rf.Group+"/")
+					if rf.Works && len(rf.Complaints) == 0 {
+						t.Errorf("the restarted servers ran %s as if nothing were wrong, yet %s %s %s: %s", rf.Group, f.Severity, f.Code, f.Server, f.Message)
+					}
+				}
+				if (!rf.Works || len(rf.Complaints) > 0) && !named {
+					t.Errorf("%s did not run as before (works %v, complaints %q): no warning or critical finding names it", rf.Group, rf.Works, rf.Complaints)
 				}
 			default:
 				t.Fatalf("class %q has no rule here", c.Damage.Class)

@@ -2,14 +2,15 @@ package analysis
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,50 +57,22 @@ func loadCounting(t *testing.T, p string) (*Model, map[string]int, fs.FS) {
 }
 
 // TestStreamBlocksReadOnce: a full analysis of every committed bundle with
-// stores opens each stream's message blocks once (figures, window digests
-// and liveness come from the same read), except the blocks the replica
-// comparison reads again because copies differ there, and only those.
+// stores opens each stream's message blocks once: figures, liveness and the
+// replica comparison (copies read in lockstep) come from the same read, also
+// where copies differ. On old main the blocks holding a sequence where
+// copies differed were read again (membership-v2.12.1).
 func TestStreamBlocksReadOnce(t *testing.T) {
 	for _, fx := range fixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			m, opens, plain := loadCounting(t, fx.forms[0])
-			reread := map[string]bool{} // blocks holding a sequence where copies differ
-			mayReread := map[string]bool{}
-			for _, st := range m.Streams {
-				if st.Comparison == nil {
-					continue
-				}
-				for _, d := range st.Comparison.Diverged {
-					for _, c := range st.Comparison.Copies {
-						for _, f := range blocksHolding(t, plain, c, d.Range) {
-							reread[f] = true
-						}
-					}
-				}
-				// A window that one copy holds fewer messages of (a replica
-				// behind) has another count: it is read again to tell a gap
-				// from divergence (scaledown-v2.12.1: a departed replica).
-				for _, cv := range st.Comparison.Coverage {
-					win := report.Range{First: cv.First / digestWindow * digestWindow, Last: (cv.Last/digestWindow+1)*digestWindow - 1}
-					for _, c := range st.Comparison.Copies {
-						for _, f := range blocksHolding(t, plain, c, win) {
-							mayReread[f] = true
-						}
-					}
-				}
-			}
+			m, opens, _ := loadCounting(t, fx.forms[0])
 			blocks := 0
 			for name, n := range opens {
 				if !strings.Contains(name, "/streams/") || !strings.HasSuffix(name, ".blk") {
 					continue
 				}
 				blocks++
-				want := 1
-				if reread[name] {
-					want = 2
-				}
-				if n != want && !(mayReread[name] && n == 2) {
-					t.Errorf("%s opened %d times, want %d", name, n, want)
+				if n != 1 {
+					t.Errorf("%s opened %d times, want 1", name, n)
 				}
 			}
 			if blocks == 0 && len(m.Streams) > 0 && len(m.Streams[0].Copies) > 0 && !encrypted(fx) {
@@ -109,42 +82,92 @@ func TestStreamBlocksReadOnce(t *testing.T) {
 	}
 }
 
-// TestDigestsOnlyWhereCopiesMeet: copies of streams no other clustered store
-// holds sum no message digests in their scan, and every compared copy has
-// them (summed in a second read otherwise). A folder another store holds
-// empty still has digests summed: the inventory cannot tell.
-func TestDigestsOnlyWhereCopiesMeet(t *testing.T) {
-	skipped, compared := 0, 0
+// TestLockstepEqualsMessageByMessage: on every committed bundle and damaged
+// store (folder form), the divergence the lockstep comparison finds is,
+// sequence by sequence, what comparing every live message of every compared
+// copy gives (each copy scanned again here and its live messages read whole,
+// as the old per-window drill read them where windows differed): the same
+// ranges and the same sides. No copy is compared by reading it again, and
+// no record is left out for overlapping blocks.
+func TestLockstepEqualsMessageByMessage(t *testing.T) {
+	var dirs []string
 	for _, fx := range fixtures(t) {
-		b, err := bundle.Open(fx.forms[0], bundle.Limits{})
+		if !encrypted(fx) && strings.HasSuffix(fx.forms[0], "bundle") {
+			dirs = append(dirs, fx.forms[0])
+		}
+	}
+	more, _ := filepath.Glob(filepath.Join(perturbedDir, "*", "bundle"))
+	dirs = append(dirs, more...)
+	compared, diverged := 0, 0
+	for _, dir := range dirs {
+		b, err := bundle.Open(dir, bundle.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := Load(b)
-		b.Close()
-		for _, st := range m.Streams {
-			clustered := 0
-			for _, c := range st.Copies {
-				if c.Clustered && !c.Encrypted {
-					clustered++
-				}
-			}
-			for _, c := range st.Copies {
-				switch {
-				case c.Encrypted:
-				case clustered >= 2 && c.Clustered && c.noDigests:
-					t.Errorf("%s: %s on %s: compared without digests", fx.name, st.Name, c.Path)
-				case c.noDigests:
-					skipped++
-				case st.Comparison != nil:
-					compared++
-				}
+		for _, n := range m.Notes {
+			if strings.Contains(n, "were not read together") || strings.Contains(n, "overlap earlier blocks") {
+				t.Errorf("%s: %s", dir, n)
 			}
 		}
+		for _, st := range m.Streams {
+			if st.Comparison == nil {
+				continue
+			}
+			compared++
+			want := liveDivergence(t, b.FS, st.Comparison.Copies)
+			diverged += len(want)
+			if !reflect.DeepEqual(st.Comparison.Diverged, want) {
+				t.Errorf("%s: %s > %s: lockstep %+v, message by message %+v", dir, st.Account, st.Name, st.Comparison.Diverged, want)
+			}
+		}
+		b.Close()
 	}
-	if skipped == 0 || compared == 0 {
-		t.Errorf("%d copies without digests, %d compared: the fixtures no longer show both", skipped, compared)
+	if compared == 0 || diverged == 0 {
+		t.Errorf("%d streams compared, %d diverged spans: the fixtures no longer show both", compared, diverged)
 	}
+}
+
+// liveDivergence compares the copies message by message: every live message
+// of each (a scan of its own, then Live.Messages over every sequence).
+func liveDivergence(t *testing.T, fsys fs.FS, copies []*StreamCopy) []DivergedSpan {
+	t.Helper()
+	type held struct {
+		copy   int
+		digest uint64
+	}
+	bySeq := map[uint64][]held{}
+	for j, c := range copies {
+		scan, err := storeparse.ScanStream(fsys, c.Path, storeparse.ScanOptions{SkipFirstTS: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scan.Live().Messages(fsys, 0, ^uint64(0), func(seq, d uint64) { bySeq[seq] = append(bySeq[seq], held{j, d}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqs := make([]uint64, 0, len(bySeq))
+	for s := range bySeq {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	var out []DivergedSpan
+	for _, s := range seqs {
+		sides := map[uint64]uint64{}
+		for _, h := range bySeq[s] {
+			sides[h.digest] |= 1 << h.copy
+		}
+		if len(sides) < 2 {
+			continue
+		}
+		ms := slices.Sorted(maps.Values(sides))
+		if n := len(out); n > 0 && out[n-1].Last+1 == s && slices.Equal(out[n-1].Sides, ms) {
+			out[n-1].Last = s
+			continue
+		}
+		out = append(out, DivergedSpan{Range: report.Range{First: s, Last: s}, Sides: ms})
+	}
+	return out
 }
 
 // blocksHolding names the blocks of copy c holding a message in r.
@@ -180,37 +203,6 @@ func blocksHolding(t *testing.T, fsys fs.FS, c *StreamCopy, r report.Range) []st
 		}
 	}
 	return out
-}
-
-// TestReplicaComparisonWindowIndependent: the findings on the bundle whose
-// replicas diverge are the same whatever the window size, from one sequence
-// per window (every sequence drilled into) to windows wider than the stream.
-func TestReplicaComparisonWindowIndependent(t *testing.T) {
-	p := bundlesDir + "/membership-v2.12.1/bundle"
-	defer func(w uint64) { digestWindow = w }(digestWindow)
-	var first []report.Finding
-	for _, w := range []uint64{storeparse.DefaultDigestWindow, 1, 7, 64, 1 << 30} {
-		digestWindow = w
-		var got []report.Finding
-		for _, f := range analyze(t, p).Findings {
-			if f.Code == "replica-divergence" || f.Code == "replica-gap" {
-				f.TimelineRefs = nil
-				got = append(got, f)
-			}
-		}
-		if first == nil {
-			first = got
-			if len(got) != 1 || got[0].Code != "replica-divergence" || len(got[0].Ranges) != 1 || got[0].Ranges[0] != (report.Range{First: 1, Last: 186}) ||
-				!strings.Contains(strings.Join(got[0].Evidence, "\n"), "content differs between n1,n3 | n2,n4,n5") {
-				b, _ := json.MarshalIndent(got, "", " ")
-				t.Fatalf("window %d: %s", w, b)
-			}
-			continue
-		}
-		if !reflect.DeepEqual(got, first) {
-			t.Errorf("window %d gives other findings:\n%+v\nwant\n%+v", w, got, first)
-		}
-	}
 }
 
 // Cutting records out of a replica's block, at record boundaries (a small

@@ -126,8 +126,15 @@ type Bundle struct {
 	// Configs are the nats-server config files, found by content
 	// (natsconf.Sniff), with their bytes; sorted by Path.
 	Configs []Config `json:"configs,omitempty"`
+	// AuditEntries are the entries of `nats audit gather` archives that
+	// their content alone does not make captures (an empty answer such as
+	// an account's /raftz {}), decoded in the sniff's read as the kind their
+	// manifest tags them with (capture.EntryKind), by path: the archive's
+	// reader takes them from here and does not read them again.
+	AuditEntries map[string]AuditEntry `json:"-"`
 
 	manifests map[string]capture.AuditIndex // audit manifests' indexes by path, for naming their captures
+	held      heldLogs                      // logs and ack logs the sniff left open for their reader (OpenLog)
 	root      *os.Root
 	closeFS   func() error // releases FS of a directory bundle
 	zipFile   *os.File     // a zip read in place
@@ -301,6 +308,7 @@ func (b *Bundle) Close() error {
 	}
 	b.closed = true
 	var errs []error
+	errs = append(errs, b.held.close())
 	if b.closeFS != nil {
 		errs = append(errs, b.closeFS())
 	}

@@ -69,6 +69,42 @@ func classifyCapture(p string, data []byte) (Capture, capture.AuditIndex, bool) 
 		Decoded: s.Captures, DecodeErr: s.Err, Hint: s.Hint, AnyHint: s.AnyHint, Manifest: s.Manifest}, s.Manifest, true
 }
 
+// AuditEntry is an audit archive's entry decoded as its manifest's tag says
+// (Bundle.AuditEntries).
+type AuditEntry struct {
+	Kind      string // capture.EntryKind's
+	Decoded   []capture.Capture
+	DecodeErr error
+}
+
+// isAuditManifest says whether p is named like an audit archive's manifest
+// (AuditDir accepts it).
+func isAuditManifest(p string) bool {
+	return p == capture.AuditManifest || strings.HasSuffix(p, "/"+capture.AuditManifest)
+}
+
+// auditTag gives the kind the manifests sniffed so far tag p with, as an
+// entry of their archive that capture.AuditOf reads (capture.EntryKind).
+func (b *Bundle) auditTag(p string) (string, bool) {
+	for mp, ix := range b.manifests {
+		dir, ok := AuditDir(Capture{Path: mp, Kind: KindAuditManifest})
+		if !ok {
+			continue
+		}
+		rel := p
+		if dir != "." {
+			var cut bool
+			if rel, cut = strings.CutPrefix(p, dir+"/"); !cut {
+				continue
+			}
+		}
+		if kind, ok := capture.EntryKind(ix, rel); ok {
+			return kind, true
+		}
+	}
+	return "", false
+}
+
 // AuditDir gives the folder holding capture/ of a `nats audit gather`
 // archive whose manifest is c (KindAuditManifest), the dir capture.ReadAudit
 // takes; ok is false for a manifest found elsewhere than capture/misc/.

@@ -64,8 +64,18 @@ func (b *Bundle) inventory(lim Limits) error {
 	if err := walk("."); err != nil {
 		return err
 	}
+	// Audit manifests first: an archive's entry whose content gives no kind
+	// of answer (an empty one) is then decoded in its one read as the kind
+	// its manifest tags it with.
 	for _, p := range files {
-		b.sniffFile(p)
+		if isAuditManifest(p) {
+			b.sniffFile(p)
+		}
+	}
+	for _, p := range files {
+		if !isAuditManifest(p) {
+			b.sniffFile(p)
+		}
 	}
 	applyAuditManifests(b.manifests, b.Captures)
 	b.Stores, b.Logs, b.Captures, b.Problems = orEmpty(b.Stores), orEmpty(b.Logs), orEmpty(b.Captures), orEmpty(b.Problems)
@@ -94,7 +104,12 @@ func (b *Bundle) sniffFile(p string) {
 		b.problem(p, "unreadable: %v", err)
 		return
 	}
-	defer f.Close()
+	kept := false // handed to b.held: its reader takes it (OpenLog)
+	defer func() {
+		if !kept {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		b.problem(p, "unreadable: %v", err)
@@ -123,10 +138,12 @@ func (b *Bundle) sniffFile(p string) {
 	if lg, ok := sniffLog(text, whole); ok {
 		lg.Path, lg.Compressed, lg.Rotated = p, compressed, isRotated(path.Base(p))
 		b.Logs = append(b.Logs, lg)
+		kept = b.held.hold(p, f, head)
 		return
 	}
 	if !compressed && acklog.Sniff(head) {
 		b.AckLogs = append(b.AckLogs, p) // walked in order: sorted
+		kept = b.held.hold(p, f, head)
 		return
 	}
 	if !compressed && whole && natsconf.Sniff(head) {
@@ -158,14 +175,23 @@ func (b *Bundle) sniffFile(p string) {
 	if off, err := jsonDamage(data); err != nil {
 		b.problem(p, "at offset %d: JSON stops decoding (%v); what decodes before it is read", off, err)
 	}
-	if c, ix, ok := classifyCapture(p, data); ok {
-		b.Captures = append(b.Captures, c)
-		if ix != nil {
-			if b.manifests == nil {
-				b.manifests = map[string]capture.AuditIndex{}
+	c, ix, ok := classifyCapture(p, data)
+	if !ok {
+		if kind, tagged := b.auditTag(p); tagged {
+			caps, err := capture.DecodeEntry(p, kind, data)
+			if b.AuditEntries == nil {
+				b.AuditEntries = map[string]AuditEntry{}
 			}
-			b.manifests[p] = ix
+			b.AuditEntries[p] = AuditEntry{Kind: kind, Decoded: caps, DecodeErr: err}
 		}
+		return
+	}
+	b.Captures = append(b.Captures, c)
+	if ix != nil {
+		if b.manifests == nil {
+			b.manifests = map[string]capture.AuditIndex{}
+		}
+		b.manifests[p] = ix
 	}
 }
 

@@ -38,6 +38,7 @@ func TestInventoryOpensEachFileOnce(t *testing.T) {
 			if len(c.Opens()) == 0 {
 				t.Errorf("%s: the inventory opened no file (logs and captures are sniffed)", src)
 			}
+			again.Close() // the logs its sniff holds open
 			b.Close()
 		}
 	}

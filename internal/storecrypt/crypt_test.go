@@ -349,3 +349,62 @@ func TestDamageUnderKey(t *testing.T) {
 		}
 	}
 }
+
+// countOpens counts the opens of every file of an fs.FS.
+type countOpens struct {
+	fs.FS
+	n map[string]int
+}
+
+func (c *countOpens) Open(name string) (fs.File, error) {
+	c.n[name]++
+	return c.FS.Open(name)
+}
+
+// Stat reads no content: not counted.
+func (c *countOpens) Stat(name string) (fs.FileInfo, error) { return fs.Stat(c.FS, name) }
+
+// TestMetaInfReadOnce: the view checks a sealed meta.sum against the sealed
+// meta.inf it read when meta.inf was opened (or, meta.sum opened first,
+// keeps the meta.inf it read for meta.inf's own open), so each is read
+// from the base once, in either order, with the same plain views: meta.sum
+// verifies against the plain meta.inf. On the old view meta.inf was read
+// again for meta.sum.
+func TestMetaInfReadOnce(t *testing.T) {
+	for _, fx := range encryptedFixtures(t) {
+		for _, sumFirst := range []bool{false, true} {
+			base := &countOpens{FS: os.DirFS(fx.dir), n: map[string]int{}}
+			v := New(base, []string{fx.want.Expect.Key}, fx.roots()...)
+			n := 0
+			for _, srv := range fx.want.Servers {
+				for _, ws := range srv.Streams {
+					dir := path.Join(srv.StoreDir, ws.Account, "streams", ws.Name)
+					files := []string{path.Join(dir, "meta.inf"), path.Join(dir, "meta.sum")}
+					if sumFirst {
+						files[0], files[1] = files[1], files[0]
+					}
+					got := map[string][]byte{}
+					for _, p := range files {
+						b, err := fs.ReadFile(v, p)
+						if err != nil {
+							t.Fatalf("%s: %v", p, err)
+						}
+						got[path.Base(p)] = b
+					}
+					if err := storeparse.CheckMetaSum(files[1], got["meta.sum"], got["meta.inf"], ws.Name); err != nil {
+						t.Errorf("%s (meta.sum first %v): %v", dir, sumFirst, err)
+					}
+					for _, p := range files {
+						if base.n[p] != 1 {
+							t.Errorf("%s (meta.sum first %v): read %d times from the base", p, sumFirst, base.n[p])
+						}
+					}
+					n++
+				}
+			}
+			if n == 0 {
+				t.Fatalf("%s: no stream", fx.name)
+			}
+		}
+	}
+}

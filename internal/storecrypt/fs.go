@@ -34,6 +34,18 @@ type FS struct {
 
 	mu   sync.Mutex
 	open map[string]keyResult // by key file path
+	// sums holds, by asset folder, what meta.sum is checked against: taken
+	// from meta.inf's sealed bytes when meta.inf is opened, so meta.sum
+	// needs no second read of it (and the reverse: infs holds the sealed
+	// meta.inf read for a meta.sum opened first, until meta.inf is opened).
+	sums map[string]metaSums
+	infs map[string][]byte
+}
+
+// metaSums is what a meta.sum of a sealed meta.inf is checked against.
+type metaSums struct {
+	sealed string // hex HighwayHash-64 of the sealed meta.inf: meta.sum's
+	plain  string // hex HighwayHash-64 of the plain meta.inf ("" when it does not open)
 }
 
 type keyResult struct {
@@ -45,7 +57,7 @@ type keyResult struct {
 // folders, slash paths in base) opened with keys: the configured key
 // first, then prev_encryption_key. keys must not be empty.
 func New(base fs.FS, keys []string, roots ...string) *FS {
-	return &FS{base: base, roots: roots, keys: keys, open: map[string]keyResult{}}
+	return &FS{base: base, roots: roots, keys: keys, open: map[string]keyResult{}, sums: map[string]metaSums{}, infs: map[string][]byte{}}
 }
 
 // asset is a store folder whose files share keys: a stream, one of its
@@ -236,37 +248,32 @@ func (f *FS) Open(name string) (fs.File, error) {
 // unsealSmall returns the plain view of a small sealed file, nil for one
 // to show as it is.
 func (f *FS) unsealSmall(name string, a asset, k kind, key *AssetKey) ([]byte, error) {
-	sealed, err := f.readBase(name)
-	if err != nil {
-		return nil, err
+	if k == metaSum {
+		return f.metaSumView(a)
+	}
+	var sealed []byte
+	if k == metaInf {
+		f.mu.Lock()
+		sealed = f.infs[a.dir]
+		delete(f.infs, a.dir)
+		f.mu.Unlock()
+	}
+	if sealed == nil {
+		var err error
+		if sealed, err = f.readBase(name); err != nil {
+			return nil, err
+		}
 	}
 	switch k {
 	case metaInf:
-		return key.Open(name, natsfmt.StructMetaInf, sealed)
+		plain, err := key.Open(name, natsfmt.StructMetaInf, sealed)
+		f.noteSums(a, sealed, plain, err)
+		return plain, err
 	case consumerState:
 		if len(sealed) == 0 {
 			return nil, nil // nats-server reads an empty o.dat as no state
 		}
 		return key.Open(name, natsfmt.StructConsumerState, sealed)
-	case metaSum:
-		// meta.sum is the checksum of the sealed meta.inf. When it holds,
-		// the plain view carries the plain file's checksum, so the parser's
-		// own check passes; when it fails, the sum is shown as it is and
-		// fails against the plain meta.inf too.
-		inf, err := f.readBase(path.Join(a.dir, "meta.inf"))
-		if err != nil {
-			return nil, nil
-		}
-		want := binfmt.HH64(a.sumKey, inf)
-		if string(sealed) != hex.EncodeToString(want[:]) {
-			return nil, nil
-		}
-		plain, err := key.Open(name, natsfmt.StructMetaInf, inf)
-		if err != nil {
-			return nil, nil
-		}
-		sum := binfmt.HH64(a.sumKey, plain)
-		return []byte(hex.EncodeToString(sum[:])), nil
 	case indexDB:
 		// nonce ‖ seal(state) ‖ HighwayHash-64 of the sealed bytes
 		// (writeFullState); the plain view is state ‖ its checksum.
@@ -286,6 +293,56 @@ func (f *FS) unsealSmall(name string, a asset, k kind, key *AssetKey) ([]byte, e
 		return append(plain, sum[:]...), nil
 	}
 	return nil, nil
+}
+
+// noteSums keeps what a's meta.sum is checked against, from meta.inf's
+// sealed bytes and its plain view (err: it did not open).
+func (f *FS) noteSums(a asset, sealed, plain []byte, err error) {
+	want := binfmt.HH64(a.sumKey, sealed)
+	ms := metaSums{sealed: hex.EncodeToString(want[:])}
+	if err == nil {
+		sum := binfmt.HH64(a.sumKey, plain)
+		ms.plain = hex.EncodeToString(sum[:])
+	}
+	f.mu.Lock()
+	f.sums[a.dir] = ms
+	f.mu.Unlock()
+}
+
+// metaSumView is the plain view of a's meta.sum, nil to show it as it is.
+// meta.sum is the checksum of the sealed meta.inf. When it holds, the plain
+// view carries the plain file's checksum, so the parser's own check passes;
+// when it fails, the sum is shown as it is and fails against the plain
+// meta.inf too. meta.inf is read once: its sums were kept when it was
+// opened (a parser reads it first); else it is read here and kept for its
+// own open.
+func (f *FS) metaSumView(a asset) ([]byte, error) {
+	name := path.Join(a.dir, "meta.sum")
+	sealedSum, err := f.readBase(name)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	ms, ok := f.sums[a.dir]
+	f.mu.Unlock()
+	if !ok {
+		inf := path.Join(a.dir, "meta.inf")
+		sealed, err := f.readBase(inf)
+		if err != nil {
+			return nil, nil
+		}
+		key := f.assetKey(a).key
+		plain, err := key.Open(inf, natsfmt.StructMetaInf, sealed)
+		f.noteSums(a, sealed, plain, err)
+		f.mu.Lock()
+		ms = f.sums[a.dir]
+		f.infs[a.dir] = sealed
+		f.mu.Unlock()
+	}
+	if string(sealedSum) != ms.sealed || ms.plain == "" {
+		return nil, nil
+	}
+	return []byte(ms.plain), nil
 }
 
 // openBlock opens msgs/N.blk decrypted with its N.key. Without an N.key

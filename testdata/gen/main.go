@@ -58,6 +58,7 @@ func allScenarios() []Scenario {
 		ackLossScenarios,      // scen_ackloss.go (issue 12)
 		perturbScenarios,      // scen_perturb.go (issue 21, testdata/perturbed)
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
+		tavLagScenarios,       // scen_tavlag.go (issue 21 case 3)
 		deletedScenarios,      // scen_deleted.go (issue 21)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
@@ -141,6 +142,7 @@ func run() int {
 	draws := fs.Int("n", 12, "perturb: draws per version")
 	samples := fs.String("samples", "", "perturb: keep one agreeing draw of each sample class per version under this directory")
 	versions := fs.String("versions", "v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3", "perturb: comma-separated nats-server versions")
+	only := fs.String("classes", "", "perturb: draw only these comma-separated classes (default: all)")
 	var big BigCluster
 	fs.IntVar(&big.Streams, "streams", 1500, "cluster: R1 streams of 5 messages")
 	fs.IntVar(&big.Buckets, "buckets", 300, "cluster: KV buckets")
@@ -216,7 +218,11 @@ func run() int {
 		return report(withDeadline(ctx, 90*time.Minute, func(ctx context.Context) error { return runBigCluster(ctx, *out, *version, big) }))
 	case "perturb":
 		vs := strings.Split(*versions, ",")
-		return report(withDeadline(ctx, 60*time.Minute, func(ctx context.Context) error { return runPerturb(ctx, *out, *samples, *seed, *draws, vs) }))
+		var cs []string
+		if *only != "" {
+			cs = strings.Split(*only, ",")
+		}
+		return report(withDeadline(ctx, 150*time.Minute, func(ctx context.Context) error { return runPerturb(ctx, *out, *samples, *seed, *draws, vs, cs) }))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
@@ -313,7 +319,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
 	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]")
-	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3] [-out DIR] [-samples DIR]")
+	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3] [-classes a,b] [-out DIR] [-samples DIR]")
 	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }
 

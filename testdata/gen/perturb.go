@@ -45,6 +45,8 @@ type PerturbCase struct {
 	Findings []reportRef `json:"findings"`
 	// Cluster: what the restarted cluster did (peers-size-flipped).
 	Cluster *ClusterTruth `json:"cluster,omitempty"`
+	// RaftFiles: what the restarted cluster did (raftfiles-*).
+	RaftFiles *RaftFilesTruth `json:"raft_files,omitempty"`
 }
 
 type reportRef struct {
@@ -64,9 +66,9 @@ type reportRef struct {
 // sampleClasses are the classes a -samples run keeps one agreeing draw of
 // per version (testdata/perturbed/perturbed-<class>-<v>: bundle/ and
 // case.json), for TestPerturbedSamples.
-var sampleClasses = map[string]bool{"peers-size-flipped": true, "captures-subset": true, "logs-missing": true}
+var sampleClasses = map[string]bool{"peers-size-flipped": true, "captures-subset": true, "logs-missing": true, "raftfiles-later": true, "raftfiles-earlier": true}
 
-func runPerturb(ctx context.Context, out, samples string, seed int64, n int, versions []string) error {
+func runPerturb(ctx context.Context, out, samples string, seed int64, n int, versions, only []string) error {
 	sampled := map[string]bool{}
 	scratch, err := os.MkdirTemp("", "jsf-perturb-")
 	if err != nil {
@@ -91,11 +93,25 @@ func runPerturb(ctx context.Context, out, samples string, seed int64, n int, ver
 		if err != nil {
 			return fmt.Errorf("%s: %w", v, err)
 		}
-		cbase, err := perturbClusterBase(ctx, filepath.Join(scratch, v, "cluster"), v, bin)
+		// A base the loaded machine failed to write (seen: 2.10.27 "no
+		// suitable peers for placement" for 30 s) is written again.
+		var cbase *clusterBase
+		for try := 1; ; try++ {
+			dir := filepath.Join(scratch, v, fmt.Sprint("cluster", try))
+			if cbase, err = perturbClusterBase(ctx, dir, v, bin); err == nil || try == 3 || ctx.Err() != nil {
+				break
+			}
+			retried++
+			logf("%s: cluster base: %v; writing it again", v, err)
+			os.RemoveAll(dir)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: cluster base: %w", v, err)
 		}
 		classes := append(append([]string(nil), perturbClasses...), clusterClasses...)
+		if len(only) > 0 {
+			classes = only
+		}
 		for i := 0; i < n; i++ {
 			class := classes[rng.Intn(len(classes))]
 			drawDir := filepath.Join(scratch, v, fmt.Sprintf("draw%d", i))

@@ -41,7 +41,7 @@ import (
 )
 
 // clusterClasses are drawn besides perturbClasses, on the cluster base.
-var clusterClasses = []string{"peers-size-flipped", "captures-subset", "logs-missing", "form-archive", "form-folder", "form-cut-short"}
+var clusterClasses = append([]string{"peers-size-flipped", "captures-subset", "logs-missing", "form-archive", "form-folder", "form-cut-short"}, raftFileClasses...)
 
 func isClusterClass(c string) bool {
 	for _, x := range clusterClasses {
@@ -60,6 +60,12 @@ type clusterBase struct {
 	metaLeader string
 	orders     ServedState
 	plain      *analyzed // jsforensics on the plain folder
+	// The raft-file classes: stores is the bundle without captures, later
+	// the later state (stores and logs, perturb_raftfiles.go), each with
+	// its report and what ORDERS served.
+	stores, later           string
+	storesPlain, laterPlain *analyzed
+	laterOrders             ServedState
 }
 
 // analyzed is the parts of a report the rules compare.
@@ -198,6 +204,9 @@ func perturbClusterBase(ctx context.Context, dir, v, bin string) (*clusterBase, 
 		return nil, err
 	}
 	logf("perturb %s: cluster base written, meta leader %s, plain report exit %d, %d findings", v, b.metaLeader, b.plain.RC, len(b.plain.Findings))
+	if err := laterState(ctx, filepath.Join(dir, "later"), v, b, bin); err != nil {
+		return nil, fmt.Errorf("later state: %w", err)
+	}
 	return b, nil
 }
 
@@ -222,6 +231,8 @@ func perturbClusterDraw(ctx context.Context, dir, v string, base *clusterBase, c
 	switch class {
 	case "peers-size-flipped":
 		return peersSizeDraw(ctx, dir, v, base, c, rng, bin)
+	case "raftfiles-later", "raftfiles-earlier":
+		return raftFilesDraw(ctx, dir, v, base, c, rng, bin)
 	case "captures-subset", "logs-missing":
 		var drop []string
 		if class == "captures-subset" {

@@ -609,8 +609,7 @@ func diskFullReload(ctx context.Context, env *Env, c *Cluster, x *DiskFullExpect
 		}
 		full.clear()
 	}
-	fi, err := os.Stat(full.LogFile)
-	if err != nil {
+	if _, err := os.Stat(full.LogFile); err != nil {
 		return err
 	}
 	remount := func(size string) error {
@@ -668,7 +667,8 @@ func diskFullReload(ctx context.Context, env *Env, c *Cluster, x *DiskFullExpect
 			x.Reload.Tries = append(x.Reload.Tries, fmt.Sprintf("%s: started and caught up; JetStream disabled again %v after %d more messages", size, x.Reload.DisabledAgain, n))
 		}
 	}
-	if fi, err = os.Stat(full.LogFile); err != nil {
+	fi, err := os.Stat(full.LogFile)
+	if err != nil {
 		return err
 	}
 	if err := remount(diskFullGrown); err != nil {
