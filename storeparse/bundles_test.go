@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
@@ -67,6 +68,14 @@ type wantDoc struct {
 		StoreCopy struct {
 			Live bool `json:"live"`
 		} `json:"store_copy"`
+		// Blocks the generator cut (acked-lost-*): "<acc>/<stream>" by
+		// the file's folder, and whether the restarted server left the
+		// index.db from before the cut.
+		Cuts []struct {
+			Server    string `json:"server"`
+			File      string `json:"file"`
+			IndexKept bool   `json:"index_kept"`
+		} `json:"cuts"`
 	} `json:"expect"`
 }
 
@@ -88,6 +97,12 @@ type bundleStore struct {
 	// (want.json jetstream_disabled): its /jsz lists no stream, and the
 	// index.db files it failed to write at the stop are 0 bytes.
 	Disabled bool
+	// KeptCut: "<acc>/<stream>" folders whose last block the generator cut
+	// and whose index.db the restarted server left from before the cut
+	// (acked-lost-v2.11.17): the block ends before what index.db records,
+	// and what the server reports of it is its version's rule (the
+	// analysis's priorLastSeqs), not the blocks'.
+	KeptCut map[string]bool
 }
 
 func (b bundleStore) String() string { return b.Bundle + "/" + b.Server }
@@ -182,6 +197,19 @@ func storesOf(t testing.TB, name string) []bundleStore {
 				Live: w.Expect.StoreCopy.Live, Disabled: s.JetStreamDisabled}
 			if bs.Version == "" {
 				bs.Version = w.ServerVersion
+			}
+			for _, c := range w.Expect.Cuts {
+				if c.Server != s.Name || !c.IndexKept {
+					continue
+				}
+				// <store>/<acc>/streams/<stream>/msgs/<N>.blk
+				parts := strings.Split(c.File, "/")
+				if n := len(parts); n >= 5 {
+					if bs.KeptCut == nil {
+						bs.KeptCut = map[string]bool{}
+					}
+					bs.KeptCut[parts[n-5]+"/"+parts[n-3]] = true
+				}
 			}
 			if c := s.Captures["jsz"]; c != "" {
 				bs.JSZ = filepath.Join(root, filepath.FromSlash(c))

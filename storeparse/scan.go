@@ -1,6 +1,7 @@
 package storeparse
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -180,7 +182,8 @@ type StreamScan struct {
 	// (nil when missing or unreadable; MetaInf nil when sealed): what a
 	// reader holds against other copies when the two disagree.
 	MetaInf, MetaSum []byte
-	Encrypted        bool // meta.key or any N.key exists
+	dirEnts          []fs.DirEntry // Dir's listing, once inDir asked it
+	Encrypted        bool          // meta.key or any N.key exists
 	// PartialPurge: __msgs__ or __new_msgs__ is present. A purge moves msgs
 	// aside and removes it in the background, so a copy taken during or just
 	// after a purge (seen in real v2.15.2 WAL folders) or after a crash in
@@ -281,7 +284,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 		}
 	}
 	for _, p := range []string{"__msgs__", "__new_msgs__"} {
-		if _, err := fs.Stat(fsys, path.Join(dir, p)); err == nil {
+		if inDir(fsys, dir, p, &s.dirEnts) {
 			s.PartialPurge = true
 		}
 	}
@@ -317,6 +320,7 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	if !opts.SkipConsumers {
 		s.readConsumers(fsys)
 	}
+	s.dirEnts = nil
 	return s, nil
 }
 
@@ -332,6 +336,22 @@ func readFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if ra, ok := f.(io.ReaderAt); ok {
+		// One read into a kept buffer: a short read is the whole file
+		// (io.ReaderAt returns an error with fewer bytes than asked, io.EOF
+		// at the end), so a small file costs no stat for its size.
+		bp := smallBufs.Get().(*[]byte)
+		n, err := ra.ReadAt(*bp, 0)
+		if n < len(*bp) && err == io.EOF && int64(n) <= limit {
+			data := bytes.Clone((*bp)[:n])
+			smallBufs.Put(bp)
+			if data == nil {
+				data = []byte{}
+			}
+			return data, nil
+		}
+		smallBufs.Put(bp)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -345,6 +365,10 @@ func readFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, limit))
 }
 
+// smallBufs hold the first read of readFileFS: meta.inf, meta.sum, o.dat and
+// the index.db of a small stream fit in one.
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // Small files (meta.inf, meta.sum, index.db, o.dat) never come near this.
 const smallFileLimit = 64 << 20
 
@@ -353,9 +377,38 @@ func exists(fsys fs.FS, name string) bool {
 	return err == nil
 }
 
+// inDir is exists(dir/name) from dir's listing: the bundle's FS keeps the
+// listings of its inventory walk, so asking a stream folder for meta.key,
+// __msgs__ and __new_msgs__ costs no stat each (three failed newfstatat a
+// stream, 6,400 of the 16,800 files of a 1,500-stream bundle, before). A
+// folder that cannot be listed, or an entry that is a link (Stat follows
+// it), is asked by name as before. ents caches dir's listing for the next
+// call (nil: not listed yet).
+func inDir(fsys fs.FS, dir, name string, ents *[]fs.DirEntry) bool {
+	if *ents == nil {
+		l, err := fs.ReadDir(fsys, dir)
+		if err != nil {
+			return exists(fsys, path.Join(dir, name))
+		}
+		if l == nil {
+			l = []fs.DirEntry{}
+		}
+		*ents = l
+	}
+	for _, e := range *ents {
+		if e.Name() == name {
+			if e.Type()&fs.ModeSymlink != 0 {
+				return exists(fsys, path.Join(dir, name))
+			}
+			return true
+		}
+	}
+	return false
+}
+
 func (s *StreamScan) readMeta(fsys fs.FS) []byte {
 	inf := path.Join(s.Dir, "meta.inf")
-	if exists(fsys, path.Join(s.Dir, "meta.key")) {
+	if inDir(fsys, s.Dir, "meta.key", &s.dirEnts) {
 		s.Encrypted = true
 	}
 	data, err := readFileFS(fsys, inf, smallFileLimit)
@@ -444,7 +497,7 @@ func (s *StreamScan) readIndex(fsys fs.FS) {
 		}
 		return
 	}
-	if s.Encrypted && exists(fsys, path.Join(s.Dir, "meta.key")) {
+	if s.Encrypted && inDir(fsys, s.Dir, "meta.key", &s.dirEnts) {
 		s.problem(binfmt.Stamp(binfmt.Errorf(p, 0, binfmt.ErrEncrypted, "meta.key present; index.db is sealed"), natsfmt.StructIndexDB))
 		return
 	}

@@ -213,6 +213,7 @@ func (l *loader) assemble(recs *Records) {
 	l.step(recs, "comparing replicas", l.compareReplicas)
 	l.step(recs, "reading captures", func() { l.captures(recs.Audits) })
 	l.step(recs, "reading logs", l.logs)
+	l.step(recs, "keeping the last sequence a stale index.db remembers", l.priorLastSeqs) // needs the versions the captures and logs give
 	l.step(recs, "reading raft state", func() { l.raft(recs.WALs) })
 	l.step(recs, "naming stores", func() { l.applyNames(l.unnamedStoreNames()) })
 	l.step(recs, "naming servers known by node id", func() { l.applyNames(l.placeholderNames()) })

@@ -320,6 +320,9 @@ type expectedFinding struct {
 	// Each: every finding that matches is expected (at least one).
 	MissingIn map[string]bool `json:"-"`
 	Each      bool            `json:"-"`
+	// Optional: allowed, not required (what the real servers did neither
+	// confirms nor refutes it).
+	Optional bool `json:"-"`
 }
 
 func (e expectedFinding) matches(f report.Finding) bool {
@@ -378,7 +381,7 @@ func TestExpectedFindings(t *testing.T) {
 							}
 						}
 					}
-					if !found {
+					if !found && !e.Optional {
 						t.Errorf("missing finding %+v", e)
 					}
 				}
@@ -412,7 +415,14 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		OrphanConsumersDeleted []struct {
 			Server, Account, Stream, Consumer string
 		} `json:"orphan_consumers_deleted"`
-		Encrypted bool `json:"encrypted"`
+		// Servers that skipped their one orphan check in every restart
+		// (no meta leader known 30 s after meta recovery, metasnap-*):
+		// what it would delete was not seen.
+		OrphanCheckSkipped []string `json:"orphan_check_skipped"`
+		// Damaged servers that ran the check and deleted nothing in that
+		// run (metasnap-v2.11.17: the same state deleted in other runs).
+		DamagedKept []string `json:"damaged_kept"`
+		Encrypted   bool     `json:"encrypted"`
 		// Replicas found to differ when the stream was read back.
 		ReplicasDiverged bool   `json:"replicas_diverged"`
 		Account          string `json:"account"`
@@ -422,6 +432,12 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		} `json:"removals"`
 		// Acknowledged sequences no server held after the restart.
 		AckedLost []report.Range `json:"acked_lost"`
+		// Blocks the generator cut whose index.db the restarted server
+		// left as it was (acked-lost-v2.11.17): the cut is still on disk.
+		Cuts []struct {
+			Server    string `json:"server"`
+			IndexKept bool   `json:"index_kept"`
+		} `json:"cuts"`
 		// What each server's /jsz said before two clusters were joined.
 		BeforeJoin map[string]struct {
 			Leader string `json:"jsz_leader"`
@@ -477,6 +493,11 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	if len(exp.AckedLost) > 0 {
 		out = append(out, expectedFinding{Code: "acked-lost", Account: exp.Account, Stream: exp.Stream})
 	}
+	for _, c := range exp.Cuts {
+		if c.IndexKept {
+			out = append(out, expectedFinding{Code: "store-corrupt", Server: c.Server, Account: exp.Account, Stream: exp.Stream})
+		}
+	}
 	if len(exp.Removals) > 1 {
 		out = append(out, expectedFinding{Code: "unsafe-membership-change"})
 	}
@@ -531,6 +552,9 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	}
 	for _, o := range exp.OrphanConsumersDeleted {
 		out = append(out, expectedFinding{Code: "orphan-risk", Server: o.Server, Account: o.Account, Stream: o.Stream, Consumer: o.Consumer})
+	}
+	for _, srv := range append(exp.OrphanCheckSkipped, exp.DamagedKept...) {
+		out = append(out, expectedFinding{Code: "orphan-risk", Server: srv, Each: true, Optional: true})
 	}
 	return out, nil
 }

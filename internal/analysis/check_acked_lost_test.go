@@ -111,10 +111,12 @@ type ackedLostExpect struct {
 	} `json:"expect"`
 }
 
-func ackedLostWant(t *testing.T) ackedLostExpect {
+func ackedLostWant(t *testing.T) ackedLostExpect { return ackedLostWantOf(t, ackedLostBundle) }
+
+func ackedLostWantOf(t *testing.T, bundle string) ackedLostExpect {
 	t.Helper()
 	var w ackedLostExpect
-	wb, err := os.ReadFile(ackedLostBundle + "/want.json")
+	wb, err := os.ReadFile(bundle + "/want.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +126,27 @@ func ackedLostWant(t *testing.T) ackedLostExpect {
 	return w
 }
 
-// TestAckedLostBundle: on the bundle of the real servers restarted after the
-// same tail was cut off every replica, the finding names exactly the
-// sequences the generator derived (ack log vs the servers' /jsz after the
-// restart), the servers whose earlier /jsz held them, their rebuild lines,
-// and an extract remedy naming the raft WAL that still holds them; no other
-// bundle raises it.
+// ackedLost211Bundle: the same scenario on 2.11.17, whose restarted servers
+// kept the last sequence the stale index.db remembered (last_seq 240, 30
+// deleted) while serving only 1-210.
+const ackedLost211Bundle = bundlesDir + "/acked-lost-v2.11.17"
+
+// TestAckedLostBundle: on the bundles of the real servers restarted after
+// the same tail was cut off every replica (2.15.2 and 2.11.17), the finding
+// names exactly the sequences the generator derived (ack log vs what the
+// restarted stream served, or its /jsz last_seq), the servers whose earlier
+// /jsz held them, their rebuild lines, and an extract remedy naming the raft
+// WAL that still holds them; no other bundle raises it.
 func TestAckedLostBundle(t *testing.T) {
-	w := ackedLostWant(t)
-	rep := analyze(t, ackedLostBundle+"/bundle")
+	for _, b := range []string{ackedLostBundle, ackedLost211Bundle} {
+		t.Run(filepath.Base(b), func(t *testing.T) { ackedLostBundleMatches(t, b) })
+	}
+	noAckedLostElsewhere(t)
+}
+
+func ackedLostBundleMatches(t *testing.T, bundle string) {
+	w := ackedLostWantOf(t, bundle)
+	rep := analyze(t, bundle+"/bundle")
 	fs := byCode(rep.Findings, "acked-lost")
 	if len(fs) != 1 {
 		t.Fatalf("%d acked-lost findings, want 1", len(fs))
@@ -156,6 +170,10 @@ func TestAckedLostBundle(t *testing.T) {
 	if !strings.Contains(f.Remedy, "raft WAL still holds") || !strings.Contains(f.Remedy, "jsforensics extract") {
 		t.Errorf("remedy does not point to the WAL and extract: %s", f.Remedy)
 	}
+}
+
+// noAckedLostElsewhere: no bundle but the acked-lost ones raises it.
+func noAckedLostElsewhere(t *testing.T) {
 	var dirs []string
 	for _, pat := range []string{"/*/bundle", "/*/bundle.zip", "/*/bundle.tar.gz"} {
 		m, _ := filepath.Glob(bundlesDir + pat)
@@ -165,7 +183,7 @@ func TestAckedLostBundle(t *testing.T) {
 		t.Fatalf("only %d bundles", len(dirs))
 	}
 	for _, d := range dirs {
-		if strings.HasPrefix(d, ackedLostBundle) || strings.HasPrefix(d, jepsenBundle) {
+		if strings.HasPrefix(d, ackedLostBundle) || strings.HasPrefix(d, ackedLost211Bundle) || strings.HasPrefix(d, jepsenBundle) {
 			continue
 		}
 		if n := len(byCode(analyze(t, d).Findings, "acked-lost")); n != 0 {

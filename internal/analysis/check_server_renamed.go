@@ -48,13 +48,23 @@ type renameCost struct {
 	leader, leader0 bool // a view names a leader; a view says there is none
 }
 
+// renameCosts: what each group that lists the old id costs, in the renamed
+// server's own view of the group where it has one that lists the id (the
+// servers' sizes differ while the group changes: rename-v2.11.17's leader
+// ran at size 5, its followers at 3, each as its /raftz said), else in
+// every view that lists it.
 func renameCosts(m *Model, f *Facts, id string, former map[string]Rename) []renameCost {
 	var out []renameCost
+	self := former[id].New
 	for _, g := range m.Groups {
 		c := renameCost{group: g}
+		own := false
+		for _, v := range g.Views {
+			own = own || m.Name(v.Server) == self && containsString(memberPeers(m, v, former), id)
+		}
 		for _, v := range g.Views {
 			peers := memberPeers(m, v, former)
-			if !containsString(peers, id) {
+			if !containsString(peers, id) || own && m.Name(v.Server) != self {
 				continue
 			}
 			if v.ClusterSize > c.size {

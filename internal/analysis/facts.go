@@ -376,7 +376,7 @@ func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 			continue
 		}
 		if v.Source == "peers.idx" && damaged[v.File] {
-			v.ClusterSize = len(v.Peers)
+			v.ClusterSize = len(v.Peers) - len(v.Tracked)
 		}
 		v.Peers = memberPeers(m, v, former)
 		cur, ok := best[m.Name(v.Server)]

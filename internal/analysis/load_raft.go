@@ -126,6 +126,9 @@ type walState struct {
 	// pendSeqs: the sequences of messages in entries past the group's
 	// newest snapshot (walPending).
 	pendSeqs seqset.Set
+	// peerAdded: per peer id of an add-peer or remove-peer entry in the
+	// WAL, whether the last such entry adds it (trackedPeers).
+	peerAdded map[string]bool
 }
 
 // raftGroup takes one raft group folder of srv's store as read: its
@@ -170,6 +173,10 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string, wr *walRea
 	if peersDamage >= 0 && ws.snapPeers != nil && !ws.peersAfterSnap && l.m.Corruptions[peersDamage].Structure == natsfmt.StructPeersIdx {
 		l.m.Corruptions[peersDamage].SnapshotPeers = ws.snapFile
 	}
+	if rec.Peers != nil {
+		view.Tracked = trackedPeers(view.Peers, srv.PeerID, ws.peerAdded)
+		view.Peers = sortedCopy(append(view.Peers, view.Tracked...))
+	}
 	if sp := ws.snapPeers; rec.Peers != nil && sp != nil && !ws.peersAfterSnap {
 		peers := sortedCopy(sp.Peers)
 		if int(sp.ClusterSize) != view.ClusterSize || !slices.Equal(peers, view.Peers) {
@@ -181,6 +188,13 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string, wr *walRea
 	}
 	if tv := rec.TermVote; tv != nil {
 		view.Term, view.VotedFor, view.VoteFile = tv.TermVote.Term, tv.TermVote.Vote, tv.File
+	}
+	// The server starts at the higher of tav.idx's term and its entries'
+	// (raft.go: replaying the WAL through processAppendEntry takes each
+	// entry's term), and tav.idx may lag them (tavlag-v2.10.22: term 0
+	// under a term-1 snapshot).
+	if view.Term > 0 || rec.TermVote != nil {
+		view.Term = max(view.Term, ws.maxTerm)
 	}
 	if rd.commitErr != nil {
 		l.raftCorrupt(srv, name, rd.commitErr)
@@ -235,6 +249,27 @@ func walStart(rd *raftRead) *walState {
 		ws.metaSnap = rd.rec.Snapshot.MetaAssign
 	}
 	return ws
+}
+
+// trackedPeers are the ids an add-peer entry of the WAL names, its last
+// peer entry for them, that peers.idx does not list. A server tracks such a
+// peer as soon as the entry arrives and again when it replays its WAL at
+// start, and lists it in /raftz, but counts it in its cluster size (and
+// writes it to peers.idx) only once the entry commits (v2.11.17 raft.go
+// processAppendEntry "Track directly, but wait for commit to be official",
+// applyCommit addPeer; rename-v2.11.17: js-2's /raftz listed js-1's new id
+// at size 3, "known": false, its peers.idx did not). The server's own id
+// (self) so added is left out: it is then no member in its own view
+// (rename-v2.11.17's js-1: size 3, the three old ids).
+func trackedPeers(listed []string, self string, added map[string]bool) []string {
+	var out []string
+	for id, add := range added {
+		if add && id != self && !slices.Contains(listed, id) {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // snapshot takes in the newest snapshot of a group as read: its history
@@ -426,6 +461,10 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 					if e.Type == raftlog.EntryRemovePeer {
 						ev = "remove-peer"
 					}
+					if ws.peerAdded == nil {
+						ws.peerAdded = map[string]bool{}
+					}
+					ws.peerAdded[p] = ev == "add-peer"
 					wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Source: "wal"})
 					kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
 					term := ae.Term

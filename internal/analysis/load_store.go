@@ -311,7 +311,7 @@ func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, r
 	l.copiesRead++
 	if x := scan.Index; x != nil {
 		c.Index = &IndexRecord{File: path.Join(dir, "msgs", "index.db"), FirstSeq: x.FirstSeq, LastSeq: x.LastSeq,
-			Msgs: x.Msgs, Bytes: x.Bytes, Mismatches: scan.Mismatches}
+			Msgs: x.Msgs, Bytes: x.Bytes, Mismatches: scan.Mismatches, Stale: x.ChecksumOK && !scan.IndexCurrent()}
 	}
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
 	c.Resurrected = scan.Resurrected
@@ -486,4 +486,31 @@ func corruptionFrom(server ServerID, account, stream, dir string, err error) Cor
 	// reader of the file, not from the file's name.
 	c.Kind, c.Structure = natsfmt.KindOf(err), binfmt.StructureOf(err)
 	return c
+}
+
+// priorLastSeqs sets each stream copy's figures to those its server reports
+// after a start on a stale index.db that remembers a last sequence past the
+// blocks' end, where its version keeps it (keepsPriorLastSeq): the
+// sequences between count as deleted, none of them is held.
+func (l *loader) priorLastSeqs() {
+	for _, s := range l.m.Streams {
+		for _, c := range s.Copies {
+			x := c.Index
+			if x == nil || !x.Stale || x.LastSeq <= c.LastSeq {
+				continue
+			}
+			srv := l.m.serverOf(c.Server)
+			if srv == nil {
+				continue
+			}
+			if yes, _ := keepsPriorLastSeq(srv.Version); !yes {
+				continue
+			}
+			c.Deleted += x.LastSeq - c.LastSeq
+			c.LastSeq = x.LastSeq
+			if c.Messages == 0 {
+				c.FirstSeq, c.Deleted = c.LastSeq+1, 0
+			}
+		}
+	}
 }

@@ -293,6 +293,9 @@ type IndexRecord struct {
 	File                           string
 	FirstSeq, LastSeq, Msgs, Bytes uint64
 	Mismatches                     []storeparse.Mismatch
+	// Stale: its checksum holds but nats-server does not trust it at start
+	// (storeparse IndexCurrent false) and rebuilds from the blocks.
+	Stale bool
 }
 
 // Group is a raft group and every view of it.
@@ -324,6 +327,10 @@ type View struct {
 	StartPeers []string
 	StartSize  int
 	StartFile  string
+	// Tracked: the peers of Peers that only an add-peer entry of the WAL
+	// names (not yet committed, not in peers.idx nor in ClusterSize;
+	// trackedPeers).
+	Tracked []string
 }
 
 // Corruption is a store file problem found by a parser.

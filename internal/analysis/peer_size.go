@@ -33,7 +33,9 @@ func peerSizeFindings(m *Model) (out []report.Finding, covered map[string]bool) 
 	covered = map[string]bool{}
 	for _, g := range m.Groups {
 		for _, v := range g.Views {
-			if v.Source != "peers.idx" || v.File == "" || v.ClusterSize == len(v.Peers) {
+			// The peers the file lists (View.Tracked come from the WAL).
+			real := len(v.Peers) - len(v.Tracked)
+			if v.Source != "peers.idx" || v.File == "" || v.ClusterSize == real {
 				continue
 			}
 			sizes := map[int]bool{}
@@ -42,7 +44,6 @@ func peerSizeFindings(m *Model) (out []report.Finding, covered map[string]bool) 
 					sizes[o.ClusterSize] = true
 				}
 			}
-			real := len(v.Peers)
 			if len(sizes) != 1 || !sizes[real] {
 				continue
 			}

@@ -176,13 +176,14 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "moving files aside destroys nothing if they are kept."},
 		{Kind: stepSave, Text: "copy {{meta}} and the server's stream folders out (cp -a)."},
 		{Kind: stepAction, Destroys: true, Text: "Then, with the server stopped, move {{meta}}/snapshots and {{meta}}/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one."},
-		{Kind: stepAction, Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one."},
+		{Kind: stepAction, Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server; start the intact one and one damaged server, and the other damaged ones only once the intact one is meta leader: started together, the damaged servers, whose meta logs are now empty, can elect one of them, and the intact server's streams then have no quorum (seen on 2.11.17)."},
 		{Kind: stepVerify, Text: "the server with the intact snapshot is meta leader and every stream reports its messages on every server (nats stream report)."},
 		{Kind: stepNote, Text: "If no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt."},
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.1", Fixture: "testdata/bundles/metasnap-v2.12.1", Outcome: "two damaged servers' meta snapshots and WALs moved out, every server started: ms-1 elected meta leader, every stream back whole"},
 		{Version: "2.14.10", Fixture: "testdata/bundles/metasnap-v2.14.10", Outcome: "the same steps: ms-1 elected meta leader, every stream back whole"},
 		{Version: "2.15.2", Fixture: "testdata/bundles/metasnap-v2.15.2", Outcome: "the same steps: ms-1 elected meta leader, every stream back whole"},
+		{Version: "2.11.17", Fixture: "testdata/bundles/metasnap-v2.11.17", Outcome: "ms-2 (intact) and ms-0 started first, ms-1 once ms-2 was meta leader: every stream back whole (started together in another run, the two emptied servers elected ms-0 and the meta group never became current)"},
 	}},
 	// store-corrupt (storeRemedy)
 	{ID: "store-sealed", Steps: []remedyStep{

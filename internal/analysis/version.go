@@ -150,3 +150,24 @@ func refusesCorruptMetaSnapshot(v string) (yes, known bool) {
 	}
 	return false, true
 }
+
+// keepsPriorLastSeq says whether nats-server v, rebuilding a stream's state
+// from its blocks because index.db is stale, keeps the last sequence
+// index.db remembers when the blocks end before it, counting the sequences
+// between as deleted (filestore.go newFileStoreWithCreated, "Check if our
+// prior state remembers a last sequence past where we can see"). 2.11.17
+// does so always (filestore.go:499, no tombstone unless the rebuild found
+// lost data); 2.10.22 and 2.10.27 only when the rebuild found lost data;
+// 2.12.1-2.15.3 only when the store does not flush asynchronously, which a
+// replicated stream does unless sync_always (v2.15.3 stream.go:1116), and
+// they write a tombstone for it. README versions table, row acked-lost:
+// 2.11.17's R3 copies cut after seq 210 reported last_seq 240, 210
+// messages, 30 deleted. Only the 2.11 line is applied (known false
+// elsewhere): the others' conditions are not in the bundle.
+func keepsPriorLastSeq(v string) (yes, known bool) {
+	mi, _, ok := sourceRead(v)
+	if !ok || mi != 11 {
+		return false, false
+	}
+	return true, true
+}

@@ -3,11 +3,13 @@ package bundle
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -228,5 +230,71 @@ func TestDirFSConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// A file the descriptor-holding FS opens reads, stats, lists and closes as
+// the *os.File os.Root's FS gives: ReadAt past the end gives the bytes and
+// io.EOF, a folder opened with Open lists its entries, the descriptor is
+// reachable for an advice, and a second Close fails.
+func TestDirFSFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "small"), []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, rootFS := openTestFdFS(t, dir)
+	for _, name := range []string{"small", "empty"} {
+		for _, fsys := range []fs.FS{s, rootFS} {
+			f, err := fsys.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra := f.(io.ReaderAt)
+			buf := make([]byte, 64)
+			n, err := ra.ReadAt(buf, 0)
+			got := fmt.Sprintf("%d %q %v", n, buf[:n], err)
+			n, err = ra.ReadAt(buf[:4], 2)
+			got += fmt.Sprintf(" | %d %q %v", n, buf[:n], err)
+			fi, err := f.Stat()
+			got += fmt.Sprintf(" | %v %s %d", err, fi.Name(), fi.Size())
+			all, err := io.ReadAll(f)
+			got += fmt.Sprintf(" | %q %v", all, err)
+			if _, ok := f.(syscall.Conn); !ok {
+				t.Errorf("%s: %T gives no descriptor", name, f)
+			}
+			if err := f.Close(); err != nil {
+				t.Errorf("%s: close: %v", name, err)
+			}
+			if err := f.Close(); err == nil {
+				t.Errorf("%s: a second close gave no error", name)
+			}
+			want := map[string]string{
+				"small": `10 "0123456789" EOF | 4 "2345" <nil> | <nil> small 10 | "0123456789" <nil>`,
+				"empty": `0 "" EOF | 0 "" EOF | <nil> empty 0 | "" <nil>`,
+			}[name]
+			if got != want {
+				t.Errorf("%s through %T:\n got %s\nwant %s", name, fsys, got, want)
+			}
+		}
+	}
+	f, err := s.Open("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := f.(fs.ReadDirFile).ReadDir(-1)
+	if err != nil || len(ents) != 1 || ents[0].Name() != "x" {
+		t.Errorf("ReadDir of an opened folder: %v %v", ents, err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("close of a listed folder: %v", err)
 	}
 }

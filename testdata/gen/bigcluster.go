@@ -215,9 +215,31 @@ func recoverCluster(ctx context.Context, out string, orig *Cluster) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("servers_up %s: %v\n", q, time.Since(start).Round(time.Millisecond))
+		up := time.Since(start).Round(time.Millisecond)
+		var ut, st float64
+		for _, s := range c.Servers {
+			u, y, _ := procTimes(s)
+			ut, st = ut+u, st+y
+		}
+		fmt.Printf("servers_up %s: %v (the three servers' user %.2fs sys %.2fs cpu %.2fs)\n", q, up, ut, st, ut+st)
 	}
 	return c.Stop()
+}
+
+// runClusterStart times the servers' start (recoverCluster) on a copy of
+// the stores of a bundle `cluster` wrote, again: to set beside an analyze
+// of it in the same minutes. The bundle is only read.
+func runClusterStart(ctx context.Context, out, version string) error {
+	bundle := filepath.Join(out, "bundle")
+	orig := &Cluster{Name: "big", Version: version}
+	for _, n := range []string{"b1", "b2", "b3"} {
+		store := filepath.Join(bundle, n, "store")
+		if _, err := os.Stat(filepath.Join(store, "jetstream")); err != nil {
+			return fmt.Errorf("%s is not a bundle `cluster` wrote: %w", bundle, err)
+		}
+		orig.Servers = append(orig.Servers, &Server{Name: n, StoreDir: store})
+	}
+	return recoverCluster(ctx, out, orig)
 }
 
 // answers says whether s answers q with 200.

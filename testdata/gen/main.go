@@ -82,7 +82,7 @@ var families = map[string]func(v string) Scenario{
 		return Scenario{Name: "orphan-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return orphan(ctx, env, v) }}
 	},
 	"metasnap": func(v string) Scenario {
-		return Scenario{Name: "metasnap-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return metaSnap(ctx, env, v) }}
+		return Scenario{Name: "metasnap-" + v, Timeout: 12 * time.Minute, Run: func(ctx context.Context, env *Env) error { return metaSnap(ctx, env, v) }}
 	},
 	"rename": func(v string) Scenario {
 		return Scenario{Name: "rename-" + v, Timeout: 9 * time.Minute, Run: func(ctx context.Context, env *Env) error { return rename(ctx, env, v) }}
@@ -216,6 +216,12 @@ func run() int {
 			big.Msgs = 2_000_000
 		}
 		return report(withDeadline(ctx, 90*time.Minute, func(ctx context.Context) error { return runBigCluster(ctx, *out, *version, big) }))
+	case "clusterstart":
+		if *out == "" {
+			logf("clusterstart: -out DIR (of an earlier `cluster`) is required")
+			return 2
+		}
+		return report(withDeadline(ctx, 30*time.Minute, func(ctx context.Context) error { return runClusterStart(ctx, *out, *version) }))
 	case "perturb":
 		vs := strings.Split(*versions, ",")
 		var cs []string

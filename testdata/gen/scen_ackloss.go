@@ -34,6 +34,10 @@ func ackLossScenarios() []Scenario {
 			Doc:     "3 x v2.15.2, R3 stream LEDGER with a client ack log (raw PubAck bodies); stop, cut the same last records off every replica's last block, restart on the damaged copies",
 			Run:     ackLoss,
 			Timeout: 8 * time.Minute},
+		{Name: "acked-lost-v2.11.17",
+			Doc:     "as acked-lost-v2.15.2 on v2.11.17, which keeps the last sequence the stale index.db remembers (last_seq 240, 30 deleted) and never rewrites it",
+			Run:     func(ctx context.Context, env *Env) error { return ackLossOn(ctx, env, "v2.11.17") },
+			Timeout: 8 * time.Minute},
 		{Name: "acked-lost-jepsen-v2.15.2",
 			Doc:     "as acked-lost-v2.15.2, the client a Jepsen-style run (5 processes, :invoke then :ok/:fail/:info, a :fetch, nemesis ops) written as EDN histories with and without :seq",
 			Run:     func(ctx context.Context, env *Env) error { return ackLossRun(ctx, env, "v2.15.2", &jepsenRun{}) },
@@ -72,8 +76,13 @@ type AckLossExpect struct {
 	// the damaged copies; StreamLeaderAfter what they said of its leader.
 	After             map[string]AckLossState `json:"after"`
 	StreamLeaderAfter map[string]string       `json:"stream_leader_after"`
-	// AckedLost: acknowledged sequences beyond every server's last_seq
-	// after the restart (from the ack log and the captures).
+	// Served: the sequences up to AckedLast the restarted stream returned
+	// a message for (GetMsg through its leader); absent when no stream
+	// leader was named.
+	Served []SeqRange `json:"served,omitempty"`
+	// AckedLost: acknowledged sequences the restarted stream did not
+	// serve, or, with no leader to ask, those beyond every server's
+	// last_seq (from the ack log and the captures).
 	AckedLost []SeqRange `json:"acked_lost"`
 	// LogLines: the restarted servers' lines about the stream's state.
 	LogPattern string              `json:"log_pattern"`
@@ -96,6 +105,12 @@ type AckLossCut struct {
 	SizeAfter  int64  `json:"size_after"`
 	FirstCut   uint64 `json:"first_cut_seq"`
 	LastCut    uint64 `json:"last_cut_seq"`
+	// IndexKept: the stream's index.db after the restarted run is the one
+	// from before the cut (the server did not write its own), so the
+	// bundle's store still shows the block ending before what index.db
+	// records (v2.11.17: "Stream state encountered internal inconsistency
+	// on write" at the stop).
+	IndexKept bool `json:"index_kept"`
 }
 
 // SeqRange is an inclusive range of sequences.
@@ -201,6 +216,10 @@ func ackLossRun(ctx context.Context, env *Env, version string, j *jepsenRun) err
 		}
 		logSizes[s.Name] = fi.Size()
 	}
+	indexBefore := map[string][]byte{}
+	for _, s := range r.Servers {
+		indexBefore[s.Name], _ = os.ReadFile(filepath.Join(s.JSRoot(), "$G", "streams", ackLossStream, "msgs", "index.db"))
+	}
 	if err := r.Start(ctx); err != nil {
 		return err
 	}
@@ -236,8 +255,34 @@ func ackLossRun(ctx context.Context, env *Env, version string, j *jepsenRun) err
 	if j != nil {
 		j.fetch(ctx, r)
 	}
+	// What the stream serves, asked for every sequence up to the last
+	// acknowledged one, when a stream leader is named: /jsz last_seq alone
+	// can claim what no replica holds (v2.11.17, 2026-12-02: last_seq 240
+	// with 210 messages on every server after the cut).
+	for _, s := range r.Servers {
+		if st, err := ackLossStateOf(after[s.Name]); err != nil || st.Leader == "" {
+			continue
+		}
+		nc, js, err := connect(r.Servers...)
+		if err != nil {
+			return err
+		}
+		x.Served, err = served(ctx, js, ackLossStream, x.AckedLast)
+		nc.Close()
+		if err != nil {
+			return err
+		}
+		if x.Served == nil {
+			x.Served = []SeqRange{}
+		}
+		break
+	}
 	if err := r.Stop(); err != nil {
 		return err
+	}
+	for i, s := range r.Servers {
+		b, err := os.ReadFile(filepath.Join(s.JSRoot(), "$G", "streams", ackLossStream, "msgs", "index.db"))
+		x.Cuts[i].IndexKept = err == nil && len(b) > 0 && bytes.Equal(b, indexBefore[s.Name])
 	}
 	maxLast := uint64(0)
 	for _, s := range r.Servers {
@@ -258,11 +303,14 @@ func ackLossRun(ctx context.Context, env *Env, version string, j *jepsenRun) err
 			}
 		}
 	}
-	if maxLast < x.AckedLast {
+	switch {
+	case x.Served != nil:
+		x.AckedLost = notIn(x.AckedFirst, x.AckedLast, x.Served)
+	case maxLast < x.AckedLast:
 		x.AckedLost = []SeqRange{{First: maxLast + 1, Last: x.AckedLast}}
 	}
 	if len(x.AckedLost) == 0 {
-		return fmt.Errorf("the restarted servers report last_seq %d, every acknowledged write (up to %d) is still there", maxLast, x.AckedLast)
+		return fmt.Errorf("the restarted servers report last_seq %d, every acknowledged write (up to %d) is still there: %+v", maxLast, x.AckedLast, x.After)
 	}
 	name := "acked-lost-" + version
 	var expect any = x
@@ -438,4 +486,24 @@ func findStream(j jszInfo, name string) (streamDetail, bool) {
 		}
 	}
 	return streamDetail{}, false
+}
+
+// notIn: the sequences first..last that no range of have holds.
+func notIn(first, last uint64, have []SeqRange) []SeqRange {
+	var out []SeqRange
+	for seq := first; seq <= last; seq++ {
+		held := false
+		for _, r := range have {
+			held = held || r.First <= seq && seq <= r.Last
+		}
+		if held {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Last+1 == seq {
+			out[n-1].Last = seq
+		} else {
+			out = append(out, SeqRange{First: seq, Last: seq})
+		}
+	}
+	return out
 }

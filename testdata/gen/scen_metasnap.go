@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -24,10 +25,10 @@ import (
 
 func metaSnapScenarios() []Scenario {
 	var out []Scenario
-	for _, v := range []string{"v2.12.1", "v2.15.2", "v2.14.10"} {
+	for _, v := range []string{"v2.12.1", "v2.15.2", "v2.14.10", "v2.11.17"} {
 		out = append(out, Scenario{Name: "metasnap-" + v,
 			Doc:     "3 x " + v + ": one bit flipped in the _meta_ snapshot payload of 2 servers; expect = what each server does when started on a copy",
-			Timeout: 8 * time.Minute,
+			Timeout: 12 * time.Minute, // up to metaSnapAttempts restarts
 			Run:     func(ctx context.Context, env *Env) error { return metaSnap(ctx, env, v) }})
 	}
 	return out
@@ -66,6 +67,30 @@ type SnapRestart struct {
 	FoldersAfter    []string `json:"folders_after"`
 	// Log lines of the run about snapshots, JetStream start, orphans, removals.
 	Log []string `json:"log"`
+	// OrphanCheck: "ran", "skipped: <the reason it logged>" or "not
+	// reached" (no "checking for orphans" line in the wait).
+	OrphanCheck string `json:"orphan_check,omitempty"`
+	// LeaderSnapshot: before its orphan check the server installed a meta
+	// snapshot the leader sent (DBG "RAFT [<id> - _meta_] Installing
+	// snapshot"): its meta state is then the leader's, not what its own
+	// WAL held after its corrupt snapshot.
+	LeaderSnapshot bool `json:"leader_snapshot,omitempty"`
+}
+
+var metaSnapshotOrCheckRE = regexp.MustCompile(`- _meta_\] Installing snapshot|checking for orphans`)
+
+// installedBeforeCheck: a meta snapshot was installed before the first
+// orphan check line.
+func installedBeforeCheck(lines []string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "checking for orphans") {
+			return false
+		}
+		if strings.Contains(l, "Installing snapshot") {
+			return true
+		}
+	}
+	return false
 }
 
 // MetaSnapRemedy is what the remedy run showed.
@@ -111,6 +136,20 @@ type MetaSnapExpect struct {
 	// Remedy: the damaged servers' corrupt snapshot and meta WAL (msgs/)
 	// moved out of the store, then every server started on fresh copies.
 	Remedy MetaSnapRemedy `json:"remedy"`
+	// Attempts: the restarts run (the last is the one Restart and
+	// OrphansDeleted describe); SkippedRuns those in which a started server
+	// skipped its orphan check; OrphanCheckSkipped the servers that skipped
+	// it in the last run too (their orphan-risk is neither confirmed nor
+	// refuted).
+	Attempts           int          `json:"attempts"`
+	SkippedRuns        []SkippedRun `json:"skipped_runs,omitempty"`
+	OrphanCheckSkipped []string     `json:"orphan_check_skipped,omitempty"`
+	// DamagedKept: damaged servers that ran their orphan check in the last
+	// run and deleted nothing. On 2.11.17 a damaged server whose meta WAL
+	// held entries after its snapshot deleted its streams in some runs and
+	// nothing in others (2026-12-02), so what one run kept neither
+	// confirms nor refutes a predicted deletion.
+	DamagedKept []string `json:"damaged_kept,omitempty"`
 	// Restarted names the bundle of the restarted copy (v2.12.1 only).
 	Restarted string `json:"restarted_bundle,omitempty"`
 }
@@ -258,144 +297,51 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	}
 
 	// Start real servers of the same version on copies of the damaged
-	// stores, with debug logging and each log continuing the bundle's.
-	r, err := NewCluster(ctx, filepath.Join(env.Scratch, "restart"), version, "snap", names)
-	if err != nil {
-		return err
-	}
-	defer r.Kill()
-	for i, s := range r.Servers {
-		s.Debug, s.Extra, s.JetStreamExtra = true, c.Servers[i].Extra, c.Servers[i].JetStreamExtra
-		if err := copyTree(roots[s.Name], s.JSRoot()); err != nil {
-			return err
-		}
-		if err := copyFile(c.Servers[i].LogFile, s.LogFile); err != nil {
-			return err
-		}
-	}
-	before := map[string]*SnapRestart{}
-	for _, s := range r.Servers {
-		sr := &SnapRestart{Server: s.Name, Damaged: damaged[s.Name]}
-		if sr.MetaFilesBefore, err = listFiles(metaDir(s.JSRoot())); err != nil {
-			return err
-		}
-		if sr.FoldersBefore, err = streamFolders(s.JSRoot()); err != nil {
-			return err
-		}
-		before[s.Name] = sr
-	}
-	logSize := map[string]int64{}
-	for _, s := range r.Servers {
-		if fi, err := os.Stat(s.LogFile); err == nil {
-			logSize[s.Name] = fi.Size()
-		}
-	}
-	errs := make(chan error, len(r.Servers))
-	for _, s := range r.Servers {
-		go func() { errs <- s.Start(ctx) }()
-	}
-	for range r.Servers {
-		if err := <-errs; err != nil {
-			logf("restart: %v", err)
-		}
-	}
-	// checkForOrphans runs 30 s after meta recovery; wait 45 s from the
-	// first meta leader (or from the start when none appears).
-	start := time.Now()
-	_ = waitFor(ctx, 30*time.Second, "a meta leader", func() (bool, error) { return r.MetaLeader(ctx) != "", nil })
-	if err := pause(ctx, 45*time.Second); err != nil {
-		return err
-	}
-	x.Waited = int(time.Since(start).Seconds())
-	for _, s := range r.Servers {
-		sr := before[s.Name]
-		sr.Streams, sr.Consumers = []string{}, []string{}
-		if !s.Running() {
-			continue
-		}
-		sr.Started = true
-		var h struct {
-			Status string `json:"status"`
-			Error  string `json:"error"`
-		}
-		if err := s.GetJSON(ctx, "/healthz", &h); err == nil {
-			sr.Health = h.Status
-			if h.Error != "" {
-				sr.Health += ": " + h.Error
-			}
-		}
-		var j jszInfo
-		if err := s.GetJSON(ctx, jszCapturePath, &j); err != nil {
-			continue
-		}
-		if j.Meta != nil {
-			sr.MetaLeader = j.Meta.Leader
-		}
-		for _, a := range j.Accounts {
-			for _, sd := range a.Streams {
-				sr.Streams = append(sr.Streams, a.Name+" > "+sd.Name)
-				for _, cd := range sd.Consumers {
-					sr.Consumers = append(sr.Consumers, a.Name+" > "+sd.Name+" > "+cd.Name)
-				}
-			}
-		}
-		sort.Strings(sr.Streams)
-		sort.Strings(sr.Consumers)
-	}
+	// stores. Each server runs its one orphan check 30 s after its meta
+	// recovery and skips it when no meta leader is known then or it is not
+	// current with it (v2.11.17 jetstream_cluster.go checkForOrphans, run
+	// once per start): a run where a started server skipped it says
+	// nothing of what the check deletes, so the restart is tried again on
+	// fresh copies (at most metaSnapAttempts runs); the skipped runs are
+	// kept in expect.
+	var r *Cluster
 	var after map[string]*Capture
-	if version == "v2.12.1" {
-		if after, err = CaptureAll(ctx, r); err != nil {
+	var rx MetaSnapRestartedExpect
+	for attempt := 1; ; attempt++ {
+		dir := "restart"
+		if attempt > 1 {
+			dir = fmt.Sprintf("restart-%d", attempt)
+		}
+		x.Restart = nil
+		if r, after, rx, err = metaSnapRestart(ctx, env, dir, version, c, names, roots, damaged, &x); err != nil {
 			return err
 		}
-	}
-	if err := r.Stop(); err != nil {
-		return err
-	}
-	held := map[string]bool{}
-	rx := MetaSnapRestartedExpect{RestartedFrom: name, StreamsLost: []string{}, ConsumersLost: []string{}, CleanupLines: []string{}}
-	x.OrphansDeleted, x.OrphanConsumersDeleted = []OrphanDeleted{}, []OrphanConsumer{}
-	consumersHeld := map[string]bool{}
-	for _, s := range r.Servers {
-		sr := before[s.Name]
-		if !sr.Started {
-			sr.Exit = "exited during start (see log)"
+		x.Attempts = attempt
+		deleted := map[string]bool{}
+		for _, o := range x.OrphansDeleted {
+			deleted[o.Server] = true
 		}
-		if sr.MetaFilesAfter, err = listFiles(metaDir(s.JSRoot())); err != nil {
-			return err
+		x.DamagedKept = nil
+		for _, sr := range x.Restart {
+			if sr.Damaged && sr.OrphanCheck == "ran" && !deleted[sr.Server] {
+				x.DamagedKept = append(x.DamagedKept, sr.Server)
+			}
 		}
-		if sr.FoldersAfter, err = streamFolders(s.JSRoot()); err != nil {
-			return err
+		skipped := orphanCheckSkipped(x.Restart)
+		if len(skipped) == 0 {
+			break
 		}
-		for _, f := range sr.FoldersAfter {
-			held[f] = true
-		}
-		for _, cn := range sr.Consumers {
-			consumersHeld[cn] = true
-		}
-		lines, err := logLinesSince(s.LogFile, logSize[s.Name], metaSnapInterestRE)
-		if err != nil {
-			return err
-		}
-		sr.Log = lines
-		ds, cs, cleanup := orphanCleanup(s.Name, lines, sr.FoldersBefore, sr.FoldersAfter)
-		x.OrphansDeleted = append(x.OrphansDeleted, ds...)
-		x.OrphanConsumersDeleted = append(x.OrphanConsumersDeleted, cs...)
-		for _, l := range cleanup {
-			rx.CleanupLines = append(rx.CleanupLines, s.Name+": "+l)
-		}
-		x.Restart = append(x.Restart, *sr)
-		logf("%s: damaged %v started %v streams %v meta files %v -> %v", s.Name, sr.Damaged, sr.Started, sr.Streams, sr.MetaFilesBefore, sr.MetaFilesAfter)
-	}
-	x.LostInRestart = []string{}
-	for _, k := range sortedKeysOf(x.Streams) {
-		if !held["$G/"+k[len("$G > "):]] {
-			x.LostInRestart = append(x.LostInRestart, k)
-		}
-	}
-	rx.StreamsLost = x.LostInRestart
-	for _, cn := range x.Consumers {
-		if !consumersHeld[cn] {
-			rx.ConsumersLost = append(rx.ConsumersLost, cn)
+		run := SkippedRun{Attempt: attempt, MetaLeader: metaLeaderOf(x.Restart), Skipped: skipped, OrphansDeleted: x.OrphansDeleted}
+		x.SkippedRuns = append(x.SkippedRuns, run)
+		logf("restart %d of %d: orphan check skipped on %v (meta leader %q)", attempt, metaSnapAttempts, skipped, run.MetaLeader)
+		if attempt == metaSnapAttempts {
+			// No run saw the check: the prediction for those servers is
+			// neither confirmed nor refuted.
+			for s := range skipped {
+				x.OrphanCheckSkipped = append(x.OrphanCheckSkipped, s)
+			}
+			sort.Strings(x.OrphanCheckSkipped)
+			break
 		}
 	}
 	if x.Remedy, err = metaSnapRemedy(ctx, env, c, roots, damaged, caps); err != nil {
@@ -534,8 +480,44 @@ func metaSnapRemedy(ctx context.Context, env *Env, c *Cluster, roots map[string]
 		}
 		out.Steps = append(out.Steps, s.Name+": moved $SYS/_js_/_meta_/snapshots and $SYS/_js_/_meta_/msgs out of the store")
 	}
-	out.Steps = append(out.Steps, "started every server")
-	if err := r.Start(ctx); err != nil {
+	// The intact servers first and one damaged server, the other damaged
+	// ones once a meta leader is elected: started together, the damaged
+	// servers, whose meta logs are now empty, vote for each other and can
+	// elect one of them (metasnap@v2.11.17, 2026-12-02: ms-0 elected, ms-2
+	// and its streams stalled; the remedy's wait timed out).
+	var intact, hurt []*Server
+	for _, s := range r.Servers {
+		if damaged[s.Name] {
+			hurt = append(hurt, s)
+		} else {
+			intact = append(intact, s)
+		}
+	}
+	first := append(append([]*Server{}, intact...), hurt[:min(1, len(hurt))]...)
+	var firstNames []string
+	for _, s := range first {
+		if err := s.Start(ctx); err != nil {
+			return out, err
+		}
+		firstNames = append(firstNames, s.Name)
+	}
+	out.Steps = append(out.Steps, "started "+strings.Join(firstNames, " and "))
+	if len(first) < len(r.Servers) {
+		if err := waitFor(ctx, 60*time.Second, "a meta leader among "+strings.Join(firstNames, ", "), func() (bool, error) {
+			return r.MetaLeader(ctx) != "", nil
+		}); err != nil {
+			return out, err
+		}
+		var rest []string
+		for _, s := range hurt[1:] {
+			if err := s.Start(ctx); err != nil {
+				return out, err
+			}
+			rest = append(rest, s.Name)
+		}
+		out.Steps = append(out.Steps, "once "+r.MetaLeader(ctx)+" was meta leader, started "+strings.Join(rest, " and "))
+	}
+	if err := r.WaitMetaLeader(ctx, 60*time.Second); err != nil {
 		return out, err
 	}
 	out.MetaLeader = r.MetaLeader(ctx)
@@ -619,4 +601,216 @@ func metaWALBytes(root string) int64 {
 		}
 	}
 	return n
+}
+
+// metaSnapAttempts bounds the restarts of metaSnap (each about 75 s).
+const metaSnapAttempts = 3
+
+// SkippedRun is a restart in which some started server skipped its orphan
+// check ("skipping check for orphans, <why>").
+type SkippedRun struct {
+	Attempt    int               `json:"attempt"`
+	MetaLeader string            `json:"meta_leader"`
+	Skipped    map[string]string `json:"skipped"` // server -> the reason it logged
+	// OrphansDeleted: what the servers whose check ran deleted in that run.
+	OrphansDeleted []OrphanDeleted `json:"orphans_deleted"`
+}
+
+var orphanSkipRE = regexp.MustCompile(`skipping check for orphans, (.*)$`)
+
+// orphanCheckSkipped: the servers whose log says they skipped the orphan
+// check, with the reason. One that logged neither the check nor the skip
+// did not recover its meta layer in the wait (2.14+ on a corrupt snapshot
+// do not start JetStream) and is not counted.
+func orphanCheckSkipped(rs []SnapRestart) map[string]string {
+	out := map[string]string{}
+	for _, sr := range rs {
+		if strings.HasPrefix(sr.OrphanCheck, "skipped") {
+			out[sr.Server] = strings.TrimPrefix(sr.OrphanCheck, "skipped: ")
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// orphanCheckOf reads what a server's log lines say of its orphan check.
+func orphanCheckOf(lines []string) string {
+	state := "not reached"
+	for _, l := range lines {
+		if m := orphanSkipRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			return "skipped: " + m[1]
+		}
+		if strings.Contains(l, "checking for orphans") {
+			state = "ran"
+		}
+	}
+	return state
+}
+
+func metaLeaderOf(rs []SnapRestart) string {
+	for _, sr := range rs {
+		if sr.MetaLeader != "" {
+			return sr.MetaLeader
+		}
+	}
+	return ""
+}
+
+// metaSnapRestart starts real servers of version on copies of the damaged
+// stores (roots) under dir, with debug logging and each log continuing the
+// bundle's, and fills x's Restart, Waited, OrphansDeleted,
+// OrphanConsumersDeleted and LostInRestart from what they did. The cluster
+// it returns is stopped; after holds its captures on v2.12.1.
+func metaSnapRestart(ctx context.Context, env *Env, dir, version string, c *Cluster, names []string, roots map[string]string,
+	damaged map[string]bool, x *MetaSnapExpect) (*Cluster, map[string]*Capture, MetaSnapRestartedExpect, error) {
+	name := "metasnap-" + version
+	var rx MetaSnapRestartedExpect
+	r, err := NewCluster(ctx, filepath.Join(env.Scratch, dir), version, "snap", names)
+	if err != nil {
+		return nil, nil, rx, err
+	}
+	defer r.Kill()
+	for i, s := range r.Servers {
+		s.Debug, s.Extra, s.JetStreamExtra = true, c.Servers[i].Extra, c.Servers[i].JetStreamExtra
+		if err := copyTree(roots[s.Name], s.JSRoot()); err != nil {
+			return nil, nil, rx, err
+		}
+		if err := copyFile(c.Servers[i].LogFile, s.LogFile); err != nil {
+			return nil, nil, rx, err
+		}
+	}
+	before := map[string]*SnapRestart{}
+	for _, s := range r.Servers {
+		sr := &SnapRestart{Server: s.Name, Damaged: damaged[s.Name]}
+		if sr.MetaFilesBefore, err = listFiles(metaDir(s.JSRoot())); err != nil {
+			return nil, nil, rx, err
+		}
+		if sr.FoldersBefore, err = streamFolders(s.JSRoot()); err != nil {
+			return nil, nil, rx, err
+		}
+		before[s.Name] = sr
+	}
+	logSize := map[string]int64{}
+	for _, s := range r.Servers {
+		if fi, err := os.Stat(s.LogFile); err == nil {
+			logSize[s.Name] = fi.Size()
+		}
+	}
+	errs := make(chan error, len(r.Servers))
+	for _, s := range r.Servers {
+		go func() { errs <- s.Start(ctx) }()
+	}
+	for range r.Servers {
+		if err := <-errs; err != nil {
+			logf("restart: %v", err)
+		}
+	}
+	// checkForOrphans runs 30 s after meta recovery; wait 45 s from the
+	// first meta leader (or from the start when none appears).
+	start := time.Now()
+	_ = waitFor(ctx, 30*time.Second, "a meta leader", func() (bool, error) { return r.MetaLeader(ctx) != "", nil })
+	if err := pause(ctx, 45*time.Second); err != nil {
+		return nil, nil, rx, err
+	}
+	x.Waited = int(time.Since(start).Seconds())
+	for _, s := range r.Servers {
+		sr := before[s.Name]
+		sr.Streams, sr.Consumers = []string{}, []string{}
+		if !s.Running() {
+			continue
+		}
+		sr.Started = true
+		var h struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		}
+		if err := s.GetJSON(ctx, "/healthz", &h); err == nil {
+			sr.Health = h.Status
+			if h.Error != "" {
+				sr.Health += ": " + h.Error
+			}
+		}
+		var j jszInfo
+		if err := s.GetJSON(ctx, jszCapturePath, &j); err != nil {
+			continue
+		}
+		if j.Meta != nil {
+			sr.MetaLeader = j.Meta.Leader
+		}
+		for _, a := range j.Accounts {
+			for _, sd := range a.Streams {
+				sr.Streams = append(sr.Streams, a.Name+" > "+sd.Name)
+				for _, cd := range sd.Consumers {
+					sr.Consumers = append(sr.Consumers, a.Name+" > "+sd.Name+" > "+cd.Name)
+				}
+			}
+		}
+		sort.Strings(sr.Streams)
+		sort.Strings(sr.Consumers)
+	}
+	var after map[string]*Capture
+	if version == "v2.12.1" {
+		if after, err = CaptureAll(ctx, r); err != nil {
+			return nil, nil, rx, err
+		}
+	}
+	if err := r.Stop(); err != nil {
+		return nil, nil, rx, err
+	}
+	held := map[string]bool{}
+	rx = MetaSnapRestartedExpect{RestartedFrom: name, StreamsLost: []string{}, ConsumersLost: []string{}, CleanupLines: []string{}}
+	x.OrphansDeleted, x.OrphanConsumersDeleted = []OrphanDeleted{}, []OrphanConsumer{}
+	consumersHeld := map[string]bool{}
+	for _, s := range r.Servers {
+		sr := before[s.Name]
+		if !sr.Started {
+			sr.Exit = "exited during start (see log)"
+		}
+		if sr.MetaFilesAfter, err = listFiles(metaDir(s.JSRoot())); err != nil {
+			return nil, nil, rx, err
+		}
+		if sr.FoldersAfter, err = streamFolders(s.JSRoot()); err != nil {
+			return nil, nil, rx, err
+		}
+		for _, f := range sr.FoldersAfter {
+			held[f] = true
+		}
+		for _, cn := range sr.Consumers {
+			consumersHeld[cn] = true
+		}
+		lines, err := logLinesSince(s.LogFile, logSize[s.Name], metaSnapInterestRE)
+		if err != nil {
+			return nil, nil, rx, err
+		}
+		sr.Log = lines
+		sr.OrphanCheck = orphanCheckOf(lines)
+		all, err := logLinesSince(s.LogFile, logSize[s.Name], metaSnapshotOrCheckRE)
+		if err != nil {
+			return nil, nil, rx, err
+		}
+		sr.LeaderSnapshot = installedBeforeCheck(all)
+		ds, cs, cleanup := orphanCleanup(s.Name, lines, sr.FoldersBefore, sr.FoldersAfter)
+		x.OrphansDeleted = append(x.OrphansDeleted, ds...)
+		x.OrphanConsumersDeleted = append(x.OrphanConsumersDeleted, cs...)
+		for _, l := range cleanup {
+			rx.CleanupLines = append(rx.CleanupLines, s.Name+": "+l)
+		}
+		x.Restart = append(x.Restart, *sr)
+		logf("%s: damaged %v started %v streams %v meta files %v -> %v", s.Name, sr.Damaged, sr.Started, sr.Streams, sr.MetaFilesBefore, sr.MetaFilesAfter)
+	}
+	x.LostInRestart = []string{}
+	for _, k := range sortedKeysOf(x.Streams) {
+		if !held["$G/"+k[len("$G > "):]] {
+			x.LostInRestart = append(x.LostInRestart, k)
+		}
+	}
+	rx.StreamsLost = x.LostInRestart
+	for _, cn := range x.Consumers {
+		if !consumersHeld[cn] {
+			rx.ConsumersLost = append(rx.ConsumersLost, cn)
+		}
+	}
+	return r, after, rx, nil
 }

@@ -24,7 +24,7 @@ import (
 
 func renameScenarios() []Scenario {
 	var out []Scenario
-	for _, v := range []string{"v2.15.2", "v2.12.1", "v2.12.15"} {
+	for _, v := range []string{"v2.15.2", "v2.12.1", "v2.12.15", "v2.11.17"} {
 		out = append(out, Scenario{Name: "rename-" + v,
 			Doc:     "issue 12: 3 x " + v + " renamed nats-N -> js-N on the same stores; expect = what the servers said and which remedy brought them back",
 			Timeout: 9 * time.Minute,
