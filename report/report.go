@@ -259,8 +259,9 @@ type Finding struct {
 	// the actions destroy, what to save first and how, the actions, how to
 	// check the outcome. Remedy is these steps as text. Added field.
 	RemedySteps []RemedyStep `json:"remedy_steps,omitempty"`
-	// RemedyProven lists the real-server runs that executed this remedy;
-	// absent when none did (not proven by execution). Added field.
+	// RemedyProven lists the real-server runs that executed this remedy,
+	// those without success marked Failed; absent when none did (not
+	// proven by execution). Added field.
 	RemedyProven []RemedyProof `json:"remedy_proven,omitempty"`
 
 	LikelyOrigin *Origin     `json:"likely_origin,omitempty"`
@@ -312,6 +313,10 @@ type RemedyProof struct {
 	// the repository (testdata/bundles/...).
 	Fixture string `json:"fixture"`
 	Outcome string `json:"outcome"`
+	// Failed marks a run that carried the remedy out without success (no
+	// meta leader, a stream or messages lost, a stream folder deleted):
+	// Outcome says what happened. Added field.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the optional numeric fields of Finding.

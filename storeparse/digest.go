@@ -14,25 +14,28 @@ import (
 
 // Replica comparison support: what ScanStream collects, in the same read of
 // the blocks, so that several copies of one stream can be compared message
-// by message later without holding anything per message.
+// by message without holding anything per message.
 //
+//   - Messages (ScanOptions.Messages): each block's counted message records
+//     as (sequence, MessageDigest) pairs, handed over in block order while
+//     the scan goes on; the analysis merges the copies' pairs by sequence
+//     as they come (copies read in lockstep).
+//   - Live: per block, its file, range and delete ranges after every removal
+//     (tombstones, index.db, limits), so which sequences a copy holds is
+//     exact, without a set of sequences; what the pairs are cut to once the
+//     scans end.
 //   - Window digests (ScanOptions.DigestWindow): per fixed window of
 //     sequences, the sum of MessageDigest over the messages a block counts
 //     (count included). Sums add in any order, so parallel block scans
 //     merge them freely; two copies whose window entries are equal hold the
 //     same (sequence, content) pairs there. Memory: one entry per window
 //     that holds a message, whatever the number of messages.
-//   - Live: per block, its file, range and delete ranges after every removal
-//     (tombstones, index.db, limits), so which sequences a copy holds is
-//     exact, without a set of sequences.
 //   - Live.Messages: the digests of the live messages in a range of
-//     sequences, re-reading only the blocks overlapping it; the comparison
-//     calls it for the windows whose entries differ.
+//     sequences, re-reading only the blocks overlapping it.
 //
 // Window entries count what the blocks hold before later removals, so a
 // window where a deleted record is still on disk in one copy and compacted
-// away in another differs and is read again; the outcome is decided by
-// Live.Messages, which applies the final liveness.
+// away in another differs; Live.Messages applies the final liveness.
 
 // DefaultDigestWindow is the number of sequences per window digest.
 const DefaultDigestWindow = 4096

@@ -1,7 +1,9 @@
 package storeparse
 
 import (
+	"io/fs"
 	"os"
+	"path"
 	"reflect"
 	"testing"
 )
@@ -154,6 +156,57 @@ func TestMessagesAgreeWithLive(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: %d live records handed over, %d live messages read back, or they differ", dir, len(got), len(want))
 			}
+		}
+	}
+	if streams == 0 {
+		t.Fatal("no stream scanned")
+	}
+}
+
+// countOpens counts the opens of every file of an fs.FS.
+type countOpens struct {
+	fs.FS
+	n map[string]int
+}
+
+func (c *countOpens) Open(name string) (fs.File, error) {
+	c.n[name]++
+	return c.FS.Open(name)
+}
+
+// TestScanFromHead: on every stream of every committed store, a scan handed
+// the folder's head (ReadHead, read first) gives what a scan of its own
+// gives, and meta.inf and meta.sum are opened once in all.
+func TestScanFromHead(t *testing.T) {
+	streams := 0
+	for _, bs := range allStores(t) {
+		for _, dir := range streamDirs(t, bs.Root) {
+			fsys := &countOpens{FS: os.DirFS(bs.Root), n: map[string]int{}}
+			whole, err := ScanStream(fsys, dir, ScanOptions{SkipFirstTS: true})
+			if err != nil {
+				continue
+			}
+			clear(fsys.n)
+			h, err := ReadHead(fsys, dir, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Name() != whole.Name {
+				t.Errorf("%s: head names %q, the scan %q", dir, h.Name(), whole.Name)
+			}
+			got, err := ScanStream(fsys, dir, ScanOptions{SkipFirstTS: true, Head: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, whole) {
+				t.Errorf("%s: the scan from its head differs", dir)
+			}
+			for _, f := range []string{"meta.inf", "meta.sum"} {
+				if n := fsys.n[path.Join(dir, f)]; n > 1 {
+					t.Errorf("%s/%s opened %d times", dir, f, n)
+				}
+			}
+			streams++
 		}
 	}
 	if streams == 0 {

@@ -53,6 +53,14 @@ type ScanOptions struct {
 	// waits for each call: a callee that waits holds the scan back (several
 	// copies of a stream are compared so, read in lockstep).
 	Messages func(seqs, digests []uint64)
+	// Head, when set, is this folder's head as ReadHead read it (with
+	// Name): the scan goes on from it, reading meta.inf and meta.sum no
+	// more. A head serves one scan.
+	Head *Head
+	// Share, when above 1, is how many scans run at once with this one
+	// (copies read in lockstep): its record-length cache and the memory
+	// budget of its parallel block reads are that share of one scan's.
+	Share int
 	// SkipFirstTS leaves State.FirstTS 0 when removals made after the blocks
 	// were read (tombstones, index.db, limits) moved the first sequence:
 	// that message's time would take a second read of its block.
@@ -236,6 +244,7 @@ type StreamScan struct {
 	Problems       []error // *binfmt.CorruptError, in file order
 
 	skipFirstTS bool // ScanOptions.SkipFirstTS
+	share       int  // ScanOptions.Share
 	dgLo        int  // Blocks before dgLo have no digest cache
 	dgTotal     int  // digests cached in Blocks[dgLo:]
 	rlLo        int  // Blocks before rlLo have no record-length cache
@@ -251,38 +260,18 @@ type StreamScan struct {
 // the error return is for a folder that cannot be read at all or a Visit
 // error.
 func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
-	s := &StreamScan{Dir: dir, skipFirstTS: opts.SkipFirstTS}
-	if _, err := fs.Stat(fsys, dir); err != nil {
-		return nil, err
+	var s *StreamScan
+	if h := opts.Head; h != nil && h.s.Dir == dir && h.name == opts.Name {
+		s, h.s = h.s, nil // taken once
 	}
-	infData := s.readMeta(fsys)
-	s.Name = opts.Name
-	if s.Name == "" && s.Meta != nil && s.Meta.Name != "" {
-		s.Name = s.Meta.Name
-	}
-	if s.Name == "" {
-		s.Name = path.Base(dir)
-	}
-	if s.Meta == nil {
-		// meta.inf cannot be compared with; a meta.sum that holds no
-		// checksum at all is damage of its own (both need restoring).
-		sum := path.Join(dir, "meta.sum")
-		if b, err := readFileFS(fsys, sum, 1<<10); err == nil {
-			s.MetaSum = b
-			s.problem(CheckMetaSumFormat(sum, b))
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			s.problem(binfmt.Stamp(asCorrupt(sum, err), natsfmt.StructMetaSum))
+	if s == nil {
+		h, err := ReadHead(fsys, dir, opts.Name)
+		if err != nil {
+			return nil, err
 		}
+		s = h.s
 	}
-	if s.Meta != nil {
-		s.MetaSum = s.checkMetaSum(fsys, infData, path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
-		if base := path.Base(dir); opts.Name == "" && !s.MetaSumOK && s.Name != base && base != "." {
-			// meta.inf fails its checksum and names another stream than
-			// its folder (which nats-server names for the stream): the
-			// name may be what changed, and it keys every block checksum.
-			s.Name = base
-		}
-	}
+	s.skipFirstTS, s.share = opts.SkipFirstTS, opts.Share
 	for _, p := range []string{"__msgs__", "__new_msgs__"} {
 		if inDir(fsys, dir, p, &s.dirEnts) {
 			s.PartialPurge = true
@@ -317,11 +306,67 @@ func ScanStream(fsys fs.FS, dir string, opts ScanOptions) (*StreamScan, error) {
 	}
 	s.finish(fsys)
 	s.collectPayloads(len(opts.Payloads))
+	// The caches served the removals above; nothing reads them after.
+	for i := range s.Blocks {
+		s.Blocks[i].rls, s.Blocks[i].dgs = nil, nil
+	}
 	if !opts.SkipConsumers {
 		s.readConsumers(fsys)
 	}
 	s.dirEnts = nil
 	return s, nil
+}
+
+// Head is what ScanStream reads of a stream folder first: meta.inf and
+// meta.sum, with the name the scan goes on with (Name). A reader that must
+// know a copy's stream before its blocks are read (which copies to read
+// together) reads the head and hands it to ScanStream (ScanOptions.Head),
+// which reads neither file again.
+type Head struct {
+	s    *StreamScan
+	name string // ScanOptions.Name it was read with
+}
+
+// Name is the stream's name as the scan takes it: ScanOptions.Name, else
+// meta.inf's, else the folder's (also when meta.inf fails its checksum and
+// names another stream than its folder).
+func (h *Head) Name() string { return h.s.Name }
+
+// ReadHead reads the head of the stream folder dir (name: ScanOptions.Name).
+func ReadHead(fsys fs.FS, dir, name string) (*Head, error) {
+	s := &StreamScan{Dir: dir}
+	if _, err := fs.Stat(fsys, dir); err != nil {
+		return nil, err
+	}
+	infData := s.readMeta(fsys)
+	s.Name = name
+	if s.Name == "" && s.Meta != nil && s.Meta.Name != "" {
+		s.Name = s.Meta.Name
+	}
+	if s.Name == "" {
+		s.Name = path.Base(dir)
+	}
+	if s.Meta == nil {
+		// meta.inf cannot be compared with; a meta.sum that holds no
+		// checksum at all is damage of its own (both need restoring).
+		sum := path.Join(dir, "meta.sum")
+		if b, err := readFileFS(fsys, sum, 1<<10); err == nil {
+			s.MetaSum = b
+			s.problem(CheckMetaSumFormat(sum, b))
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			s.problem(binfmt.Stamp(asCorrupt(sum, err), natsfmt.StructMetaSum))
+		}
+	}
+	if s.Meta != nil {
+		s.MetaSum = s.checkMetaSum(fsys, infData, path.Join(dir, "meta.sum"), s.Name, &s.MetaSumOK)
+		if base := path.Base(dir); name == "" && !s.MetaSumOK && s.Name != base && base != "." {
+			// meta.inf fails its checksum and names another stream than
+			// its folder (which nats-server names for the stream): the
+			// name may be what changed, and it keys every block checksum.
+			s.Name = base
+		}
+	}
+	return &Head{s: s, name: name}, nil
 }
 
 func (s *StreamScan) problem(err error) {
@@ -983,7 +1028,7 @@ func (b *BlockScan) cacheRL(seq uint64, rl int, left int64) {
 // from the last whose caches fit keeps them.
 func (s *StreamScan) trimRLCache() {
 	s.rlTotal += len(s.Blocks[len(s.Blocks)-1].rls)
-	for s.rlTotal > rlCacheMax && s.rlLo < len(s.Blocks) {
+	for s.rlTotal > rlCacheMax/max(1, s.share) && s.rlLo < len(s.Blocks) {
 		b := &s.Blocks[s.rlLo]
 		s.rlTotal -= len(b.rls)
 		b.rls, b.dgs = nil, nil

@@ -69,6 +69,7 @@ type blockScanner struct {
 	buf       []byte             // ReadAt buffer kept from block to block
 	afterOpen func(*blockSource) // test hook: runs once a block is open
 	rereads   int                // blocks read again because they shrank
+	lastMsgs  int                // records handed over for the last block (ScanOptions.Messages): the next one's capacity
 }
 
 // scanBlocks scans the blocks idxs of s, merges them into s (Blocks,
@@ -126,7 +127,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		next     int // next block to start
 		merged   int // blocks merged
 		panicked any
-		budget   = newMemBudget(scanMemBudget)
+		budget   = newMemBudget(scanMemBudget / int64(max(1, opts.Share)))
 	)
 	work := func() {
 		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, msgs: opts.Messages != nil, budget: budget, payloads: opts.Payloads}
@@ -425,6 +426,9 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.cacheRL(seq, r.Len, br.size-r.Offset)
 			bs.addDigest(sc.window, &r)
 			if sc.msgs && r.ChecksumOK {
+				if bs.mseqs == nil {
+					bs.mseqs, bs.mdigs = make([]uint64, 0, sc.lastMsgs+64), make([]uint64, 0, sc.lastMsgs+64)
+				}
 				bs.mseqs = append(bs.mseqs, seq)
 				bs.mdigs = append(bs.mdigs, MessageDigest(&r))
 			}
@@ -436,6 +440,9 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			}
 		}
 		updateLast(seq, r.TS)
+	}
+	if sc.msgs {
+		sc.lastMsgs = len(bs.mseqs)
 	}
 	bs.GoodEnd = br.GoodEnd()
 	if bs.firstBad >= 0 && last >= bs.firstBadFrom {

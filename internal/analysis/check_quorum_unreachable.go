@@ -273,7 +273,8 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 		// A consumer group's asset is "STREAM > CONSUMER": the stream peer
 		// removal takes the peer out of the stream and its consumers.
 		stream, _, _ := strings.Cut(g.Asset, " > ")
-		if stream == "" {
+		unknown := stream == ""
+		if unknown {
 			stream = "STREAM"
 		}
 		var removals, unnamed []string
@@ -287,7 +288,7 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 			removals = append(removals, streamPeerRemoveCommand(stream, name))
 		}
 		return prescribe("stream-quorum-peer-remove", args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
-			"removals": removals, "unnamed": strings.Join(unnamed, " ")})
+			"removals": removals, "unnamed": strings.Join(unnamed, " "), "streamunknown": unknown})
 	}
 	v := minVersion(m)
 	a := args{"version": v, "missing": missing, "readd": readdNote(m), "quorum": natsfmt.Quorum(reachable)}
@@ -300,6 +301,11 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 	}
 	k := tempServersNeeded(size, reachable)
 	a["temporary"], a["live"], a["size"] = k, reachable+k, size+k
+	// go run . remedies (testdata/remedies/v2.10.27-incident-phantom-peers*.json):
+	// 2.10.27 elected a leader with a temporary server in 2 of 7 runs, both
+	// with it started together with the live servers; 2.11.17 with it added
+	// to the group already stuck.
+	a["tempstogether"] = strings.HasPrefix(v, "2.10.")
 	return prescribe("meta-quorum-temporary-servers", a)
 }
 

@@ -104,3 +104,30 @@ func TestStartsFromSnapshotPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumRemedyStreamUnknown: scaledown-v2.12.1's consumer group
+// C-R3F-jG3qJgsz has no stream in any file of the bundle; its remedy says
+// so and where STREAM is to be filled in, and a group whose stream is known
+// gets its name and no such note.
+func TestQuorumRemedyStreamUnknown(t *testing.T) {
+	rep := analyze(t, bundlesDir+"/scaledown-v2.12.1/bundle")
+	var unknown, known int
+	for _, f := range rep.Findings {
+		if f.Code != "quorum-unreachable" || f.Group == "" || f.Group == "_meta_" {
+			continue
+		}
+		note := strings.Contains(f.Remedy, "put the stream's name where STREAM stands")
+		placeholder := strings.Contains(f.Remedy, "peer-remove STREAM ")
+		if placeholder != note {
+			t.Errorf("group %s: STREAM in the commands %v, note %v: %s", f.Group, placeholder, note, f.Remedy)
+		}
+		if note {
+			unknown++
+		} else {
+			known++
+		}
+	}
+	if unknown == 0 {
+		t.Error("no quorum-unreachable for the consumer group whose stream is unknown")
+	}
+}

@@ -18,8 +18,10 @@ import (
 // number of copies and of places where they differ, not on the number of
 // messages:
 //
-//  1. Which clustered stores hold a folder of the same stream is known from
-//     the inventory before any block is read. Those copies are read together
+//  1. Which folders of the clustered stores hold a copy of the same stream
+//     is known before any block is read: from the inventory and each
+//     folder's meta.inf (its head, read first and handed to its scan, so
+//     read once). Those copies are read together
 //     (copyReader), each by its own scan, and their message records are
 //     merged by sequence as the scans go (lockstep): a scan hands over each
 //     block's (sequence, digest) pairs and waits while it is ahead, so one
@@ -33,10 +35,9 @@ import (
 //     the copies' live ranges side by side: every span that some copies hold
 //     and others do not is kept (Coverage), and the gap check reads it.
 //
-// A stream whose compared copies were not read together (a meta.inf that
-// names another stream than its folder joins a copy read alone) has its
-// copies' live messages read again and merged the same way; it is said in a
-// note.
+// A stream whose compared copies were not read together (none in the
+// committed bundles: past maxCompared copies) has its copies' live messages
+// read again and merged the same way; it is said in a note.
 
 // maxCompared bounds the copies compared at once (servers are bits of a
 // mask); more copies of one stream than that is not a real cluster.
@@ -87,18 +88,32 @@ func keepForComparison(c *StreamCopy, rd copyRead) {
 }
 
 // copyReader reads the stream folders of the bundle's stores: alone, or,
-// where several clustered stores hold a folder of the same name, all of
-// those copies together, in lockstep (see above). A copy read with its group
-// before its turn waits in done until it is asked for.
+// where several clustered stores hold a copy of the same stream, all of
+// those copies together, in lockstep (see above). Which stream a folder
+// holds is its head's (meta.inf's name, storeparse.ReadHead), read first
+// for every folder of a clustered store and handed to its scan, so a folder
+// whose meta.inf names another stream is read with that stream's copies. A
+// copy read with its group before its turn waits in done until it is asked
+// for.
 type copyReader struct {
 	fsys     fs.FS
 	payloads map[string]bool
+	heads    map[string]*storeparse.Head
 	groups   map[string][]string // folder path → the folders read with it (itself included)
 	done     map[string]copyRead
 }
 
 func newCopyReader(fsys fs.FS, stores []bundle.Store, payloads map[string]bool) *copyReader {
-	r := &copyReader{fsys: fsys, payloads: payloads, groups: map[string][]string{}, done: map[string]copyRead{}}
+	r := &copyReader{fsys: fsys, payloads: payloads, heads: map[string]*storeparse.Head{}, groups: map[string][]string{}, done: map[string]copyRead{}}
+	clustered := 0
+	for _, st := range stores {
+		if st.SysAccount != "" {
+			clustered++
+		}
+	}
+	if clustered < 2 {
+		return r // no copies to read together: no head read ahead
+	}
 	byName := map[AssetKey][]string{}
 	var keys []AssetKey
 	for _, st := range stores {
@@ -110,11 +125,21 @@ func newCopyReader(fsys fs.FS, stores []bundle.Store, payloads map[string]bool) 
 				if strings.HasPrefix(sname, ".") {
 					continue // being deleted: not read
 				}
-				k := AssetKey{acc.Name, sname}
+				dir := path.Join(st.Dir, acc.Name, "streams", sname)
+				if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
+					r.done[dir] = copyRead{dir: dir, empty: true}
+					continue
+				}
+				h, err := storeparse.ReadHead(fsys, dir, "")
+				if err != nil {
+					continue // read alone: its scan says why it cannot be
+				}
+				r.heads[dir] = h
+				k := AssetKey{acc.Name, h.Name()}
 				if byName[k] == nil {
 					keys = append(keys, k)
 				}
-				byName[k] = append(byName[k], path.Join(st.Dir, acc.Name, "streams", sname))
+				byName[k] = append(byName[k], dir)
 			}
 		}
 	}
@@ -144,12 +169,20 @@ func (r *copyReader) read(dir string) copyRead {
 	}
 	group := r.groups[dir]
 	if group == nil {
-		return readCopy(r.fsys, dir, r.payloads, nil)
+		var ro *readOpts
+		if h := r.heads[dir]; h != nil {
+			ro = &readOpts{head: h}
+			delete(r.heads, dir)
+		}
+		return readCopy(r.fsys, dir, r.payloads, ro)
 	}
-	for _, d := range group {
+	heads := make([]*storeparse.Head, len(group))
+	for i, d := range group {
+		heads[i] = r.heads[d]
 		delete(r.groups, d)
+		delete(r.heads, d)
 	}
-	for _, rd := range readTogether(r.fsys, group, r.payloads) {
+	for _, rd := range readTogether(r.fsys, group, heads, r.payloads) {
 		r.done[rd.dir] = rd
 	}
 	return r.read(dir)
@@ -157,7 +190,7 @@ func (r *copyReader) read(dir string) copyRead {
 
 // readTogether reads the folders dirs, copies of one stream, at once, their
 // message records merged by sequence while they are read.
-func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRead {
+func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads map[string]bool) []copyRead {
 	lk := &lockstep{late: make([]int, len(dirs))}
 	out := make([]copyRead, len(dirs))
 	feeds := make([]chan msgBatch, len(dirs))
@@ -165,7 +198,7 @@ func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRea
 	workers := max(1, runtime.GOMAXPROCS(0)/len(dirs))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
-		feeds[i] = make(chan msgBatch, 1)
+		feeds[i] = make(chan msgBatch, 1) // a block waits while the merger takes the one before
 		wg.Go(func() {
 			defer close(feeds[i])
 			defer func() {
@@ -174,11 +207,24 @@ func readTogether(fsys fs.FS, dirs []string, payloads map[string]bool) []copyRea
 				}
 			}()
 			send := func(seqs, digests []uint64) { feeds[i] <- msgBatch{seqs, digests} }
-			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, workers: workers})
+			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, workers: workers, share: len(dirs), head: heads[i]})
 			out[i].lock, out[i].member = lk, i
 		})
 	}
-	lk.merge(feeds)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				for _, f := range feeds { // let the scans end
+					go func() {
+						for range f {
+						}
+					}()
+				}
+				panic(p)
+			}
+		}()
+		lk.merge(feeds)
+	}()
 	wg.Wait()
 	return out
 }
@@ -325,7 +371,7 @@ func (l *loader) compareStream(st *Stream) {
 			paths = append(paths, c.Path)
 			member[i] = i
 		}
-		l.note("%s > %s: copies %s were not read together (a meta.inf names another stream than its folder): their messages are read again to compare them", st.Account, st.Name, strings.Join(paths, ", "))
+		l.note("%s > %s: copies %s were not read together: their messages are read again to compare them", st.Account, st.Name, strings.Join(paths, ", "))
 		lk = l.readAgain(st, copies)
 	}
 	for i, c := range copies {

@@ -256,6 +256,8 @@ type copyRead struct {
 type readOpts struct {
 	messages func(seqs, digests []uint64) // ScanOptions.Messages
 	workers  int
+	share    int              // ScanOptions.Share: the copies read at once
+	head     *storeparse.Head // read already (copyReader): the folder is not empty
 }
 
 // readCopy reads the stream folder dir, each file once.
@@ -263,12 +265,14 @@ type readOpts struct {
 // same scan (nil: none); ro: for a copy read together with others (nil:
 // alone).
 func readCopy(fsys fs.FS, dir string, payloads map[string]bool, ro *readOpts) copyRead {
-	if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
-		return copyRead{dir: dir, empty: true}
+	if ro == nil || ro.head == nil {
+		if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
+			return copyRead{dir: dir, empty: true}
+		}
 	}
 	opts := storeparse.ScanOptions{SkipFirstTS: true}
 	if ro != nil {
-		opts.Messages, opts.Workers = ro.messages, ro.workers
+		opts.Messages, opts.Workers, opts.Share, opts.Head = ro.messages, ro.workers, ro.share, ro.head
 	}
 	opts.Payloads = payloads
 	scan, err := storeparse.ScanStream(fsys, dir, opts)

@@ -48,5 +48,30 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 // and every stream comes back whole.
 func metaSnapshotRemedy(m *Model, c Corruption) prescription {
 	meta := path.Dir(path.Dir(c.File))
-	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta})
+	v := serverVersion(m, c.Server)
+	order := metaSnapStartOrder(v)
+	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta, "version": dashIfEmpty(v),
+		"stagger": order == "stagger", "together": order == "together", "ordercannottell": order == ""})
+}
+
+// metaSnapStartOrder is the start order of the damaged servers, with a
+// majority of the meta peers damaged, that the remedy runs proved on v's
+// release line (go run . remedies; testdata/remedies/metasnap-v2.11.17*.json,
+// testdata/bundles/metasnap-*/remedy-outcome.json): "stagger" (the intact
+// server and one damaged one, then the others once the intact one leads)
+// on 2.11, where all together elected a damaged server; "together" on
+// 2.12, 2.14 and 2.15, where 2.12.1 elected no leader from the intact
+// server and one damaged one; "" where no run was made (2.10: the
+// generator's streams are refused placement there; 2.13, 2.16+).
+func metaSnapStartOrder(v string) string {
+	ma, mi, _, ok := parseVersion(v)
+	switch {
+	case !ok || ma != 2:
+		return ""
+	case mi == 11:
+		return "stagger"
+	case mi == 12 || mi == 14 || mi == 15:
+		return "together"
+	}
+	return ""
 }

@@ -17,9 +17,11 @@ import (
 // this way (v2.15.2 raft.go:4235 `!n.managed && n.State() == Leader`):
 // stream and consumer groups are Managed (jetstream_cluster.go:4088
 // createRaftGroup), the meta group is not (jetstream_cluster.go:1367), so
-// it still does. No fixture has run it (README versions table: no family
-// removes a meta peer and waits 5 minutes; boundaries read in the source
-// only). known is false where no source was read:
+// it still does. Run (testdata/remedies/readd-*.json, `go run . readd` in
+// testdata/gen): a running server removed with $JS.API.SERVER.REMOVE and
+// restarted 20 s later was back in the meta group 5 min after its removal
+// on 2.11.17 and 2.15.2, and still out after 7 min on 2.10.27. known is
+// false where no source was read:
 // 2.13 (never released), past the newest release read of a line, 2.16+.
 func readdsRemovedMetaPeer(v string) (yes, known bool) {
 	mi, pa, ok := sourceRead(v)
@@ -51,7 +53,7 @@ func readdNote(m *Model) string {
 			yes = appendUnique(yes, s.Version)
 		}
 	}
-	const rule = "2.11.2 to 2.15.3 let a peer removed from the meta group back in 5 minutes after its removal if it still talks raft, 2.10 and 2.11.0-2.11.1 do not (raft.go trackPeer, read in the source; no fixture has run it)"
+	const rule = "2.11.2 to 2.15.3 let a peer removed from the meta group back in 5 minutes after its removal if it still talks raft, 2.10 and 2.11.0-2.11.1 do not (raft.go trackPeer; run: back after 5 min on 2.11.17 and 2.15.2, still out after 7 min on 2.10.27)"
 	switch {
 	case len(unknown) > 0 || len(yes) == 0 && len(m.Servers) > 0 && minVersion(m) == "":
 		which := strings.Join(unknown, ", ")
@@ -60,7 +62,7 @@ func readdNote(m *Model) string {
 		}
 		return fmt.Sprintf("Whether a removed peer comes back cannot be told for %s: %s. Make sure none of the removed ids belongs to a running server.", which, rule)
 	case len(yes) > 0:
-		return fmt.Sprintf("nats-server %s lets a peer removed from the meta group back in 5 minutes after its removal if it still talks raft (raft.go trackPeer, read in the source of 2.11.2 to 2.15.3; no fixture has run it): make sure none of the removed ids belongs to a running server.", strings.Join(yes, ", "))
+		return fmt.Sprintf("nats-server %s lets a peer removed from the meta group back in 5 minutes after its removal if it still talks raft (raft.go trackPeer, read in the source of 2.11.2 to 2.15.3; run: a removed server restarted was back after 5 min on 2.11.17 and 2.15.2, testdata/remedies/readd-*.json): make sure none of the removed ids belongs to a running server.", strings.Join(yes, ", "))
 	}
 	return ""
 }

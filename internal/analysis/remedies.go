@@ -37,6 +37,9 @@ var remedyCatalogue = []remedy{
 			Commands: []string{"{{each|server-remove}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group at the size of its real servers, with a leader."},
 		{Kind: stepNote, Text: "Then find how the id was corrupted (disk, memory, or a network path that rewrites packets) before it happens again."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers-failed.json", Outcome: "quorum-unreachable's temporary server brought no meta leader in 90 s, so no removal could be sent", Failed: true},
+		{Version: "2.11.17", Fixture: "testdata/remedies/v2.11.17-incident-phantom-peers.json", Outcome: "with quorum-unreachable's temporary server a meta leader; the five ids removed one at a time: 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted"},
 	}},
 	{ID: "group-corrupt-id-remove", Steps: []remedyStep{
 		{Kind: stepCost, Text: "scaling the asset to R1 keeps only the leader's copy and deletes the others; a server removal takes the id out of the meta group and every group that lists it (a corrupt id is no server's, so no copy goes with it)."},
@@ -56,7 +59,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, Destroys: true, Text: "At their next start the servers restore group {{group}} from {{snapshots}} and write that peer state to peers.idx{{dropping}}."},
 		{Kind: stepVerify, Text: "after the start, `nats server report jetstream` (or `jsforensics dump peers` on peers.idx) lists only the group's real peers."},
 	}, Proven: []report.RemedyProof{
-		{Version: "2.15.3", Fixture: "testdata/bundles/v2.15.3-incident-phantom-peers", Outcome: "restarted on the incident-000 edit of peers.idx, the meta group ran with its snapshot's five peers (5/3) and a leader"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/v2.12.15-incident-phantom-peers.json", Outcome: "restarted on the incident-000 edit of peers.idx: meta leader at the snapshot's 5 peers, all 9 streams kept with their messages and a leader, nothing deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/v2.14.10-incident-phantom-peers.json", Outcome: "the same"},
+		{Version: "2.15.3", Fixture: "testdata/bundles/v2.15.3-incident-phantom-peers", Outcome: "the same"},
 	}},
 	// peer-unknown
 	{ID: "unknown-peer-remove", Steps: []remedyStep{
@@ -71,6 +76,7 @@ var remedyCatalogue = []remedy{
 	{ID: "stream-quorum-peer-remove", Steps: []remedyStep{
 		{Kind: stepCost, Text: "a stream peer removal deletes the removed peer's copy, and scaling to R1 keeps only the leader's copy and deletes the others."},
 		{Kind: stepSave, Text: "copy every server's folder of group {{group}} out (cp -a of the stream's folder and of _js_/{{group}} on each store) and compare the replicas (replica-gap, replica-divergence)."},
+		{Kind: stepNote, When: "streamunknown", Text: "No file of the bundle says which stream consumer group {{group}} belongs to: find it (each stream's `consumer_raft_groups` in a server's /jsz?streams=true&raft=true names the consumer groups it holds) and put the stream's name where STREAM stands below."},
 		{Kind: stepAction, Destroys: true, Each: "removals",
 			Text:     "Then, once the meta layer has a leader, remove each missing peer ({{missing}}) from this stream's group only, with a stream peer removal (not $JS.API.SERVER.REMOVE, which removes a server from the whole cluster):",
 			Commands: []string{"{{each}}"}},
@@ -78,6 +84,12 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, Destroys: true, Text: "Or scale the stream down to R1 and back up:",
 			Commands: []string{"nats stream edit {{stream|shell}} --replicas 1", "nats stream edit {{stream|shell}} --replicas {{replicas}}"}},
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` shows a leader and every replica current."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.11.17", Fixture: "testdata/remedies/scaledown-v2.11.17.json", Outcome: "the two stream peer removals of the stalled stream (by server name): it was led again with all its messages, every other stream untouched, no stream folder deleted"},
+		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "the same: the stalled stream led again with all its messages, nothing deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/scaledown-v2.12.15.json", Outcome: "the same"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/scaledown-v2.14.10.json", Outcome: "the same"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/scaledown-v2.15.3.json", Outcome: "the same"},
 	}},
 	{ID: "meta-quorum-rescue", Steps: []remedyStep{
 		{Kind: stepCost, Text: "the quorum rescue makes the surviving servers' meta state the truth (what only the missing peers knew is dropped), and a server removal drops the removed peer's replicas from every group."},
@@ -96,6 +108,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "a server removal drops the removed peer's replicas from every group (they are placed anew on live servers); the temporary servers join the meta group and are removed again at the end."},
 		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
 		{Kind: stepAction, Text: "Add {{temporary}} temporary JetStream server(s) with new server_name(s) to the cluster so that {{live}} live peers reach a quorum of a {{size}}-peer group; a meta leader is then elected."},
+		{Kind: stepNote, When: "tempstogether", Text: "On {{version}} this is not reliable: on 2.10.27 (the incident-000 state) a meta leader came in 2 of 7 runs, 2 of 4 with the temporary server started together with the live servers and 0 of 3 with it added to the group already stuck (each watched 90 s to 2 min). If none comes, stop the live servers and start them together with the temporary server(s)."},
 		{Kind: stepAction, Destroys: true, Each: "missing",
 			Text:     "Then, with the system account, remove each missing peer with a server removal:",
 			Commands: []string{"{{each|server-remove}}"}},
@@ -104,6 +117,10 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
 		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
 		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers.json", Outcome: "the incident-000 edit (size 10, 5 live), one temporary server started with the live ones: a meta leader, the five corrupt ids and the temporary server removed one at a time, 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted (a leader came in 2 of 7 such runs)"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers-failed.json", Outcome: "the same start: no meta leader in 2 min, nothing removed", Failed: true},
+		{Version: "2.11.17", Fixture: "testdata/remedies/v2.11.17-incident-phantom-peers.json", Outcome: "the temporary server added to the group stuck for 30 s: 11/6 led; the five corrupt ids and the temporary server removed one at a time: 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted"},
 	}},
 	// jetstream-disabled: what the diskfull fixtures' servers did.
 	{ID: "jetstream-disabled", Steps: []remedyStep{
@@ -140,7 +157,11 @@ var remedyCatalogue = []remedy{
 			Commands: []string{"{{each}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group with the live servers only, led, and the stream groups that were stalled with a leader again."},
 	}, Proven: []report.RemedyProof{
-		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "5 -> 3 servers without peer-remove; after both removals, one at a time, the meta group went 5/3, 4/3, 3/2 with a leader and the stalled stream was re-placed on live servers and took writes again"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/scaledown-v2.11.17.json", Outcome: "both departed servers removed one at a time: meta leader at 3 peers, every stream kept with its messages and a leader, no stream folder deleted"},
+		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "the same: 5/3, 4/3, 3/2 with a leader, every stream kept with its messages and a leader (the stalled one re-placed and led), no stream folder deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/scaledown-v2.12.15.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/scaledown-v2.14.10.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/scaledown-v2.15.3.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
 	}},
 	// server-renamed, by what the renamed servers did to the meta group and
 	// the version (testdata/bundles/rename-*, want.json expect.remedies).
@@ -161,14 +182,12 @@ var remedyCatalogue = []remedy{
 		remedyStep{Kind: stepNote, Text: "Not: $JS.API.META.RESCUE: 2.15.2 refuses it on renamed servers (\"raft: not a voting member\"), they are no members of their own meta group."},
 	), Proven: []report.RemedyProof{
 		{Version: "2.15.2", Fixture: "testdata/bundles/rename-v2.15.2", Outcome: "revert-names and old-names-beside each recovered a meta leader; meta-rescue refused"},
-		{Version: "2.12.15", Fixture: "testdata/bundles/rename-v2.12.15", Outcome: "revert-names recovered a meta leader; old-names-beside ended at 2 peers"},
 	}},
 	{ID: "rename-revert", Steps: append(renameSave(),
 		remedyStep{Kind: stepAction, Destroys: true, Text: "Then bring the meta group back (this bundle: {{version}}; the renamed servers' new ids are not in the meta group). a) revert server_name to {{olds}} on the same stores (proved on 2.12.15, 2.14.10 and 2.15.2): restart the renamed servers with their old names; a meta leader returns at once, the deleted streams come back empty and R3 ones without a leader."},
 		remedyStep{Kind: stepNote, Text: "Not: servers named {{olds}} on empty stores beside the renamed ones with one peer-remove after another: on 2.12.15 and 2.14.10 the meta group went 5/3, 4/3, 3/2 and ended at 2 peers, one renamed server outside it. There is no $JS.API.META.RESCUE before 2.15."},
 	), Proven: []report.RemedyProof{
-		{Version: "2.12.15", Fixture: "testdata/bundles/rename-v2.12.15", Outcome: "revert-names recovered a meta leader (3 peers, quorum 2); old-names-beside ended at 2 peers"},
-		{Version: "2.15.2", Fixture: "testdata/bundles/rename-v2.15.2", Outcome: "revert-names recovered a meta leader"},
+		{Version: "2.12.15", Fixture: "testdata/bundles/rename-v2.12.15", Outcome: "revert-names recovered a meta leader (3 peers, quorum 2); old-names-beside ended at 2 peers; the streams had been emptied by the rename before"},
 	}},
 	// store-corrupt of a meta snapshot (metaSnapshotRemedy)
 	{ID: "meta-snapshot-move-aside", Steps: []remedyStep{
@@ -176,14 +195,18 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "moving files aside destroys nothing if they are kept."},
 		{Kind: stepSave, Text: "copy {{meta}} and the server's stream folders out (cp -a)."},
 		{Kind: stepAction, Destroys: true, Text: "Then, with the server stopped, move {{meta}}/snapshots and {{meta}}/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one."},
-		{Kind: stepAction, Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server; start the intact one and one damaged server, and the other damaged ones only once the intact one is meta leader: started together, the damaged servers, whose meta logs are now empty, can elect one of them, and the intact server's streams then have no quorum (seen on 2.11.17)."},
+		{Kind: stepAction, When: "stagger", Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server, then start the intact server and one damaged server, and each further damaged server only once `nats server report jetstream` names the intact server meta leader: on {{version}} never start two damaged servers together (2.11.17 started them together with the intact one and elected one of them, whose empty meta state deleted their streams as orphans)."},
+		{Kind: stepAction, When: "together", Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one (on {{version}}: 2.12.1 and 2.15.2 elected no meta leader from the intact server and one damaged server in 60 s; started together, the intact one was elected)."},
+		{Kind: stepNote, When: "ordercannottell", Text: "Where a majority of the meta peers are damaged, which start order recovers cannot be told for {{version}}: 2.11.17 started them together with the intact one and elected a damaged one, whose empty meta state deleted their streams as orphans; 2.12.1 elected no meta leader from the intact server and one damaged server, and did elect the intact one with all started together."},
 		{Kind: stepVerify, Text: "the server with the intact snapshot is meta leader and every stream reports its messages on every server (nats stream report)."},
 		{Kind: stepNote, Text: "If no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt."},
 	}, Proven: []report.RemedyProof{
-		{Version: "2.12.1", Fixture: "testdata/bundles/metasnap-v2.12.1", Outcome: "two damaged servers' meta snapshots and WALs moved out, every server started: ms-1 elected meta leader, every stream back whole"},
-		{Version: "2.14.10", Fixture: "testdata/bundles/metasnap-v2.14.10", Outcome: "the same steps: ms-1 elected meta leader, every stream back whole"},
-		{Version: "2.15.2", Fixture: "testdata/bundles/metasnap-v2.15.2", Outcome: "the same steps: ms-1 elected meta leader, every stream back whole"},
-		{Version: "2.11.17", Fixture: "testdata/bundles/metasnap-v2.11.17", Outcome: "ms-2 (intact) and ms-0 started first, ms-1 once ms-2 was meta leader: every stream back whole (started together in another run, the two emptied servers elected ms-0 and the meta group never became current)"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/metasnap-v2.11.17.json", Outcome: "two of three servers' meta snapshots and WALs moved out; the intact ms-1 and one damaged server started, the other once ms-1 led: ms-1 meta leader, all 4 streams kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.12.1", Fixture: "testdata/bundles/metasnap-v2.12.1", Outcome: "two of three damaged, moved out, every server started together: the intact ms-1 meta leader, all 4 streams kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/metasnap-v2.12.15.json", Outcome: "the same"},
+		{Version: "2.14.10", Fixture: "testdata/bundles/metasnap-v2.14.10", Outcome: "the same"},
+		{Version: "2.15.2", Fixture: "testdata/bundles/metasnap-v2.15.2", Outcome: "the same"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/metasnap-v2.15.3.json", Outcome: "the same"},
 	}},
 	// store-corrupt (storeRemedy)
 	{ID: "store-sealed", Steps: []remedyStep{
@@ -208,6 +231,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "a rebuild cuts every block at its first bad record."},
 		{Kind: stepSave, Text: "if store-corrupt names a block of this stream, copy the stream folder out first (cp -a {{folder|shell}} SAVE/) so `jsforensics dump blk FILE --json` can read the records after the damage."},
 		{Kind: stepAction, Destroys: true, Text: "Then start the server: it rebuilds index.db from the blocks."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.15", Fixture: "testdata/bundles/diskfull-v2.12.15", Outcome: "started on the 0-byte index.db files: the state rebuilt from the blocks, the stream kept with its messages and a leader, nothing deleted"},
+		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "the same"},
 	}},
 	{ID: "store-consumer-state", Steps: []remedyStep{
 		{Kind: stepNote, Text: "The consumer's state or config is damaged; the stream's messages are not affected."},
@@ -329,6 +355,11 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, Destroys: true, Text: "Start {{server}}: once up, it catches up from the stream leader."},
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` shows {{server}} current."},
 		{Kind: stepNote, Text: "A 2.10 server whose own block of the stream was torn did not catch up after its start (testdata/perturbed/perturbed-replica-v2.10.27: it stayed behind and the group never settled; 2.12.15 and 2.15.3 took the leader's snapshot): if it stays behind, its replica needs a rebuild (stream peer removal of its replica only, after the copies above are saved)."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.11.17", Fixture: "testdata/remedies/scaledown-v2.11.17.json", Outcome: "the server behind started: every stream kept with its messages and a leader, no stream folder deleted"},
+		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "the same"},
+		{Version: "2.12.15", Fixture: "testdata/bundles/diskfull-v2.12.15", Outcome: "the disk-full server started on room: the stream kept with its messages and a leader, nothing deleted"},
+		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "the same"},
 	}},
 	{ID: "replica-gap-catch-up", Steps: []remedyStep{
 		{Kind: stepSave, Text: "only {{copies}} of those sequences exist ({{holders}}): copy those stream folders out and do not remove or peer-remove those servers."},

@@ -1,12 +1,15 @@
 package analysis
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -64,8 +67,8 @@ func TestRemedyCatalogue(t *testing.T) {
 		}
 		checkSteps(t, r.ID, steps)
 		for _, p := range r.Proven {
-			if _, err := os.Stat("../../" + p.Fixture + "/want.json"); err != nil {
-				t.Errorf("%s: proven by %s %s, which is no committed fixture: %v", r.ID, p.Version, p.Fixture, err)
+			if _, err := os.Stat("../../" + outcomeFile(p.Fixture)); err != nil {
+				t.Errorf("%s: proven by %s %s, which is no committed outcome: %v", r.ID, p.Version, p.Fixture, err)
 			}
 		}
 	}
@@ -245,5 +248,140 @@ func TestGuardPartialBundle(t *testing.T) {
 		if tc.want && !strings.Contains(fs[0].Remedy, "Get the whole bundle") {
 			t.Errorf("%s: the remedy text lacks the note", tc.name)
 		}
+	}
+}
+
+// outcomeFile is the committed remedy-outcome file a proof cites: the
+// fixture's remedy-outcome.json, or the file itself (testdata/remedies).
+func outcomeFile(fixture string) string {
+	if strings.HasSuffix(fixture, ".json") {
+		return fixture
+	}
+	return fixture + "/remedy-outcome.json"
+}
+
+// TestProvenHeldToOutcomes: every run a catalogue entry cites is a
+// committed outcome file (testdata/gen `go run . remedies`) of that
+// version in which the remedy was carried out, proven where the entry
+// claims success and not proven where it says the run failed.
+func TestProvenHeldToOutcomes(t *testing.T) {
+	for _, r := range remedyCatalogue {
+		for _, p := range r.Proven {
+			path := outcomeFile(p.Fixture)
+			b, err := os.ReadFile("../../" + path)
+			if err != nil {
+				t.Errorf("%s on %s: no outcome file: %v", r.ID, p.Version, err)
+				continue
+			}
+			var o struct {
+				Version  string `json:"version"`
+				Outcomes []struct {
+					RemedyID string `json:"remedy_id"`
+					Skipped  string `json:"skipped"`
+					Proven   bool   `json:"proven"`
+				} `json:"outcomes"`
+			}
+			if err := json.Unmarshal(b, &o); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if o.Version != p.Version {
+				t.Errorf("%s: cites %s for %s, which records a run on %s", r.ID, path, p.Version, o.Version)
+			}
+			found := false
+			for _, oc := range o.Outcomes {
+				if oc.RemedyID != r.ID || oc.Skipped != "" {
+					continue
+				}
+				found = true
+				if oc.Proven == p.Failed {
+					t.Errorf("%s on %s: the catalogue says failed=%v, %s says proven=%v", r.ID, p.Version, p.Failed, path, oc.Proven)
+				}
+			}
+			if !found {
+				t.Errorf("%s on %s: %s holds no run of it", r.ID, p.Version, path)
+			}
+		}
+	}
+}
+
+// TestReaddRuns: the committed runs of a removed meta peer that talks raft
+// again (testdata/gen `go run . readd`) agree with readdsRemovedMetaPeer.
+func TestReaddRuns(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/remedies/readd-*.json")
+	if len(files) == 0 {
+		t.Fatal("no readd runs committed")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o struct {
+			Version string `json:"version"`
+			ReAdded bool   `json:"re_added"`
+			Error   string `json:"error"`
+			Polls   []struct {
+				Since string `json:"since_removal"`
+			} `json:"polls"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if o.Error != "" || len(o.Polls) == 0 {
+			t.Errorf("%s: the run failed: %s", f, o.Error)
+			continue
+		}
+		watched, _ := time.ParseDuration(o.Polls[len(o.Polls)-1].Since)
+		if !o.ReAdded && watched < 6*time.Minute {
+			t.Errorf("%s: watched %v only, short of the 5 min timeout", f, watched)
+		}
+		yes, known := readdsRemovedMetaPeer(strings.TrimPrefix(o.Version, "v"))
+		if !known || yes != o.ReAdded {
+			t.Errorf("%s: readdsRemovedMetaPeer(%s) = %v (known %v), the servers re-added it: %v", f, o.Version, yes, known, o.ReAdded)
+		}
+	}
+}
+
+// TestMetaSnapStartOrderRuns: every committed run of meta-snapshot-move-aside
+// that followed the start order metaSnapStartOrder gives its version
+// recovered, and every run that took the other order did not.
+func TestMetaSnapStartOrderRuns(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/remedies/metasnap-*.json")
+	more, _ := filepath.Glob("../../testdata/bundles/metasnap-*/remedy-outcome.json")
+	files = append(files, more...)
+	runs := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o struct {
+			Version  string `json:"version"`
+			Outcomes []struct {
+				RemedyID string   `json:"remedy_id"`
+				Steps    []string `json:"steps"`
+				Proven   bool     `json:"proven"`
+			} `json:"outcomes"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, oc := range o.Outcomes {
+			if oc.RemedyID != "meta-snapshot-move-aside" || len(oc.Steps) == 0 {
+				continue
+			}
+			runs++
+			last := oc.Steps[len(oc.Steps)-1]
+			order := "together"
+			if strings.Contains(last, "then started") {
+				order = "stagger"
+			}
+			if want := metaSnapStartOrder(o.Version); (order == want) != oc.Proven {
+				t.Errorf("%s: %s started %s (%s): proven %v, but metaSnapStartOrder says %q", f, o.Version, order, last, oc.Proven, want)
+			}
+		}
+	}
+	if runs < 6 {
+		t.Errorf("%d runs of meta-snapshot-move-aside committed, want at least 6", runs)
 	}
 }

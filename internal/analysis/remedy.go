@@ -231,16 +231,29 @@ func renderSteps(steps []report.RemedyStep) string {
 	return strings.Join(lines, "\n")
 }
 
-// proofLine says which real-server runs executed the remedy.
+// proofLine says on which versions real-server runs carried the remedy out
+// with success, on which without, and that no other version was run.
 func proofLine(proven []report.RemedyProof) string {
 	if len(proven) == 0 {
 		return "Not proven by execution: no real-server run of the fixtures has carried out this remedy."
 	}
-	var parts []string
+	var ok, failed []string
 	for _, p := range proven {
-		parts = append(parts, fmt.Sprintf("%s (%s: %s)", p.Version, p.Fixture, p.Outcome))
+		part := fmt.Sprintf("%s (%s: %s)", p.Version, p.Fixture, p.Outcome)
+		if p.Failed {
+			failed = append(failed, part)
+		} else {
+			ok = append(ok, part)
+		}
 	}
-	return "Proven by execution on nats-server " + strings.Join(parts, "; ") + "."
+	var line []string
+	if len(ok) > 0 {
+		line = append(line, "Proven by execution on nats-server "+strings.Join(ok, "; ")+".")
+	}
+	if len(failed) > 0 {
+		line = append(line, "Carried out without success on nats-server "+strings.Join(failed, "; ")+".")
+	}
+	return strings.Join(append(line, "Not proven on any other version."), " ")
 }
 
 // firstSteps are the steps a diagnosis puts first: every step before the

@@ -330,3 +330,46 @@ func resealPayload(b []byte, r storeparse.Record, key string) {
 	}
 	binary.LittleEndian.PutUint64(b[end:], h.Sum64())
 }
+
+// TestCopyInAnotherFolderReadTogether: a copy whose folder is not named for
+// its stream (n1's RECORDS of membership-v2.12.1 moved to another folder
+// name on a copy of the real state; its meta.inf still names RECORDS and its
+// meta.sum still verifies) is read with the stream's other copies, as its
+// head names it: the same divergence as the real state, and every block
+// opened once. On old main that copy was scanned without digests and read
+// again for them (sumDigests).
+func TestCopyInAnotherFolderReadTogether(t *testing.T) {
+	src := bundlesDir + "/membership-v2.12.1/bundle"
+	dir := copyTree(t, src)
+	from := filepath.Join(dir, "n1/data/jetstream/APP/streams/RECORDS")
+	if err := os.Rename(from, from+"-moved"); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := loadCounting(t, src)
+	got, opens, _ := loadCounting(t, dir)
+	comparison := func(m *Model) *ReplicaComparison {
+		for _, st := range m.Streams {
+			if st.Account == "APP" && st.Name == "RECORDS" {
+				return st.Comparison
+			}
+		}
+		return nil
+	}
+	w, g := comparison(want), comparison(got)
+	if w == nil || g == nil || len(w.Diverged) == 0 {
+		t.Fatalf("RECORDS compared: real state %v, moved folder %v (or no divergence)", w != nil, g != nil)
+	}
+	if len(g.Copies) != len(w.Copies) || !reflect.DeepEqual(g.Diverged, w.Diverged) || !reflect.DeepEqual(g.Coverage, w.Coverage) {
+		t.Errorf("moved folder: %d copies, diverged %+v, coverage %+v; real state %d, %+v, %+v", len(g.Copies), g.Diverged, g.Coverage, len(w.Copies), w.Diverged, w.Coverage)
+	}
+	for name, n := range opens {
+		if strings.HasSuffix(name, ".blk") && n != 1 {
+			t.Errorf("%s opened %d times", name, n)
+		}
+	}
+	for _, n := range got.Notes {
+		if strings.Contains(n, "were not read together") {
+			t.Errorf("note: %s", n)
+		}
+	}
+}

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -143,6 +144,9 @@ func run() int {
 	samples := fs.String("samples", "", "perturb: keep one agreeing draw of each sample class per version under this directory")
 	versions := fs.String("versions", "v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3", "perturb: comma-separated nats-server versions")
 	only := fs.String("classes", "", "perturb: draw only these comma-separated classes (default: all)")
+	watch := fs.Duration("watch", 7*time.Minute, "readd: how long to watch the meta group after the removal")
+	famList := fs.String("families", "", "remedies: comma-separated scenario families (default: every family with a remedy executor)")
+	fixtureList := fs.String("fixtures", "", "remedies: committed bundles (testdata/bundles/NAME) to carry the remedies out on instead of families")
 	var big BigCluster
 	fs.IntVar(&big.Streams, "streams", 1500, "cluster: R1 streams of 5 messages")
 	fs.IntVar(&big.Buckets, "buckets", 300, "cluster: KV buckets")
@@ -229,6 +233,35 @@ func run() int {
 			cs = strings.Split(*only, ",")
 		}
 		return report(withDeadline(ctx, 150*time.Minute, func(ctx context.Context) error { return runPerturb(ctx, *out, *samples, *seed, *draws, vs, cs) }))
+	case "remedies":
+		var fams, fxs []string
+		if *famList != "" {
+			fams = strings.Split(*famList, ",")
+		} else {
+			fams = remedyFamilies
+		}
+		if *fixtureList != "" {
+			fxs = strings.Split(*fixtureList, ",")
+		}
+		return report(withDeadline(ctx, 6*time.Hour, func(ctx context.Context) error {
+			return runRemedies(ctx, *out, strings.Split(*versions, ","), fams, fxs)
+		}))
+	case "readd":
+		if *out == "" {
+			logf("readd: -out DIR is required")
+			return 2
+		}
+		vs := strings.Split(*versions, ",")
+		return report(withDeadline(ctx, time.Duration(len(vs))*(*watch+3*time.Minute), func(ctx context.Context) error {
+			var errs []error
+			for _, v := range vs {
+				if err := runReadd(ctx, *out, v, *watch); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", v, err))
+				}
+				killAll()
+			}
+			return errors.Join(errs...)
+		}))
 	case "recover":
 		if *dir == "" {
 			logf("recover: -dir DIR is required")
@@ -326,6 +359,8 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
 	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]")
 	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3] [-classes a,b] [-out DIR] [-samples DIR]")
+	fmt.Fprintln(os.Stderr, "       go run . remedies [-versions v2.10.27,…] [-families scaledown,…] -out DIR | -fixtures NAME,… [-out DIR]")
+	fmt.Fprintln(os.Stderr, "       go run . readd [-versions v2.10.27,…] [-watch 7m] -out DIR")
 	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }
 

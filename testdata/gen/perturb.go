@@ -136,6 +136,7 @@ func runPerturb(ctx context.Context, out, samples string, seed int64, n int, ver
 			}
 			c.Seed, c.Draw = seed, i
 			os.RemoveAll(filepath.Join(drawDir, "restart"))
+			os.RemoveAll(filepath.Join(drawDir, "restart2"))
 			if table[class] == nil {
 				table[class] = map[string]*cell{}
 			}

@@ -1,0 +1,1064 @@
+package main
+
+// `go run . remedies [-versions v…] [-families f…] -out DIR`: for each
+// scenario family and version, the family's bundle is made, the analyzer
+// (../../cmd/jsforensics) is run on it, and each destructive remedy of its
+// JSON report is carried out from its structured steps (save step first,
+// then the actions: the requests of its commands, moving files aside,
+// starting servers) on a fresh copy of the bundle's stores with real
+// servers of that version. The outcome (meta leader, each stream's leader
+// and messages before and after, stream folders deleted, log lines) is
+// written to DIR/<bundle>/remedy-outcome.json.
+//
+// `go run . remedies -fixtures NAME,… [-out DIR]` does the same on
+// committed bundles (testdata/bundles/NAME, read only) and writes the
+// outcome to testdata/bundles/NAME/remedy-outcome.json (or under DIR).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// RemedyOutcomes is one bundle's remedy-outcome.json.
+type RemedyOutcomes struct {
+	Bundle   string          `json:"bundle"`
+	Family   string          `json:"family,omitempty"`
+	Version  string          `json:"version"`
+	Analyzer string          `json:"analyzer"` // the command the report came from
+	Outcomes []RemedyOutcome `json:"outcomes"`
+}
+
+// RemedyOutcome is one remedy carried out on a copy of the bundle.
+type RemedyOutcome struct {
+	RemedyID string   `json:"remedy_id"`
+	Findings []string `json:"findings"` // code and subject of each finding that prescribed it
+	// Steps are the report's steps as carried out, in order: "save: …",
+	// "action: …", each followed by what the generator did.
+	Steps []string `json:"steps"`
+	// Skipped says why the remedy was not carried out ("" when it was).
+	Skipped string `json:"skipped,omitempty"`
+	// MetaLeader and MetaSize: the meta group after the remedy.
+	MetaLeader string `json:"meta_leader"`
+	MetaSize   int    `json:"meta_size"`
+	// Before are the streams of the bundle's captures (most messages over
+	// the servers, the leader); After the same from the servers after the
+	// remedy.
+	Before map[string]StreamFig `json:"before"`
+	After  map[string]StreamFig `json:"after"`
+	// FoldersBefore/After: <acc>/<stream> folders of each started server's
+	// store before its first start and after the last stop; Deleted those
+	// gone.
+	FoldersBefore map[string][]string `json:"folders_before"`
+	FoldersAfter  map[string][]string `json:"folders_after"`
+	Deleted       []string            `json:"deleted"`
+	LeaderElected bool                `json:"leader_elected"`
+	StreamsKept   bool                `json:"streams_kept"`
+	MessagesKept  bool                `json:"messages_kept"`
+	StreamLeaders bool                `json:"stream_leaders"`
+	// Proven: carried out, a meta leader, every stream kept with its
+	// messages and a leader, no stream folder deleted.
+	Proven bool     `json:"proven"`
+	Why    []string `json:"why,omitempty"` // what kept it from proven
+	Note   string   `json:"note,omitempty"`
+	Log    []string `json:"log"`
+	Error  string   `json:"error,omitempty"`
+}
+
+// StreamFig is one stream's figures.
+type StreamFig struct {
+	Msgs     uint64 `json:"messages"`
+	Leader   string `json:"leader"`
+	Replicas int    `json:"replicas"`
+}
+
+// reportFinding is what the runner reads of a report finding.
+type reportFinding struct {
+	Code     string `json:"code"`
+	Server   string `json:"server"`
+	Stream   string `json:"stream"`
+	Account  string `json:"account"`
+	Group    string `json:"group"`
+	Peer     string `json:"peer"`
+	RemedyID string `json:"remedy_id"`
+	Steps    []struct {
+		Kind        string   `json:"kind"`
+		Text        string   `json:"text"`
+		Commands    []string `json:"commands"`
+		Destructive bool     `json:"destructive"`
+	} `json:"remedy_steps"`
+}
+
+func (f reportFinding) subject() string {
+	var parts []string
+	for _, p := range []string{f.Server, f.Account, f.Stream, f.Group, f.Peer} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return f.Code + " " + strings.Join(parts, " ")
+}
+
+func (f reportFinding) destructive() bool {
+	for _, s := range f.Steps {
+		if s.Destructive {
+			return true
+		}
+	}
+	return false
+}
+
+// remedyExecutors carry out one catalogue entry on a copy; each starts from
+// r prepared (stores copied, nothing started, the save step done).
+var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []reportFinding) error{
+	"departed-server-remove":        execServerRemovals,
+	"meta-quorum-temporary-servers": execTemporaryServers,
+	"meta-corrupt-id-remove":        execCorruptIDRemove,
+	"meta-snapshot-move-aside":      execMetaSnapshotMoveAside,
+	"peers-idx-healed-by-snapshot":  execStartAll,
+	"store-index-db":                execStartAll,
+	"replica-gap-start":             execStartNamed,
+	"stream-quorum-peer-remove":     execStreamPeerRemovals,
+	"store-empty-folder":            execEmptyFolderRemove,
+}
+
+// remedyNotRun says why a destructive remedy has no executor.
+var remedyNotRun = map[string]string{
+	"jetstream-disabled": "needs the full volume: carried out by the diskfull scenario itself (want.json expect.remedy)",
+}
+
+// remedyFamilies are the families whose reports carry destructive remedies
+// the runner can carry out.
+var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders"}
+
+func runRemedies(ctx context.Context, out string, versions, fams, fixtures []string) error {
+	jsf, err := buildAnalyzer(ctx)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(jsf)
+	var errs []error
+	if len(fixtures) > 0 {
+		for _, fx := range fixtures {
+			dir := filepath.Join("..", "bundles", fx)
+			if strings.Contains(fx, "/") {
+				dir = fx // a bundle made by a family run (DIR/<bundle>)
+			}
+			dest := dir
+			if out != "" {
+				dest = filepath.Join(out, filepath.Base(fx))
+			}
+			if err := remediesOn(ctx, jsf, dir, dest, "", ""); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", fx, err))
+			}
+			killAll()
+		}
+		return errors.Join(errs...)
+	}
+	if out == "" {
+		return fmt.Errorf("remedies: -out DIR is required (or -fixtures)")
+	}
+	for _, fam := range fams {
+		mk := families[fam]
+		if mk == nil {
+			errs = append(errs, fmt.Errorf("no family %q", fam))
+			continue
+		}
+		for _, v := range versions {
+			s := mk(v)
+			scratch, err := os.MkdirTemp("", "jsf-gen-"+s.Name+"-")
+			if err != nil {
+				return err
+			}
+			timeout := s.Timeout
+			if timeout == 0 {
+				timeout = 10 * time.Minute
+			}
+			logf("=== remedies %s@%s: %s", fam, v, s.Name)
+			err = withDeadline(ctx, timeout, func(ctx context.Context) error { return s.Run(ctx, &Env{Scratch: scratch, Out: out}) })
+			killAll()
+			os.RemoveAll(scratch)
+			if err != nil {
+				logf("--- FAIL %s: %v", s.Name, err)
+				errs = append(errs, fmt.Errorf("%s: %w", s.Name, err))
+				continue
+			}
+			dir := filepath.Join(out, s.Name)
+			if err := withDeadline(ctx, 20*time.Minute, func(ctx context.Context) error { return remediesOn(ctx, jsf, dir, dir, fam, v) }); err != nil {
+				errs = append(errs, fmt.Errorf("%s remedies: %w", s.Name, err))
+			}
+			killAll()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// buildAnalyzer builds ../../cmd/jsforensics into the cache.
+func buildAnalyzer(ctx context.Context) (string, error) {
+	bin := filepath.Join(cacheDir(), "bin", "jsforensics-"+strconv.Itoa(os.Getpid()))
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/jsforensics")
+	cmd.Dir = filepath.Join("..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/jsforensics: %v\n%s", err, b)
+	}
+	return bin, nil
+}
+
+// remediesOn analyzes dir/bundle, carries out each destructive remedy the
+// report holds, and writes dest/remedy-outcome.json.
+func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error {
+	var want Want
+	b, err := os.ReadFile(filepath.Join(dir, "want.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		return err
+	}
+	if version == "" {
+		version = "v" + want.ServerVersion
+	}
+	bundle := filepath.Join(dir, "bundle")
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	scratch, err := os.MkdirTemp("", "jsf-gen-remedies-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	repPath := filepath.Join(scratch, "report.json")
+	cmd := exec.CommandContext(ctx, jsf, "analyze", bundle, "--format", "json", "-o", repPath)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() > 2 {
+			return fmt.Errorf("analyze: %v\n%s", err, b)
+		}
+	}
+	var rep struct {
+		Findings []reportFinding `json:"findings"`
+	}
+	rb, err := os.ReadFile(repPath)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(rb, &rep); err != nil {
+		return err
+	}
+	res := RemedyOutcomes{Bundle: filepath.Base(dir), Family: fam, Version: version[1:],
+		Analyzer: "jsforensics analyze " + filepath.Base(dir) + "/bundle --format json", Outcomes: []RemedyOutcome{}}
+	byID := map[string][]reportFinding{}
+	var ids []string
+	for _, f := range rep.Findings {
+		if f.RemedyID == "" || !f.destructive() {
+			continue
+		}
+		if byID[f.RemedyID] == nil {
+			ids = append(ids, f.RemedyID)
+		}
+		byID[f.RemedyID] = append(byID[f.RemedyID], f)
+	}
+	for _, id := range ids {
+		o := RemedyOutcome{RemedyID: id, Steps: []string{}, Log: []string{}, Deleted: []string{}}
+		for _, f := range byID[id] {
+			o.Findings = append(o.Findings, f.subject())
+		}
+		ex := remedyExecutors[id]
+		if ex == nil && recordedOutcome(id, want.Expect, &o) {
+			res.Outcomes = append(res.Outcomes, o)
+			continue
+		}
+		if ex == nil {
+			o.Skipped = "no executor in testdata/gen for this remedy"
+			if why := remedyNotRun[id]; why != "" {
+				o.Skipped = why
+			}
+			res.Outcomes = append(res.Outcomes, o)
+			continue
+		}
+		logf("remedy %s on %s (%s)", id, res.Bundle, version)
+		r, err := newRemedyRun(ctx, filepath.Join(scratch, id), bundle, version, want, &o)
+		if err == nil {
+			for _, oid := range ids {
+				r.all = append(r.all, byID[oid]...)
+			}
+			r.save(byID[id])
+			err = ex(ctx, r, byID[id])
+			r.finish(ctx, err)
+		} else {
+			o.Error = err.Error()
+		}
+		killAll()
+		logf("remedy %s on %s: proven %v %v %s", id, res.Bundle, o.Proven, o.Why, o.Error)
+		res.Outcomes = append(res.Outcomes, o)
+	}
+	ob, _ := json.MarshalIndent(res, "", "  ")
+	return os.WriteFile(filepath.Join(dest, "remedy-outcome.json"), append(ob, '\n'), 0o644)
+}
+
+// remedyRun is one remedy on one copy.
+type remedyRun struct {
+	c       *Cluster
+	want    Want
+	live    []string // servers that answered the bundle's captures
+	stopped []string // servers in the bundle that did not
+	temps   []string // temporary servers prepared (empty stores)
+	saved   string
+	started map[string]bool
+	out     *RemedyOutcome
+	// all are the report's findings with a destructive remedy, for a
+	// remedy whose step sends the reader to another one.
+	all []reportFinding
+}
+
+// newRemedyRun prepares every server of the bundle (and 3 temporary ones)
+// on a copy of its store; nothing is started.
+func newRemedyRun(ctx context.Context, dir, bundle, version string, want Want, o *RemedyOutcome) (*remedyRun, error) {
+	r := &remedyRun{want: want, out: o, saved: filepath.Join(dir, "saved"), started: map[string]bool{}}
+	stores := map[string]string{}
+	cluster := ""
+	for _, s := range want.Servers {
+		r.live = append(r.live, s.Name)
+		stores[s.Name] = filepath.Join(bundle, filepath.FromSlash(s.StoreDir))
+		cluster = s.Cluster
+	}
+	for _, s := range want.Stopped {
+		r.stopped = append(r.stopped, s.Name)
+		stores[s.Name] = filepath.Join(bundle, filepath.FromSlash(s.StoreDir))
+	}
+	r.temps = []string{"tmp-0", "tmp-1", "tmp-2"}
+	names := append(append(append([]string{}, r.live...), r.stopped...), r.temps...)
+	c, err := NewCluster(ctx, dir, version, cluster, names)
+	if err != nil {
+		return nil, err
+	}
+	r.c = c
+	sys := false
+	for _, src := range stores {
+		if _, err := os.Stat(filepath.Join(src, "SYS", "_js_")); err == nil {
+			sys = true
+		}
+	}
+	if sys {
+		c.UseSysAndAppAccounts()
+	} else {
+		for _, s := range c.Servers {
+			s.Extra = "authorization { users: [ {user: app, password: app} ] }\naccounts { $SYS { users: [ {user: sys, password: sys} ] } }\nno_auth_user: app"
+		}
+	}
+	o.Before, o.FoldersBefore = map[string]StreamFig{}, map[string][]string{}
+	for name, src := range stores {
+		s := c.Server(name)
+		if err := copyTree(src, s.JSRoot()); err != nil {
+			return nil, err
+		}
+		if o.FoldersBefore[name], err = streamFolders(s.JSRoot()); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range want.Servers {
+		for _, st := range s.Streams {
+			k := st.Account + " > " + st.Name
+			f := o.Before[k]
+			if st.Messages >= f.Msgs {
+				f.Msgs = st.Messages
+			}
+			if st.Leader != "" {
+				f.Leader = st.Leader
+			}
+			f.Replicas = max(f.Replicas, st.Replicas)
+			o.Before[k] = f
+		}
+	}
+	return r, nil
+}
+
+// save carries out the save steps: every store copied out.
+func (r *remedyRun) save(fs []reportFinding) {
+	for _, s := range fs[0].Steps {
+		if s.Kind == "save" {
+			r.out.Steps = append(r.out.Steps, "save: "+s.Text)
+		}
+	}
+	for _, name := range append(append([]string{}, r.live...), r.stopped...) {
+		if err := copyTree(r.c.Server(name).JSRoot(), filepath.Join(r.saved, name)); err != nil {
+			r.out.Error = err.Error()
+		}
+	}
+	r.out.Steps = append(r.out.Steps, "done: every server's JetStream folder copied out (cp -a) before any action")
+}
+
+// action records a report action step and what was done for it.
+func (r *remedyRun) action(text, done string) {
+	r.out.Steps = append(r.out.Steps, "action: "+text, "done: "+done)
+}
+
+// start starts the named servers and waits up to 60 s for a meta leader.
+func (r *remedyRun) start(ctx context.Context, names ...string) error {
+	for _, n := range names {
+		if err := r.c.Server(n).Start(ctx); err != nil {
+			return err
+		}
+		r.started[n] = true
+	}
+	return waitAnyMetaLeader(ctx, r.c, 60*time.Second)
+}
+
+// finish waits for the cluster to settle, reads the outcome, stops the
+// servers and compares the stores with the copy's start.
+func (r *remedyRun) finish(ctx context.Context, err error) {
+	o := r.out
+	if err != nil {
+		o.Error = err.Error()
+	}
+	o.After, o.FoldersAfter = map[string]StreamFig{}, map[string][]string{}
+	if len(r.c.Running()) > 0 {
+		if err == nil {
+			if qerr := r.c.WaitQuiet(ctx, 60*time.Second); qerr != nil {
+				o.Why = append(o.Why, "not quiet: "+qerr.Error())
+			}
+		}
+		for _, s := range r.c.Running() {
+			v := metaView(ctx, s)
+			if v.RaftzLeaderID != "" && o.MetaLeader == "" {
+				o.MetaLeader, o.MetaSize = v.JSZLeader, v.RaftzSize
+			}
+			var j jszInfo
+			if s.GetJSON(ctx, jszCapturePath, &j) != nil {
+				continue
+			}
+			for _, a := range j.Accounts {
+				for _, st := range a.Streams {
+					k := a.Name + " > " + st.Name
+					f := o.After[k]
+					f.Msgs = max(f.Msgs, st.State.Msgs)
+					if st.Cluster != nil && st.Cluster.Leader != "" {
+						f.Leader = st.Cluster.Leader
+					}
+					if st.Config != nil {
+						f.Replicas = max(f.Replicas, st.Config.Replicas)
+					}
+					o.After[k] = f
+				}
+			}
+		}
+		if serr := r.c.Stop(); serr != nil {
+			o.Why = append(o.Why, "stop: "+serr.Error())
+		}
+	}
+	var names []string
+	for n := range r.started {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := r.c.Server(n)
+		after, _ := streamFolders(s.JSRoot())
+		o.FoldersAfter[n] = after
+		have := map[string]bool{}
+		for _, f := range after {
+			have[f] = true
+		}
+		for _, f := range o.FoldersBefore[n] {
+			if !have[f] {
+				o.Deleted = append(o.Deleted, n+": "+f)
+			}
+		}
+		var lines []string
+		all, _ := logLinesSince(s.LogFile, 0, remedyLogRE)
+		for _, l := range all {
+			if !remedyLogNoise.MatchString(l) {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 20 {
+			lines = append(lines[:20], fmt.Sprintf("… %d more", len(lines)-20))
+		}
+		for _, l := range lines {
+			o.Log = append(o.Log, n+": "+l)
+		}
+	}
+	o.LeaderElected = o.MetaLeader != ""
+	o.StreamsKept, o.MessagesKept, o.StreamLeaders = true, true, true
+	var keys []string
+	for k := range o.Before {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b, a := o.Before[k], o.After[k]
+		if _, ok := o.After[k]; !ok {
+			o.StreamsKept = false
+			o.Why = append(o.Why, k+" gone")
+			continue
+		}
+		if a.Msgs < b.Msgs {
+			o.MessagesKept = false
+			o.Why = append(o.Why, fmt.Sprintf("%s: %d messages, %d before", k, a.Msgs, b.Msgs))
+		}
+		if a.Leader == "" && a.Replicas > 1 {
+			o.StreamLeaders = false
+			o.Why = append(o.Why, k+": no leader")
+		}
+	}
+	if !o.LeaderElected {
+		o.Why = append(o.Why, "no meta leader")
+	}
+	if len(o.Deleted) > 0 {
+		o.Why = append(o.Why, "stream folders deleted: "+strings.Join(o.Deleted, ", "))
+	}
+	o.Proven = o.Error == "" && o.Skipped == "" && o.LeaderElected && o.StreamsKept && o.MessagesKept && o.StreamLeaders && len(o.Deleted) == 0
+}
+
+var remedyLogRE = regexp.MustCompile(`\[(ERR|WRN)\]|(?i)orphan|removing stream|Catchup|Self is new|no space|disabled|peer-remove|Removed peer|Adding peer|JetStream cluster new metadata leader`)
+
+var remedyLogNoise = regexp.MustCompile(`Error trying to connect to route|Plaintext passwords|Using configuration|Store Directory|Error connecting to route`)
+
+// requestRE is a command's `nats request 'SUBJECT' 'BODY'`.
+var requestRE = regexp.MustCompile(`nats request '([^']+)' '([^']*)'`)
+
+// request sends a command's request on nc and returns the answer verbatim.
+func request(ctx context.Context, nc *nats.Conn, command string) (string, error) {
+	m := requestRE.FindStringSubmatch(command)
+	if m == nil {
+		return "", fmt.Errorf("no request in %q", command)
+	}
+	var raw json.RawMessage
+	if err := apiRequest(ctx, nc, m[1], json.RawMessage(m[2]), &raw); err != nil {
+		return "", err
+	}
+	return string(raw), nil
+}
+
+// destructiveActions are the destructive action steps of f.
+func destructiveActions(f reportFinding) []int {
+	var out []int
+	for i, s := range f.Steps {
+		if s.Kind == "action" && s.Destructive {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// execServerRemovals: start the servers that answered the captures, then
+// each server removal of the step, one at a time, waiting until the meta
+// group is one smaller and led.
+func execServerRemovals(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	if err := r.start(ctx, r.live...); err != nil {
+		return err
+	}
+	r.out.Steps = append(r.out.Steps, "done: started "+strings.Join(r.live, ", ")+" (the servers that answered the captures) on the copy")
+	return removeEach(ctx, r, fs[0], r.live[0])
+}
+
+// removeEach sends every command of f's destructive actions, one at a time,
+// each once the meta group is one smaller and led.
+func removeEach(ctx context.Context, r *remedyRun, f reportFinding, via string) error {
+	nc, err := sysConn(r.c.Server(via))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	for _, i := range destructiveActions(f) {
+		st := f.Steps[i]
+		if len(st.Commands) == 0 {
+			r.action(st.Text, "nothing to send (no command)")
+			continue
+		}
+		var done []string
+		for _, cmd := range st.Commands {
+			size := metaView(ctx, r.c.Server(via)).RaftzSize
+			answer, err := request(ctx, nc, cmd)
+			if err != nil {
+				return err
+			}
+			werr := waitFor(ctx, 30*time.Second, fmt.Sprintf("meta size %d", size-1), func() (bool, error) {
+				v := metaView(ctx, r.c.Server(via))
+				return v.RaftzSize == size-1 && v.RaftzLeaderID != "", nil
+			})
+			d := fmt.Sprintf("%s -> %s; meta %s", requestRE.FindString(cmd), answer, metaSize(ctx, r.c.Server(via)))
+			if werr != nil {
+				d += " (" + werr.Error() + ")"
+			}
+			done = append(done, d)
+		}
+		r.action(st.Text, strings.Join(done, "; "))
+	}
+	return nil
+}
+
+var temporaryRE = regexp.MustCompile(`Add (\d+) temporary`)
+
+// execTemporaryServers: start the servers that answered the captures and
+// the temporary servers the step asks for, remove each missing peer one at
+// a time, then stop the temporary servers and remove them too.
+func execTemporaryServers(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	f := fs[0]
+	n := 0
+	for _, s := range f.Steps {
+		if m := temporaryRE.FindStringSubmatch(s.Text); m != nil {
+			n, _ = strconv.Atoi(m[1])
+			if n > len(r.temps) {
+				return fmt.Errorf("%d temporary servers asked, %d prepared", n, len(r.temps))
+			}
+			// As the step says: the temporary servers started together
+			// with the live ones, or added to the live servers once they
+			// have run 30 s without a leader (the state the remedy is for).
+			together := strings.Contains(s.Text, "together with the temporary")
+			d := ""
+			for _, name := range r.live {
+				if err := r.c.Server(name).Start(ctx); err != nil {
+					return err
+				}
+				r.started[name] = true
+			}
+			if !together {
+				if waitAnyMetaLeader(ctx, r.c, 30*time.Second) == nil {
+					return fmt.Errorf("a meta leader without temporary servers: %s", metaSize(ctx, r.c.Server(r.live[0])))
+				}
+				d = fmt.Sprintf("started %s: no meta leader in 30 s (%s); then ", strings.Join(r.live, ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			}
+			for _, name := range r.temps[:n] {
+				if err := r.c.Server(name).Start(ctx); err != nil {
+					return err
+				}
+				r.started[name] = true
+			}
+			err := waitAnyMetaLeader(ctx, r.c, 120*time.Second)
+			d += fmt.Sprintf("started %d temporary server(s) %s on empty stores; meta %s", n, strings.Join(r.temps[:n], ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			if together {
+				d = fmt.Sprintf("started %s together with %d temporary server(s) %s on empty stores; meta %s", strings.Join(r.live, ", "), n, strings.Join(r.temps[:n], ", "), metaSize(ctx, r.c.Server(r.live[0])))
+			}
+			r.action(s.Text, d)
+			if err != nil {
+				return err
+			}
+			break
+		}
+	}
+	nc, err := sysConn(r.c.Server(r.live[0]))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	for _, i := range destructiveActions(f) {
+		st := f.Steps[i]
+		var done []string
+		if len(st.Commands) == 0 && strings.Contains(st.Text, "stop the temporary server") {
+			for _, t := range r.temps[:n] {
+				size := metaView(ctx, r.c.Server(r.live[0])).RaftzSize
+				if err := r.c.Server(t).Stop(); err != nil {
+					return err
+				}
+				answer, err := request(ctx, nc, fmt.Sprintf(`nats request '$JS.API.SERVER.REMOVE' '{"peer_id":%q}'`, nodeID(t)))
+				if err != nil {
+					return err
+				}
+				werr := waitFor(ctx, 30*time.Second, fmt.Sprintf("meta size %d", size-1), func() (bool, error) {
+					v := metaView(ctx, r.c.Server(r.live[0]))
+					return v.RaftzSize == size-1 && v.RaftzLeaderID != "", nil
+				})
+				d := fmt.Sprintf("stopped %s, removed %s -> %s; meta %s", t, nodeID(t), answer, metaSize(ctx, r.c.Server(r.live[0])))
+				if werr != nil {
+					d += " (" + werr.Error() + ")"
+				}
+				done = append(done, d)
+			}
+			r.action(st.Text, strings.Join(done, "; "))
+			continue
+		}
+		for _, cmd := range st.Commands {
+			size := metaView(ctx, r.c.Server(r.live[0])).RaftzSize
+			answer, err := request(ctx, nc, cmd)
+			if err != nil {
+				return err
+			}
+			werr := waitFor(ctx, 30*time.Second, fmt.Sprintf("meta size %d", size-1), func() (bool, error) {
+				v := metaView(ctx, r.c.Server(r.live[0]))
+				return v.RaftzSize == size-1 && v.RaftzLeaderID != "", nil
+			})
+			d := fmt.Sprintf("%s -> %s; meta %s", requestRE.FindString(cmd), answer, metaSize(ctx, r.c.Server(r.live[0])))
+			if werr != nil {
+				d += " (" + werr.Error() + ")"
+			}
+			done = append(done, d)
+		}
+		r.action(st.Text, strings.Join(done, "; "))
+	}
+	return nil
+}
+
+// execMetaSnapshotMoveAside: on every server a finding names, move its
+// meta snapshots and WAL out of the store, then start every server.
+func execMetaSnapshotMoveAside(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	var moved []string
+	for _, f := range fs {
+		s := r.c.Server(f.Server)
+		if s == nil {
+			return fmt.Errorf("finding names server %q, not in the bundle", f.Server)
+		}
+		meta := metaDir(s.JSRoot())
+		if _, err := os.Stat(meta); err != nil {
+			meta = filepath.Join(s.JSRoot(), "SYS", "_js_", "_meta_")
+		}
+		for _, sub := range []string{"snapshots", "msgs"} {
+			aside := filepath.Join(r.saved, "aside-"+s.Name)
+			if err := os.MkdirAll(aside, 0o755); err != nil {
+				return err
+			}
+			if err := os.Rename(filepath.Join(meta, sub), filepath.Join(aside, sub)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		moved = append(moved, s.Name)
+	}
+	acts := destructiveActions(fs[0])
+	r.action(fs[0].Steps[acts[0]].Text, "moved _meta_/snapshots and _meta_/msgs out of the store of "+strings.Join(moved, ", "))
+	// As the step says: the intact servers first, then one damaged server,
+	// then each further one once an intact server is meta leader; or all
+	// together.
+	stagger := len(acts) > 1 && strings.Contains(fs[0].Steps[acts[1]].Text, "one damaged server, and each further")
+	if !stagger {
+		all := append(append([]string{}, r.live...), r.stopped...)
+		err := r.start(ctx, all...)
+		if len(acts) > 1 {
+			r.action(fs[0].Steps[acts[1]].Text, fmt.Sprintf("started every server together: %s; meta leader %q", strings.Join(all, ", "), r.c.MetaLeader(ctx)))
+		}
+		if err != nil {
+			return err
+		}
+		return pause(ctx, 40*time.Second)
+	}
+	var intact []string
+	for _, n := range append(append([]string{}, r.live...), r.stopped...) {
+		if !slices.Contains(moved, n) {
+			intact = append(intact, n)
+		}
+	}
+	var done []string
+	for i, n := range append(append([]string{}, intact...), moved...) {
+		if i > len(intact) {
+			err := waitFor(ctx, 60*time.Second, "an intact meta leader", func() (bool, error) {
+				return slices.Contains(intact, r.c.MetaLeader(ctx)), nil
+			})
+			done = append(done, fmt.Sprintf("meta leader %q", r.c.MetaLeader(ctx)))
+			if err != nil {
+				r.action(fs[0].Steps[acts[len(acts)-1]].Text, strings.Join(done, ", then "))
+				return err
+			}
+		}
+		if err := r.c.Server(n).Start(ctx); err != nil {
+			return err
+		}
+		r.started[n] = true
+		done = append(done, "started "+n)
+	}
+	err := waitAnyMetaLeader(ctx, r.c, 60*time.Second)
+	done = append(done, fmt.Sprintf("meta leader %q", r.c.MetaLeader(ctx)))
+	if len(acts) > 1 {
+		r.action(fs[0].Steps[acts[1]].Text, strings.Join(done, ", then "))
+	}
+	if err != nil {
+		return err
+	}
+	// Past the orphan check (30 s after meta recovery).
+	return pause(ctx, 40*time.Second)
+}
+
+// execStartAll: the action is a start: start every server of the bundle.
+func execStartAll(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	all := append(append([]string{}, r.live...), r.stopped...)
+	err := r.start(ctx, all...)
+	for _, i := range destructiveActions(fs[0]) {
+		r.action(fs[0].Steps[i].Text, "started every server of the bundle on the copy: "+strings.Join(all, ", "))
+	}
+	if err != nil {
+		return err
+	}
+	return pause(ctx, 40*time.Second)
+}
+
+// execStreamPeerRemovals: start the live servers, then each stream peer
+// removal of the first destructive action of every finding naming a stream.
+func execStreamPeerRemovals(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	if err := r.start(ctx, r.live...); err != nil {
+		return err
+	}
+	s := r.c.Server(r.live[0])
+	nc, err := nats.Connect(fmt.Sprintf("nats://app:app@127.0.0.1:%d", s.ClientPort), nats.Timeout(5*time.Second))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	for _, f := range fs {
+		acts := destructiveActions(f)
+		if f.Stream == "" || len(acts) == 0 {
+			r.out.Steps = append(r.out.Steps, "not carried out for "+f.subject()+": the finding names no stream (its commands name STREAM)")
+			continue
+		}
+		st := f.Steps[acts[0]]
+		var done []string
+		for _, cmd := range st.Commands {
+			answer, err := request(ctx, nc, cmd)
+			if err != nil {
+				return err
+			}
+			done = append(done, requestRE.FindString(cmd)+" -> "+answer)
+			if err := pause(ctx, 5*time.Second); err != nil {
+				return err
+			}
+		}
+		r.action(st.Text, strings.Join(done, "; "))
+	}
+	return pause(ctx, 20*time.Second)
+}
+
+// execEmptyFolderRemove: move each empty folder a finding names aside,
+// then start every server.
+func execEmptyFolderRemove(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	var moved []string
+	for _, f := range fs {
+		for _, st := range f.Steps {
+			if st.Kind != "save" {
+				continue
+			}
+			m := regexp.MustCompile(`cp -a (\S+) SAVE/`).FindStringSubmatch(st.Text)
+			if m == nil {
+				continue
+			}
+			rel := strings.Trim(m[1], "'")
+			for _, name := range append(append([]string{}, r.live...), r.stopped...) {
+				s := r.c.Server(name)
+				for _, w := range append(append([]WantServer{}, r.want.Servers...), wantStoppedAsServers(r.want.Stopped)...) {
+					if w.Name != name || !strings.HasPrefix(rel, w.StoreDir+"/") {
+						continue
+					}
+					p := filepath.Join(s.JSRoot(), filepath.FromSlash(strings.TrimPrefix(rel, w.StoreDir+"/")))
+					aside := filepath.Join(r.saved, "aside-"+name, strings.ReplaceAll(rel, "/", "_"))
+					if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
+						return err
+					}
+					if err := os.Rename(p, aside); err == nil {
+						moved = append(moved, rel)
+						// The folder was meant to go: not a deletion.
+						var keep []string
+						for _, fb := range r.out.FoldersBefore[name] {
+							if !strings.HasSuffix(p, filepath.FromSlash(fb)) {
+								keep = append(keep, fb)
+							}
+						}
+						r.out.FoldersBefore[name] = keep
+					}
+				}
+			}
+		}
+	}
+	all := append(append([]string{}, r.live...), r.stopped...)
+	for _, i := range destructiveActions(fs[0]) {
+		r.action(fs[0].Steps[i].Text, "with the servers stopped, moved "+strings.Join(moved, ", ")+" out of the store; started every server")
+	}
+	if err := r.start(ctx, all...); err != nil {
+		return err
+	}
+	return pause(ctx, 20*time.Second)
+}
+
+func wantStoppedAsServers(st []WantStopped) []WantServer {
+	var out []WantServer
+	for _, s := range st {
+		out = append(out, WantServer{Name: s.Name, StoreDir: s.StoreDir})
+	}
+	return out
+}
+
+// execStartNamed: the action starts the server the finding names: start
+// the servers that answered the captures and it.
+func execStartNamed(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	names := append([]string{}, r.live...)
+	for _, f := range fs {
+		if f.Server != "" && !slices.Contains(names, f.Server) {
+			names = append(names, f.Server)
+		}
+	}
+	err := r.start(ctx, names...)
+	for _, i := range destructiveActions(fs[0]) {
+		r.action(fs[0].Steps[i].Text, "started "+strings.Join(names, ", ")+" on the copy")
+	}
+	if err != nil {
+		return err
+	}
+	return pause(ctx, 30*time.Second)
+}
+
+// recordedOutcome fills o from what the scenario itself recorded when it
+// carried the remedy out (want.json expect), for the remedies the runner
+// has no executor for: the rename scenario's expect.remedies, the diskfull
+// scenario's expect.recovery.
+func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
+	b, _ := json.Marshal(expect)
+	var x struct {
+		Remedies []struct {
+			Name       string            `json:"name"`
+			Steps      []string          `json:"steps"`
+			Recovered  bool              `json:"recovered"`
+			DataBack   bool              `json:"data_back"`
+			MetaLeader string            `json:"meta_leader"`
+			Size       int               `json:"cluster_size"`
+			Streams    map[string]string `json:"streams"`
+			Error      *string           `json:"error"`
+		} `json:"remedies"`
+		Recovery *struct {
+			CaughtUp bool              `json:"caught_up"`
+			Streams  map[string]string `json:"streams"`
+			Leader   string            `json:"stream_leader"`
+		} `json:"recovery"`
+		MetaLeader string `json:"meta_leader"`
+	}
+	if json.Unmarshal(b, &x) != nil {
+		return false
+	}
+	ways := map[string][]string{
+		"rename-old-names-beside": {"old-names-beside"},
+		"rename-beside-or-revert": {"revert-names", "old-names-beside"},
+		"rename-revert":           {"revert-names"},
+	}
+	switch {
+	case id == "jetstream-disabled" && x.Recovery != nil:
+		o.Steps = append(o.Steps, "recorded by the diskfull scenario (want.json expect.recovery): space freed, the full server restarted, caught up from the stream leader "+x.Recovery.Leader)
+		for srv, fig := range x.Recovery.Streams {
+			o.Log = append(o.Log, srv+": "+fig)
+		}
+		sort.Strings(o.Log)
+		o.LeaderElected, o.StreamsKept, o.MessagesKept, o.StreamLeaders = true, x.Recovery.CaughtUp, x.Recovery.CaughtUp, x.Recovery.Leader != ""
+		o.MetaLeader = x.MetaLeader
+	case ways[id] != nil && len(x.Remedies) > 0:
+		o.LeaderElected = true
+		for _, w := range ways[id] {
+			for _, rm := range x.Remedies {
+				if rm.Name != w {
+					continue
+				}
+				line := fmt.Sprintf("recorded by the rename scenario (want.json expect.remedies %s): meta leader %q, size %d, streams %v, data back %v", rm.Name, rm.MetaLeader, rm.Size, rm.Streams, rm.DataBack)
+				if rm.Error != nil {
+					line += ", " + *rm.Error
+				}
+				o.Steps = append(o.Steps, line)
+				if rm.Recovered {
+					o.MetaLeader, o.MetaSize = rm.MetaLeader, rm.Size
+				} else {
+					o.Why = append(o.Why, rm.Name+" did not recover the meta group")
+				}
+			}
+		}
+		o.LeaderElected = o.MetaLeader != ""
+		// The rename emptied the streams before any remedy: nothing left
+		// for a remedy to keep or lose.
+		o.StreamsKept, o.MessagesKept, o.StreamLeaders = true, true, true
+		o.Note = "the streams were emptied by the rename, before the remedy (data back: false)"
+	default:
+		return false
+	}
+	o.Proven = o.LeaderElected && o.StreamsKept && o.MessagesKept
+	return true
+}
+
+// execCorruptIDRemove: "with a meta leader present (see quorum-unreachable
+// if there is none)": start the servers that answered the captures; with
+// no meta leader in 30 s, start the temporary servers quorum-unreachable's
+// remedy asks for; then each removal of the step, one at a time; then the
+// temporary servers stopped and removed.
+func execCorruptIDRemove(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	for _, n := range r.live {
+		if err := r.c.Server(n).Start(ctx); err != nil {
+			return err
+		}
+		r.started[n] = true
+	}
+	var temps []string
+	if waitAnyMetaLeader(ctx, r.c, 30*time.Second) != nil {
+		together := false
+		for _, f := range r.all {
+			if f.RemedyID != "meta-quorum-temporary-servers" {
+				continue
+			}
+			for _, s := range f.Steps {
+				if m := temporaryRE.FindStringSubmatch(s.Text); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					if n > len(r.temps) {
+						return fmt.Errorf("%d temporary servers asked, %d prepared", n, len(r.temps))
+					}
+					temps = r.temps[:n]
+					together = strings.Contains(s.Text, "together with the temporary")
+				}
+			}
+			break
+		}
+		if together {
+			// As quorum-unreachable's step says for this version: the live
+			// servers stopped and started with the temporary ones.
+			for _, n := range r.live {
+				if err := r.c.Server(n).Stop(); err != nil {
+					return err
+				}
+			}
+			for _, n := range r.live {
+				if err := r.c.Server(n).Start(ctx); err != nil {
+					return err
+				}
+			}
+			r.out.Steps = append(r.out.Steps, "done: stopped "+strings.Join(r.live, ", ")+" and started them again with the temporary servers, as quorum-unreachable's step says")
+		}
+		for _, t := range temps {
+			if err := r.c.Server(t).Start(ctx); err != nil {
+				return err
+			}
+			r.started[t] = true
+		}
+		err := waitAnyMetaLeader(ctx, r.c, 90*time.Second)
+		r.out.Steps = append(r.out.Steps, fmt.Sprintf("done: no meta leader in 30 s: started %s (quorum-unreachable's temporary servers) on empty stores; meta %s", strings.Join(temps, ", "), metaSize(ctx, r.c.Server(r.live[0]))))
+		if err != nil {
+			return err
+		}
+	} else {
+		r.out.Steps = append(r.out.Steps, "done: started "+strings.Join(r.live, ", ")+"; meta "+metaSize(ctx, r.c.Server(r.live[0])))
+	}
+	// Each finding's step holds its own id's removal.
+	merged := fs[0]
+	merged.Steps = nil
+	for _, f := range fs {
+		for _, i := range destructiveActions(f) {
+			merged.Steps = append(merged.Steps, f.Steps[i])
+		}
+	}
+	if err := removeEach(ctx, r, merged, r.live[0]); err != nil {
+		return err
+	}
+	nc, err := sysConn(r.c.Server(r.live[0]))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	for _, t := range temps {
+		if err := r.c.Server(t).Stop(); err != nil {
+			return err
+		}
+		answer, err := request(ctx, nc, fmt.Sprintf(`nats request '$JS.API.SERVER.REMOVE' '{"peer_id":%q}'`, nodeID(t)))
+		if err != nil {
+			return err
+		}
+		r.out.Steps = append(r.out.Steps, fmt.Sprintf("done: stopped the temporary %s and removed it -> %s", t, answer))
+	}
+	return waitAnyMetaLeader(ctx, r.c, 30*time.Second)
+}
