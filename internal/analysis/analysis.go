@@ -160,8 +160,21 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 // be read becomes a corruption or a note.
 func Load(b *bundle.Bundle) *Model { return LoadWith(b, Options{}) }
 
-// LoadWith is Load with the timeline options of opts.
+// LoadWith is Load with the timeline options of opts: the read phase
+// (readRecords) reads the bundle into records, then the steps of assemble
+// build the model from them.
 func LoadWith(b *bundle.Bundle, opts Options) *Model {
+	l, restore := newLoader(b, opts)
+	defer restore()
+	recs := readRecords(b, l.meter)
+	l.assemble(recs)
+	return l.m
+}
+
+// newLoader starts the load of b: a model holding the bundle reader's
+// problems and notes, and, with keys, the bundle's stores behind the
+// storecrypt view until restore.
+func newLoader(b *bundle.Bundle, opts Options) (l *loader, restore func()) {
 	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
@@ -169,29 +182,58 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 	for _, n := range b.Notes {
 		m.Notes = append(m.Notes, "bundle: "+n)
 	}
-	l := &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
+	l = &loader{b: b, m: m, tl: newTimelineSink(m, opts.Timeline), meter: &meter{p: opts.Progress}}
+	restore = func() {}
 	if len(opts.Keys) > 0 {
-		defer l.unseal(opts.Keys)()
+		restore = l.unseal(opts.Keys)
 	}
-	l.guard("reading ack logs", l.ackLogs) // before the stores: their scan looks for a history's values
-	l.guard("reading stores", l.stores)
-	l.guard("setting aside stream copies the archive delivered in part", l.setAsidePartialCopies)
-	l.guard("comparing replicas", l.compareReplicas)
-	l.guard("reading captures", l.captures)
-	l.guard("reading logs", l.logs)
-	l.guard("keeping the last sequence a stale index.db remembers", l.priorLastSeqs) // needs the versions the captures and logs give
-	l.guard("reading raft state", l.raft)
-	l.guard("naming stores", l.nameUnnamedStores)
-	l.guard("naming servers known by node id", l.nameNodePlaceholders)
-	l.guard("naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
-	l.guard("opening encrypted stores", l.keyNotes)
-	l.guard("setting aside files the archive did not deliver", l.setAsideUndelivered)
-	l.guard("reading stream messages in raft WALs", l.walSeqs)
-	l.guard("matching Jepsen histories with the stores", l.matchHistories)
-	l.guard("ordering", l.finish)
-	l.guard("measuring the writes exposed by unclean stops", l.durability)
-	m.Read = readOf(b)
-	return m
+	return l, restore
+}
+
+// assemble builds the model from the records of the read phase; it opens
+// nothing through the bundle FS (TestAssembleDoesNoIO) and reads only the
+// logs, scanned as a stream into the timeline from the files the sniff
+// holds (Bundle.OpenLog), and, for a stream whose copies were not read
+// together, their blocks again (readAgain). Each
+// step takes its records as arguments; the naming steps return the names
+// they give, applied once (applyNames). What a step takes of the model
+// that earlier steps built is still what orders them: stores name the
+// servers every later step attributes to; the comparison takes the
+// copies; captures and logs name by the servers known so far; raft needs
+// the stores' servers and names peers by the ids captures and logs gave;
+// naming needs the meta state, the logs' Store Directory lines and the
+// raftz figures; setting aside needs every corruption and the archive
+// damage known once the logs are read; walSeqs and matchHistories need
+// the streams' groups; durability needs the servers named and the model
+// finished.
+func (l *loader) assemble(recs *Records) {
+	l.step(recs, "reading ack logs", func() { l.ackLogs(recs.AckLogs) })
+	l.step(recs, "reading stores", func() { l.stores(recs.Copies, recs.Raft) })
+	l.step(recs, "setting aside stream copies the archive delivered in part", l.setAsidePartialCopies)
+	l.step(recs, "comparing replicas", l.compareReplicas)
+	l.step(recs, "reading captures", func() { l.captures(recs.Audits) })
+	l.step(recs, "reading logs", l.logs)
+	l.step(recs, "keeping the last sequence a stale index.db remembers", l.priorLastSeqs) // needs the versions the captures and logs give
+	l.step(recs, "reading raft state", func() { l.raft(recs.WALs) })
+	l.step(recs, "naming stores", func() { l.applyNames(l.unnamedStoreNames()) })
+	l.step(recs, "naming servers known by node id", func() { l.applyNames(l.placeholderNames()) })
+	l.step(recs, "naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
+	l.step(recs, "opening encrypted stores", func() { l.keyNotes(recs.KeyFiles) })
+	l.step(recs, "setting aside files the archive did not deliver", l.setAsideUndelivered)
+	l.step(recs, "reading stream messages in raft WALs", l.walSeqs)
+	l.step(recs, "matching Jepsen histories with the stores", l.matchHistories)
+	l.step(recs, "ordering", l.finish)
+	l.step(recs, "measuring the writes exposed by unclean stops", func() { l.durability(recs.Configs) })
+	l.m.Read = readOf(l.b)
+}
+
+// step runs one step of assembling, after saying that the read of its
+// records was stopped by an internal error, if it was.
+func (l *loader) step(recs *Records, what string, f func()) {
+	if crash := recs.crashes[what]; crash != nil {
+		l.note("%s", crashNote(what, crash))
+	}
+	l.guard(what, f)
 }
 
 // guard runs one step of loading; a bug that panics on some input costs
@@ -246,7 +288,6 @@ type loader struct {
 	// raftz captures' group figures, kept to name stores (name_evidence.go).
 	storeDirs []logStoreDir
 	raftzFigs []raftzFigure
-	raftzWant map[string]map[uint64]bool // raftzSeqs
 }
 
 // addServer returns the server named name, creating it.

@@ -23,7 +23,6 @@ func TestAuditReadFromTheSniff(t *testing.T) {
 	if len(b.AuditEntries) == 0 {
 		t.Fatal("no audit entry decoded by its tag: the fixture no longer shows it")
 	}
-	l := &loader{b: b}
 	n := 0
 	for _, bc := range b.Captures {
 		dir, ok := bundle.AuditDir(bc)
@@ -33,7 +32,7 @@ func TestAuditReadFromTheSniff(t *testing.T) {
 		n++
 		whole := capture.AuditOf(b.FS, dir, bc.Manifest, nil)
 		before := c.Opens()
-		sniffed := capture.AuditOf(b.FS, dir, bc.Manifest, l.sniffed)
+		sniffed := capture.AuditOf(b.FS, dir, bc.Manifest, sniffedIn(b))
 		if !reflect.DeepEqual(c.Opens(), before) {
 			t.Errorf("%s: assembling the archive from the sniff opened files", dir)
 		}

@@ -4,38 +4,62 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
-// ackLogs reads every ack log the bundle holds (found by content). It runs
-// before the stores are read: the values Jepsen histories published are
-// the payloads the store scan looks for (histValues).
-func (l *loader) ackLogs() {
-	for _, p := range l.b.AckLogs {
-		f, err := l.b.OpenLog(p) // the file the sniff opened
+// readAckLogs reads every ack log the bundle holds (found by content),
+// each from the file the sniff opened (open: Bundle.OpenLog).
+func readAckLogs(open func(string) (*bundle.LogFile, error), paths []string) []ackLogRead {
+	out := make([]ackLogRead, 0, len(paths))
+	for _, p := range paths {
+		f, err := open(p)
 		if err != nil {
-			l.note("ack log %s: %v", p, err)
+			out = append(out, ackLogRead{path: p, err: err, open: true})
 			continue
-		}
-		if f.Reopened != "" {
-			l.note("ack log %s: %s", p, f.Reopened)
 		}
 		sum, err := acklog.Read(p, f)
 		f.Close()
-		if err != nil {
-			l.note("ack log %s: read up to line %d: %v", p, sum.Lines, err)
-		}
-		l.m.AckLogs = append(l.m.AckLogs, sum)
-		if sum.History == nil {
+		out = append(out, ackLogRead{path: p, sum: sum, err: err, reopened: f.Reopened})
+	}
+	return out
+}
+
+// historyValues are the values the Jepsen histories of the ack logs
+// published: the payloads the store scan and the WAL pass look for (nil:
+// no history).
+func historyValues(logs []ackLogRead) map[string]bool {
+	var values map[string]bool
+	for _, rd := range logs {
+		if rd.sum == nil || rd.sum.History == nil {
 			continue
 		}
-		if l.histValues == nil {
-			l.histValues = map[string]bool{}
+		if values == nil {
+			values = map[string]bool{}
 		}
-		for _, pub := range sum.History.Pubs {
-			l.histValues[pub.Value] = true
+		for _, pub := range rd.sum.History.Pubs {
+			values[pub.Value] = true
 		}
 	}
+	return values
+}
+
+// ackLogs puts the ack logs as read in the model.
+func (l *loader) ackLogs(logs []ackLogRead) {
+	for _, rd := range logs {
+		if rd.open {
+			l.note("ack log %s: %v", rd.path, rd.err)
+			continue
+		}
+		if rd.reopened != "" {
+			l.note("ack log %s: %s", rd.path, rd.reopened)
+		}
+		if rd.err != nil {
+			l.note("ack log %s: read up to line %d: %v", rd.path, rd.sum.Lines, rd.err)
+		}
+		l.m.AckLogs = append(l.m.AckLogs, rd.sum)
+	}
+	l.histValues = historyValues(logs)
 }
 
 // payloadHits is what the scan of one stream copy found of histValues.

@@ -14,7 +14,7 @@ import (
 )
 
 // nodePlaceholder prefixes the name of a server known only by its raft node
-// id, until a source names it (nameNodePlaceholders).
+// id, until a source names it (placeholderNames).
 const nodePlaceholder = "node-"
 
 // recentlySeen is how recent a raftz last_seen must be for the peer to count
@@ -23,32 +23,19 @@ const nodePlaceholder = "node-"
 const recentlySeen = 30 * time.Second
 
 // captures takes every monitoring answer the bundle's sniff decoded (a
-// capture file is read and decoded once, there).
-func (l *loader) captures() {
-	var paths []string
-	for _, bc := range l.b.Captures {
-		paths = append(paths, bc.Path)
-	}
-	// Captures are small: counted done together, at the end.
-	plan := l.meter.begin(StageCaptures, l.b.FS, paths)
-	defer func() {
-		for i := range paths {
-			plan.done(i)
-		}
-	}()
+// capture file is read and decoded once, there), and those of the audit
+// archives as read (audits).
+func (l *loader) captures(audits []auditRead) {
 	var all []capture.Capture
 	// A `nats audit gather` archive: assembled by its manifest from the
 	// answers its entries decoded to; its files are not read again.
-	var audits []string
-	for _, bc := range l.b.Captures {
-		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
-			a := capture.AuditOf(l.b.FS, dir, bc.Manifest, l.sniffed)
-			for _, p := range a.Problems {
-				l.note("audit archive: %v", p)
-			}
-			all = append(all, a.Captures()...)
-			audits = append(audits, path.Join(dir, "capture")+"/")
+	var auditDirs []string
+	for _, a := range audits {
+		for _, p := range a.audit.Problems {
+			l.note("audit archive: %v", p)
 		}
+		all = append(all, a.audit.Captures()...)
+		auditDirs = append(auditDirs, path.Join(a.dir, "capture")+"/")
 	}
 	type pending struct {
 		bc bundle.Capture
@@ -56,7 +43,7 @@ func (l *loader) captures() {
 	}
 	var unnamed []pending
 	for _, bc := range l.b.Captures {
-		if bc.Kind == bundle.KindAuditManifest || underAny(bc.Path, audits) {
+		if bc.Kind == bundle.KindAuditManifest || underAny(bc.Path, auditDirs) {
 			continue
 		}
 		if bc.DecodeErr != nil {
@@ -98,21 +85,24 @@ func underAny(p string, dirs []string) bool {
 	return false
 }
 
-// sniffed gives the answers the sniff decoded from an audit archive's
-// entry, where they are what the archive's reader would decode (the kind
-// its manifest tags it with did not matter, or was the sniff's hint).
-func (l *loader) sniffed(file, kind string) ([]capture.Capture, error, bool) {
-	i := sort.Search(len(l.b.Captures), func(i int) bool { return l.b.Captures[i].Path >= file })
-	if i == len(l.b.Captures) || l.b.Captures[i].Path != file {
-		// An entry the sniff took for no capture, decoded as its tag says.
-		e, ok := l.b.AuditEntries[file]
-		return e.Decoded, e.DecodeErr, ok && e.Kind == kind
+// sniffedIn gives the answers the sniff of b decoded from an audit
+// archive's entry, where they are what the archive's reader would decode
+// (the kind its manifest tags it with did not matter, or was the sniff's
+// hint).
+func sniffedIn(b *bundle.Bundle) capture.Decoded {
+	return func(file, kind string) ([]capture.Capture, error, bool) {
+		i := sort.Search(len(b.Captures), func(i int) bool { return b.Captures[i].Path >= file })
+		if i == len(b.Captures) || b.Captures[i].Path != file {
+			// An entry the sniff took for no capture, decoded as its tag says.
+			e, ok := b.AuditEntries[file]
+			return e.Decoded, e.DecodeErr, ok && e.Kind == kind
+		}
+		bc := b.Captures[i]
+		if !bc.AnyHint && bc.Hint != kind {
+			return nil, nil, false
+		}
+		return bc.Decoded, bc.DecodeErr, true
 	}
-	bc := l.b.Captures[i]
-	if !bc.AnyHint && bc.Hint != kind {
-		return nil, nil, false
-	}
-	return bc.Decoded, bc.DecodeErr, true
 }
 
 // captureName names the server of an answer that does not name it: by its

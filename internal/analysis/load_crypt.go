@@ -66,13 +66,13 @@ func listShort(names []string, n int) string {
 // store was read as a plain one), none (the key is not this store's: it
 // stays sealed, as without a key), or some (the rest are damaged or sealed
 // under another key).
-func (l *loader) keyNotes() {
-	l.markEncrypted()
-	if l.crypt == nil {
+func (l *loader) keyNotes(keyFiles map[string][]storecrypt.KeyFile) {
+	l.markEncrypted(keyFiles)
+	if keyFiles == nil {
 		return
 	}
 	for _, st := range l.b.Stores {
-		kfs := l.crypt.KeyFiles(st.Dir)
+		kfs := keyFiles[st.Dir]
 		if len(kfs) == 0 {
 			continue
 		}
@@ -160,18 +160,18 @@ var sealedRemedy = prescribe("store-sealed", nil).text()
 // markEncrypted records the servers whose store is encrypted at rest,
 // opened or not: a remedy that has one of them started must say on which
 // config (guardRemedies).
-func (l *loader) markEncrypted() {
+func (l *loader) markEncrypted(keyFiles map[string][]storecrypt.KeyFile) {
 	l.m.EncryptedStores = map[ServerID]bool{}
 	for _, c := range l.m.Corruptions {
 		if c.Kind == natsfmt.CorruptEncrypted {
 			l.m.EncryptedStores[c.Server] = true
 		}
 	}
-	if l.crypt == nil {
+	if keyFiles == nil {
 		return
 	}
 	for _, st := range l.b.Stores {
-		if srv := l.storeServer(st); srv != nil && len(l.crypt.KeyFiles(st.Dir)) > 0 {
+		if srv := l.storeServer(st); srv != nil && len(keyFiles[st.Dir]) > 0 {
 			l.m.EncryptedStores[srv.ID] = true
 		}
 	}

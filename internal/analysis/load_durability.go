@@ -51,10 +51,10 @@ func (l *loader) syncFrom(srv *Server, c *capture.JetStreamConfig, source string
 // few KiB; the bundle reader holds configs up to its sniff size).
 const maxIncludedConfig = 256 << 10
 
-// durability reads sync settings from server configs found in the bundle
-// by content, then the exposures of the unclean stops.
-func (l *loader) durability() {
-	l.syncFromConfigs()
+// durability takes the sync settings of the server configs as read
+// (readConfigs), then the exposures of the unclean stops.
+func (l *loader) durability(configs []serverConfig) {
+	l.syncFromConfigs(configs)
 	l.m.Exposures = exposures(l.m)
 }
 
@@ -78,7 +78,7 @@ type serverConfig struct {
 // name beside the config). held are the files read so far: the configs
 // the bundle reader sniffed, and the includes read here, kept so that an
 // include several configs name is read once.
-func (l *loader) readServerConfig(c bundle.Config, held map[string][]byte) serverConfig {
+func readServerConfig(fsys fs.FS, c bundle.Config, held map[string][]byte) serverConfig {
 	open := func(p string) ([]byte, error) {
 		try := []string{path.Clean(strings.TrimPrefix(p, "/")), path.Join(path.Dir(c.Path), path.Base(p))}
 		var err error
@@ -87,7 +87,7 @@ func (l *loader) readServerConfig(c bundle.Config, held map[string][]byte) serve
 				return b, nil
 			}
 			var f fs.File
-			if f, err = l.b.FS.Open(t); err != nil {
+			if f, err = fsys.Open(t); err != nil {
 				continue
 			}
 			b, rerr := io.ReadAll(io.LimitReader(f, maxIncludedConfig+1))
@@ -152,14 +152,9 @@ func (l *loader) readServerConfig(c bundle.Config, held map[string][]byte) serve
 // when every config of the bundle says the same (one chart rendered for
 // every server), every server without a setting. A setting the bundle
 // cannot tell is unknown for the server, never the default.
-func (l *loader) syncFromConfigs() {
-	held := make(map[string][]byte, len(l.b.Configs))
-	for _, c := range l.b.Configs {
-		held[c.Path] = c.Data
-	}
+func (l *loader) syncFromConfigs(configs []serverConfig) {
 	var loose []serverConfig
-	for _, c := range l.b.Configs {
-		sc := l.readServerConfig(c, held)
+	for _, sc := range configs {
 		if sc.sync == nil && sc.unknown == "" {
 			continue // says nothing of sync: the server's default
 		}

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
+	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -31,27 +33,53 @@ func (l *loader) group(name string) *Group {
 	return g
 }
 
-// raft reads every raft group folder of every store: peer state, term and
-// vote, snapshot, and the WAL, into group views and histories, and replays
-// each server's meta state.
-func (l *loader) raft() {
-	var folders []string
+// raft takes every raft group folder of every store as read (the small
+// files and snapshot in raftReads, the WAL in wals, by folder) into group
+// views and histories, and replays each server's meta state.
+func (l *loader) raft(wals map[string]*walRead) {
 	for _, st := range l.b.Stores {
+		for _, g := range st.Groups {
+			if srv := l.storeServer(st); srv != nil && st.SysAccount != "" {
+				l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() {
+					l.raftGroup(srv, st, g, wals[path.Join(st.Dir, st.SysAccount, "_js_", g)])
+				})
+			}
+		}
+	}
+	l.assignments()
+}
+
+// readWALs reads the WAL of every raft group folder of every clustered
+// store, each once, by folder; raft holds the folders' small files and
+// snapshots as read (readStores), want the sequences whose store time a
+// /raftz answer gave, by group (raftzWant), values the payloads looked for
+// (historyValues).
+func readWALs(fsys fs.FS, stores []bundle.Store, raft map[string][]*raftRead, want map[string]map[uint64]bool, values map[string]bool, mt *meter) map[string]*walRead {
+	var folders []string
+	for _, st := range stores {
 		for _, g := range st.Groups {
 			folders = append(folders, path.Join(st.Dir, st.SysAccount, "_js_", g))
 		}
 	}
-	plan, done := l.meter.begin(StageRaft, l.b.FS, folders), 0
-	for _, st := range l.b.Stores {
-		for _, g := range st.Groups {
-			if srv := l.storeServer(st); srv != nil && st.SysAccount != "" {
-				l.guard(fmt.Sprintf("reading raft group %s of %s", g, srv.Name), func() { l.raftGroup(srv, st, g) })
+	plan, done := mt.begin(StageRaft, fsys, folders), 0
+	out := map[string]*walRead{}
+	for _, st := range stores {
+		for _, rd := range raft[st.Dir] {
+			if rd.crash == nil {
+				dir := rd.rec.Dir
+				var wr *walRead
+				if crash := crashed(func() { wr = readWAL(fsys, dir, rd, want[rd.rec.Group], values) }); crash != nil {
+					wr = &walRead{crash: crash}
+				}
+				out[dir] = wr
 			}
+		}
+		for range st.Groups {
 			plan.done(done)
 			done++
 		}
 	}
-	l.assignments()
+	return out
 }
 
 // storeServer finds the server a store was attributed to.
@@ -103,9 +131,20 @@ type walState struct {
 	peerAdded map[string]bool
 }
 
-func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
-	dir := path.Join(st.Dir, st.SysAccount, "_js_", name)
+// raftGroup takes one raft group folder of srv's store as read: its
+// small files and snapshot (raftReads) and its WAL (wr, nil when not read).
+func (l *loader) raftGroup(srv *Server, st bundle.Store, name string, wr *walRead) {
 	rd := l.raftReadOf(st, name)
+	switch {
+	case rd == nil:
+		return
+	case rd.crash != nil:
+		l.note("%s", crashNote(fmt.Sprintf("reading raft group %s of %s", name, srv.Name), rd.crash))
+		return
+	case wr != nil && wr.crash != nil:
+		l.note("%s", crashNote(fmt.Sprintf("reading raft group %s of %s", name, srv.Name), wr.crash))
+		return
+	}
 	rec := rd.rec
 	rec.Server = srv.ID
 	g := l.group(name)
@@ -125,9 +164,12 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 			view.PeerOffsets[id] = ps.PeerOffset(i)
 		}
 	}
-	ws := &walState{}
-	l.snapshot(srv, g, rd, ws)
-	l.wal(srv, g, dir, ws)
+	ws := walStart(rd)
+	if wr != nil {
+		ws = wr.ws
+	}
+	l.snapshot(srv, g, rd)
+	l.wal(srv, g, wr)
 	if peersDamage >= 0 && ws.snapPeers != nil && !ws.peersAfterSnap && l.m.Corruptions[peersDamage].Structure == natsfmt.StructPeersIdx {
 		l.m.Corruptions[peersDamage].SnapshotPeers = ws.snapFile
 	}
@@ -186,6 +228,29 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string) {
 	}
 }
 
+// walStart is the state a group's WAL pass starts from: its newest
+// snapshot's index, term and peer state and, for _meta_, assignments.
+func walStart(rd *raftRead) *walState {
+	ws := &walState{}
+	snap, err := rd.snap, rd.snapErr
+	if !rd.snapFound || snap == nil {
+		return ws
+	}
+	meta := rd.rec.Kind == natsfmt.GroupMeta
+	if meta {
+		ws.snapCorrupt = !snap.ChecksumOK
+	}
+	ws.maxTerm = snap.Term
+	if err == nil && snap.ChecksumOK && snap.PeerState != nil && len(snap.PeerState.Peers) > 0 {
+		ws.snapPeers, ws.snapFile = snap.PeerState, rd.rec.Snapshot.File
+	}
+	ws.metaSnapIdx, ws.snapTerm = snap.Index, snap.Term
+	if meta && snap.ChecksumOK && rd.rec.Snapshot.MetaErr == nil {
+		ws.metaSnap = rd.rec.Snapshot.MetaAssign
+	}
+	return ws
+}
+
 // trackedPeers are the ids an add-peer entry of the WAL names, its last
 // peer entry for them, that peers.idx does not list. A server tracks such a
 // peer as soon as the entry arrives and again when it replays its WAL at
@@ -208,8 +273,9 @@ func trackedPeers(listed []string, self string, added map[string]bool) []string 
 }
 
 // snapshot takes in the newest snapshot of a group as read: its history
-// event, its index, its peer state and, for _meta_, its assignments.
-func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
+// event and what it could not decode (walStart takes its index, peer state
+// and assignments).
+func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead) {
 	if !rd.snapFound {
 		return
 	}
@@ -221,28 +287,17 @@ func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead, ws *walState) {
 		return
 	}
 	sr := rd.rec.Snapshot
-	if g.Kind == natsfmt.GroupMeta {
-		ws.snapCorrupt = !snap.ChecksumOK
-	}
-	if err != nil && !ws.snapCorrupt {
+	snapCorrupt := g.Kind == natsfmt.GroupMeta && !snap.ChecksumOK
+	if err != nil && !snapCorrupt {
 		l.raftCorrupt(srv, g.Name, err)
-	}
-	ws.maxTerm = max(ws.maxTerm, snap.Term)
-	if err == nil && snap.ChecksumOK && snap.PeerState != nil && len(snap.PeerState.Peers) > 0 {
-		ws.snapPeers, ws.snapFile = snap.PeerState, sr.File
 	}
 	ev := HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
 	}
 	g.History = append(g.History, ev)
-	ws.metaSnapIdx, ws.snapTerm = snap.Index, snap.Term
-	if g.Kind == natsfmt.GroupMeta && snap.ChecksumOK {
-		if sr.MetaErr != nil {
-			l.raftCorrupt(srv, g.Name, sr.MetaErr)
-			return
-		}
-		ws.metaSnap = sr.MetaAssign
+	if g.Kind == natsfmt.GroupMeta && snap.ChecksumOK && sr.MetaErr != nil {
+		l.raftCorrupt(srv, g.Name, sr.MetaErr)
 	}
 }
 
@@ -275,20 +330,74 @@ func walRecords(fsys fs.FS, dir, group string, f func(*raftlog.WALRecord) error)
 		}})
 }
 
-// wal walks a group's WAL (a filestore named after the group), each record
-// decoded as an append entry by the one WAL record reader: the one read of
-// the WAL per analysis (a stream group's replay, walReplay, is kept from it).
-func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
-	if _, err := fs.Stat(l.b.FS, path.Join(dir, "msgs")); err != nil {
-		return
+// walRead is one group's WAL as its one pass read it: the pass's state
+// (started from the snapshot, walStart), and in WAL order what the model
+// takes of it.
+type walRead struct {
+	ws    *walState
+	found bool // the group has a WAL (msgs/)
+	// history, timeline: the WAL's leader and membership changes (the
+	// server is the store's, set when assembling); damage: what it could
+	// not decode or a server does not write; removals: the API deletes a
+	// meta WAL holds.
+	history  []HistoryEvent
+	timeline []walTimelineEvent
+	damage   []error
+	removals []walRemovalOp
+	// err: the scan failed (nothing past damage is taken); else meta is
+	// the WAL filestore's meta.inf metadata and problems the scan's.
+	err      error
+	dir      string
+	hasMeta  bool
+	meta     map[string]string
+	problems []error
+	// A stream group's: the sequences of the messages the WAL still holds,
+	// those past the snapshot, and the messages holding a looked-for
+	// value (keepWALMessages).
+	msgs, pending []report.Range
+	values        []walValue
+	crash         any // the reader panicked
+}
+
+// walTimelineEvent is a dated raft change of a WAL record; text is given
+// the server name of a peer id as the model knows it.
+type walTimelineEvent struct {
+	at         *time.Time
+	kind, file string
+	text       func(idName func(string) string) string
+}
+
+// walRemovalOp is an API delete op of a meta WAL at raft index idx.
+type walRemovalOp struct {
+	op   *raftlog.Op
+	idx  uint64
+	file string
+}
+
+// readWAL walks the WAL of the group folder dir (a filestore named after
+// the group), each record decoded as an append entry by the one WAL record
+// reader: the one read of the WAL per analysis (a stream group's replay,
+// walReplay, is kept from it). rd is the folder's small files and snapshot
+// as read, want the sequences whose store time to keep, values the
+// payloads looked for.
+func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values map[string]bool) *walRead {
+	ws := walStart(rd)
+	wr := &walRead{ws: ws, dir: dir}
+	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
+		return wr
 	}
+	wr.found = true
+	group, kind := rd.rec.Group, rd.rec.Kind
 	var lastTerm uint64
 	var lastLeader string
-	if g.Kind == natsfmt.GroupStream {
-		ws.walMsgs = &walReplay{values: l.histValues}
+	if kind == natsfmt.GroupStream {
+		ws.walMsgs = &walReplay{values: values}
 	}
-	want, stamps := l.raftzSeqs(g.Name), map[uint64]int64{}
-	scan, err := walRecords(l.b.FS, dir, g.Name, func(rec *raftlog.WALRecord) error {
+	damage := func(file string, off int64, s binfmt.Structure, format string, args ...any) {
+		wr.damage = append(wr.damage, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, format, args...), s))
+	}
+	stamps := map[uint64]int64{}
+	scan, err := walRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
 		file := rec.File
 		if want[rec.Seq] {
 			stamps[rec.Seq] = rec.TS
@@ -298,13 +407,13 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 		}
 		ae := rec.Entry
 		if rec.Err != nil {
-			l.raftCorrupt(srv, g.Name, rec.Err)
+			wr.damage = append(wr.damage, rec.Err)
 			return nil
 		}
 		idx := ae.Index()
 		if rec.IndexMismatch() {
 			// dump wal says so too, at the record: its sequence is the raft index.
-			l.raftDamage(srv, g.Name, file, rec.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", rec.Seq, idx)
+			damage(file, rec.Offset, natsfmt.StructAppendEntry, "record seq %d holds raft index %d (pindex+1)", rec.Seq, idx)
 		}
 		if idx >= ws.lastIndex {
 			ws.lastIndex, ws.lastTerm = idx, ae.Term
@@ -317,8 +426,11 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 			tp = nil
 		}
 		if ae.Term != lastTerm || ae.Leader != lastLeader {
-			g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Server: srv.ID, Source: "wal"})
-			l.walEvent(tp, srv.Name, "leader", g.Name, fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", g.Name, l.idName(ae.Leader), ae.Term, idx), file)
+			wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Source: "wal"})
+			leader, term := ae.Leader, ae.Term
+			wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: "leader", file: file, text: func(idName func(string) string) string {
+				return fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", group, idName(leader), term, idx)
+			}})
 			lastTerm, lastLeader = ae.Term, ae.Leader
 		}
 		compacted := idx <= ws.metaSnapIdx
@@ -337,8 +449,9 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				ws.peersAfterSnap = ws.peersAfterSnap || !compacted
 				ps, err := e.PeerState(file)
 				if err == nil {
-					g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Server: srv.ID, Source: "wal"})
-					l.walEvent(tp, srv.Name, "peer-state", g.Name, fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", g.Name, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " ")), file)
+					wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Source: "wal"})
+					text := fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", group, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " "))
+					wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: "peer-state", file: file, text: func(func(string) string) string { return text }})
 				}
 			case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
 				ws.peersAfterSnap = ws.peersAfterSnap || !compacted
@@ -352,12 +465,15 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 						ws.peerAdded = map[string]bool{}
 					}
 					ws.peerAdded[p] = ev == "add-peer"
-					g.History = append(g.History, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Server: srv.ID, Source: "wal"})
+					wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Source: "wal"})
 					kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
-					l.walEvent(tp, srv.Name, string(kind), g.Name, fmt.Sprintf("raft %s: %s %s at index %d, term %d", g.Name, ev, l.idName(p), idx, ae.Term), file)
+					term := ae.Term
+					wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: string(kind), file: file, text: func(idName func(string) string) string {
+						return fmt.Sprintf("raft %s: %s %s at index %d, term %d", group, ev, idName(p), idx, term)
+					}})
 				}
 			case raftlog.EntrySnapshot, raftlog.EntryOldSnapshot:
-				if g.Kind == natsfmt.GroupMeta && !compacted {
+				if kind == natsfmt.GroupMeta && !compacted {
 					as, err := raftlog.DecodeMetaSnapshot(file, e.DataOffset, e.Data)
 					if err == nil {
 						ws.metaSnap, ws.ops, ws.metaSnapIdx = as, nil, idx
@@ -367,38 +483,70 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 				if wop == nil {
 					continue
 				}
-				if g.Kind == natsfmt.GroupStream {
+				if kind == natsfmt.GroupStream {
 					ws.streamOp(wop, !compacted)
 					continue
 				}
-				if g.Kind != natsfmt.GroupMeta || compacted {
+				if kind != natsfmt.GroupMeta || compacted {
 					continue
 				}
 				if wop.Err != nil {
-					l.raftCorrupt(srv, g.Name, wop.Err)
+					wr.damage = append(wr.damage, wop.Err)
 					continue
 				}
 				op := wop.Op
 				if !op.Code.IsMeta() {
-					l.raftDamage(srv, g.Name, file, wop.Offset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
+					damage(file, wop.Offset, natsfmt.StructEntryOp, "op %v does not belong in a meta group", op.Code)
 					continue
 				}
 				ws.ops = append(ws.ops, op)
-				l.metaRemoval(srv, op, idx, file)
+				wr.removals = append(wr.removals, walRemovalOp{op: op, idx: idx, file: file})
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		l.raftCorrupt(srv, g.Name, err)
-		return
+		wr.err = err
+		return wr
 	}
 	ws.summary = &WALSummary{WALFigures: WALFigures{FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq, Msgs: scan.State.Msgs, PIndex: ws.lastIndex, PTerm: ws.lastTerm}, Stamps: stamps}
 	if ws.lastIndex == 0 {
 		ws.summary.PIndex, ws.summary.PTerm = ws.metaSnapIdx, ws.snapTerm
 	}
-	if scan.Meta != nil && g.Account == "" {
-		md := scan.Meta.Metadata
+	if scan.Meta != nil {
+		wr.hasMeta, wr.meta = true, scan.Meta.Metadata
+	}
+	wr.problems = scan.Problems
+	if kind == natsfmt.GroupStream {
+		wr.msgs, wr.pending, wr.values = walMessagesKept(fsys, dir, group, ws)
+		ws.walMsgs = nil // what the model takes of it is kept: let the messages go
+	}
+	return wr
+}
+
+// wal takes in a group's WAL as read (wr, nil when not read).
+func (l *loader) wal(srv *Server, g *Group, wr *walRead) {
+	if wr == nil || !wr.found {
+		return
+	}
+	for _, h := range wr.history {
+		h.Server = srv.ID
+		g.History = append(g.History, h)
+	}
+	for _, e := range wr.timeline {
+		l.walEvent(e.at, srv.Name, e.kind, g.Name, e.text(l.idName), e.file)
+	}
+	for _, err := range wr.damage {
+		l.raftCorrupt(srv, g.Name, err)
+	}
+	for _, r := range wr.removals {
+		l.metaRemoval(srv, r.op, r.idx, r.file)
+	}
+	if wr.err != nil {
+		l.raftCorrupt(srv, g.Name, wr.err)
+		return
+	}
+	if md := wr.meta; wr.hasMeta && g.Account == "" {
 		g.Account = md["account"]
 		if c := md["consumer"]; c != "" {
 			g.Asset = md["stream"] + " > " + c
@@ -406,13 +554,13 @@ func (l *loader) wal(srv *Server, g *Group, dir string, ws *walState) {
 			g.Asset = md["stream"]
 		}
 	}
-	for _, p := range scan.Problems {
-		c := corruptionFrom(srv.ID, "", "", dir, p)
+	for _, p := range wr.problems {
+		c := corruptionFrom(srv.ID, "", "", wr.dir, p)
 		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
 		l.m.Corruptions = append(l.m.Corruptions, c)
 	}
 	if g.Kind == natsfmt.GroupStream {
-		l.keepWALMessages(srv, g.Name, ws)
+		l.keepWALMessages(srv, g.Name, wr)
 	}
 }
 

@@ -131,6 +131,7 @@ type raftRead struct {
 	snapErr                     error
 	snap                        *raftlog.Snapshot
 	snapFound                   bool
+	crash                       any // the reader panicked
 }
 
 // readRaftFile reads one small raft file whole: found is false for a file
@@ -238,35 +239,19 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 	r.rec.Snapshot = sr
 }
 
-// raftReads returns the raft group folders of a store as read, reading
-// each once: naming the store by content (storePeerIDs) and the raft step
-// take the same.
-func (l *loader) raftReads(st bundle.Store) []*raftRead {
-	if st.SysAccount == "" {
-		return nil
-	}
-	if rs, ok := l.raftRecs[st.Dir]; ok {
-		return rs
-	}
-	var rs []*raftRead
-	for _, g := range st.Groups {
-		rs = append(rs, readRaftGroup(l.b.FS, path.Join(st.Dir, st.SysAccount, "_js_", g), g))
-	}
-	if l.raftRecs == nil {
-		l.raftRecs = map[string][]*raftRead{}
-	}
-	l.raftRecs[st.Dir] = rs
-	return rs
-}
+// raftReads returns the raft group folders of a store as read (Records.Raft):
+// naming the store by content (storePeerIDs) and the raft step take the
+// same.
+func (l *loader) raftReads(st bundle.Store) []*raftRead { return l.raftRecs[st.Dir] }
 
-// raftReadOf is the group folder name of st as read.
+// raftReadOf is the group folder name of st as read, nil if not read.
 func (l *loader) raftReadOf(st bundle.Store, name string) *raftRead {
 	for _, r := range l.raftReads(st) {
 		if r.rec.Group == name {
 			return r
 		}
 	}
-	return readRaftGroup(l.b.FS, path.Join(st.Dir, st.SysAccount, "_js_", name), name)
+	return nil
 }
 
 // peerIssueInvalidID is the peer state issue peer-id-corrupt reports, not
@@ -288,9 +273,3 @@ func raftFileCorruption(server ServerID, group, file string, off int64, s struct
 // one election per term, a few seconds each; a server cut off for a year
 // reaches some millions.
 const maxTermJump = 1 << 24
-
-// raftDamage records what a WAL record decodes to but a server does not
-// write (the WAL reader's; the small files' are judged by store-corrupt).
-func (l *loader) raftDamage(srv *Server, group, file string, off int64, s binfmt.Structure, format string, args ...any) {
-	l.raftCorrupt(srv, group, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, format, args...), s))
-}

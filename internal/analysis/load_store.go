@@ -195,21 +195,10 @@ func (l *loader) serverFolder(dir string) string {
 	return own
 }
 
-// stores scans every store root: names its server, and recomputes every
-// stream from its blocks.
-func (l *loader) stores() {
-	var folders []string
-	for _, st := range l.b.Stores {
-		for _, acc := range st.Accounts {
-			for _, sname := range acc.Streams {
-				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
-			}
-		}
-	}
-	plan, done := l.meter.begin(StageStores, l.b.FS, folders), 0
-	// The copies of a stream several clustered stores hold are read
-	// together, to compare them in the same read (load_replicas.go).
-	copies := newCopyReader(l.b.FS, l.b.Stores, l.histValues)
+// stores names each store's server (from its raft records, raft) and adds
+// the stream copies as read (copies, by folder) to the model.
+func (l *loader) stores(copies map[string]copyRead, raft map[string][]*raftRead) {
+	l.raftRecs = raft
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
@@ -220,24 +209,30 @@ func (l *loader) stores() {
 		srv.StoreDir = st.Dir
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
-				l.guard(fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname), func() { l.stream(srv, st, acc.Name, sname, copies) })
-				plan.done(done)
-				done++
+				what := fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname)
+				l.guard(what, func() { l.stream(srv, st, acc.Name, sname, copies, what) })
 			}
 		}
 	}
 }
 
-// stream reads one stream folder of one server once (with the other
-// copies of the stream, see copyReader) and adds the copy it holds to the
+// stream adds the copy of one stream folder of one server, as read, to the
 // model.
-func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, copies *copyReader) {
+func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, copies map[string]copyRead, what string) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
 		return
 	}
-	l.addCopy(srv, st, account, folder, copies.read(dir))
+	rd, ok := copies[dir]
+	switch {
+	case !ok:
+		return
+	case rd.crash != nil:
+		l.note("%s", crashNote(what, rd.crash))
+		return
+	}
+	l.addCopy(srv, st, account, folder, rd)
 }
 
 // copyRead is what one read of a stream folder gives: the scan (meta.inf

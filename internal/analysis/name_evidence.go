@@ -55,7 +55,6 @@ func (l *loader) keepRaftzFigure(srv *Server, file, group string, rg capture.Raf
 	l.raftzFigs = append(l.raftzFigs, raftzFigure{server: srv.ID, group: group, file: file,
 		wal:     WALFigures{FirstSeq: rg.WAL.FirstSeq, LastSeq: rg.WAL.LastSeq, Msgs: rg.WAL.Messages, PIndex: rg.PIndex, PTerm: rg.PTerm},
 		firstTS: unixNano(rg.WAL.FirstTime), lastTS: unixNano(rg.WAL.LastTime)})
-	l.raftzWant = nil
 }
 
 func unixNano(t time.Time) int64 {
@@ -63,26 +62,6 @@ func unixNano(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixNano()
-}
-
-// raftzSeqs are the WAL sequences of group whose store time a /raftz
-// capture gave (its WAL's first and last), for the raft step's one pass
-// over the WAL to keep (WALSummary.Stamps).
-func (l *loader) raftzSeqs(group string) map[uint64]bool {
-	if l.raftzWant == nil {
-		l.raftzWant = map[string]map[uint64]bool{}
-		for _, f := range l.raftzFigs {
-			if f.wal.Msgs == 0 {
-				continue
-			}
-			if l.raftzWant[f.group] == nil {
-				l.raftzWant[f.group] = map[uint64]bool{}
-			}
-			l.raftzWant[f.group][f.wal.FirstSeq] = true
-			l.raftzWant[f.group][f.wal.LastSeq] = true
-		}
-	}
-	return l.raftzWant[group]
 }
 
 // sameEntries says how a store's WAL r and a /raftz figure f agree: the
@@ -243,54 +222,20 @@ func (l *loader) byRaftz(srv *Server, st bundle.Store) (string, string) {
 }
 
 // nameStoresByEvidence names the stores still known by a placeholder from
-// the logs' Store Directory lines, then from the raftz captures, until
-// neither names another (a store named leaves its server out of the
-// others' candidates). A name is taken only when one store points at it
-// and the store's raft state holds its peer id.
+// the logs' Store Directory lines, then from the raftz captures, round by
+// round until neither names another (a store named leaves its server out
+// of the others' candidates): each round's names (evidenceNames) are given
+// before the next round looks. A name is taken only when one store points
+// at it and the store's raft state holds its peer id.
 func (l *loader) nameStoresByEvidence() {
-	type source struct {
-		name, what string
-		by         func(*Server, bundle.Store) (string, string)
-	}
-	sources := []source{{"log", "log's Store Directory", l.byStoreDir}, {"raftz", "raftz figures", l.byRaftz}}
 	var why map[*Server][]string
-	for progress := true; progress; {
-		progress = false
-		why = map[*Server][]string{}
-		srvs, stores := l.unnamedStores()
-		for _, src := range sources {
-			picks := map[string][]*Server{}
-			reason := map[*Server]string{}
-			for _, srv := range srvs {
-				st := stores[srv]
-				name, because := src.by(srv, st)
-				if name == "" {
-					why[srv] = append(why[srv], src.name+": "+because)
-					continue
-				}
-				if !l.holdsPeerOf(st, name) {
-					why[srv] = append(why[srv], fmt.Sprintf("%s: points at %s, whose peer id %s is in none of its raft groups", src.name, name, peerID(name)))
-					continue
-				}
-				picks[name] = append(picks[name], srv)
-				reason[srv] = because
-			}
-			for _, name := range sortedKeys(picks) {
-				if ps := picks[name]; len(ps) > 1 {
-					for _, p := range ps {
-						why[p] = append(why[p], fmt.Sprintf("%s: points at %s for %d stores", src.name, name, len(ps)))
-					}
-					continue
-				}
-				srv := picks[name][0]
-				l.note("store %s: named %s by its %s: %s", srv.StoreDir, name, src.what, reason[srv])
-				l.renameServer(srv, name, "store")
-				progress = true
-			}
-			if progress {
-				break
-			}
+	for {
+		var as []nameAssignment
+		as, why = l.evidenceNames()
+		if len(as) == 0 {
+			break
 		}
+		l.applyNames(as)
 	}
 	srvs, _ := l.unnamedStores()
 	sort.Slice(srvs, func(i, j int) bool { return srvs[i].StoreDir < srvs[j].StoreDir })
@@ -299,6 +244,53 @@ func (l *loader) nameStoresByEvidence() {
 			l.note("store %s: not named by the logs' Store Directory lines nor the raftz captures (%s)", srv.StoreDir, strings.Join(uniqueStrings(why[srv]), "; "))
 		}
 	}
+}
+
+// evidenceNames is one round of nameStoresByEvidence: the names the first
+// source that names any store gives (the logs' Store Directory lines, else
+// the raftz figures), and why each store still unnamed is not named.
+func (l *loader) evidenceNames() ([]nameAssignment, map[*Server][]string) {
+	type source struct {
+		name, what string
+		by         func(*Server, bundle.Store) (string, string)
+	}
+	sources := []source{{"log", "log's Store Directory", l.byStoreDir}, {"raftz", "raftz figures", l.byRaftz}}
+	why := map[*Server][]string{}
+	srvs, stores := l.unnamedStores()
+	for _, src := range sources {
+		picks := map[string][]*Server{}
+		reason := map[*Server]string{}
+		for _, srv := range srvs {
+			st := stores[srv]
+			name, because := src.by(srv, st)
+			if name == "" {
+				why[srv] = append(why[srv], src.name+": "+because)
+				continue
+			}
+			if !l.holdsPeerOf(st, name) {
+				why[srv] = append(why[srv], fmt.Sprintf("%s: points at %s, whose peer id %s is in none of its raft groups", src.name, name, peerID(name)))
+				continue
+			}
+			picks[name] = append(picks[name], srv)
+			reason[srv] = because
+		}
+		var as []nameAssignment
+		for _, name := range sortedKeys(picks) {
+			if ps := picks[name]; len(ps) > 1 {
+				for _, p := range ps {
+					why[p] = append(why[p], fmt.Sprintf("%s: points at %s for %d stores", src.name, name, len(ps)))
+				}
+				continue
+			}
+			srv := picks[name][0]
+			as = append(as, nameAssignment{srv: srv, name: name, source: "store",
+				note: fmt.Sprintf("store %s: named %s by its %s: %s", srv.StoreDir, name, src.what, reason[srv])})
+		}
+		if len(as) > 0 {
+			return as, why
+		}
+	}
+	return nil, why
 }
 
 // holdsPeerOf says whether st's raft state (when it has any) holds the

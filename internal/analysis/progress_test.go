@@ -51,7 +51,7 @@ func TestProgress(t *testing.T) {
 			for _, s := range p.stages {
 				names = append(names, s.name)
 			}
-			want := []string{StageStores, StageReplicas, StageCaptures, StageLogs, StageRaft}
+			want := []string{StageStores, StageCaptures, StageRaft, StageReplicas, StageLogs}
 			if tc.unpacking {
 				want = append([]string{StageUnpacking}, want...)
 			}

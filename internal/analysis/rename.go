@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -8,12 +9,32 @@ import (
 	"github.com/jsforensics/jsforensics/logscan"
 )
 
-// nameUnnamedStores gives a name to stores whose folder, paired log and
-// raft groups did not: once the meta state is read, the streams a store
-// holds and the groups it is a member of leave, together, one peer id that
-// can be its own; a log banner or capture elsewhere in the bundle names it.
-func (l *loader) nameUnnamedStores() {
-	for _, srv := range append([]*Server(nil), l.m.Servers...) {
+// nameAssignment is one name a naming step gives: srv takes name (merged
+// into the server already called that), said in note.
+type nameAssignment struct {
+	srv          *Server
+	name, source string
+	note         string
+}
+
+// applyNames gives each server its assigned name, in order: the one place
+// a naming step changes the model.
+func (l *loader) applyNames(as []nameAssignment) {
+	for _, a := range as {
+		l.note("%s", a.note)
+		l.renameServer(a.srv, a.name, a.source)
+	}
+}
+
+// unnamedStoreNames names the stores whose folder, paired log and raft
+// groups did not: once the meta state is read, the streams a store holds
+// and the groups it is a member of leave, together, one peer id that can
+// be its own; a log banner or capture elsewhere in the bundle names it. A
+// name is given once (to the first such store).
+func (l *loader) unnamedStoreNames() []nameAssignment {
+	var out []nameAssignment
+	given := map[string]bool{}
+	for _, srv := range l.m.Servers {
 		if srv.NameSource != "unknown" || srv.StoreDir == "" || srv.Meta == nil {
 			continue
 		}
@@ -62,20 +83,23 @@ func (l *loader) nameUnnamedStores() {
 		if !ok {
 			continue
 		}
-		if other := l.m.server(name); other != nil && other.StoreDir != "" {
+		if other := l.m.server(name); other != nil && other.StoreDir != "" || given[name] {
 			continue
 		}
-		l.note("store %s: named %s by content: its streams and raft groups leave peer id %s, which is %s's", srv.StoreDir, name, id, name)
-		l.renameServer(srv, name, "store")
+		given[name] = true
+		out = append(out, nameAssignment{srv: srv, name: name, source: "store",
+			note: fmt.Sprintf("store %s: named %s by content: its streams and raft groups leave peer id %s, which is %s's", srv.StoreDir, name, id, name)})
 	}
+	return out
 }
 
-// nameNodePlaceholders merges a server known only by its raft node id (a
+// placeholderNames names each server known only by its raft node id (a
 // capture that named nobody, seen before the source that names it was
-// read) into the server whose name hashes to that id, once the whole
-// bundle is read: one server, never an invented second one.
-func (l *loader) nameNodePlaceholders() {
-	for _, srv := range append([]*Server(nil), l.m.Servers...) {
+// read) by the server whose name hashes to that id, once the whole bundle
+// is read: one server, never an invented second one.
+func (l *loader) placeholderNames() []nameAssignment {
+	var out []nameAssignment
+	for _, srv := range l.m.Servers {
 		node, ok := strings.CutPrefix(srv.Name, nodePlaceholder)
 		if !ok || srv.NameSource != "unknown" || srv.StoreDir != "" {
 			continue
@@ -89,9 +113,10 @@ func (l *loader) nameNodePlaceholders() {
 		if name == "" {
 			continue
 		}
-		l.note("server with raft node id %s is %s (its name hashes to that id)", node, name)
-		l.renameServer(srv, name, "capture")
+		out = append(out, nameAssignment{srv: srv, name: name, source: "capture",
+			note: fmt.Sprintf("server with raft node id %s is %s (its name hashes to that id)", node, name)})
 	}
+	return out
 }
 
 // renamedInLog handles a log whose boots name the server differently

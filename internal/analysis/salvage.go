@@ -599,18 +599,34 @@ func groupDir(b *bundle.Bundle, srv *Server, g string) string {
 	return ""
 }
 
-// keepWALMessages keeps, for server srv's WAL of stream group group, the
+// walMessagesKept is, for the WAL of stream group group in dir, the
 // sequences of the stream messages it still holds: those it stores minus
 // those it later deletes or purges, from the raft loader's one pass
-// (walState.streamOp). A removal is taken to follow the messages it removes,
-// as the server writes them; a purge that filters subjects or keeps the
-// last N needs the messages themselves, which the same pass kept
-// (walState.walMsgs): the WAL is not read again.
-func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
+// (walState.streamOp), those of them past the snapshot (pending), and the
+// messages holding a looked-for value. A removal is taken to follow the
+// messages it removes, as the server writes them; a purge that filters
+// subjects or keeps the last N needs the messages themselves, which the
+// same pass kept (walState.walMsgs): the WAL is read again only past
+// maxReplayMsgs (replayAgain).
+func walMessagesKept(fsys fs.FS, dir, group string, ws *walState) (msgs, pending []report.Range, values []walValue) {
 	if ws.walMsgs != nil && ws.walMsgs.overflow && (ws.replay || ws.walMsgs.values != nil) {
-		l.replayAgain(srv, group, ws)
+		replayAgain(fsys, dir, group, ws)
 	}
-	if vs := ws.walMsgs.keptValues(); len(vs) > 0 {
+	values = ws.walMsgs.keptValues()
+	var rs seqset.Set
+	if ws.replay {
+		rs = ws.walMsgs.kept()
+	} else {
+		rs = ws.msgSeqs.Subtract(ws.removed)
+		pending = ws.pendSeqs.Subtract(ws.removed)
+	}
+	return rs, pending, values
+}
+
+// keepWALMessages keeps, for server srv's WAL of stream group group, what
+// walMessagesKept found of its messages.
+func (l *loader) keepWALMessages(srv *Server, group string, wr *walRead) {
+	if vs := wr.values; len(vs) > 0 {
 		if l.walValues == nil {
 			l.walValues = map[string]map[ServerID][]walValue{}
 		}
@@ -619,21 +635,16 @@ func (l *loader) keepWALMessages(srv *Server, group string, ws *walState) {
 		}
 		l.walValues[group][srv.ID] = vs
 	}
-	var rs seqset.Set
-	if ws.replay {
-		rs = ws.walMsgs.kept()
-	} else {
-		rs = ws.msgSeqs.Subtract(ws.removed)
-		if pend := ws.pendSeqs.Subtract(ws.removed); len(pend) > 0 {
-			if l.walPending == nil {
-				l.walPending = map[string]map[ServerID][]report.Range{}
-			}
-			if l.walPending[group] == nil {
-				l.walPending[group] = map[ServerID][]report.Range{}
-			}
-			l.walPending[group][srv.ID] = pend
+	if pend := wr.pending; len(pend) > 0 {
+		if l.walPending == nil {
+			l.walPending = map[string]map[ServerID][]report.Range{}
 		}
+		if l.walPending[group] == nil {
+			l.walPending[group] = map[ServerID][]report.Range{}
+		}
+		l.walPending[group][srv.ID] = pend
 	}
+	rs := wr.msgs
 	if len(rs) == 0 {
 		return
 	}
@@ -836,15 +847,11 @@ func extractHint(m *Model, server ServerID, account, stream string, lost []repor
 // for the first pass to hold its messages (maxReplayMsgs): the messages no
 // removal takes, and those holding a looked-for value, streamed with none
 // held.
-func (l *loader) replayAgain(srv *Server, group string, ws *walState) {
-	dir := groupDir(l.b, srv, group)
-	if dir == "" {
-		return
-	}
+func replayAgain(fsys fs.FS, dir, group string, ws *walState) {
 	var kept seqset.Set
 	var values []walValue
 	rp := ws.walMsgs
-	err := walMessages(l.b.FS, dir, group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+	err := walMessages(fsys, dir, group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
 		kept.Add(sm.Seq())
 		if rp.values[string(sm.Data)] {
 			values = append(values, walValue{seq: sm.Seq(), value: string(sm.Data)})

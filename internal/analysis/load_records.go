@@ -1,0 +1,235 @@
+package analysis
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/internal/storecrypt"
+)
+
+// Loading has two phases. readRecords does the reading: each ack log,
+// stream folder, raft group folder, audit archive and config is read by one
+// function that returns what it parsed as a record, with the errors naming
+// file, offset and structure; it has no Model. The loader's steps
+// (LoadWith) then assemble the Model from those records; where one reader
+// needs what another read (the store scan looks for the values the ack
+// logs' Jepsen histories published), that is an argument of the reader.
+
+// Records is everything the read phase took from a bundle. Nothing in it is
+// changed once it is read.
+type Records struct {
+	// AckLogs: one per b.AckLogs, in its order.
+	AckLogs []ackLogRead
+	// Copies: one read per stream folder, by the folder's path.
+	Copies map[string]copyRead
+	// Raft: the raft group folders of each clustered store (small files
+	// and newest snapshot), by store folder, in the order of Store.Groups.
+	Raft map[string][]*raftRead
+	// WALs: the WAL of each of those group folders, by the folder's path.
+	WALs map[string]*walRead
+	// Audits: the `nats audit gather` archives, in the order of b.Captures.
+	Audits []auditRead
+	// Configs: one per b.Configs, in its order, includes read.
+	Configs []serverConfig
+	// KeyFiles: per store folder, the key files of a store encrypted at
+	// rest as the keys given open them (nil without keys).
+	KeyFiles map[string][]storecrypt.KeyFile
+	// crashes: what a reader panicked with, by the assembling step that
+	// takes its records (the step says so; the rest was read).
+	crashes map[string]any
+}
+
+// ackLogRead is one ack log as read: its summary and why reading stopped.
+type ackLogRead struct {
+	path string
+	sum  *AckLog
+	err  error // opening or reading it (sum holds what was read before)
+	open bool  // err is the open's: nothing was read
+	// reopened says why it was opened again rather than taken from the
+	// sniff (bundle.LogFile.Reopened), "" when it was not.
+	reopened string
+}
+
+// auditRead is one `nats audit gather` archive, assembled by its manifest.
+type auditRead struct {
+	dir   string
+	audit *capture.Audit
+}
+
+// readRecords reads every file of b that loading takes, each once. meter
+// is told how far it got. It touches no Model.
+func readRecords(b *bundle.Bundle, mt *meter) *Records {
+	r := &Records{crashes: map[string]any{}}
+	try := func(step string, f func()) {
+		if crash := crashed(f); crash != nil {
+			r.crashes[step] = crash
+		}
+	}
+	try("reading ack logs", func() { r.AckLogs = readAckLogs(b.OpenLog, b.AckLogs) })
+	try("reading stores", func() { r.Raft, r.Copies = readStores(b.FS, b.Stores, historyValues(r.AckLogs), mt) })
+	try("reading captures", func() { r.Audits = readAudits(b, mt) })
+	try("reading raft state", func() {
+		r.WALs = readWALs(b.FS, b.Stores, r.Raft, raftzWant(b.Captures, r.Audits), historyValues(r.AckLogs), mt)
+	})
+	try("measuring the writes exposed by unclean stops", func() { r.Configs = readConfigs(b.FS, b.Configs) })
+	if c, ok := b.FS.(*storecrypt.FS); ok {
+		try("opening encrypted stores", func() {
+			r.KeyFiles = map[string][]storecrypt.KeyFile{}
+			for _, st := range b.Stores {
+				r.KeyFiles[st.Dir] = c.KeyFiles(st.Dir)
+			}
+		})
+	}
+	return r
+}
+
+// crashed runs f and returns what it panicked with (nil when it did not):
+// a bug that panics on one file costs that file's record.
+func crashed(f func()) (crash any) {
+	defer func() { crash = recover() }()
+	f()
+	return nil
+}
+
+// readStores reads, per store, its raft group folders' small files and
+// snapshots (a clustered store's), then every stream folder, each once.
+// values are the payloads the scans look for (historyValues).
+func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *meter) (map[string][]*raftRead, map[string]copyRead) {
+	var folders []string
+	for _, st := range stores {
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
+			}
+		}
+	}
+	plan, done := mt.begin(StageStores, fsys, folders), 0
+	// The copies of a stream several clustered stores hold are read
+	// together, to compare them in the same read (load_replicas.go).
+	cr := newCopyReader(fsys, stores, values)
+	raft, copies := map[string][]*raftRead{}, map[string]copyRead{}
+	for _, st := range stores {
+		raft[st.Dir] = readRaftGroups(fsys, st)
+		for _, acc := range st.Accounts {
+			for _, sname := range acc.Streams {
+				dir := path.Join(st.Dir, acc.Name, "streams", sname)
+				if strings.HasPrefix(sname, ".") {
+					plan.done(done)
+					done++
+					continue // being deleted: not read (stream)
+				}
+				var rd copyRead
+				if crash := crashed(func() { rd = cr.read(dir) }); crash != nil {
+					rd = copyRead{dir: dir, crash: crash}
+				}
+				copies[dir] = rd
+				plan.done(done)
+				done++
+			}
+		}
+	}
+	return raft, copies
+}
+
+// readRaftGroups reads the raft group folders of a clustered store (nil
+// for another).
+func readRaftGroups(fsys fs.FS, st bundle.Store) []*raftRead {
+	if st.SysAccount == "" {
+		return nil
+	}
+	var rs []*raftRead
+	for _, g := range st.Groups {
+		dir := path.Join(st.Dir, st.SysAccount, "_js_", g)
+		var rd *raftRead
+		if crash := crashed(func() { rd = readRaftGroup(fsys, dir, g) }); crash != nil {
+			rd = &raftRead{rec: RaftRecord{Group: g, Dir: dir}, crash: crash}
+		}
+		rs = append(rs, rd)
+	}
+	return rs
+}
+
+// readAudits assembles every `nats audit gather` archive of b's captures by
+// its manifest, from the answers the sniff decoded of its entries (its
+// files are not read again where the sniff decoded them).
+func readAudits(b *bundle.Bundle, mt *meter) []auditRead {
+	captures := b.Captures
+	var paths []string
+	for _, bc := range captures {
+		paths = append(paths, bc.Path)
+	}
+	// Captures are small: counted done together, at the end.
+	plan := mt.begin(StageCaptures, b.FS, paths)
+	defer func() {
+		for i := range paths {
+			plan.done(i)
+		}
+	}()
+	var out []auditRead
+	for _, bc := range captures {
+		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
+			out = append(out, auditRead{dir: dir, audit: capture.AuditOf(b.FS, dir, bc.Manifest, sniffedIn(b))})
+		}
+	}
+	return out
+}
+
+// raftzWant are, by group, the WAL sequences whose store time a /raftz
+// answer gave (its WAL's first and last), for the WAL pass to keep
+// (WALSummary.Stamps): of every answer of the bundle, whichever server
+// the loader attributes it to.
+func raftzWant(captures []bundle.Capture, audits []auditRead) map[string]map[uint64]bool {
+	want := map[string]map[uint64]bool{}
+	add := func(c capture.Capture) {
+		if c.Raftz == nil {
+			return
+		}
+		rz := *c.Raftz
+		for _, acc := range rz.Accounts() {
+			for _, g := range rz.Groups(acc) {
+				w := rz[acc][g].WAL
+				if w.Messages == 0 {
+					continue
+				}
+				if want[g] == nil {
+					want[g] = map[uint64]bool{}
+				}
+				want[g][w.FirstSeq], want[g][w.LastSeq] = true, true
+			}
+		}
+	}
+	for _, bc := range captures {
+		for _, c := range bc.Decoded {
+			add(c)
+		}
+	}
+	for _, a := range audits {
+		for _, c := range a.audit.Captures() {
+			add(c)
+		}
+	}
+	return want
+}
+
+// readConfigs parses every config the bundle reader found, includes read
+// through fsys once each (readServerConfig).
+func readConfigs(fsys fs.FS, configs []bundle.Config) []serverConfig {
+	held := make(map[string][]byte, len(configs))
+	for _, c := range configs {
+		held[c.Path] = c.Data
+	}
+	out := make([]serverConfig, 0, len(configs))
+	for _, c := range configs {
+		out = append(out, readServerConfig(fsys, c, held))
+	}
+	return out
+}
+
+// crashNote is the note of a reader that panicked on what.
+func crashNote(what string, crash any) string {
+	return fmt.Sprintf("%s stopped by an internal error, the rest of the analysis went on: %v", what, crash)
+}
