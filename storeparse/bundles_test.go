@@ -68,6 +68,8 @@ type wantDoc struct {
 		StoreCopy struct {
 			Live bool `json:"live"`
 		} `json:"store_copy"`
+		// FullServer: the server whose stream store filled (streamfull-*).
+		FullServer string `json:"full_server"`
 		// Blocks the generator cut (acked-lost-*): "<acc>/<stream>" by
 		// the file's folder, and whether the restarted server left the
 		// index.db from before the cut.
@@ -97,6 +99,10 @@ type bundleStore struct {
 	// (want.json jetstream_disabled): its /jsz lists no stream, and the
 	// index.db files it failed to write at the stop are 0 bytes.
 	Disabled bool
+	// StoreFilled: a stream store of this server filled while JetStream
+	// stayed on (streamfull-*); the server then writes a 0-byte index.db at
+	// its stop.
+	StoreFilled bool
 	// KeptCut: "<acc>/<stream>" folders whose last block the generator cut
 	// and whose index.db the restarted server left from before the cut
 	// (acked-lost-v2.11.17): the block ends before what index.db records,
@@ -194,7 +200,8 @@ func storesOf(t testing.TB, name string) []bundleStore {
 			bs := bundleStore{Bundle: name, Server: s.Name, Version: s.Version, Streams: s.Streams,
 				Root:       filepath.Join(root, filepath.FromSlash(s.StoreDir)),
 				Standalone: standalone, Stopped: stopped, Encrypted: w.Expect.Encrypted,
-				Live: w.Expect.StoreCopy.Live, Disabled: s.JetStreamDisabled}
+				Live: w.Expect.StoreCopy.Live, Disabled: s.JetStreamDisabled,
+				StoreFilled: s.Name == w.Expect.FullServer}
 			if bs.Version == "" {
 				bs.Version = w.ServerVersion
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -166,11 +167,14 @@ func TestMessagesAgreeWithLive(t *testing.T) {
 // countOpens counts the opens of every file of an fs.FS.
 type countOpens struct {
 	fs.FS
-	n map[string]int
+	mu sync.Mutex // a scan opens blocks from more than one goroutine
+	n  map[string]int
 }
 
 func (c *countOpens) Open(name string) (fs.File, error) {
+	c.mu.Lock()
 	c.n[name]++
+	c.mu.Unlock()
 	return c.FS.Open(name)
 }
 
