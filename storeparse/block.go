@@ -113,6 +113,14 @@ func NewBlockReader(file string, r io.ReaderAt, size int64, key string) (*BlockR
 // (a block already in memory, e.g. read whole: records then point into data
 // and nothing is copied).
 func newBlockReader(file string, r io.ReaderAt, data []byte, size int64, key string) (*BlockReader, error) {
+	return newBlockReaderBuf(file, r, data, size, key, nil)
+}
+
+// newBlockReaderBuf is newBlockReader reading r through buf (its capacity;
+// a larger one is made when a record needs it). The head that tells a
+// compressed block is the reader's first chunk, so a plain block read
+// through r costs no pread of its own for it.
+func newBlockReaderBuf(file string, r io.ReaderAt, data []byte, size int64, key string, buf []byte) (*BlockReader, error) {
 	if size < 0 {
 		return nil, binfmt.Errorf(file, 0, binfmt.ErrFormat, "negative size %d", size)
 	}
@@ -126,15 +134,27 @@ func newBlockReader(file string, r io.ReaderAt, data []byte, size int64, key str
 	if key != "" {
 		b.hh = binfmt.NewHH64(key)
 	}
+	if data == nil {
+		b.buf = buf[:0]
+	}
 	if size >= int64(len(cmpMagic))+1+checksumSize {
-		var head [16]byte
-		n, _ := r.ReadAt(head[:min(int64(len(head)), size)], 0)
-		if n >= len(cmpMagic) && bytes.Equal(head[:len(cmpMagic)], cmpMagic) {
+		var head []byte
+		if data == nil {
+			p, err := b.fill(0, 16)
+			if err != nil { // left for the first record to meet
+				p = b.buf
+				b.buf, b.bufOff, b.shrank = b.buf[:0], 0, false
+			}
+			head = p[:min(len(p), 16)]
+		} else {
+			head = data[:min(len(data), 16)]
+		}
+		if n := len(head); n >= len(cmpMagic) && bytes.Equal(head[:len(cmpMagic)], cmpMagic) {
 			if data, err := decompressBlock(file, r, size, head[:n]); err == nil {
 				b.src = bytes.NewReader(data)
 				b.size = int64(len(data))
 				b.compressed = true
-				b.buf, b.bufOff, b.inMem = data, 0, true
+				b.buf, b.bufOff, b.inMem, b.shrank = data, 0, true, false
 			}
 		}
 	}

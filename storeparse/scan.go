@@ -53,6 +53,12 @@ type ScanOptions struct {
 	// waits for each call: a callee that waits holds the scan back (several
 	// copies of a stream are compared so, read in lockstep).
 	Messages func(seqs, digests []uint64)
+	// MessageBuffers, when set with Messages, gives a block the slices its
+	// records are appended to (of length 0), e.g. ones a Messages callee is
+	// done with, so that a long stream does not allocate them anew per
+	// block; nil ones, or ones of less capacity than the last block's
+	// records, are not used. It is called from the scan's workers at once.
+	MessageBuffers func() (seqs, digests []uint64)
 	// Head, when set, is this folder's head as ReadHead read it (with
 	// Name): the scan goes on from it, reading meta.inf and meta.sum no
 	// more. A head serves one scan.

@@ -62,14 +62,15 @@ func (r *blockResult) problem(err error) {
 type blockScanner struct {
 	dir, name string
 	visit     func(BlockInfo, *Record) error
-	window    uint64             // ScanOptions.DigestWindow
-	msgs      bool               // ScanOptions.Messages is set
-	payloads  map[string]bool    // ScanOptions.Payloads
-	budget    *memBudget         // nil: no other scanner runs
-	buf       []byte             // ReadAt buffer kept from block to block
-	afterOpen func(*blockSource) // test hook: runs once a block is open
-	rereads   int                // blocks read again because they shrank
-	lastMsgs  int                // records handed over for the last block (ScanOptions.Messages): the next one's capacity
+	window    uint64                          // ScanOptions.DigestWindow
+	msgs      bool                            // ScanOptions.Messages is set
+	msgBufs   func() (seqs, digests []uint64) // ScanOptions.MessageBuffers
+	payloads  map[string]bool                 // ScanOptions.Payloads
+	budget    *memBudget                      // nil: no other scanner runs
+	buf       []byte                          // ReadAt buffer kept from block to block
+	afterOpen func(*blockSource)              // test hook: runs once a block is open
+	rereads   int                             // blocks read again because they shrank
+	lastMsgs  int                             // records handed over for the last block (ScanOptions.Messages): the next one's capacity
 }
 
 // scanBlocks scans the blocks idxs of s, merges them into s (Blocks,
@@ -101,7 +102,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 	}
 	workers = min(workers, maxScanWorkers, len(idxs))
 	if opts.Visit != nil || workers <= 1 {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, msgs: opts.Messages != nil, payloads: opts.Payloads}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, visit: opts.Visit, window: opts.DigestWindow, msgs: opts.Messages != nil, msgBufs: opts.MessageBuffers, payloads: opts.Payloads}
 		for i, n := range idxs {
 			res := sc.scan(fsys, n, keys[n])
 			if res.err != nil {
@@ -130,7 +131,7 @@ func (s *StreamScan) scanBlocks(fsys fs.FS, idxs []uint32, keys map[uint32]bool,
 		budget   = newMemBudget(scanMemBudget / int64(max(1, opts.Share)))
 	)
 	work := func() {
-		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, msgs: opts.Messages != nil, budget: budget, payloads: opts.Payloads}
+		sc := &blockScanner{dir: s.Dir, name: s.Name, window: opts.DigestWindow, msgs: opts.Messages != nil, msgBufs: opts.MessageBuffers, budget: budget, payloads: opts.Payloads}
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -297,19 +298,37 @@ func (sc *blockScanner) scanOnce(fsys fs.FS, n uint32, hasKey bool) (res blockRe
 	return res, sc.records(name, n, &src, &res)
 }
 
+// messageBuffers gives the slices a block's message records go to: the
+// ones MessageBuffers gives when they hold as many as the last block's,
+// else new ones.
+func (sc *blockScanner) messageBuffers() (seqs, digests []uint64) {
+	want := sc.lastMsgs + 64
+	if sc.msgBufs != nil {
+		seqs, digests = sc.msgBufs()
+		if cap(seqs) >= want && cap(digests) >= want {
+			return seqs[:0], digests[:0]
+		}
+	}
+	return make([]uint64, 0, want), make([]uint64, 0, want)
+}
+
 // records reads the records of an opened block into res, building the block
 // state as rebuildStateFromBufLocked (v2.15.2) does. shrank: the file ended
 // before src.size (see BlockReader.Shrank).
 func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *blockResult) (shrank bool) {
 	bs := res.bs
-	br, err := newBlockReader(name, src.ra, src.data, src.size, fmt.Sprintf("%s-%d", sc.name, n))
+	buf := sc.buf // one read buffer for every block
+	sc.buf = nil
+	br, err := newBlockReaderBuf(name, src.ra, src.data, src.size, fmt.Sprintf("%s-%d", sc.name, n), buf)
 	if err != nil {
+		sc.buf = buf
 		res.problem(err)
 		return false
 	}
 	bs.Compressed = br.Compressed()
-	if !br.inMem {
-		br.buf, sc.buf = sc.buf[:0], nil // reuse one read buffer for every block
+	if br.inMem {
+		sc.buf = buf
+	} else {
 		defer func() {
 			if cap(br.buf) <= maxKeptBuf {
 				sc.buf = br.buf[:0]
@@ -427,7 +446,7 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			bs.addDigest(sc.window, &r)
 			if sc.msgs && r.ChecksumOK {
 				if bs.mseqs == nil {
-					bs.mseqs, bs.mdigs = make([]uint64, 0, sc.lastMsgs+64), make([]uint64, 0, sc.lastMsgs+64)
+					bs.mseqs, bs.mdigs = sc.messageBuffers()
 				}
 				bs.mseqs = append(bs.mseqs, seq)
 				bs.mdigs = append(bs.mdigs, MessageDigest(&r))

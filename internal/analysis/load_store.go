@@ -254,7 +254,8 @@ type copyRead struct {
 
 // readOpts are how a copy read with others is read (readTogether).
 type readOpts struct {
-	messages func(seqs, digests []uint64) // ScanOptions.Messages
+	messages func(seqs, digests []uint64)    // ScanOptions.Messages
+	buffers  func() (seqs, digests []uint64) // ScanOptions.MessageBuffers
 	workers  int
 	share    int              // ScanOptions.Share: the copies read at once
 	head     *storeparse.Head // read already (copyReader): the folder is not empty
@@ -272,7 +273,7 @@ func readCopy(fsys fs.FS, dir string, payloads map[string]bool, ro *readOpts) co
 	}
 	opts := storeparse.ScanOptions{SkipFirstTS: true}
 	if ro != nil {
-		opts.Messages, opts.Workers, opts.Share, opts.Head = ro.messages, ro.workers, ro.share, ro.head
+		opts.Messages, opts.MessageBuffers, opts.Workers, opts.Share, opts.Head = ro.messages, ro.buffers, ro.workers, ro.share, ro.head
 	}
 	opts.Payloads = payloads
 	scan, err := storeparse.ScanStream(fsys, dir, opts)
