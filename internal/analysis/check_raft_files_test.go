@@ -3,7 +3,6 @@ package analysis
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -262,26 +261,6 @@ func TestV210ClusterTermVoteNoFinding(t *testing.T) {
 	}
 }
 
-// countFS counts the reads of each file through a bundle's FS.
-type countFS struct {
-	fs.FS
-	reads map[string]int
-}
-
-func (c *countFS) Open(name string) (fs.File, error) {
-	c.reads[name]++
-	return c.FS.Open(name)
-}
-
-func (c *countFS) ReadFile(name string) ([]byte, error) {
-	c.reads[name]++
-	return fs.ReadFile(c.FS, name)
-}
-
-func (c *countFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(c.FS, name) }
-
-func (c *countFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(c.FS, name) }
-
 // TestRaftFilesReadOnce: every peers.idx, tav.idx, commit.idx and snapshot
 // of a bundle is read once per analysis, though naming the stores, the raft
 // views and the rename by content all use them.
@@ -291,7 +270,7 @@ func TestRaftFilesReadOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &countFS{FS: b.FS, reads: map[string]int{}}
+		c := &countingFS{FS: b.FS, opens: map[string]int{}}
 		b.FS = c
 		m := Load(b)
 		b.Close()
@@ -299,8 +278,8 @@ func TestRaftFilesReadOnce(t *testing.T) {
 		for _, r := range m.RaftRecords {
 			for _, f := range r.files() {
 				n++
-				if c.reads[f] != 1 {
-					t.Errorf("%s: %s read %d times", fx, f, c.reads[f])
+				if c.opens[f] != 1 {
+					t.Errorf("%s: %s read %d times", fx, f, c.opens[f])
 				}
 			}
 		}

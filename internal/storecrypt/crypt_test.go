@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -353,11 +354,14 @@ func TestDamageUnderKey(t *testing.T) {
 // countOpens counts the opens of every file of an fs.FS.
 type countOpens struct {
 	fs.FS
-	n map[string]int
+	mu sync.Mutex
+	n  map[string]int
 }
 
 func (c *countOpens) Open(name string) (fs.File, error) {
+	c.mu.Lock()
 	c.n[name]++
+	c.mu.Unlock()
 	return c.FS.Open(name)
 }
 
