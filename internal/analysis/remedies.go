@@ -355,7 +355,8 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, Destroys: true, Text: "After recovery, recreate the stream with the config in its meta.inf (nats stream add {{stream}} --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics extract BUNDLE --stream '{{account}}/{{stream}}' -o FILE` reads from the copied blocks (seq, subject, headers, data)."},
 		{Kind: stepNote, Text: "On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk."},
 	}, Proven: []report.RemedyProof{
-		{Version: "2.11.17", Fixture: "testdata/remedies/orphan-v2.11.17.json", Outcome: "every server started and deleted its orphaned copies (\"Detected orphaned stream\"); the 3 streams created again from their saved meta.inf and their 15 messages each republished from jsforensics extract: a meta leader, all 6 streams with their messages and a leader (the orphaned consumers are not recreated by this remedy)"},
+		{Version: "2.10.22", Fixture: "testdata/bundles/orphan-v2.10.22", Outcome: "every server started and deleted its orphaned copies (\"Detected orphaned stream\"); the 3 streams created again from their saved meta.inf and their 15 messages each republished from jsforensics extract: a meta leader, all 6 streams with their messages and a leader (the orphaned consumers are not recreated by this remedy)"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/orphan-v2.11.17.json", Outcome: "the same"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/orphan-v2.12.15.json", Outcome: "the same"},
 		{Version: "2.15.3", Fixture: "testdata/remedies/orphan-v2.15.3.json", Outcome: "the same"},
 	}},
