@@ -130,7 +130,7 @@ func otherHolders(m *Model, st *Stream, except *Server) []string {
 }
 
 func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) prescription {
-	return prescribe("orphan-stream-copy-out", args{"server": srv.Name, "path": c.Path, "stream": st.Name})
+	return prescribe("orphan-stream-copy-out", args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
 }
 
 func dedupeFindings(in []report.Finding) []report.Finding {

@@ -298,6 +298,11 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, Text: "Nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway."},
 		{Kind: stepSave, Text: "copy the folder out (cp -a {{folder|shell}} SAVE/)."},
 		{Kind: stepAction, Destroys: true, Text: "Once no server needs it, remove it with the server stopped to silence the warning."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/emptyfolders-v2.10.27.json", Outcome: "the 4 empty folders moved out with the servers stopped, every server started: a meta leader, the 5 streams kept with their messages and a leader, no stream folder deleted (one server still catching up the meta group after 60 s)"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/emptyfolders-v2.11.17.json", Outcome: "the 4 empty folders moved out with the servers stopped, every server started: a meta leader, the 5 streams kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/emptyfolders-v2.12.15.json", Outcome: "the same"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/emptyfolders-v2.15.3.json", Outcome: "the same"},
 	}},
 	// index-mismatch
 	{ID: "index-db-stale-remove", Steps: []remedyStep{
@@ -347,8 +352,13 @@ var remedyCatalogue = []remedy{
 	{ID: "orphan-stream-copy-out", Steps: []remedyStep{
 		{Kind: stepCost, Text: "{{server}} deletes this copy when its meta layer recovers (\"Detected orphaned stream\"): what is not copied out is gone."},
 		{Kind: stepSave, Text: "before {{server}} starts again (or before its meta layer recovers), copy {{path}} out of the store (cp -a)."},
-		{Kind: stepAction, Destroys: true, Text: "After recovery, recreate the stream with the config in its meta.inf (nats stream add {{stream}} --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics dump blk` reads from the copied blocks."},
+		{Kind: stepAction, Destroys: true, Text: "After recovery, recreate the stream with the config in its meta.inf (nats stream add {{stream}} --config FILE) and restore its messages from a backup (nats stream backup/restore) or by republishing what `jsforensics extract BUNDLE --stream '{{account}}/{{stream}}' -o FILE` reads from the copied blocks (seq, subject, headers, data)."},
 		{Kind: stepNote, Text: "On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.10.22", Fixture: "testdata/bundles/orphan-v2.10.22", Outcome: "every server started and deleted its orphaned copies (\"Detected orphaned stream\"); the 3 streams created again from their saved meta.inf and their 15 messages each republished from jsforensics extract: a meta leader, all 6 streams with their messages and a leader (the orphaned consumers are not recreated by this remedy)"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/orphan-v2.11.17.json", Outcome: "the same"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/orphan-v2.12.15.json", Outcome: "the same"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/orphan-v2.15.3.json", Outcome: "the same"},
 	}},
 	{ID: "orphan-consumer-recreate", Steps: []remedyStep{
 		{Kind: stepCost, Text: "the server deletes the consumer when its meta layer recovers, with its delivery and ack state."},

@@ -132,6 +132,7 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 	"replica-gap-start":             execStartNamed,
 	"stream-quorum-peer-remove":     execStreamPeerRemovals,
 	"store-empty-folder":            execEmptyFolderRemove,
+	"orphan-stream-copy-out":        execOrphanCopyOut,
 }
 
 // remedyNotRun says why a destructive remedy has no executor.
@@ -141,7 +142,7 @@ var remedyNotRun = map[string]string{
 
 // remedyFamilies are the families whose reports carry destructive remedies
 // the runner can carry out.
-var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders"}
+var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders", "orphan"}
 
 func runRemedies(ctx context.Context, out string, versions, fams, fixtures []string) error {
 	jsf, err := buildAnalyzer(ctx)
@@ -239,6 +240,13 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 		return err
 	}
 	defer os.RemoveAll(scratch)
+	if _, err := os.Stat(bundle); err != nil {
+		// A zipped bundle (emptyfolders-*): unpacked into the scratch
+		// folder, the zip left as it is.
+		if bundle, err = unzipBundle(filepath.Join(dir, "bundle.zip"), filepath.Join(scratch, "bundle")); err != nil {
+			return err
+		}
+	}
 	repPath := filepath.Join(scratch, "report.json")
 	cmd := exec.CommandContext(ctx, jsf, "analyze", bundle, "--format", "json", "-o", repPath)
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -293,6 +301,7 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 			for _, oid := range ids {
 				r.all = append(r.all, byID[oid]...)
 			}
+			r.jsf, r.bundle = jsf, bundle
 			r.save(byID[id])
 			err = ex(ctx, r, byID[id])
 			r.finish(ctx, err)
@@ -320,6 +329,8 @@ type remedyRun struct {
 	// all are the report's findings with a destructive remedy, for a
 	// remedy whose step sends the reader to another one.
 	all []reportFinding
+	// jsf is the analyzer binary, bundle the bundle's folder (read only).
+	jsf, bundle string
 }
 
 // newRemedyRun prepares every server of the bundle (and 3 temporary ones)
@@ -853,9 +864,11 @@ func execEmptyFolderRemove(ctx context.Context, r *remedyRun, fs []reportFinding
 					if err := os.Rename(p, aside); err == nil {
 						moved = append(moved, rel)
 						// The folder was meant to go: not a deletion.
+						// streamFolders names <acc>/streams/<name> "<acc>/<name>".
+						gone := filepath.Base(filepath.Dir(filepath.Dir(p))) + "/" + filepath.Base(p)
 						var keep []string
 						for _, fb := range r.out.FoldersBefore[name] {
-							if !strings.HasSuffix(p, filepath.FromSlash(fb)) {
+							if fb != gone {
 								keep = append(keep, fb)
 							}
 						}
