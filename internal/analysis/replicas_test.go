@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -166,41 +165,6 @@ func liveDivergence(t *testing.T, fsys fs.FS, copies []*StreamCopy) []DivergedSp
 			continue
 		}
 		out = append(out, DivergedSpan{Range: report.Range{First: s, Last: s}, Sides: ms})
-	}
-	return out
-}
-
-// blocksHolding names the blocks of copy c holding a message in r.
-func blocksHolding(t *testing.T, fsys fs.FS, c *StreamCopy, r report.Range) []string {
-	t.Helper()
-	ents, err := fs.ReadDir(fsys, path.Join(c.Path, "msgs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".blk") {
-			continue
-		}
-		name := path.Join(c.Path, "msgs", e.Name())
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		br, err := storeparse.NewBlockReader(name, strings.NewReader(string(b)), int64(len(b)), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := br.Next()
-			if err != nil && rec.Len == 0 {
-				break
-			}
-			if !rec.Tombstone && rec.Seq >= r.First && rec.Seq <= r.Last {
-				out = append(out, name)
-				break
-			}
-		}
 	}
 	return out
 }
