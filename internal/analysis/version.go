@@ -163,11 +163,13 @@ func refusesCorruptMetaSnapshot(v string) (yes, known bool) {
 // v2.12.15:908, v2.15.3:1116), 2.12.1 with a tombstone only for lost data,
 // 2.12.15, 2.14.10 and 2.15.x always with one. README versions table, row acked-lost:
 // 2.11.17's R3 copies cut after seq 210 reported last_seq 240, 210
-// messages, 30 deleted. Only the 2.11 line is applied (known false
-// elsewhere): the others' conditions are not in the bundle.
+// messages, 30 deleted. 2.11.0 to 2.11.3 keep it only when the rebuild
+// found lost data, as 2.10 (`if fs.ld != nil && prior.LastSeq > ...`);
+// 2.11.4 to 2.11.17 always (the same line without fs.ld). Only 2.11.4+ is
+// applied: the others' conditions are not in the bundle.
 func keepsPriorLastSeq(v string) (yes, known bool) {
-	mi, _, ok := sourceRead(v)
-	if !ok || mi != 11 {
+	mi, pa, ok := sourceRead(v)
+	if !ok || mi != 11 || pa < 4 {
 		return false, false
 	}
 	return true, true

@@ -23,3 +23,18 @@ func TestVersionLinesPlaced(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepsPriorLastSeqByRelease: the releases whose filestore keeps
+// index.db's prior last sequence unconditionally (filestore.go
+// newFileStoreWithCreated as read in v2.11.0-v2.11.17: the fs.ld condition
+// goes in 2.11.4); acked-lost-v2.11.17 is the run on that side.
+func TestKeepsPriorLastSeqByRelease(t *testing.T) {
+	for v, want := range map[string]bool{
+		"2.10.27": false, "2.11.0": false, "2.11.3": false, "2.11.4": true,
+		"2.11.17": true, "2.11.18": false, "2.12.15": false, "2.15.3": false,
+	} {
+		if got, _ := keepsPriorLastSeq(v); got != want {
+			t.Errorf("%s: keeps prior last seq %v, want %v", v, got, want)
+		}
+	}
+}
