@@ -39,7 +39,6 @@ var checkStreamWriteError = Check{
 		type key struct{ server, account, stream string }
 		first := map[key]int{}
 		later := map[key]int{}
-		var keys []key
 		// The log events it reads, by server, in timeline order: one pass.
 		byServer := map[string][]int{}
 		for i := range m.Timeline {
@@ -57,6 +56,7 @@ var checkStreamWriteError = Check{
 				continue
 			}
 			lastStart := -1
+			var keys []key // this server's streams, in the order their errors came
 			for _, i := range byServer[name] {
 				e := &m.Timeline[i]
 				if e.Kind == string(natsfmt.EventStart) {
@@ -76,9 +76,6 @@ var checkStreamWriteError = Check{
 				}
 			}
 			for _, k := range keys {
-				if k.server != name {
-					continue
-				}
 				i := first[k]
 				restarted := lastStart > i
 				out = append(out, streamWriteErrorFinding(m, k.server, k.account, k.stream, i, later[k], restarted))

@@ -153,7 +153,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, When: "diskfull", Text: "Make room first: free space on the volume holding the stream's store or grow the volume. Set max_file_store (or the stream's max_bytes) below the volume's size, so that JetStream refuses writes (resource limits) before the filesystem fills."},
 		{Kind: stepAction, When: "other", Text: "Fix what its log says failed (the evidence above) first."},
 		{Kind: stepAction, Destroys: true, Text: "Then restart nats-server on {{server}}: room alone does not bring the stream back, it keeps the write error until the stream is opened again."},
-		{Kind: stepVerify, Text: "`nats stream info {{stream}}` on {{server}}: its last sequence grows with new publishes, and /healthz no longer says \"stream write error\"."},
+		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` on {{server}}: its last sequence grows with new publishes, and /healthz no longer says \"stream write error\"."},
 	}},
 	// quorum-unreachable where every missing peer is a renamed server's old
 	// id: the way out is server-renamed's.
