@@ -131,3 +131,33 @@ func TestQuorumRemedyStreamUnknown(t *testing.T) {
 		t.Error("no quorum-unreachable for the consumer group whose stream is unknown")
 	}
 }
+
+// TestLostQuorumRescue: lostquorum-v2.15.3, three of five servers lost with
+// their stores: the meta group's remedy is the quorum rescue down to the
+// two survivors' quorum, sent once with every answer shown, then the three
+// server removals; peer-offline's removals are sent to quorum-unreachable
+// first (alone they elected no leader: the fixture's remedy-outcome.json).
+func TestLostQuorumRescue(t *testing.T) {
+	rep := analyze(t, bundlesDir+"/lostquorum-v2.15.3/bundle")
+	var rescue, offline int
+	for _, f := range rep.Findings {
+		switch {
+		case f.Code == "quorum-unreachable" && f.Group == "_meta_":
+			rescue++
+			if f.RemedyID != "meta-quorum-rescue" || !strings.Contains(f.Remedy, `nats request '$JS.API.META.RESCUE' '{"quorum_needed":2}' --replies 0`) ||
+				strings.Count(f.Remedy, "$JS.API.SERVER.REMOVE") != 3 || !strings.Contains(f.Remedy, "5 minutes") {
+				t.Errorf("meta remedy %s: %s", f.RemedyID, f.Remedy)
+			}
+		case f.Code == "peer-offline":
+			offline++
+			if !strings.Contains(f.Remedy, "carry out quorum-unreachable's remedy first") {
+				t.Errorf("peer-offline %s: no pointer to quorum-unreachable: %s", f.Server, f.Remedy)
+			}
+		case f.Severity == report.Critical && f.Code != "meta-no-leader":
+			t.Errorf("unexpected critical %s %s: %s", f.Code, f.Group, f.Message)
+		}
+	}
+	if rescue != 1 || offline == 0 {
+		t.Errorf("%d meta quorum-unreachable, %d peer-offline findings; want 1 and some", rescue, offline)
+	}
+}

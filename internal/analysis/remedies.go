@@ -94,10 +94,13 @@ var remedyCatalogue = []remedy{
 	{ID: "meta-quorum-rescue", Steps: []remedyStep{
 		{Kind: stepCost, Text: "the quorum rescue makes the surviving servers' meta state the truth (what only the missing peers knew is dropped), and a server removal drops the removed peer's replicas from every group."},
 		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
-		{Kind: stepAction, Destroys: true, Text: "nats-server {{version}} supports a quorum rescue. With the system account, on the surviving servers:",
-			Commands: []string{"nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":{{quorum}}}'"}},
+		// v2.15.2/v2.15.3 jetstream_api.go jsMetaRescueRequest (a broadcast
+		// system subscription) and raft.go RescueQuorum (refusals,
+		// rescueQuorumTimeout 5 min, recalcQuorum ends it).
+		{Kind: stepAction, Destroys: true, Text: "nats-server {{version}} supports a quorum rescue. With the system account, send it once: every server that receives it lowers its own meta quorum and answers for itself (--replies 0 shows every answer); a server refuses it while it knows a meta leader, if it is no voting member of the meta group, or if its meta log is empty. The lowered quorum lasts 5 minutes, or until the removals below bring the group's own quorum down to it:",
+			Commands: []string{"nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":{{quorum}}}' --replies 0"}},
 		{Kind: stepAction, Destroys: true, Each: "missing",
-			Text:     "Then, once a meta leader is elected, remove each missing peer with a server removal:",
+			Text:     "Then, once a meta leader is elected (within those 5 minutes), remove each missing peer with a server removal, one at a time:",
 			Commands: []string{"{{each|server-remove}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with the live servers as its peers."},
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
@@ -165,6 +168,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "a server removal makes the removed server's copies of every stream and consumer stop counting; the meta leader places new replicas on live servers, which copy from the surviving replicas. A group whose every up-to-date copy sits on removed servers (none live) comes back empty."},
 		{Kind: stepSave, Text: "keep the departed servers' volumes and copy their stores aside (cp -a of each JetStream folder) before removing them; do not start them again after the removal."},
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
+		{Kind: stepNote, When: "metastalled", Text: "The meta group has less than a quorum of live peers and a server removal needs a meta leader: carry out quorum-unreachable's remedy first, which removes these peers too; alone, these removals are never applied."},
 		{Kind: stepAction, Destroys: true, Each: "removals",
 			Text:     "Then, with the system account, remove each departed server with a server removal, one at a time, waiting after each until `nats server report jetstream` shows the meta group one smaller with a leader and the stream groups re-placed (two removals in flight recompute placements from a stale peer set):",
 			Commands: []string{"{{each}}"}},
