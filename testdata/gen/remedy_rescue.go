@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -106,4 +107,54 @@ func broadcastRequest(ctx context.Context, nc *nats.Conn, command string, want i
 		return nil, fmt.Errorf("%s: no answer in %v", m[1], timeout)
 	}
 	return out, nil
+}
+
+var sameNamesRE = regexp.MustCompile(`start (\d+) server\(s\) named (.+?) on EMPTY stores`)
+
+// execSameNames: meta-quorum-same-names. Start the servers that answered
+// the captures; with no meta leader in 30 s, start servers under the names
+// the step gives on empty stores (the prepared temporary servers, renamed)
+// and wait for a meta leader.
+func execSameNames(ctx context.Context, r *remedyRun, fs []reportFinding) error {
+	for _, n := range r.live {
+		if err := r.c.Server(n).Start(ctx); err != nil {
+			return err
+		}
+		r.started[n] = true
+	}
+	if waitAnyMetaLeader(ctx, r.c, 30*time.Second) == nil {
+		return fmt.Errorf("a meta leader without the new servers: %s", metaSize(ctx, r.c.Server(r.live[0])))
+	}
+	r.out.Steps = append(r.out.Steps, fmt.Sprintf("done: started %s: no meta leader in 30 s (%s)", strings.Join(r.live, ", "), metaSize(ctx, r.c.Server(r.live[0]))))
+	f := fs[0]
+	for _, i := range destructiveActions(f) {
+		st := f.Steps[i]
+		m := sameNamesRE.FindStringSubmatch(st.Text)
+		if m == nil {
+			continue
+		}
+		names := strings.Split(m[2], ", ")
+		if len(names) > len(r.temps) {
+			return fmt.Errorf("%d servers asked, %d prepared", len(names), len(r.temps))
+		}
+		for k, name := range names {
+			if r.c.Server(name) != nil {
+				return fmt.Errorf("server %s is in the bundle", name)
+			}
+			s := r.c.Server(r.temps[k])
+			s.Name = name
+			if err := s.Start(ctx); err != nil {
+				return err
+			}
+			r.started[name] = true
+		}
+		err := waitAnyMetaLeader(ctx, r.c, 120*time.Second)
+		r.action(st.Text, fmt.Sprintf("started %s on empty stores; meta %s", strings.Join(names, ", "), metaSize(ctx, r.c.Server(r.live[0]))))
+		if err != nil {
+			return err
+		}
+		// Past the orphan check (30 s after meta recovery).
+		return pause(ctx, 40*time.Second)
+	}
+	return fmt.Errorf("no step names the servers to start")
 }

@@ -134,6 +134,7 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 	"store-empty-folder":            execEmptyFolderRemove,
 	"orphan-stream-copy-out":        execOrphanCopyOut,
 	"meta-quorum-rescue":            execMetaRescue,
+	"meta-quorum-same-names":        execSameNames,
 }
 
 // remedyNotRun says why a destructive remedy has no executor.
