@@ -120,6 +120,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with all {{size}} peers, and the stream groups with a leader, the new servers catching up."},
 		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
 		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.15", Fixture: "testdata/remedies/lostquorum-v2.12.15.json", Outcome: "3 of 5 servers lost with their stores: n3, n4, n5 started on empty stores beside the 2 survivors: a meta leader at 5/3 within seconds, the R3 stream's new copy caught up, the two R1 streams and the R3 stream kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/lostquorum-v2.14.10.json", Outcome: "the same"},
 	}},
 	{ID: "meta-quorum-temporary-servers", Steps: []remedyStep{
 		{Kind: stepCost, Text: "a server removal drops the removed peer's replicas from every group (they are placed anew on live servers); the temporary servers join the meta group and are removed again at the end."},
