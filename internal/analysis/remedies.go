@@ -85,6 +85,7 @@ var remedyCatalogue = []remedy{
 			Commands: []string{"nats stream edit {{stream|shell}} --replicas 1", "nats stream edit {{stream|shell}} --replicas {{replicas}}"}},
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` shows a leader and every replica current."},
 	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/scaledown-v2.10.27.json", Outcome: "the two stream peer removals of the stalled stream (by server name): it was led again with all its messages, every other stream untouched, no stream folder deleted (2 runs of 2, the other scaledown-v2.10.27-failed.json)"},
 		{Version: "2.11.17", Fixture: "testdata/remedies/scaledown-v2.11.17.json", Outcome: "the two stream peer removals of the stalled stream (by server name): it was led again with all its messages, every other stream untouched, no stream folder deleted"},
 		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "the same: the stalled stream led again with all its messages, nothing deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/scaledown-v2.12.15.json", Outcome: "the same"},
@@ -194,6 +195,8 @@ var remedyCatalogue = []remedy{
 			Commands: []string{"{{each}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group with the live servers only, led, and the stream groups that were stalled with a leader again."},
 	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/scaledown-v2.10.27.json", Outcome: "both departed servers removed one at a time: 4/3, 3/2 with a leader, every stream kept with its messages and a leader, no stream folder deleted"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/scaledown-v2.10.27-failed.json", Outcome: "another run: the three live servers started on the copy elected no meta leader in 60 s (5 meta peers, 3 live), so no removal was sent", Failed: true},
 		{Version: "2.11.17", Fixture: "testdata/remedies/scaledown-v2.11.17.json", Outcome: "both departed servers removed one at a time: meta leader at 3 peers, every stream kept with its messages and a leader, no stream folder deleted"},
 		{Version: "2.12.1", Fixture: "testdata/bundles/scaledown-v2.12.1", Outcome: "the same: 5/3, 4/3, 3/2 with a leader, every stream kept with its messages and a leader (the stalled one re-placed and led), no stream folder deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/scaledown-v2.12.15.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
@@ -238,10 +241,15 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, Destroys: true, Text: "Then, with the server stopped, move {{meta}}/snapshots and {{meta}}/msgs out of the store (keep peers.idx and tav.idx), and start it while a server with an intact meta snapshot is running: that server is elected meta leader and installs its snapshot on this one."},
 		{Kind: stepAction, When: "stagger", Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server, then start the intact server and one damaged server, and each further damaged server only once `nats server report jetstream` names the intact server meta leader: on {{version}} never start two damaged servers together (2.11.17 started them together with the intact one and elected one of them, whose empty meta state deleted their streams as orphans)."},
 		{Kind: stepAction, When: "together", Destroys: true, Text: "Where a majority of the meta peers are damaged, do this on every damaged server and start them together with the intact one (on {{version}}: 2.12.1 and 2.15.2 elected no meta leader from the intact server and one damaged server in 60 s; started together, the intact one was elected)."},
-		{Kind: stepNote, When: "ordercannottell", Text: "Where a majority of the meta peers are damaged, which start order recovers cannot be told for {{version}}: 2.11.17 started them together with the intact one and elected a damaged one, whose empty meta state deleted their streams as orphans; 2.12.1 elected no meta leader from the intact server and one damaged server, and did elect the intact one with all started together."},
+		{Kind: stepNote, When: "ordercannottell", Text: "Where a majority of the meta peers are damaged, which start order recovers cannot be told for {{version}}: 2.11.17 started them together with the intact one and elected a damaged one, whose empty meta state deleted their streams as orphans; 2.12.1 elected no meta leader from the intact server and one damaged server, and did elect the intact one with all started together; on 2.10.27 all together elected a damaged server, whose empty meta state deleted their streams as orphans (2 runs of 2), and the intact server and one damaged one elected no meta leader in 60 s in 2 runs of 3 (nothing deleted; the third recovered)."},
 		{Kind: stepVerify, Text: "the server with the intact snapshot is meta leader and every stream reports its messages on every server (nats stream report)."},
 		{Kind: stepNote, Text: "If no server has an intact meta snapshot, keep the damaged servers stopped: starting them recreates no assignment, and their streams must be recreated from their meta.inf after the meta group is rebuilt."},
 	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/metasnap-v2.10.27-started-together.json", Outcome: "two of three damaged, moved out, every server started together (no start order is prescribed on 2.10): the damaged ms-1 was elected, LOCAL_0, LOCAL_1 and two ORDERS copies deleted as orphans", Failed: true},
+		{Version: "2.10.27", Fixture: "testdata/remedies/metasnap-v2.10.27-started-together-2.json", Outcome: "every server started together again: the same", Failed: true},
+		{Version: "2.10.27", Fixture: "testdata/remedies/metasnap-v2.10.27-staggered.json", Outcome: "the intact ms-2 and one damaged server started, the other once ms-2 led (the analyzer built with the 2.11 order for 2.10): ms-2 meta leader, all 4 streams kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/metasnap-v2.10.27-staggered-failed.json", Outcome: "the intact ms-2 and one damaged server started, as in the staggered run that recovered: ms-2 and ms-0 elected no meta leader in 60 s, nothing deleted", Failed: true},
+		{Version: "2.10.27", Fixture: "testdata/remedies/metasnap-v2.10.27-staggered-failed-2.json", Outcome: "that staggered start a third time: the same", Failed: true},
 		{Version: "2.11.17", Fixture: "testdata/remedies/metasnap-v2.11.17.json", Outcome: "two of three servers' meta snapshots and WALs moved out; the intact ms-1 and one damaged server started, the other once ms-1 led: ms-1 meta leader, all 4 streams kept with their messages and a leader, no stream folder deleted"},
 		{Version: "2.12.1", Fixture: "testdata/bundles/metasnap-v2.12.1", Outcome: "two of three damaged, moved out, every server started together: the intact ms-1 meta leader, all 4 streams kept with their messages and a leader, no stream folder deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/metasnap-v2.12.15.json", Outcome: "the same"},
@@ -384,6 +392,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, Text: "On 2.10.25+ the protections against bad meta snapshots reduce but do not remove this risk."},
 	}, Proven: []report.RemedyProof{
 		{Version: "2.10.22", Fixture: "testdata/bundles/orphan-v2.10.22", Outcome: "every server started and deleted its orphaned copies (\"Detected orphaned stream\"); the 3 streams created again from their saved meta.inf and their 15 messages each republished from jsforensics extract: a meta leader, all 6 streams with their messages and a leader (the orphaned consumers are not recreated by this remedy)"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/orphan-v2.10.27.json", Outcome: "the same"},
 		{Version: "2.11.17", Fixture: "testdata/remedies/orphan-v2.11.17.json", Outcome: "the same"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/orphan-v2.12.15.json", Outcome: "the same"},
 		{Version: "2.15.3", Fixture: "testdata/remedies/orphan-v2.15.3.json", Outcome: "the same"},

@@ -174,6 +174,9 @@ func metaSnap(ctx context.Context, env *Env, version string) error {
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
+	if err := ensureMetaPeers(ctx, c); err != nil {
+		return err
+	}
 	x := MetaSnapExpect{Streams: map[string]string{}, Consumers: []string{}}
 	nc, js, err := connect(c.Servers...)
 	if err != nil {

@@ -83,6 +83,9 @@ func orphan(ctx context.Context, env *Env, version string) error {
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
+	if err := ensureMetaPeers(ctx, c); err != nil {
+		return err
+	}
 	x := OrphanExpect{StreamsA: map[string]int{}, StreamsB: map[string]int{}, ConsumersB: []string{}}
 	mk := func(js jetstream.JetStream, sname string, replicas, msgs int) (jetstream.Stream, error) {
 		return createFilled(ctx, js, jetstream.StreamConfig{Name: sname, Subjects: []string{sname + ".>"}, Replicas: replicas}, msgs, 80)

@@ -86,6 +86,9 @@ func scaledownOn(ctx context.Context, env *Env, version string) error {
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
+	if err := ensureMetaPeers(ctx, c); err != nil {
+		return err
+	}
 	x := ScaledownExpect{Departed: []string{"n4", "n5"}, Survivors: []string{"n1", "n2", "n3"}, IDs: map[string]string{},
 		Placement: map[string][]string{}, StalledStream: renameAccount + " > STUCK", PublishAfter: map[string]string{},
 		MetaAfter: map[string]MetaView{}, Health: map[string]string{}, LogLines: map[string][]string{}}
