@@ -383,7 +383,7 @@ type walRemovalOp struct {
 func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values map[string]bool) *walRead {
 	ws := walStart(rd)
 	wr := &walRead{ws: ws, dir: dir}
-	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
+	if !listed(fsys, dir, "msgs") {
 		return wr
 	}
 	wr.found = true

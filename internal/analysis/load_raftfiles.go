@@ -178,6 +178,9 @@ func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
 		}
 	}
 	file = path.Join(dir, "commit.idx")
+	if !listed(fsys, dir, "commit.idx") {
+		return r // not there (a group may have none), known from the listing
+	}
 	if b, found, err := readRaftFile(fsys, file, raftlog.MaxCommitSize, natsfmt.StructCommitIdx); err != nil {
 		r.commitErr = err
 	} else if found {

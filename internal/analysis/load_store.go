@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -14,6 +15,30 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
+
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// listed says whether dir holds an entry name, from dir's listing (the
+// bundle's FS keeps the listings of its inventory walk, so the answer costs
+// no stat or failed open). A folder that cannot be listed, or an entry that
+// is a link, is asked by name (fs.Stat, which follows links).
+func listed(fsys fs.FS, dir, name string) bool {
+	ents, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		_, err := fs.Stat(fsys, path.Join(dir, name))
+		return err == nil
+	}
+	for _, e := range ents {
+		if e.Name() == name {
+			if e.Type()&fs.ModeSymlink != 0 {
+				_, err := fs.Stat(fsys, path.Join(dir, name))
+				return err == nil
+			}
+			return true
+		}
+	}
+	return false
+}
 
 // peerID is the raft node id nats-server derives from a server name.
 func peerID(name string) string { return natsfmt.PeerID(name) }
@@ -28,6 +53,22 @@ func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if ra, ok := f.(io.ReaderAt); ok {
+		// One pread into a kept buffer: a short read is the whole file
+		// (io.ReaderAt gives io.EOF with fewer bytes than asked), so a
+		// small file (peers.idx, tav.idx, a snapshot) costs no stat and
+		// no second read. A folder, or a file larger than the buffer,
+		// is read as below.
+		bp := smallBufs.Get().(*[]byte)
+		n, err := ra.ReadAt(*bp, 0)
+		if n < len(*bp) && err == io.EOF && int64(n) <= limit {
+			b := make([]byte, n)
+			copy(b, *bp)
+			smallBufs.Put(bp)
+			return b, nil
+		}
+		smallBufs.Put(bp)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err

@@ -130,7 +130,7 @@ func (s *fdFS) dir(p string) (*heldDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := openat(parent.fd, path.Base(p), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := rawOpenat(parent.fd, path.Base(p), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	s.opens.Add(1)
 	s.release(parent)
 	if err != nil {
@@ -143,7 +143,7 @@ func (s *fdFS) dir(p string) (*heldDir, error) {
 		return nil, os.ErrClosed
 	}
 	if d := s.dirs[p]; d != nil { // opened meanwhile by another goroutine
-		unix.Close(fd)
+		rawClose(fd)
 		d.refs++
 		if d.elem != nil {
 			s.lru.MoveToFront(d.elem)
@@ -158,7 +158,7 @@ func (s *fdFS) dir(p string) (*heldDir, error) {
 		if old := e.Value.(*heldDir); old.refs == 0 {
 			s.lru.Remove(e)
 			delete(s.dirs, old.path)
-			unix.Close(old.fd)
+			rawClose(old.fd)
 		}
 		e = prev
 	}
@@ -180,11 +180,11 @@ func (s *fdFS) Open(name string) (fs.File, error) {
 	var err error
 	s.opens.Add(1)
 	if name == "." {
-		fd, err = openat(s.rootFd.fd, ".", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err = rawOpenat(s.rootFd.fd, ".", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	} else {
 		var d *heldDir
 		if d, err = s.dir(path.Dir(name)); err == nil {
-			fd, err = openat(d.fd, path.Base(name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			fd, err = rawOpenat(d.fd, path.Base(name), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			s.release(d)
 		}
 	}
@@ -223,7 +223,7 @@ func (f *heldFile) Name() string { return f.name }
 
 func (f *heldFile) Stat() (fs.FileInfo, error) {
 	fi := &statInfo{name: f.name}
-	if err := ignoringEINTR(func() error { return unix.Fstat(f.fd, &fi.st) }); err != nil {
+	if err := ignoringEINTR(func() error { return rawFstat(f.fd, &fi.st) }); err != nil {
 		return nil, f.pathErr("stat", err)
 	}
 	return fi, nil
@@ -258,7 +258,7 @@ func (f *heldFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	done := 0
 	for done < len(p) {
-		n, err := unix.Pread(f.fd, p[done:], off+int64(done))
+		n, err := rawPread(f.fd, p[done:], off+int64(done))
 		if err == unix.EINTR {
 			continue
 		}
@@ -307,7 +307,7 @@ func (f *heldFile) Close() error {
 		return f.dir.Close()
 	}
 	f.cleanup.Stop()
-	if err := unix.Close(f.fd); err != nil {
+	if err := rawClose(f.fd); err != nil {
 		return f.pathErr("close", err)
 	}
 	return nil
@@ -409,7 +409,7 @@ func (s *fdFS) entries(d *heldDir) ([]fs.DirEntry, error) {
 	buf := *bp
 	var ents []fs.DirEntry
 	for {
-		n, err := unix.Getdents(d.fd, buf)
+		n, err := rawGetdents(d.fd, buf)
 		if err == unix.EINTR {
 			continue
 		}

@@ -7,7 +7,7 @@
 //	go run . big -out DIR [-size 1GiB] [-version v2.15.2]
 //	go run . recover -dir DIR [-version v2.15.2]
 //	go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug]
-//	go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]
+//	go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-replicas 3] [-msgs 2000000]
 //
 // See README.md.
 package main
@@ -155,7 +155,8 @@ func run() int {
 	famList := fs.String("families", "", "remedies: comma-separated scenario families (default: every family with a remedy executor)")
 	fixtureList := fs.String("fixtures", "", "remedies: committed bundles (testdata/bundles/NAME) to carry the remedies out on instead of families")
 	var big BigCluster
-	fs.IntVar(&big.Streams, "streams", 1500, "cluster: R1 streams of 5 messages")
+	fs.IntVar(&big.Streams, "streams", 1500, "cluster: streams of 5 messages")
+	fs.IntVar(&big.Replicas, "replicas", 3, "cluster: replicas of those streams and of the KV buckets (consumers take their stream's)")
 	fs.IntVar(&big.Buckets, "buckets", 300, "cluster: KV buckets")
 	fs.IntVar(&big.Consumers, "consumers", 1000, "cluster: durable consumers on those streams")
 	if len(os.Args) < 2 {
@@ -364,7 +365,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: go run . all | list | <scenario>... [-out DIR] [-keep]")
 	fmt.Fprintln(os.Stderr, "       go run . big -out DIR [-size 1GiB] [-version v2.15.2]")
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
-	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-msgs 2000000]")
+	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-replicas 3] [-msgs 2000000]")
 	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3] [-classes a,b] [-out DIR] [-samples DIR]")
 	fmt.Fprintln(os.Stderr, "       go run . remedies [-versions v2.10.27,…] [-families scaledown,…] -out DIR | -fixtures NAME,… [-out DIR]")
 	fmt.Fprintln(os.Stderr, "       go run . readd [-versions v2.10.27,…] [-watch 7m] -out DIR")
