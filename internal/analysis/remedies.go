@@ -154,6 +154,8 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, When: "other", Text: "Fix what its log says failed (the evidence above) first."},
 		{Kind: stepAction, Destroys: true, Text: "Then restart nats-server on {{server}}: room alone does not bring the stream back, it keeps the write error until the stream is opened again."},
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` on {{server}}: its last sequence grows with new publishes, and /healthz no longer says \"stream write error\"."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.15.3", Fixture: "testdata/bundles/streamfull-v2.15.3", Outcome: "on the full 256k volume made again, a publish timed out and /healthz said \"stream write error\"; the volume grown to 64m, a publish still timed out; after a restart of sf-2 a publish was acknowledged (seq 65), /healthz ok, the stream kept its 64 messages, nothing deleted"},
 	}},
 	// quorum-unreachable where every missing peer is a renamed server's old
 	// id: the way out is server-renamed's.
@@ -370,7 +372,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "the replica elected next overwrites the others, and scaling to R1 keeps only the chosen copy."},
 		{Kind: stepSave, Text: "stop writes to {{stream}} and keep every copy (copy each server's stream folder out) before any restart or peer-remove."},
 		{Kind: stepAction, Text: "Decide which copy is authoritative from the publishers' acknowledgements; read the differing messages from each copy with `jsforensics dump blk`."},
-		{Kind: stepAction, Destroys: true, Text: "Then rebuild the other replicas from it (scale to R1 on the chosen server and back up)."},
+		{Kind: stepAction, Destroys: true, Text: "Then rebuild the other replicas from it: make the chosen server the stream leader (`nats request '$JS.API.STREAM.LEADER.STEPDOWN.{{stream}}' '{\"placement\":{\"preferred\":\"SERVER\"}}'`; 2.10 ignores the placement: step down until it is elected), then scale to R1, which keeps the leader's copy, and back up (nats stream edit {{stream|shell}} --replicas 1, then --replicas N)."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "n5's copy chosen (it holds the 186 acknowledged writes the leader lost; the leader's 186 later ones at those sequences are then only in the saved folders); started, n1 was elected, a stepdown with placement preferred n5 made n5 leader, R1 and back to R3: every replica holds n5's 366 messages, no stream folder deleted"},
 	}},
 	// replica-gap
 	{ID: "replica-gap-start", Steps: []remedyStep{
@@ -440,8 +444,10 @@ var remedyCatalogue = []remedy{
 	{ID: "membership-replace-one-at-a-time", Steps: []remedyStep{
 		{Kind: stepCost, Text: "peer-remove deletes the removed server's replica and a replacement copies from the leader only."},
 		{Kind: stepSave, Text: "copy each server's stream folder out."},
-		{Kind: stepAction, Destroys: true, Text: "Then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next)."},
+		{Kind: stepAction, Destroys: true, Text: "Then replace one replica at a time (peer-remove one server, wait until the stream has a leader and its replacement replica is current, then the next; a dead server still in the group is never current)."},
 		{Kind: stepVerify, Text: "compare the replicas for lost writes (replica-gap, replica-divergence)."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "carried out on the change itself (the bundle is past it): 5 servers, an R3 stream under publishes, two of its hosts SIGKILLed, then one server removal, the stream led by the surviving replica with a new one catching up (the other killed server never current: the wait ended at 60 s), then the second removal: all 2715 acknowledged writes read back, the replicas equal, no stream folder deleted"},
 	}},
 }
 
