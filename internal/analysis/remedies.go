@@ -249,6 +249,7 @@ var remedyCatalogue = []remedy{
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.15", Fixture: "testdata/bundles/diskfull-v2.12.15", Outcome: "started on the 0-byte index.db files: the state rebuilt from the blocks, the stream kept with its messages and a leader, nothing deleted"},
 		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "the same"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/streamfull-v2.11.17.json", Outcome: "started on the full stream's 0-byte index.db: rebuilt from the blocks, its 64 messages kept, nothing deleted"},
 	}},
 	{ID: "store-consumer-state", Steps: []remedyStep{
 		{Kind: stepNote, Text: "The consumer's state or config is damaged; the stream's messages are not affected."},
