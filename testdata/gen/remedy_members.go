@@ -294,7 +294,6 @@ func execDivergenceChooseCopy(ctx context.Context, r *remedyRun, fs []reportFind
 			} `json:"acked_lost"`
 			AckedPresent int `json:"acked_present"`
 		} `json:"readback"`
-		StreamLeaderAfter string `json:"stream_leader_after"`
 	}
 	b, _ := json.Marshal(r.want.Expect)
 	_ = json.Unmarshal(b, &x)
