@@ -377,6 +377,7 @@ var remedyCatalogue = []remedy{
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "n5's copy chosen (it holds the 186 acknowledged writes the leader lost; the leader's 186 later ones at those sequences are then only in the saved folders); started, n1 was elected, a stepdown with placement preferred n5 made n5 leader, R1 and back to R3: every replica holds n5's 366 messages, no stream folder deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/membership-v2.12.15.json", Outcome: "the same: n5's copy (the 153 acknowledged writes the leader lost) chosen, leader n4 stepped down to n5, R1 and back: every replica holds n5's 413 messages"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/membership-v2.11.17.json", Outcome: "the same: n3's copy (the 139 acknowledged writes the leader lost) chosen, elected at the start, R1 and back: every replica holds n3's 366 messages"},
 	}},
 	// replica-gap
 	{ID: "replica-gap-start", Steps: []remedyStep{
@@ -451,6 +452,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepVerify, Text: "compare the replicas for lost writes (replica-gap, replica-divergence)."},
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "carried out on the change itself (the bundle is past it): 5 servers, an R3 stream under publishes, two of its hosts SIGKILLed, then one server removal, the stream led by the surviving replica with a new one catching up (the other killed server never current: the wait ended at 60 s), then the second removal: all 2715 acknowledged writes read back, the replicas equal, no stream folder deleted"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/membership-v2.11.17.json", Outcome: "the same (the stream leader was the meta leader and survived): led throughout, all 2628 acknowledged writes read back, the replicas equal, nothing deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/membership-v2.12.15.json", Outcome: "the same: led by the surviving replica after the first removal, all 2850 acknowledged writes read back, the replicas equal, nothing deleted"},
 		{Version: "2.15.3", Fixture: "testdata/remedies/membership-v2.15.3.json", Outcome: "no stream leader for the 60 s between the removals (the first only evicted the removed peer; 118 publishes refused), led and re-placed after the second: all 403 acknowledged writes read back, the replicas equal, nothing deleted"},
 	}},
