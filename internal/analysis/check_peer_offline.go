@@ -85,6 +85,7 @@ var checkPeerOffline = Check{
 			name := m.IDs[id]
 			f := report.Finding{Server: name, Peer: id, Servers: []string{name}}
 			var stalled []string
+			metaStalled := false
 			for _, gm := range ms {
 				what := groupLabel(gm.group)
 				spare := gm.live - gm.quorum
@@ -92,6 +93,7 @@ var checkPeerOffline = Check{
 				if spare < 0 {
 					line += "below quorum, stalled (see quorum-unreachable)"
 					stalled = append(stalled, what)
+					metaStalled = metaStalled || gm.group.Kind == natsfmt.GroupMeta
 				} else {
 					line += fmt.Sprintf("survives %d more failure(s)", spare)
 				}
@@ -110,7 +112,7 @@ var checkPeerOffline = Check{
 			if len(stalled) > 0 {
 				f.Message += fmt.Sprintf("; %s kept less than a quorum of live peers", strings.Join(stalled, ", "))
 			}
-			peerOfflineRemedy(m, ids, departed).apply(&f)
+			peerOfflineRemedy(m, ids, metaStalled).apply(&f)
 			out = append(out, f)
 		}
 		return out
@@ -120,13 +122,14 @@ var checkPeerOffline = Check{
 // peerOfflineRemedy is the peer-remove sequence the scale-down fixture
 // proved (testdata/bundles/scaledown-v2.12.1, expect.remedy): one server at
 // a time, the next once the meta group has shrunk (remedies.go:
-// departed-server-remove).
-func peerOfflineRemedy(m *Model, ids []string, departed map[string]bool) prescription {
+// departed-server-remove). metaStalled: the meta group has less than a
+// quorum of live peers, so no removal can be applied before it is rescued.
+func peerOfflineRemedy(m *Model, ids []string, metaStalled bool) prescription {
 	var removals []string
 	for _, id := range ids {
 		removals = append(removals, fmt.Sprintf("%s   # %s", peerRemoveCommand(id), m.IDs[id]))
 	}
-	return prescribe("departed-server-remove", args{"removals": removals, "readd": readdNote(m)})
+	return prescribe("departed-server-remove", args{"removals": removals, "readd": readdNote(m), "metastalled": metaStalled})
 }
 
 // departureCauses chains the servers gone without peer-remove into one

@@ -299,6 +299,23 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 	if versionAtLeast(v, 2, 15) {
 		return prescribe("meta-quorum-rescue", a)
 	}
+	// A server started under a missing peer's name has its peer id
+	// (server_name hashes to it); with every peer of the group answering,
+	// votes from empty logs elect a leader (raft.go runAsCandidate, from
+	// 2.12.1: len(votes)+len(emptyVotes) == csz). Where new servers' votes
+	// do not count, that is the way out for lost servers of known names.
+	members, known := countsMemberVotesOnly(v)
+	var names []string
+	for _, p := range missing {
+		if n := m.IDs[p]; n != "" && natsfmt.PeerID(n) == p {
+			names = append(names, n)
+		}
+	}
+	if members && len(names) == len(missing) {
+		return prescribe("meta-quorum-same-names", args{"version": v, "names": strings.Join(names, ", "), "count": len(names),
+			"size": size})
+	}
+	a["votesunknown"] = !known
 	k := tempServersNeeded(size, reachable)
 	a["temporary"], a["live"], a["size"] = k, reachable+k, size+k
 	// go run . remedies (testdata/remedies/v2.10.27-incident-phantom-peers*.json):

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -129,5 +130,77 @@ func TestQuorumRemedyStreamUnknown(t *testing.T) {
 	}
 	if unknown == 0 {
 		t.Error("no quorum-unreachable for the consumer group whose stream is unknown")
+	}
+}
+
+// TestLostQuorumRescue: lostquorum-v2.15.3, three of five servers lost with
+// their stores: the meta group's remedy is the quorum rescue down to the
+// two survivors' quorum, sent once with every answer shown, then the three
+// server removals; peer-offline's removals are sent to quorum-unreachable
+// first (alone they elected no leader: the fixture's remedy-outcome.json).
+func TestLostQuorumRescue(t *testing.T) {
+	rep := analyze(t, bundlesDir+"/lostquorum-v2.15.3/bundle")
+	var rescue, offline int
+	for _, f := range rep.Findings {
+		switch {
+		case f.Code == "quorum-unreachable" && f.Group == "_meta_":
+			rescue++
+			if f.RemedyID != "meta-quorum-rescue" || !strings.Contains(f.Remedy, `nats request '$JS.API.META.RESCUE' '{"quorum_needed":2}' --replies 0`) ||
+				strings.Count(f.Remedy, "$JS.API.SERVER.REMOVE") != 3 || !strings.Contains(f.Remedy, "5 minutes") {
+				t.Errorf("meta remedy %s: %s", f.RemedyID, f.Remedy)
+			}
+		case f.Code == "peer-offline":
+			offline++
+			if !strings.Contains(f.Remedy, "carry out quorum-unreachable's remedy first") {
+				t.Errorf("peer-offline %s: no pointer to quorum-unreachable: %s", f.Server, f.Remedy)
+			}
+		case f.Severity == report.Critical && f.Code != "meta-no-leader":
+			t.Errorf("unexpected critical %s %s: %s", f.Code, f.Group, f.Message)
+		}
+	}
+	if rescue != 1 || offline == 0 {
+		t.Errorf("%d meta quorum-unreachable, %d peer-offline findings; want 1 and some", rescue, offline)
+	}
+}
+
+// TestLostQuorumByVersion: lostquorum-v2.15.3's model read as other
+// versions: where the survivors count only their group's votes (2.12.15,
+// 2.14.10) the way out is servers under the lost names on empty stores
+// (temporary servers elected no leader there:
+// testdata/remedies/lostquorum-v2.1{2.15,4.10}-temporary-servers.json);
+// 2.11.17 keeps the temporary servers; 2.12.10 (not read) keeps them with
+// a note that it cannot be told; 2.15 the rescue.
+func TestLostQuorumByVersion(t *testing.T) {
+	b, err := bundle.Open(bundlesDir+"/lostquorum-v2.15.3/bundle", bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m := Load(b)
+	for _, tc := range []struct{ version, remedy, says string }{
+		{"2.15.3", "meta-quorum-rescue", "$JS.API.META.RESCUE"},
+		{"2.14.10", "meta-quorum-same-names", "start 3 server(s) named n3, n4, n5 on EMPTY stores"},
+		{"2.12.15", "meta-quorum-same-names", "start 3 server(s) named n3, n4, n5 on EMPTY stores"},
+		{"2.12.10", "meta-quorum-temporary-servers", "cannot be told"},
+		{"2.11.17", "meta-quorum-temporary-servers", "Add 2 temporary"},
+	} {
+		for _, s := range m.Servers {
+			s.Version = tc.version
+		}
+		var got []report.Finding
+		for _, f := range runCheck(checkQuorumUnreachable, m) {
+			if f.Group == "_meta_" {
+				got = append(got, f)
+			}
+		}
+		if len(got) != 1 || got[0].RemedyID != tc.remedy || !strings.Contains(got[0].Remedy, tc.says) {
+			t.Errorf("%s: want %s saying %q: %+v", tc.version, tc.remedy, tc.says, got)
+		}
+	}
+	for v, want := range map[string][2]bool{"2.10.27": {false, true}, "2.11.17": {false, true}, "2.12.4": {false, true},
+		"2.12.10": {false, false}, "2.12.15": {true, true}, "2.14.10": {true, true}, "2.15.3": {true, true}, "2.13.0": {false, false}} {
+		if yes, known := countsMemberVotesOnly(v); [2]bool{yes, known} != want {
+			t.Errorf("countsMemberVotesOnly(%s) = %v %v, want %v", v, yes, known, want)
+		}
 	}
 }

@@ -94,20 +94,41 @@ var remedyCatalogue = []remedy{
 	{ID: "meta-quorum-rescue", Steps: []remedyStep{
 		{Kind: stepCost, Text: "the quorum rescue makes the surviving servers' meta state the truth (what only the missing peers knew is dropped), and a server removal drops the removed peer's replicas from every group."},
 		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
-		{Kind: stepAction, Destroys: true, Text: "nats-server {{version}} supports a quorum rescue. With the system account, on the surviving servers:",
-			Commands: []string{"nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":{{quorum}}}'"}},
+		// v2.15.2/v2.15.3 jetstream_api.go jsMetaRescueRequest (a broadcast
+		// system subscription) and raft.go RescueQuorum (refusals,
+		// rescueQuorumTimeout 5 min, recalcQuorum ends it).
+		{Kind: stepAction, Destroys: true, Text: "nats-server {{version}} supports a quorum rescue. With the system account, send it once: every server that receives it lowers its own meta quorum and answers for itself (--replies 0 shows every answer); a server refuses it while it knows a meta leader, if it is no voting member of the meta group, or if its meta log is empty. The lowered quorum lasts 5 minutes, or until the removals below bring the group's own quorum down to it:",
+			Commands: []string{"nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":{{quorum}}}' --replies 0"}},
 		{Kind: stepAction, Destroys: true, Each: "missing",
-			Text:     "Then, once a meta leader is elected, remove each missing peer with a server removal:",
+			Text:     "Then, once a meta leader is elected (within those 5 minutes), remove each missing peer with a server removal, one at a time:",
 			Commands: []string{"{{each|server-remove}}"}},
 		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with the live servers as its peers."},
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
 		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
 		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.15.2", Fixture: "testdata/remedies/lostquorum-v2.15.2.json", Outcome: "3 of 5 servers lost with their stores: both survivors answered the rescue (quorum 3 -> 2), a meta leader, the 3 server removals one at a time down to 2/2 led; the two R1 streams and the R3 stream (2 of its 3 copies left) kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.15.3", Fixture: "testdata/bundles/lostquorum-v2.15.3", Outcome: "the same"},
+	}},
+	// Where the live servers count only their group's peers' votes
+	// (countsMemberVotesOnly), lost servers of known names.
+	{ID: "meta-quorum-same-names", Steps: []remedyStep{
+		{Kind: stepCost, Text: "servers started under the missing servers' names on empty stores take their places in every group: their copies are made anew from the survivors, and what only the lost servers held is gone for good (do not start the lost stores again afterwards)."},
+		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
+		{Kind: stepNote, Text: "Not: temporary servers with new names: nats-server {{version}} counts only the votes of the group's own peers (raft.go shouldCountVoteFromPeer), so they elect no leader (run on 2.12.15 and 2.14.10: none in 2 min)."},
+		{Kind: stepAction, Destroys: true, Text: "With the surviving servers running, start {{count}} server(s) named {{names}} on EMPTY stores (same cluster and routes): a server's peer id is the hash of its server_name, so they are the missing peers, and once all {{size}} peers answer a vote a meta leader is elected."},
+		{Kind: stepVerify, Text: "`nats server report jetstream` shows the meta group led, with all {{size}} peers, and the stream groups with a leader, the new servers catching up."},
+		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "Before recovery completes, see the orphan-risk findings: streams the recovered meta state does not assign are deleted 30 s later."},
+		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "Streams the recovered meta state does not assign are deleted 30 s after it recovers."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.15", Fixture: "testdata/remedies/lostquorum-v2.12.15.json", Outcome: "3 of 5 servers lost with their stores: n3, n4, n5 started on empty stores beside the 2 survivors: a meta leader at 5/3 within seconds, the R3 stream's new copy caught up, the two R1 streams and the R3 stream kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/lostquorum-v2.14.10.json", Outcome: "the same"},
 	}},
 	{ID: "meta-quorum-temporary-servers", Steps: []remedyStep{
 		{Kind: stepCost, Text: "a server removal drops the removed peer's replicas from every group (they are placed anew on live servers); the temporary servers join the meta group and are removed again at the end."},
 		{Kind: stepSave, Text: "back up every server's store: copy each jetstream folder out (cp -a)."},
 		{Kind: stepAction, Text: "Add {{temporary}} temporary JetStream server(s) with new server_name(s) to the cluster so that {{live}} live peers reach a quorum of a {{size}}-peer group; a meta leader is then elected."},
+		{Kind: stepNote, When: "votesunknown", Text: "Whether nats-server {{version}} counts a new server's vote in a group that lost its leader cannot be told (2.12.15 and 2.14.10 do not: raft.go shouldCountVoteFromPeer, and two temporary servers elected no leader there); if no leader comes, start servers named as the missing ones on empty stores instead (a server's peer id is the hash of its server_name)."},
 		{Kind: stepNote, When: "tempstogether", Text: "On {{version}} this is not reliable: on 2.10.27 (the incident-000 state) a meta leader came in 2 of 7 runs, 2 of 4 with the temporary server started together with the live servers and 0 of 3 with it added to the group already stuck (each watched 90 s to 2 min). If none comes, stop the live servers and start them together with the temporary server(s)."},
 		{Kind: stepAction, Destroys: true, Each: "missing",
 			Text:     "Then, with the system account, remove each missing peer with a server removal:",
@@ -121,6 +142,8 @@ var remedyCatalogue = []remedy{
 		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers.json", Outcome: "the incident-000 edit (size 10, 5 live), one temporary server started with the live ones: a meta leader, the five corrupt ids and the temporary server removed one at a time, 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted (a leader came in 2 of 7 such runs)"},
 		{Version: "2.10.27", Fixture: "testdata/remedies/v2.10.27-incident-phantom-peers-failed.json", Outcome: "the same start: no meta leader in 2 min, nothing removed", Failed: true},
 		{Version: "2.11.17", Fixture: "testdata/remedies/v2.11.17-incident-phantom-peers.json", Outcome: "the temporary server added to the group stuck for 30 s: 11/6 led; the five corrupt ids and the temporary server removed one at a time: 5/3 led, all 9 streams kept with their messages and a leader, no stream folder deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/lostquorum-v2.12.15-temporary-servers.json", Outcome: "3 of 5 servers lost with their stores: 2 temporary servers added to the group stuck for 30 s: no meta leader in 2 min, the group still 5/3 (their votes are not counted)", Failed: true},
+		{Version: "2.14.10", Fixture: "testdata/remedies/lostquorum-v2.14.10-temporary-servers.json", Outcome: "the same", Failed: true},
 	}},
 	// jetstream-disabled: what the diskfull fixtures' servers did.
 	{ID: "jetstream-disabled", Steps: []remedyStep{
@@ -167,6 +190,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "a server removal makes the removed server's copies of every stream and consumer stop counting; the meta leader places new replicas on live servers, which copy from the surviving replicas. A group whose every up-to-date copy sits on removed servers (none live) comes back empty."},
 		{Kind: stepSave, Text: "keep the departed servers' volumes and copy their stores aside (cp -a of each JetStream folder) before removing them; do not start them again after the removal."},
 		{Kind: stepNote, When: "readd", Text: "{{readd}}"},
+		{Kind: stepNote, When: "metastalled", Text: "The meta group has less than a quorum of live peers and a server removal needs a meta leader: carry out quorum-unreachable's remedy first, which removes these peers too; alone, these removals are never applied."},
 		{Kind: stepAction, Destroys: true, Each: "removals",
 			Text:     "Then, with the system account, remove each departed server with a server removal, one at a time, waiting after each until `nats server report jetstream` shows the meta group one smaller with a leader and the stream groups re-placed (two removals in flight recompute placements from a stale peer set):",
 			Commands: []string{"{{each}}"}},
@@ -177,6 +201,10 @@ var remedyCatalogue = []remedy{
 		{Version: "2.12.15", Fixture: "testdata/remedies/scaledown-v2.12.15.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
 		{Version: "2.14.10", Fixture: "testdata/remedies/scaledown-v2.14.10.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
 		{Version: "2.15.3", Fixture: "testdata/remedies/scaledown-v2.15.3.json", Outcome: "the same: meta leader at 3 peers, every stream kept and led, nothing deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/lostquorum-v2.12.15-temporary-servers.json", Outcome: "with the meta group below quorum (3 of 5 servers lost) and the removals alone: no meta leader in 60 s, nothing removed", Failed: true},
+		{Version: "2.14.10", Fixture: "testdata/remedies/lostquorum-v2.14.10-temporary-servers.json", Outcome: "the same", Failed: true},
+		{Version: "2.15.2", Fixture: "testdata/remedies/lostquorum-v2.15.2.json", Outcome: "the same", Failed: true},
+		{Version: "2.15.3", Fixture: "testdata/bundles/lostquorum-v2.15.3", Outcome: "the same", Failed: true},
 	}},
 	// server-renamed, by what the renamed servers did to the meta group and
 	// the version (testdata/bundles/rename-*, want.json expect.remedies).

@@ -79,6 +79,28 @@ func sourceRead(v string) (minor, patch int, ok bool) {
 	return mi, pa, true
 }
 
+// countsMemberVotesOnly says whether a candidate of nats-server v counts
+// only the votes of its group's peers once it knows as many peers as the
+// group's size (raft.go shouldCountVoteFromPeer: in 2.12.15, 2.14.10,
+// 2.15.2 and 2.15.3; absent in 2.10.22, 2.10.27, 2.11.0-2.11.8, 2.11.17,
+// 2.12.1 and 2.12.4), so that a new server's vote does not count in a
+// group that lost its leader. Run (testdata/remedies/lostquorum-v2.1*.json):
+// two temporary servers beside the two survivors of five elected no meta
+// leader in 2 min on 2.12.15 and 2.14.10. known is false for 2.12.5-2.12.14
+// and where sourceRead cannot tell.
+func countsMemberVotesOnly(v string) (yes, known bool) {
+	mi, pa, ok := sourceRead(v)
+	switch {
+	case !ok:
+		return false, false
+	case mi == 10 || mi == 11 || mi == 12 && pa <= 4:
+		return false, true
+	case mi == 12 && pa < 15:
+		return false, false
+	}
+	return true, true
+}
+
 // minVersion is the oldest server version in the bundle, "" if none is known.
 func minVersion(m *Model) string {
 	best := ""

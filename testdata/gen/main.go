@@ -92,6 +92,9 @@ var families = map[string]func(v string) Scenario{
 	"scaledown": func(v string) Scenario {
 		return Scenario{Name: "scaledown-" + v, Timeout: 9 * time.Minute, Run: func(ctx context.Context, env *Env) error { return scaledownOn(ctx, env, v) }}
 	},
+	"lostquorum": func(v string) Scenario {
+		return Scenario{Name: "lostquorum-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return lostQuorumOn(ctx, env, v) }}
+	},
 	"phantom": func(v string) Scenario {
 		return Scenario{Name: v + "-incident-phantom-peers", Run: func(ctx context.Context, env *Env) error { return phantomPeersOn(ctx, env, v) }}
 	},

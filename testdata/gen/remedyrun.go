@@ -133,6 +133,8 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 	"stream-quorum-peer-remove":        execStreamPeerRemovals,
 	"store-empty-folder":               execEmptyFolderRemove,
 	"orphan-stream-copy-out":           execOrphanCopyOut,
+	"meta-quorum-rescue":               execMetaRescue,
+	"meta-quorum-same-names":           execSameNames,
 	"stream-write-error":               execStreamWriteError,
 	"divergence-choose-copy":           execDivergenceChooseCopy,
 	"membership-replace-one-at-a-time": execMembershipReplace,
@@ -145,7 +147,7 @@ var remedyNotRun = map[string]string{
 
 // remedyFamilies are the families whose reports carry destructive remedies
 // the runner can carry out.
-var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders", "orphan", "streamfull", "membership"}
+var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders", "orphan", "lostquorum", "streamfull", "membership"}
 
 func runRemedies(ctx context.Context, out string, versions, fams, fixtures []string) error {
 	jsf, err := buildAnalyzer(ctx)
@@ -542,7 +544,7 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 
 var remedyLogRE = regexp.MustCompile(`\[(ERR|WRN)\]|(?i)orphan|removing stream|Catchup|Self is new|no space|disabled|peer-remove|Removed peer|Adding peer|JetStream cluster new metadata leader`)
 
-var remedyLogNoise = regexp.MustCompile(`Error trying to connect to route|Plaintext passwords|Using configuration|Store Directory|Error connecting to route`)
+var remedyLogNoise = regexp.MustCompile(`Error trying to connect to route|Router parser ERROR|Plaintext passwords|Using configuration|Store Directory|Error connecting to route`)
 
 // requestRE is a command's `nats request 'SUBJECT' 'BODY'`.
 var requestRE = regexp.MustCompile(`nats request '([^']+)' '([^']*)'`)
