@@ -165,10 +165,10 @@ var remedyCatalogue = []remedy{
 		{Version: "2.11.17", Fixture: "testdata/bundles/diskfull-v2.11.17", Outcome: "after freeing space a restart (and, on a grown volume, a config reload) caught the stream up from its leader: every copy equal, nothing lost; the full server had no _meta_ folder left and rejoined the meta group with an empty log"},
 		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "after freeing space a restart caught the stream up from its leader within 11 s: every copy equal, nothing lost"},
 	}},
-	// stream-write-error: what a 2.15.3 server did with an R1 stream whose
-	// store filled (streamfull-v2.15.3; a standalone 2.15.3 server by hand:
-	// with the volume grown the stream still refused every publish, after a
-	// restart it took them again).
+	// stream-write-error: what 2.15.3 and 2.14.10 servers did with an R1
+	// stream whose store filled (streamfull-v2.15.3, the remedies runs: with
+	// the volume grown the stream still refused every publish, after a
+	// restart it took them again). 2.11.17 and 2.12.15 keep no write error.
 	{ID: "stream-write-error", Steps: []remedyStep{
 		{Kind: stepNote, When: "restarted", Text: "{{server}} started again after the error: a start clears it; if the cause is still there the next write fails again."},
 		{Kind: stepCost, Text: "a restart destroys nothing: the stream's blocks stay as written (the messages stored before the error), and every other stream on {{server}} restarts with it. Deleting files under store_dir to make room destroys messages."},
@@ -179,6 +179,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` on {{server}}: its last sequence grows with new publishes, and /healthz no longer says \"stream write error\"."},
 	}, Proven: []report.RemedyProof{
 		{Version: "2.15.3", Fixture: "testdata/bundles/streamfull-v2.15.3", Outcome: "on the full 256k volume made again, a publish timed out and /healthz said \"stream write error\"; the volume grown to 64m, a publish still timed out; after a restart of sf-2 a publish was acknowledged (seq 65), /healthz ok, the stream kept its 64 messages, nothing deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/streamfull-v2.14.10.json", Outcome: "the same (sf-0 held the stream): grown, it still refused; restarted, seq 65 acknowledged, /healthz ok, 64 messages kept"},
 	}},
 	// quorum-unreachable where every missing peer is a renamed server's old
 	// id: the way out is server-renamed's.
