@@ -406,6 +406,7 @@ var remedyCatalogue = []remedy{
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "n5's copy chosen (it holds the 186 acknowledged writes the leader lost; the leader's 186 later ones at those sequences are then only in the saved folders); started, n3 of the other copy was elected (n1 in an earlier run), a stepdown with placement preferred n5 made n5 leader, R1 and back to R3: every replica holds n5's 366 messages, no stream folder deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/membership-v2.12.15.json", Outcome: "the same: n5's copy (the 153 acknowledged writes the leader lost) chosen, leader n4 stepped down to n5, R1 and back: every replica holds n5's 413 messages"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/membership-v2.14.10.json", Outcome: "the same: n5's copy (the 175 acknowledged writes the leader lost) chosen, leader n4 stepped down to n5, R1 and back: every replica holds n5's 405 messages"},
 		{Version: "2.11.17", Fixture: "testdata/remedies/membership-v2.11.17.json", Outcome: "the same: n3's copy (the 139 acknowledged writes the leader lost) chosen, elected at the start, R1 and back: every replica holds n3's 366 messages"},
 	}},
 	// replica-gap
@@ -477,12 +478,13 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "peer-remove deletes the removed server's replica and a replacement copies from the leader only."},
 		{Kind: stepSave, Text: "copy each server's stream folder out."},
 		{Kind: stepAction, Destroys: true, Text: "Then replace one replica at a time (peer-remove one server, wait until the stream has a leader and its replacement replica is current, then the next; a dead server still in the group is never current)."},
-		{Kind: stepNote, Text: "With a second replica dead too: 2.12.1 and 2.12.15 placed the replacement at the first removal and the surviving replica led at once; 2.15.3 only evicted the removed peer (the group at 2 peers, one dead: no leader, writes refused) until the second dead server was removed as well, then placed two replicas that caught up from the surviving one. No acknowledged write was lost on any of them."},
+		{Kind: stepNote, Text: "With a second replica dead too: 2.12.1, 2.12.15 and 2.14.10 placed the replacement at the first removal and the surviving replica led at once; 2.15.3 only evicted the removed peer (the group at 2 peers, one dead: no leader, writes refused) until the second dead server was removed as well, then placed two replicas that caught up from the surviving one. No acknowledged write was lost on any of them."},
 		{Kind: stepVerify, Text: "compare the replicas for lost writes (replica-gap, replica-divergence)."},
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "carried out on the change itself (the bundle is past it): 5 servers, an R3 stream under publishes, two of its hosts SIGKILLed, then one server removal, the stream led by the surviving replica with a new one catching up (the other killed server never current: the wait ended at 60 s), then the second removal: all 2630 acknowledged writes read back, the replicas equal, no stream folder deleted"},
 		{Version: "2.11.17", Fixture: "testdata/remedies/membership-v2.11.17.json", Outcome: "the same (the stream leader was the meta leader and survived): led throughout, all 2628 acknowledged writes read back, the replicas equal, nothing deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/membership-v2.12.15.json", Outcome: "the same: led by the surviving replica after the first removal, all 2850 acknowledged writes read back, the replicas equal, nothing deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/membership-v2.14.10.json", Outcome: "the same: led by the surviving replica after the first removal, all 2646 acknowledged writes read back, the replicas equal, nothing deleted"},
 		{Version: "2.15.3", Fixture: "testdata/remedies/membership-v2.15.3.json", Outcome: "no stream leader for the 60 s between the removals (the first only evicted the removed peer; 118 publishes refused), led and re-placed after the second: all 403 acknowledged writes read back, the replicas equal, nothing deleted"},
 	}},
 }
