@@ -166,10 +166,10 @@ var remedyCatalogue = []remedy{
 		{Version: "2.11.17", Fixture: "testdata/bundles/diskfull-v2.11.17", Outcome: "after freeing space a restart (and, on a grown volume, a config reload) caught the stream up from its leader: every copy equal, nothing lost; the full server had no _meta_ folder left and rejoined the meta group with an empty log"},
 		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "after freeing space a restart caught the stream up from its leader within 11 s: every copy equal, nothing lost"},
 	}},
-	// stream-write-error: what a 2.15.3 server did with an R1 stream whose
-	// store filled (streamfull-v2.15.3; a standalone 2.15.3 server by hand:
-	// with the volume grown the stream still refused every publish, after a
-	// restart it took them again).
+	// stream-write-error: what 2.15.3 and 2.14.10 servers did with an R1
+	// stream whose store filled (streamfull-v2.15.3, the remedies runs: with
+	// the volume grown the stream still refused every publish, after a
+	// restart it took them again). 2.11.17 and 2.12.15 keep no write error.
 	{ID: "stream-write-error", Steps: []remedyStep{
 		{Kind: stepNote, When: "restarted", Text: "{{server}} started again after the error: a start clears it; if the cause is still there the next write fails again."},
 		{Kind: stepCost, Text: "a restart destroys nothing: the stream's blocks stay as written (the messages stored before the error), and every other stream on {{server}} restarts with it. Deleting files under store_dir to make room destroys messages."},
@@ -178,6 +178,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepAction, When: "other", Text: "Fix what its log says failed (the evidence above) first."},
 		{Kind: stepAction, Destroys: true, Text: "Then restart nats-server on {{server}}: room alone does not bring the stream back, it keeps the write error until the stream is opened again."},
 		{Kind: stepVerify, Text: "`nats stream info {{stream|shell}}` on {{server}}: its last sequence grows with new publishes, and /healthz no longer says \"stream write error\"."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.15.3", Fixture: "testdata/bundles/streamfull-v2.15.3", Outcome: "on the full 256k volume made again, a publish timed out and /healthz said \"stream write error\"; the volume grown to 64m, a publish still timed out; after a restart of sf-2 a publish was acknowledged (seq 65), /healthz ok, the stream kept its 64 messages, nothing deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/streamfull-v2.14.10.json", Outcome: "the same (sf-0 held the stream): grown, it still refused; restarted, seq 65 acknowledged, /healthz ok, 64 messages kept"},
 	}},
 	// quorum-unreachable where every missing peer is a renamed server's old
 	// id: the way out is server-renamed's.
@@ -283,6 +286,7 @@ var remedyCatalogue = []remedy{
 	}, Proven: []report.RemedyProof{
 		{Version: "2.12.15", Fixture: "testdata/bundles/diskfull-v2.12.15", Outcome: "started on the 0-byte index.db files: the state rebuilt from the blocks, the stream kept with its messages and a leader, nothing deleted"},
 		{Version: "2.15.3", Fixture: "testdata/bundles/diskfull-v2.15.3", Outcome: "the same"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/streamfull-v2.11.17.json", Outcome: "started on the full stream's 0-byte index.db: rebuilt from the blocks, its 64 messages kept, nothing deleted"},
 	}},
 	{ID: "store-consumer-state", Steps: []remedyStep{
 		{Kind: stepNote, Text: "The consumer's state or config is damaged; the stream's messages are not affected."},
@@ -407,7 +411,12 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "the replica elected next overwrites the others, and scaling to R1 keeps only the chosen copy."},
 		{Kind: stepSave, Text: "stop writes to {{stream}} and keep every copy (copy each server's stream folder out) before any restart or peer-remove."},
 		{Kind: stepAction, Text: "Decide which copy is authoritative from the publishers' acknowledgements; read the differing messages from each copy with `jsforensics dump blk`."},
-		{Kind: stepAction, Destroys: true, Text: "Then rebuild the other replicas from it (scale to R1 on the chosen server and back up)."},
+		{Kind: stepAction, Destroys: true, Text: "Then rebuild the other replicas from it: make the chosen server the stream leader (`nats request '$JS.API.STREAM.LEADER.STEPDOWN.{{stream}}' '{\"placement\":{\"preferred\":\"SERVER\"}}'`; 2.10 ignores the placement: step down until it is elected), then scale to R1, which keeps the leader's copy, and back up (nats stream edit {{stream|shell}} --replicas 1, then --replicas N)."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "n5's copy chosen (it holds the 186 acknowledged writes the leader lost; the leader's 186 later ones at those sequences are then only in the saved folders); started, n3 of the other copy was elected (n1 in an earlier run), a stepdown with placement preferred n5 made n5 leader, R1 and back to R3: every replica holds n5's 366 messages, no stream folder deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/membership-v2.12.15.json", Outcome: "the same: n5's copy (the 153 acknowledged writes the leader lost) chosen, leader n4 stepped down to n5, R1 and back: every replica holds n5's 413 messages"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/membership-v2.14.10.json", Outcome: "the same: n5's copy (the 175 acknowledged writes the leader lost) chosen, leader n4 stepped down to n5, R1 and back: every replica holds n5's 405 messages"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/membership-v2.11.17.json", Outcome: "the same: n3's copy (the 139 acknowledged writes the leader lost) chosen, elected at the start, R1 and back: every replica holds n3's 366 messages"},
 	}},
 	// replica-gap
 	{ID: "replica-gap-start", Steps: []remedyStep{
@@ -477,8 +486,15 @@ var remedyCatalogue = []remedy{
 	{ID: "membership-replace-one-at-a-time", Steps: []remedyStep{
 		{Kind: stepCost, Text: "peer-remove deletes the removed server's replica and a replacement copies from the leader only."},
 		{Kind: stepSave, Text: "copy each server's stream folder out."},
-		{Kind: stepAction, Destroys: true, Text: "Then replace one replica at a time (peer-remove one server, wait until the stream reports every replica current, then the next)."},
+		{Kind: stepAction, Destroys: true, Text: "Then replace one replica at a time (peer-remove one server, wait until the stream has a leader and its replacement replica is current, then the next; a dead server still in the group is never current)."},
+		{Kind: stepNote, Text: "With a second replica dead too: 2.12.1, 2.12.15 and 2.14.10 placed the replacement at the first removal and the surviving replica led at once; 2.15.3 only evicted the removed peer (the group at 2 peers, one dead: no leader, writes refused) until the second dead server was removed as well, then placed two replicas that caught up from the surviving one. No acknowledged write was lost on any of them."},
 		{Kind: stepVerify, Text: "compare the replicas for lost writes (replica-gap, replica-divergence)."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.12.1", Fixture: "testdata/bundles/membership-v2.12.1", Outcome: "carried out on the change itself (the bundle is past it): 5 servers, an R3 stream under publishes, two of its hosts SIGKILLed, then one server removal, the stream led by the surviving replica with a new one catching up (the other killed server never current: the wait ended at 60 s), then the second removal: all 2630 acknowledged writes read back, the replicas equal, no stream folder deleted"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/membership-v2.11.17.json", Outcome: "the same (the stream leader was the meta leader and survived): led throughout, all 2628 acknowledged writes read back, the replicas equal, nothing deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/membership-v2.12.15.json", Outcome: "the same: led by the surviving replica after the first removal, all 2850 acknowledged writes read back, the replicas equal, nothing deleted"},
+		{Version: "2.14.10", Fixture: "testdata/remedies/membership-v2.14.10.json", Outcome: "the same: led by the surviving replica after the first removal, all 2646 acknowledged writes read back, the replicas equal, nothing deleted"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/membership-v2.15.3.json", Outcome: "no stream leader for the 60 s between the removals (the first only evicted the removed peer; 118 publishes refused), led and re-placed after the second: all 403 acknowledged writes read back, the replicas equal, nothing deleted"},
 	}},
 }
 

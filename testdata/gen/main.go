@@ -113,6 +113,9 @@ var families = map[string]func(v string) Scenario{
 	"kinds": func(v string) Scenario {
 		return Scenario{Name: "kinds-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return kinds(ctx, env, v) }}
 	},
+	"membership": func(v string) Scenario {
+		return Scenario{Name: "membership-" + v, Timeout: 14 * time.Minute, Run: func(ctx context.Context, env *Env) error { return membership(ctx, env, v) }}
+	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},

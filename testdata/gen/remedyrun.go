@@ -123,18 +123,21 @@ func (f reportFinding) destructive() bool {
 // remedyExecutors carry out one catalogue entry on a copy; each starts from
 // r prepared (stores copied, nothing started, the save step done).
 var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []reportFinding) error{
-	"departed-server-remove":        execServerRemovals,
-	"meta-quorum-temporary-servers": execTemporaryServers,
-	"meta-corrupt-id-remove":        execCorruptIDRemove,
-	"meta-snapshot-move-aside":      execMetaSnapshotMoveAside,
-	"peers-idx-healed-by-snapshot":  execStartAll,
-	"store-index-db":                execStartAll,
-	"replica-gap-start":             execStartNamed,
-	"stream-quorum-peer-remove":     execStreamPeerRemovals,
-	"store-empty-folder":            execEmptyFolderRemove,
-	"orphan-stream-copy-out":        execOrphanCopyOut,
-	"meta-quorum-rescue":            execMetaRescue,
-	"meta-quorum-same-names":        execSameNames,
+	"departed-server-remove":           execServerRemovals,
+	"meta-quorum-temporary-servers":    execTemporaryServers,
+	"meta-corrupt-id-remove":           execCorruptIDRemove,
+	"meta-snapshot-move-aside":         execMetaSnapshotMoveAside,
+	"peers-idx-healed-by-snapshot":     execStartAll,
+	"store-index-db":                   execStartAll,
+	"replica-gap-start":                execStartNamed,
+	"stream-quorum-peer-remove":        execStreamPeerRemovals,
+	"store-empty-folder":               execEmptyFolderRemove,
+	"orphan-stream-copy-out":           execOrphanCopyOut,
+	"meta-quorum-rescue":               execMetaRescue,
+	"meta-quorum-same-names":           execSameNames,
+	"stream-write-error":               execStreamWriteError,
+	"divergence-choose-copy":           execDivergenceChooseCopy,
+	"membership-replace-one-at-a-time": execMembershipReplace,
 }
 
 // remedyNotRun says why a destructive remedy has no executor.
@@ -144,7 +147,7 @@ var remedyNotRun = map[string]string{
 
 // remedyFamilies are the families whose reports carry destructive remedies
 // the runner can carry out.
-var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders", "orphan", "lostquorum"}
+var remedyFamilies = []string{"scaledown", "metasnap", "phantom", "emptyfolders", "orphan", "lostquorum", "streamfull", "membership"}
 
 func runRemedies(ctx context.Context, out string, versions, fams, fixtures []string) error {
 	jsf, err := buildAnalyzer(ctx)
@@ -307,6 +310,9 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 			r.save(byID[id])
 			err = ex(ctx, r, byID[id])
 			r.finish(ctx, err)
+			for _, f := range r.cleanup {
+				f()
+			}
 		} else {
 			o.Error = err.Error()
 		}
@@ -333,6 +339,8 @@ type remedyRun struct {
 	all []reportFinding
 	// jsf is the analyzer binary, bundle the bundle's folder (read only).
 	jsf, bundle string
+	// cleanup runs after finish (a tmpfs an executor mounted).
+	cleanup []func()
 }
 
 // newRemedyRun prepares every server of the bundle (and 3 temporary ones)

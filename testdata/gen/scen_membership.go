@@ -22,6 +22,7 @@ package main
 //     sequence 1, acknowledged messages are gone from the leader, the
 //     surviving replica keeps its old messages under the same sequences
 //     (replicas diverged) and every /healthz says ok.
+// `membership@<version>` makes the same on other versions.
 // When the meta leader leads the stream too, it is not a victim and the
 // stream keeps its leader (no loss). The fault is therefore repeated on a
 // fresh cluster (up to membAttempts times) until the servers lose
@@ -49,7 +50,7 @@ func membershipScenarios() []Scenario {
 		{Name: "membership-v2.12.1",
 			Doc:     "incident 002: 5 x v2.12.1, R3 stream under publishes; SIGKILL two replica hosts, peer-remove both 250 ms apart; retried until acked writes are lost",
 			Timeout: 12 * time.Minute,
-			Run:     membership},
+			Run:     func(ctx context.Context, env *Env) error { return membership(ctx, env, "v2.12.1") }},
 	}
 }
 
@@ -243,7 +244,7 @@ var (
 	membLogSkipRE = regexp.MustCompile(`Error trying to connect to route`)
 )
 
-func membership(ctx context.Context, env *Env) error {
+func membership(ctx context.Context, env *Env, version string) error {
 	var (
 		attempts []MembAttempt
 		r        *membRun
@@ -251,7 +252,7 @@ func membership(ctx context.Context, env *Env) error {
 	)
 	for n := 1; n <= membAttempts; n++ {
 		logf("attempt %d of %d", n, membAttempts)
-		r, err = membershipAttempt(ctx, env, filepath.Join(env.Scratch, fmt.Sprintf("attempt-%d", n)))
+		r, err = membershipAttempt(ctx, env, filepath.Join(env.Scratch, fmt.Sprintf("attempt-%d", n)), version)
 		if err != nil {
 			return err
 		}
@@ -267,7 +268,7 @@ func membership(ctx context.Context, env *Env) error {
 		}
 	}
 	r.x.Attempts = attempts
-	b := &Bundle{Name: "membership-v2.12.1", Version: "2.12.1", Layout: r.layout, Servers: r.live, Stopped: r.victims,
+	b := &Bundle{Name: "membership-" + version, Version: version[1:], Layout: r.layout, Servers: r.live, Stopped: r.victims,
 		Captures: r.caps, Expect: r.x}
 	return b.Write(env.Scratch, env.Out)
 }
@@ -281,9 +282,9 @@ type membRun struct {
 	caps    map[string]*Capture
 }
 
-func membershipAttempt(ctx context.Context, env *Env, dir string) (*membRun, error) {
+func membershipAttempt(ctx context.Context, env *Env, dir, version string) (*membRun, error) {
 	names := []string{"n1", "n2", "n3", "n4", "n5"}
-	c, err := NewCluster(ctx, dir, "v2.12.1", "jepsen", names)
+	c, err := NewCluster(ctx, dir, version, "jepsen", names)
 	if err != nil {
 		return nil, err
 	}
