@@ -292,11 +292,15 @@ func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) pre
 	}
 	v := minVersion(m)
 	a := args{"version": v, "missing": missing, "readd": readdNote(m), "quorum": natsfmt.Quorum(reachable)}
-	// $JS.API.META.RESCUE exists from 2.15 only (v2.15.3 jetstream_api.go;
-	// absent from the 2.11.17, 2.12.15 and 2.14.10 source; README versions
-	// table, row rename: 2.11.17 answered it 10039). Before 2.15, and for
-	// 2.13 (never released), the temporary servers work on every version.
-	if versionAtLeast(v, 2, 15) {
+	// Where the rescue's presence cannot be told before 2.15 (2.13, past a
+	// line's newest release read), the temporary servers below are the way
+	// that needs no such API.
+	if yes, known := hasMetaRescue(v); yes {
+		a["rescue"] = "nats-server " + v + " supports a quorum rescue."
+		if !known {
+			a["rescue"] = "nats-server 2.15.2 and 2.15.3 support a quorum rescue (source and runs); whether " + v +
+				" does cannot be told: if it answers that there is no such API (10039) or not at all, add temporary JetStream servers with new server_names instead, until the live peers reach a quorum."
+		}
 		return prescribe("meta-quorum-rescue", a)
 	}
 	// A server started under a missing peer's name has its peer id

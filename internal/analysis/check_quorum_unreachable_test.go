@@ -183,6 +183,8 @@ func TestLostQuorumByVersion(t *testing.T) {
 		{"2.12.15", "meta-quorum-same-names", "start 3 server(s) named n3, n4, n5 on EMPTY stores"},
 		{"2.12.10", "meta-quorum-temporary-servers", "cannot be told"},
 		{"2.11.17", "meta-quorum-temporary-servers", "Add 2 temporary"},
+		{"2.16.0", "meta-quorum-rescue", "whether 2.16.0 does cannot be told"},
+		{"2.14.11", "meta-quorum-temporary-servers", "cannot be told"},
 	} {
 		for _, s := range m.Servers {
 			s.Version = tc.version
@@ -201,6 +203,12 @@ func TestLostQuorumByVersion(t *testing.T) {
 		"2.12.10": {false, false}, "2.12.15": {true, true}, "2.14.10": {true, true}, "2.15.3": {true, true}, "2.13.0": {false, false}} {
 		if yes, known := countsMemberVotesOnly(v); [2]bool{yes, known} != want {
 			t.Errorf("countsMemberVotesOnly(%s) = %v %v, want %v", v, yes, known, want)
+		}
+	}
+	for v, want := range map[string][2]bool{"2.10.27": {false, true}, "2.14.10": {false, true}, "2.14.11": {false, false},
+		"2.13.0": {false, false}, "2.15.0": {true, true}, "2.15.3": {true, true}, "2.15.4": {true, false}, "2.16.0": {true, false}} {
+		if yes, known := hasMetaRescue(v); [2]bool{yes, known} != want {
+			t.Errorf("hasMetaRescue(%s) = %v %v, want %v", v, yes, known, want)
 		}
 	}
 }

@@ -98,7 +98,7 @@ var remedyCatalogue = []remedy{
 		// v2.15.2/v2.15.3 jetstream_api.go jsMetaRescueRequest (a broadcast
 		// system subscription) and raft.go RescueQuorum (refusals,
 		// rescueQuorumTimeout 5 min, recalcQuorum ends it).
-		{Kind: stepAction, Destroys: true, Text: "nats-server {{version}} supports a quorum rescue. With the system account, send it once: every server that receives it lowers its own meta quorum and answers for itself (--replies 0 shows every answer); a server refuses it while it knows a meta leader, if it is no voting member of the meta group, or if its meta log is empty. The lowered quorum lasts 5 minutes, or until the removals below bring the group's own quorum down to it:",
+		{Kind: stepAction, Destroys: true, Text: "{{rescue}} With the system account, send it once: every server that receives it lowers its own meta quorum and answers for itself (--replies 0 shows every answer); a server refuses it while it knows a meta leader, if it is no voting member of the meta group, or if its meta log is empty. The lowered quorum lasts 5 minutes, or until the removals below bring the group's own quorum down to it:",
 			Commands: []string{"nats request '$JS.API.META.RESCUE' '{\"quorum_needed\":{{quorum}}}' --replies 0"}},
 		{Kind: stepAction, Destroys: true, Each: "missing",
 			Text:     "Then, once a meta leader is elected (within those 5 minutes), remove each missing peer with a server removal, one at a time:",

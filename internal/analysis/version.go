@@ -79,6 +79,24 @@ func sourceRead(v string) (minor, patch int, ok bool) {
 	return mi, pa, true
 }
 
+// hasMetaRescue says whether nats-server v answers $JS.API.META.RESCUE
+// (jetstream_api.go jsMetaRescueRequest, raft.go RescueQuorum: in 2.15.0,
+// 2.15.2 and 2.15.3, run on the last two, testdata/remedies/lostquorum-v2.15.2.json and
+// testdata/bundles/lostquorum-v2.15.3; absent from the 2.11.17, 2.12.15
+// and 2.14.10 source, and 2.11.17, 2.12.1 and 2.12.15 answered it 10039,
+// README versions table, row rename). yes with known false: 2.15 past
+// 2.15.3 and 2.16+, where it is likely kept but was not read; known false
+// also for 2.13 and past the newest release read of an older line (a patch
+// could add it).
+func hasMetaRescue(v string) (yes, known bool) {
+	ma, mi, _, ok := parseVersion(v)
+	if !ok || ma != 2 || mi == 13 {
+		return false, false
+	}
+	_, _, read := sourceRead(v)
+	return mi >= 15, read
+}
+
 // countsMemberVotesOnly says whether a candidate of nats-server v counts
 // only the votes of its group's peers once it knows as many peers as the
 // group's size (raft.go shouldCountVoteFromPeer: in 2.12.15, 2.14.10,
