@@ -42,7 +42,7 @@ var checkUnsafeMembershipChange = Check{
 				}
 				out = append(out, withRemedy(report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
-				}, prescribe("membership-one-at-a-time", nil)))
+				}, prescribe("membership-one-at-a-time", args{"meta": g.Kind == natsfmt.GroupMeta})))
 				burst = nil
 			}
 			for _, e := range removals {

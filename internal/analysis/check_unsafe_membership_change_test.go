@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,16 @@ func TestUnsafeMembershipChange(t *testing.T) {
 	fs := runCheck(checkUnsafeMembershipChange, &Model{Groups: []*Group{g}})
 	if len(fs) != 1 || len(fs[0].Events) != 2 {
 		t.Fatalf("want one burst of two removals: %+v", fs)
+	}
+	if strings.Contains(fs[0].Remedy, "meta group") || !strings.Contains(fs[0].Remedy, "stream folder") {
+		t.Errorf("a stream group's remedy: %s", fs[0].Remedy)
+	}
+	// The meta group's removals are server removals: no stream folder of
+	// its own to save, the servers' stores are.
+	g.Name, g.Kind = "_meta_", natsfmt.GroupMeta
+	fs = runCheck(checkUnsafeMembershipChange, &Model{Groups: []*Group{g}})
+	if len(fs) != 1 || strings.Contains(fs[0].Remedy, "stream folder") || !strings.Contains(fs[0].Remedy, "JetStream folder") {
+		t.Errorf("the meta group's remedy: %+v", fs)
 	}
 }
 

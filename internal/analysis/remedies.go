@@ -478,9 +478,11 @@ var remedyCatalogue = []remedy{
 	}},
 	// unsafe-membership-change
 	{ID: "membership-one-at-a-time", Steps: []remedyStep{
-		{Kind: stepCost, Text: "each peer-remove deletes the removed server's replica."},
-		{Kind: stepSave, Text: "copy its stream folder out and check the remaining replicas hold every message (replica-gap)."},
-		{Kind: stepAction, Destroys: true, Text: "Then remove one peer at a time and wait until the group reports every replica current (nats stream info, nats server report jetstream) before the next."},
+		{Kind: stepCost, When: "!meta", Text: "each peer-remove deletes the removed server's replica."},
+		{Kind: stepCost, When: "meta", Text: "each server removal takes the server out of the meta group and out of every stream and consumer group that lists it; the meta leader places those replicas anew on the remaining servers."},
+		{Kind: stepSave, When: "!meta", Text: "copy its stream folder out and check the remaining replicas hold every message (replica-gap)."},
+		{Kind: stepSave, When: "meta", Text: "copy each server's store out before it is removed (cp -a of its JetStream folder) and check the remaining replicas of its streams hold every message (replica-gap)."},
+		{Kind: stepAction, Destroys: true, Text: "Then remove one peer at a time and wait until the group has a leader and its remaining peers are current (nats stream info, nats server report jetstream) before the next."},
 		{Kind: stepVerify, Text: "compare replicas for gaps (replica-gap)."},
 	}},
 	{ID: "membership-replace-one-at-a-time", Steps: []remedyStep{
