@@ -245,17 +245,18 @@ func storeRemedy(m *Model, c Corruption) prescription {
 // otherCopyHolds: some other copy of c's stream holds every sequence c
 // lost in its blocks.
 func otherCopyHolds(m *Model, c Corruption) bool {
-	st := m.stream(c.Account, c.Stream)
-	if st == nil {
-		return false
-	}
 	lost := seqset.Of(c.Lost...)
-	for _, o := range st.Copies {
-		if m.same(o.Server, c.Server) || o.Encrypted {
+	for _, st := range m.Streams {
+		if st.Account != c.Account || st.Name != c.Stream {
 			continue
 		}
-		if held := lost.Clip(o.FirstSeq, o.LastSeq).Subtract(copyMissing(m, st, o)); lost.Subtract(held).Count() == 0 {
-			return true
+		for _, o := range st.Copies {
+			if m.same(o.Server, c.Server) || o.Encrypted {
+				continue
+			}
+			if held := lost.Clip(o.FirstSeq, o.LastSeq).Subtract(copyMissing(m, st, o)); lost.Subtract(held).Count() == 0 {
+				return true
+			}
 		}
 	}
 	return false
