@@ -302,7 +302,7 @@ var remedyCatalogue = []remedy{
 		{Kind: stepVerify, When: "single", Text: "After the start, delete them again: `nats stream rmm {{stream|shell}} SEQ` for each."},
 	}, Proven: []report.RemedyProof{
 		{Version: "2.10.27", Fixture: "testdata/remedies/perturbed-blocks-v2.10.27.json", Outcome: "standalone: the start served the deleted sequences of CUTMID, CUTREC and CUTTOMB again; deleted again one at a time, each stream served what it did before the damage less what its block lost"},
-		{Version: "2.10.27", Fixture: "testdata/remedies/perturbed-replica-v2.10.27.json", Outcome: "R3: p3 started on the block stayed behind (20 of 43 messages), the group never settled, and led by p3 the stream served 1-29 only; the check now says to rebuild such a replica on 2.10", Failed: true},
+		{Version: "2.10.27", Fixture: "testdata/remedies/perturbed-replica-v2.10.27.json", Outcome: "R3: p3 started on the block stayed behind (20 of 43 messages; in the run before the check said to rebuild it, led by p3 the stream served 1-29 only); rebuilt as the check now says (removal, R2, R3): 43 messages, every sequence served by p3 as leader, no deleted one served again; not proven: p2's meta group stayed in catchup, the cluster never settled", Failed: true},
 		{Version: "2.12.15", Fixture: "testdata/remedies/perturbed-replica-v2.12.15.json", Outcome: "R3: p3 took the leader's state at its start: no deleted sequence served again, every copy equal, nothing deleted"},
 		{Version: "2.12.15", Fixture: "testdata/remedies/perturbed-blocks-v2.12.15.json", Outcome: "standalone: the same as on 2.10.27"},
 		{Version: "2.15.3", Fixture: "testdata/remedies/perturbed-replica-v2.15.3.json", Outcome: "R3: the same as on 2.12.15"},

@@ -329,12 +329,42 @@ func execBlockResurrected(ctx context.Context, r *remedyRun, fs []reportFinding)
 		if rangesString(got) != rangesString(want) {
 			r.checks = append(r.checks, fmt.Sprintf("%s serves %s, not %s", f.Stream, rangesString(got), rangesString(want)))
 		}
-		if !single {
-			if err := r.c.WaitQuiet(ctx, 60*time.Second); err != nil {
-				r.checks = append(r.checks, f.Stream+": replicas not settled: "+err.Error())
+		verify := ""
+		for _, s := range f.Steps {
+			if s.Kind == "verify" {
+				verify = s.Text
 			}
-			rs := replicaStates(ctx, r, f.Stream)
-			done = append(done, "replicas: "+rs)
+		}
+		if !single {
+			qerr := r.c.WaitQuiet(ctx, 60*time.Second)
+			done = append(done, "replicas: "+replicaStates(ctx, r, f.Stream))
+			if qerr != nil && strings.Contains(verify, "rebuild it as store-block-lost says") {
+				// "if it stays behind, rebuild it as store-block-lost
+				// says": that finding's commands for this replica.
+				var cmds []string
+				for _, x := range r.all {
+					if x.RemedyID == "store-block-lost" && x.Server == f.Server && x.Stream == f.Stream {
+						if acts := destructiveActions(x); len(acts) > 0 {
+							cmds = x.Steps[acts[0]].Commands
+						}
+					}
+				}
+				done = append(done, fmt.Sprintf("%s stays behind (%v): rebuilt with store-block-lost's commands", f.Server, qerr))
+				if len(cmds) == 0 {
+					r.checks = append(r.checks, "no store-block-lost finding with commands for "+f.Server+" "+f.Stream)
+				} else {
+					rd, err := rebuildReplica(ctx, r, nc, js, f.Server, f.Stream, cmds)
+					done = append(done, rd...)
+					if err != nil {
+						return err
+					}
+					qerr = r.c.WaitQuiet(ctx, 60*time.Second)
+					done = append(done, "replicas: "+replicaStates(ctx, r, f.Stream))
+				}
+			}
+			if qerr != nil {
+				r.checks = append(r.checks, f.Stream+": replicas not settled: "+qerr.Error())
+			}
 			if sb, err := servedBy(ctx, r, nc, js, f.Stream, f.Server, last); err != nil {
 				r.checks = append(r.checks, err.Error())
 			} else {
@@ -342,12 +372,6 @@ func execBlockResurrected(ctx context.Context, r *remedyRun, fs []reportFinding)
 				if rangesString(sb) != rangesString(want) {
 					r.checks = append(r.checks, fmt.Sprintf("%s's replica serves %s, not %s", f.Server, rangesString(sb), rangesString(want)))
 				}
-			}
-		}
-		verify := ""
-		for _, s := range f.Steps {
-			if s.Kind == "verify" {
-				verify = s.Text
 			}
 		}
 		r.out.Steps = append(r.out.Steps, "verify: "+verify, "done: "+strings.Join(done, "; "))
@@ -413,89 +437,11 @@ func execBlockLost(ctx context.Context, r *remedyRun, fs []reportFinding) error 
 		}
 	}
 	before := replicaStates(ctx, r, f.Stream)
-	info, err := blkStreamInfo(ctx, js, f.Stream)
+	done := []string{cond, "replicas before: " + before}
+	rd, err := rebuildReplica(ctx, r, nc, js, f.Server, f.Stream, f.Steps[acts[0]].Commands)
+	done = append(done, rd...)
 	if err != nil {
 		return err
-	}
-	n := info.Config.Replicas
-	var done []string
-	done = append(done, cond, "replicas before: "+before)
-	update := func(replicas int) error {
-		info, err := blkStreamInfo(ctx, js, f.Stream)
-		if err != nil {
-			return err
-		}
-		cfg := info.Config
-		cfg.Replicas = replicas
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_, err = js.UpdateStream(cctx, cfg)
-		if err == nil {
-			err = pause(ctx, 5*time.Second)
-		}
-		done = append(done, fmt.Sprintf("stream update replicas %d -> %s; group %s", replicas, errText(err), groupOf(ctx, js, f.Stream)))
-		return nil
-	}
-	edits := 0
-	for _, cmd := range f.Steps[acts[0]].Commands {
-		if m := editReplicasRE.FindStringSubmatch(cmd); m != nil {
-			edits++
-			n, _ := strconv.Atoi(m[1])
-			if err := update(n); err != nil {
-				return err
-			}
-			continue
-		}
-		answer, err := request(ctx, nc, cmd)
-		if err != nil {
-			return err
-		}
-		werr := waitFor(ctx, 60*time.Second, f.Server+" out of "+f.Stream, func() (bool, error) {
-			info, err := blkStreamInfo(ctx, js, f.Stream)
-			return err == nil && !inGroup(info, f.Server), nil
-		})
-		folder := filepath.Join(r.c.Server(f.Server).JSRoot(), "$G", "streams", f.Stream)
-		done = append(done, fmt.Sprintf("%s -> %s; group after it: %s (%v); %s's stream folder there: %v", requestRE.FindString(cmd), answer, groupOf(ctx, js, f.Stream), errText(werr), f.Server, exists(folder)))
-	}
-	if edits == 0 {
-		// A step that says only "then scale back up": the replicas set to
-		// n again, and if that does not bring the server back, n-1 and n.
-		if err := update(n); err != nil {
-			return err
-		}
-		if waitFor(ctx, 15*time.Second, f.Server+" back", func() (bool, error) {
-			info, err := blkStreamInfo(ctx, js, f.Stream)
-			return err == nil && inGroup(info, f.Server), nil
-		}) != nil {
-			if err := update(n - 1); err != nil {
-				return err
-			}
-			if err := update(n); err != nil {
-				return err
-			}
-		}
-	}
-	cerr := waitFor(ctx, 90*time.Second, f.Server+" current in "+f.Stream, func() (bool, error) {
-		info, err := blkStreamInfo(ctx, js, f.Stream)
-		if err != nil || info.Cluster == nil {
-			return false, nil
-		}
-		if info.Cluster.Leader == f.Server {
-			return true, nil
-		}
-		for _, p := range info.Cluster.Replicas {
-			if p.Name == f.Server && p.Current && p.Lag == 0 {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	done = append(done, fmt.Sprintf("%s in the group again and current: %v; group %s", f.Server, errText(cerr), groupOf(ctx, js, f.Stream)))
-	if cerr != nil {
-		r.checks = append(r.checks, f.Server+" not back and current in "+f.Stream+": "+cerr.Error())
-	}
-	if err := r.c.WaitQuiet(ctx, 60*time.Second); err != nil {
-		done = append(done, "not settled: "+err.Error())
 	}
 	done = append(done, "replicas after: "+replicaStates(ctx, r, f.Stream))
 	// Whether the lost sequences came back on the rebuilt replica: it
@@ -523,6 +469,98 @@ func execBlockLost(ctx context.Context, r *remedyRun, fs []reportFinding) error 
 	}
 	r.action(f.Steps[acts[0]].Text, strings.Join(done, "; "))
 	return nil
+}
+
+// rebuildReplica carries out a rebuild's commands on server's replica of
+// stream, in order: the stream peer removal (a request), each `nats stream
+// edit --replicas N` as a stream update; a step without edits ("then scale
+// back up") gets the replicas set to N again, then N-1 and N. It waits for
+// server back in the group and current.
+func rebuildReplica(ctx context.Context, r *remedyRun, nc *nats.Conn, js jetstream.JetStream, server, stream string, commands []string) ([]string, error) {
+	info, err := blkStreamInfo(ctx, js, stream)
+	if err != nil {
+		return nil, err
+	}
+	n := info.Config.Replicas
+	var done []string
+	update := func(replicas int) error {
+		info, err := blkStreamInfo(ctx, js, stream)
+		if err != nil {
+			return err
+		}
+		cfg := info.Config
+		cfg.Replicas = replicas
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err = js.UpdateStream(cctx, cfg)
+		if err == nil {
+			err = pause(ctx, 5*time.Second)
+		}
+		done = append(done, fmt.Sprintf("stream update replicas %d -> %s; group %s", replicas, errText(err), groupOf(ctx, js, stream)))
+		return nil
+	}
+	edits := 0
+	for _, cmd := range commands {
+		if m := editReplicasRE.FindStringSubmatch(cmd); m != nil {
+			edits++
+			n, _ := strconv.Atoi(m[1])
+			if err := update(n); err != nil {
+				return done, err
+			}
+			continue
+		}
+		answer, err := request(ctx, nc, cmd)
+		if err != nil {
+			return done, err
+		}
+		werr := waitFor(ctx, 60*time.Second, server+" out of "+stream, func() (bool, error) {
+			info, err := blkStreamInfo(ctx, js, stream)
+			return err == nil && !inGroup(info, server), nil
+		})
+		folder := filepath.Join(r.c.Server(server).JSRoot(), "$G", "streams", stream)
+		done = append(done, fmt.Sprintf("%s -> %s; group after it: %s (%v); %s's stream folder there: %v", requestRE.FindString(cmd), answer, groupOf(ctx, js, stream), errText(werr), server, exists(folder)))
+	}
+	if edits == 0 {
+		// A step that says only "then scale back up": the replicas set to
+		// n again, and if that does not bring the server back, n-1 and n.
+		if err := update(n); err != nil {
+			return done, err
+		}
+		if waitFor(ctx, 15*time.Second, server+" back", func() (bool, error) {
+			info, err := blkStreamInfo(ctx, js, stream)
+			return err == nil && inGroup(info, server), nil
+		}) != nil {
+			if err := update(n - 1); err != nil {
+				return done, err
+			}
+			if err := update(n); err != nil {
+				return done, err
+			}
+		}
+	}
+	cerr := waitFor(ctx, 90*time.Second, server+" current in "+stream, func() (bool, error) {
+		info, err := blkStreamInfo(ctx, js, stream)
+		if err != nil || info.Cluster == nil {
+			return false, nil
+		}
+		if info.Cluster.Leader == server {
+			return true, nil
+		}
+		for _, p := range info.Cluster.Replicas {
+			if p.Name == server && p.Current && p.Lag == 0 {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	done = append(done, fmt.Sprintf("%s in the group again and current: %v; group %s", server, errText(cerr), groupOf(ctx, js, stream)))
+	if cerr != nil {
+		r.checks = append(r.checks, server+" not back and current in "+stream+": "+cerr.Error())
+	}
+	if err := r.c.WaitQuiet(ctx, 60*time.Second); err != nil {
+		done = append(done, "not settled: "+err.Error())
+	}
+	return done, nil
 }
 
 // inGroup: server is the stream's leader or one of its replicas.
