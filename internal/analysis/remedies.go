@@ -312,7 +312,12 @@ var remedyCatalogue = []remedy{
 		{Kind: stepNote, Text: "This copy no longer holds {{lost}}."},
 		{Kind: stepNote, When: "indexdb", Text: "Keep {{indexdb}}: do not remove it."},
 		{Kind: stepCost, Text: "index.db is the record of what the block held: removing it (or any rebuild) makes the server forget it, and letting this replica be rebuilt deletes this replica's copy of the block."},
-	}, blockSteps()...)},
+	}, blockSteps()...), Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/perturbed-replica-v2.10.27.json", Outcome: "p3 started behind (20 of 43 messages); the stream peer removal answered \"peer remap failed\" yet took p3 out of the group; R2 and back to R3 put a new replica on p3: 43 messages, 31-60 back, served by p3 as stream leader as by p1 and p2; nothing deleted"},
+		{Version: "2.11.17", Fixture: "testdata/remedies/acked-lost-v2.11.17.json", Outcome: "every replica had lost 211-240 (the step's condition did not hold); ack-0 rebuilt all the same (removal, R2, R3) came back with 1-210 and none of them; the remedy now prescribes no rebuild where no other replica's blocks hold the sequences", Failed: true},
+		{Version: "2.12.15", Fixture: "testdata/remedies/perturbed-replica-v2.12.15.json", Outcome: "p3 caught up at its start; the removal answered \"peer remap failed\" yet took p3 out and deleted its folder; R2 and R3 rebuilt it from the leader: every sequence back, served by p3 as stream leader, nothing deleted"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/perturbed-replica-v2.15.3.json", Outcome: "p3 caught up at its start; the removal was refused (\"peer remap failed\", the group unchanged), R2 dropped a healthy replica (p1), not p3, and R3 put it back: every copy equal, p3 serving every sequence as stream leader, nothing deleted"},
+	}},
 	// A middle block file gone (testdata/perturbed: 2.12.15 and 2.15.3 log
 	// "could not locate msg block" and serve the rest).
 	{ID: "store-block-missing", Steps: []remedyStep{
@@ -321,8 +326,9 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "letting this replica be rebuilt deletes what is left of this replica's copy; a backup's copy of {{block}} is the only other source of these messages on this server."},
 		{Kind: stepSave, Text: "copy what is left out, with the server stopped:", Commands: []string{"cp -a {{folder|shell}} SAVE/"}},
 		{Kind: stepAction, When: "replicated", Destroys: true,
-			Text:     "The stream is R{{replicas}}: once the other replicas are checked to hold these sequences (replica-gap), let this replica be rebuilt, which deletes this replica's copy (saved above), with a stream peer removal (its replica of {{stream}} only), then scale back up:",
-			Commands: []string{"{{removal}}"}},
+			Text:     "The stream is R{{replicas}}: once the other replicas are checked to hold these sequences (replica-gap), let this replica be rebuilt from the stream leader, which deletes this replica's copy (saved above): a stream peer removal of {{server}}'s replica of {{stream}} only, then the stream scaled to R{{fewer}} and back to R{{replicas}} (store-block-lost's rebuild; see its note on 2.15):",
+			Commands: []string{"{{removal}}", "nats stream edit {{stream|shell}} --replicas {{fewer}}", "nats stream edit {{stream|shell}} --replicas {{replicas}}"}},
+		{Kind: stepNote, When: "noneheld", Text: "The stream is R{{replicas}}, but no other replica's blocks hold these sequences: a rebuild of this replica copies from the stream leader, brings none of them back and deletes what is left of this copy. Do not peer-remove it; a backup, the raft WAL or the publishers are what may still hold them."},
 		{Kind: stepAction, When: "single", Text: "The stream has no other replica: restore the block from a backup, or republish these messages from their source."},
 	}},
 	// A block that lost the tombstones of deleted messages (testdata/perturbed).
@@ -331,8 +337,16 @@ var remedyCatalogue = []remedy{
 		{Kind: stepCost, Text: "at its next start the server rebuilds this stream from its blocks, whose tombstones for them are gone, and serves those deleted messages again."},
 		{Kind: stepSave, Text: "copy the stream folder out with the server stopped:", Commands: []string{"cp -a {{folder|shell}} SAVE/"}},
 		{Kind: stepAction, Destroys: true, Text: "Start the server on it."},
-		{Kind: stepVerify, When: "replicated", Text: "The stream is R{{replicas}}: after the start, check that {{server}}'s replica agrees with the others (`nats stream info {{stream|shell}}`; a replica the stream leader catches up takes its state); if these sequences are served again, delete them again (`nats stream rmm {{stream|shell}} SEQ`)."},
+		{Kind: stepVerify, When: "catchup", Text: "The stream is R{{replicas}}: after the start, check that {{server}}'s replica agrees with the others (`nats stream info {{stream|shell}}`; a replica the stream leader catches up takes its state, as 2.12.15 and 2.15.3 did); if these sequences are served again, delete them again (`nats stream rmm {{stream|shell}} SEQ`)."},
+		{Kind: stepVerify, When: "nocatchup", Text: "The stream is R{{replicas}}: after the start, check that {{server}}'s replica agrees with the others (`nats stream info {{stream|shell}}`). On 2.10 a replica started on such a block did not catch up (2.10.27: it kept what its blocks held, the group never settled, and while it led the stream served only that): if it stays behind, rebuild it as store-block-lost says (a stream peer removal of its replica, then R{{fewer}} and back to R{{replicas}}). If these sequences are served again, delete them again (`nats stream rmm {{stream|shell}} SEQ`)."},
 		{Kind: stepVerify, When: "single", Text: "After the start, delete them again: `nats stream rmm {{stream|shell}} SEQ` for each."},
+	}, Proven: []report.RemedyProof{
+		{Version: "2.10.27", Fixture: "testdata/remedies/perturbed-blocks-v2.10.27.json", Outcome: "standalone: the start served the deleted sequences of CUTMID, CUTREC and CUTTOMB again; deleted again one at a time, each stream served what it did before the damage less what its block lost"},
+		{Version: "2.10.27", Fixture: "testdata/remedies/perturbed-replica-v2.10.27.json", Outcome: "R3: p3 started on the block stayed behind (20 of 43 messages; in the run before the check said to rebuild it, led by p3 the stream served 1-29 only); rebuilt as the check now says (removal, R2, R3): 43 messages, every sequence served by p3 as leader, no deleted one served again; not proven: p2's meta group stayed in catchup (/raftz, from the start), the cluster never settled (2 runs of 2)", Failed: true},
+		{Version: "2.12.15", Fixture: "testdata/remedies/perturbed-replica-v2.12.15.json", Outcome: "R3: p3 took the leader's state at its start: no deleted sequence served again, every copy equal, nothing deleted"},
+		{Version: "2.12.15", Fixture: "testdata/remedies/perturbed-blocks-v2.12.15.json", Outcome: "standalone: the same as on 2.10.27"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/perturbed-replica-v2.15.3.json", Outcome: "R3: the same as on 2.12.15"},
+		{Version: "2.15.3", Fixture: "testdata/remedies/perturbed-blocks-v2.15.3.json", Outcome: "standalone: the same as on 2.10.27"},
 	}},
 	{ID: "store-empty-folder", Steps: []remedyStep{
 		{Kind: stepNote, Text: "Nothing is lost: the folder holds no file. It is likely left by a stream created or restored halfway."},
@@ -523,8 +537,10 @@ func blockSteps() []remedyStep {
 	return []remedyStep{
 		{Kind: stepSave, Text: "copy {{file}} (and the stream's index.db) out, with the server stopped; `jsforensics dump blk FILE --json` reads every record still intact."},
 		{Kind: stepAction, When: "replicated", Destroys: true,
-			Text:     "The stream is R{{replicas}}: once the other replicas are checked to hold these sequences (replica-gap), move a healthy replica's copy of the block in, or let this replica be rebuilt, which deletes this replica's copy (saved above), with a stream peer removal (its replica of {{stream}} only), then scale back up:",
-			Commands: []string{"{{removal}}"}},
+			Text:     "The stream is R{{replicas}}: once the other replicas are checked to hold these sequences (replica-gap), start {{server}} and compare its replica with the others (`nats stream info {{stream|shell}}`, `nats server report jetstream`): 2.12.15 and 2.15.3 caught it up from the stream leader at its start, 2.10.27 did not. If it stays behind, let it be rebuilt from the stream leader, which deletes this replica's copy (saved above): a stream peer removal of {{server}}'s replica of {{stream}} only, then the stream scaled to R{{fewer}} and back to R{{replicas}}:",
+			Commands: []string{"{{removal}}", "nats stream edit {{stream|shell}} --replicas {{fewer}}", "nats stream edit {{stream|shell}} --replicas {{replicas}}"}},
+		{Kind: stepNote, When: "replicated", Text: "Where no other server can take the replica, 2.10.27 and 2.12.15 answered the removal \"peer remap failed\" yet took {{server}} out of the group, and the scale-down and up put a new replica on it that copied every sequence from the leader; 2.15.3 refused the removal (\"peer remap failed\", the group unchanged), and its scale-down kept the leader and dropped another replica, not {{server}}: on 2.15 check the group after each step."},
+		{Kind: stepNote, When: "noneheld", Text: "The stream is R{{replicas}}, but no other replica's blocks hold these sequences: a rebuild of this replica copies from the stream leader, brings none of them back and deletes this copy. Do not peer-remove it; the raft WAL or the publishers are what may still hold them (acked-lost)."},
 		{Kind: stepAction, When: "single", Text: "The stream has no other replica: republish what the dump recovers, or restore from a backup."},
 	}
 }

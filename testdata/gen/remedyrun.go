@@ -93,7 +93,9 @@ type reportFinding struct {
 	Group    string `json:"group"`
 	Peer     string `json:"peer"`
 	RemedyID string `json:"remedy_id"`
-	Steps    []struct {
+	// Ranges: the sequences a store-corrupt finding names.
+	Ranges []SeqRange `json:"ranges"`
+	Steps  []struct {
 		Kind        string   `json:"kind"`
 		Text        string   `json:"text"`
 		Commands    []string `json:"commands"`
@@ -138,6 +140,8 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 	"stream-write-error":               execStreamWriteError,
 	"divergence-choose-copy":           execDivergenceChooseCopy,
 	"membership-replace-one-at-a-time": execMembershipReplace,
+	"store-block-lost":                 execBlockLost,
+	"store-block-resurrected":          execBlockResurrected,
 }
 
 // remedyNotRun says why a destructive remedy has no executor.
@@ -162,9 +166,9 @@ func runRemedies(ctx context.Context, out string, versions, fams, fixtures []str
 			if strings.Contains(fx, "/") {
 				dir = fx // a bundle made by a family run (DIR/<bundle>)
 			}
-			dest := dir
+			dir, dest := fixtureOutcome(dir, fx)
 			if out != "" {
-				dest = filepath.Join(out, filepath.Base(fx))
+				dest = filepath.Join(out, filepath.Base(fx), "remedy-outcome.json")
 			}
 			if err := remediesOn(ctx, jsf, dir, dest, "", ""); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", fx, err))
@@ -202,7 +206,9 @@ func runRemedies(ctx context.Context, out string, versions, fams, fixtures []str
 				continue
 			}
 			dir := filepath.Join(out, s.Name)
-			if err := withDeadline(ctx, 20*time.Minute, func(ctx context.Context) error { return remediesOn(ctx, jsf, dir, dir, fam, v) }); err != nil {
+			if err := withDeadline(ctx, 20*time.Minute, func(ctx context.Context) error {
+				return remediesOn(ctx, jsf, dir, filepath.Join(dir, "remedy-outcome.json"), fam, v)
+			}); err != nil {
 				errs = append(errs, fmt.Errorf("%s remedies: %w", s.Name, err))
 			}
 			killAll()
@@ -223,21 +229,17 @@ func buildAnalyzer(ctx context.Context) (string, error) {
 }
 
 // remediesOn analyzes dir/bundle, carries out each destructive remedy the
-// report holds, and writes dest/remedy-outcome.json.
+// report holds, and writes the outcomes to dest.
 func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error {
-	var want Want
-	b, err := os.ReadFile(filepath.Join(dir, "want.json"))
+	want, err := readWant(dir)
 	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &want); err != nil {
 		return err
 	}
 	if version == "" {
 		version = "v" + want.ServerVersion
 	}
 	bundle := filepath.Join(dir, "bundle")
-	if err := os.MkdirAll(dest, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
 	scratch, err := os.MkdirTemp("", "jsf-gen-remedies-")
@@ -306,7 +308,7 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 			for _, oid := range ids {
 				r.all = append(r.all, byID[oid]...)
 			}
-			r.jsf, r.bundle = jsf, bundle
+			r.jsf, r.bundle, r.findings = jsf, bundle, rep.Findings
 			r.save(byID[id])
 			err = ex(ctx, r, byID[id])
 			r.finish(ctx, err)
@@ -321,7 +323,7 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 		res.Outcomes = append(res.Outcomes, o)
 	}
 	ob, _ := json.MarshalIndent(res, "", "  ")
-	return os.WriteFile(filepath.Join(dest, "remedy-outcome.json"), append(ob, '\n'), 0o644)
+	return os.WriteFile(dest, append(ob, '\n'), 0o644)
 }
 
 // remedyRun is one remedy on one copy.
@@ -341,6 +343,14 @@ type remedyRun struct {
 	jsf, bundle string
 	// cleanup runs after finish (a tmpfs an executor mounted).
 	cleanup []func()
+	// findings: every finding of the report.
+	findings []reportFinding
+	// standalone: the bundle's servers run without a cluster (no meta group).
+	standalone bool
+	// checks: what an executor found the remedy did not do (keeps it from
+	// proven); afterStop runs once the servers are stopped.
+	checks    []string
+	afterStop []func()
 }
 
 // newRemedyRun prepares every server of the bundle (and 3 temporary ones)
@@ -358,6 +368,11 @@ func newRemedyRun(ctx context.Context, dir, bundle, version string, want Want, o
 		r.stopped = append(r.stopped, s.Name)
 		stores[s.Name] = filepath.Join(bundle, filepath.FromSlash(s.StoreDir))
 	}
+	for _, s := range want.Standalone {
+		r.live = append(r.live, s.Name)
+		stores[s.Name] = filepath.Join(bundle, filepath.FromSlash(s.StoreDir))
+		r.standalone = true
+	}
 	r.temps = []string{"tmp-0", "tmp-1", "tmp-2"}
 	names := append(append(append([]string{}, r.live...), r.stopped...), r.temps...)
 	c, err := NewCluster(ctx, dir, version, cluster, names)
@@ -365,6 +380,9 @@ func newRemedyRun(ctx context.Context, dir, bundle, version string, want Want, o
 		return nil, err
 	}
 	r.c = c
+	for _, s := range want.Standalone {
+		c.Server(s.Name).NoCluster, c.Server(s.Name).Routes = true, nil
+	}
 	sys := false
 	for _, src := range stores {
 		if _, err := os.Stat(filepath.Join(src, "SYS", "_js_")); err == nil {
@@ -388,7 +406,7 @@ func newRemedyRun(ctx context.Context, dir, bundle, version string, want Want, o
 			return nil, err
 		}
 	}
-	for _, s := range want.Servers {
+	for _, s := range append(append([]WantServer{}, want.Servers...), want.Standalone...) {
 		for _, st := range s.Streams {
 			k := st.Account + " > " + st.Name
 			f := o.Before[k]
@@ -478,6 +496,10 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 			o.Why = append(o.Why, "stop: "+serr.Error())
 		}
 	}
+	for _, f := range r.afterStop {
+		f()
+	}
+	o.Why = append(o.Why, r.checks...)
 	var names []string
 	for n := range r.started {
 		names = append(names, n)
@@ -510,7 +532,7 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 			o.Log = append(o.Log, n+": "+l)
 		}
 	}
-	o.LeaderElected = o.MetaLeader != ""
+	o.LeaderElected = o.MetaLeader != "" || r.standalone
 	o.StreamsKept, o.MessagesKept, o.StreamLeaders = true, true, true
 	var keys []string
 	for k := range o.Before {
@@ -539,7 +561,7 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 	if len(o.Deleted) > 0 {
 		o.Why = append(o.Why, "stream folders deleted: "+strings.Join(o.Deleted, ", "))
 	}
-	o.Proven = o.Error == "" && o.Skipped == "" && o.LeaderElected && o.StreamsKept && o.MessagesKept && o.StreamLeaders && len(o.Deleted) == 0
+	o.Proven = o.Error == "" && o.Skipped == "" && o.LeaderElected && o.StreamsKept && o.MessagesKept && o.StreamLeaders && len(o.Deleted) == 0 && len(r.checks) == 0
 }
 
 var remedyLogRE = regexp.MustCompile(`\[(ERR|WRN)\]|(?i)orphan|removing stream|Catchup|Self is new|no space|disabled|peer-remove|Removed peer|Adding peer|JetStream cluster new metadata leader`)
