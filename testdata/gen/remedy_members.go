@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -658,40 +659,15 @@ func execMembershipReplace(ctx context.Context, r *remedyRun, fs []reportFinding
 		return err
 	}
 	defer snc.Close()
-	recs := make(chan *pubRec, 100000)
-	stop := make(chan struct{})
-	pubDone := make(chan struct{})
-	go func() {
-		defer close(pubDone)
-		for i := 1; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			default:
-			}
-			rec := &pubRec{payload: fmt.Sprintf("%d-%d", i/64, i%64), sent: time.Now()}
-			pctx, cancel := context.WithTimeout(ctx, membPubTimeout)
-			ack, err := pjs.Publish(pctx, fmt.Sprintf("records.p%d", i%8), []byte(rec.payload))
-			cancel()
-			if err != nil {
-				rec.err = err.Error()
-			} else {
-				rec.acked, rec.ackedAt, rec.seq = true, time.Now(), ack.Sequence
-			}
-			recs <- rec
-			time.Sleep(membPubEvery)
-		}
-	}()
-	stopPub := func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-		}
-		<-pubDone
-	}
+	var (
+		recMu sync.Mutex
+		recs  []*pubRec
+	)
+	stopPub := trickle(ctx, pjs, func(rec *pubRec) {
+		recMu.Lock()
+		recs = append(recs, rec)
+		recMu.Unlock()
+	})
 	defer stopPub()
 	if err := pause(ctx, 4*time.Second); err != nil {
 		return err
@@ -767,11 +743,10 @@ func execMembershipReplace(ctx context.Context, r *remedyRun, fs []reportFinding
 		return err
 	}
 	stopPub()
-	close(recs)
 	bySeq := map[uint64][]*pubRec{}
 	byPayload := map[string]*pubRec{}
 	acked, unacked := 0, 0
-	for rec := range recs {
+	for _, rec := range recs {
 		byPayload[rec.payload] = rec
 		if !rec.acked {
 			unacked++

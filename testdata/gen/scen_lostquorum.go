@@ -158,15 +158,8 @@ func lostQuorumOn(ctx context.Context, env *Env, version string) error {
 		return err
 	}
 	for _, s := range live {
-		data, err := os.ReadFile(s.LogFile)
-		if err != nil {
+		if x.LogLines[s.Name], err = logLinesBetween(s.LogFile, logStart[s.Name], logEnd[s.Name], lostQuorumLogRE); err != nil {
 			return err
-		}
-		x.LogLines[s.Name] = []string{}
-		for _, line := range splitLines(data[logStart[s.Name]:min(logEnd[s.Name], int64(len(data)))]) {
-			if lostQuorumLogRE.MatchString(line) {
-				x.LogLines[s.Name] = append(x.LogLines[s.Name], line)
-			}
 		}
 		if len(x.LogLines[s.Name]) > 12 {
 			x.LogLines[s.Name] = x.LogLines[s.Name][:12]

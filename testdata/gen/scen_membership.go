@@ -356,46 +356,15 @@ func membershipAttempt(ctx context.Context, env *Env, dir, version string) (*mem
 	}
 	defer snc.Close()
 
-	// Trickle: one publish at a time, each awaited up to membPubTimeout.
 	var (
 		mu   sync.Mutex
 		recs []*pubRec
 	)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 1; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			default:
-			}
-			r := &pubRec{payload: fmt.Sprintf("%d-%d", i/64, i%64), sent: time.Now()}
-			pctx, cancel := context.WithTimeout(ctx, membPubTimeout)
-			ack, err := pjs.Publish(pctx, fmt.Sprintf("records.p%d", i%8), []byte(r.payload))
-			cancel()
-			if err != nil {
-				r.err = err.Error()
-			} else {
-				r.acked, r.ackedAt, r.seq = true, time.Now(), ack.Sequence
-			}
-			mu.Lock()
-			recs = append(recs, r)
-			mu.Unlock()
-			time.Sleep(membPubEvery)
-		}
-	}()
-	stopPub := func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-		}
-		<-done
-	}
+	stopPub := trickle(ctx, pjs, func(r *pubRec) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	})
 	defer stopPub()
 
 	time.Sleep(4 * time.Second)
@@ -743,4 +712,44 @@ func errKind(e string) string {
 		return "no responders"
 	}
 	return e
+}
+
+// trickle publishes one record at a time to the membership stream's
+// subjects, each awaited up to membPubTimeout, and hands each to keep (on
+// the publisher's goroutine). stop ends it and waits for the last publish;
+// it may be called more than once.
+func trickle(ctx context.Context, pjs jetstream.JetStream, keep func(*pubRec)) (stop func()) {
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; ; i++ {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			default:
+			}
+			r := &pubRec{payload: fmt.Sprintf("%d-%d", i/64, i%64), sent: time.Now()}
+			pctx, cancel := context.WithTimeout(ctx, membPubTimeout)
+			ack, err := pjs.Publish(pctx, fmt.Sprintf("records.p%d", i%8), []byte(r.payload))
+			cancel()
+			if err != nil {
+				r.err = err.Error()
+			} else {
+				r.acked, r.ackedAt, r.seq = true, time.Now(), ack.Sequence
+			}
+			keep(r)
+			time.Sleep(membPubEvery)
+		}
+	}()
+	return func() {
+		select {
+		case <-quit:
+		default:
+			close(quit)
+		}
+		<-done
+	}
 }

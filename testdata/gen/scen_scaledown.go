@@ -189,15 +189,8 @@ func scaledownOn(ctx context.Context, env *Env, version string) error {
 		return err
 	}
 	for _, s := range live {
-		data, err := os.ReadFile(s.LogFile)
-		if err != nil {
+		if x.LogLines[s.Name], err = logLinesBetween(s.LogFile, logStart[s.Name], logEnd[s.Name], scaledownLogRE); err != nil {
 			return err
-		}
-		x.LogLines[s.Name] = []string{}
-		for _, line := range splitLines(data[logStart[s.Name]:min(logEnd[s.Name], int64(len(data)))]) {
-			if scaledownLogRE.MatchString(line) {
-				x.LogLines[s.Name] = append(x.LogLines[s.Name], line)
-			}
 		}
 	}
 	x.Remedy = scaledownRemedy(ctx, env, live, x.Departed)
@@ -303,4 +296,20 @@ func scaledownRemedy(ctx context.Context, env *Env, live []*Server, departed []s
 	r.Recovered = strings.HasPrefix(r.PublishAfter["STUCK"], "seq ")
 	_ = c.Stop()
 	return r
+}
+
+// logLinesBetween returns the lines of the log file between byte offsets
+// from and to (to past the end: the end) that re matches; never nil.
+func logLinesBetween(file string, from, to int64, re *regexp.Regexp) ([]string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	lines := []string{}
+	for _, line := range splitLines(data[min(from, int64(len(data))):min(to, int64(len(data)))]) {
+		if re.MatchString(line) {
+			lines = append(lines, line)
+		}
+	}
+	return lines, nil
 }
