@@ -245,18 +245,17 @@ func storeRemedy(m *Model, c Corruption) prescription {
 // otherCopyHolds: some other copy of c's stream holds every sequence c
 // lost in its blocks.
 func otherCopyHolds(m *Model, c Corruption) bool {
+	st := m.stream(c.Account, c.Stream)
+	if st == nil {
+		return false
+	}
 	lost := seqset.Of(c.Lost...)
-	for _, st := range m.Streams {
-		if st.Account != c.Account || st.Name != c.Stream {
+	for _, o := range st.Copies {
+		if m.same(o.Server, c.Server) || o.Encrypted {
 			continue
 		}
-		for _, o := range st.Copies {
-			if m.same(o.Server, c.Server) || o.Encrypted {
-				continue
-			}
-			if held := lost.Clip(o.FirstSeq, o.LastSeq).Subtract(copyMissing(m, st, o)); lost.Subtract(held).Count() == 0 {
-				return true
-			}
+		if held := lost.Clip(o.FirstSeq, o.LastSeq).Subtract(copyMissing(m, st, o)); lost.Subtract(held).Count() == 0 {
+			return true
 		}
 	}
 	return false

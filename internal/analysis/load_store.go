@@ -251,15 +251,15 @@ func (l *loader) stores(copies map[string]copyRead, raft map[string][]*raftRead)
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
 				what := fmt.Sprintf("reading stream %s/%s/streams/%s", st.Dir, acc.Name, sname)
-				l.guard(what, func() { l.stream(srv, st, acc.Name, sname, copies, what) })
+				l.guard(what, func() { l.addStreamCopy(srv, st, acc.Name, sname, copies, what) })
 			}
 		}
 	}
 }
 
-// stream adds the copy of one stream folder of one server, as read, to the
-// model.
-func (l *loader) stream(srv *Server, st bundle.Store, account, folder string, copies map[string]copyRead, what string) {
+// addStreamCopy adds the copy of one stream folder of one server, as
+// read, to the model.
+func (l *loader) addStreamCopy(srv *Server, st bundle.Store, account, folder string, copies map[string]copyRead, what string) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
