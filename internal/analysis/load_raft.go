@@ -61,23 +61,41 @@ func readWALs(fsys fs.FS, stores []bundle.Store, raft map[string][]*raftRead, wa
 			folders = append(folders, path.Join(st.Dir, st.SysAccount, "_js_", g))
 		}
 	}
-	plan, done := mt.begin(StageRaft, fsys, folders), 0
-	out := map[string]*walRead{}
+	plan := mt.begin(StageRaft, fsys, folders)
+	var todo []*raftRead
+	var at []int // beside todo: the group folder's place in folders
+	base := 0
 	for _, st := range stores {
-		for _, rd := range raft[st.Dir] {
-			if rd.crash == nil {
-				dir := rd.rec.Dir
-				var wr *walRead
-				if crash := crashed(func() { wr = readWAL(fsys, dir, rd, want[rd.rec.Group], values) }); crash != nil {
-					wr = &walRead{crash: crash}
-				}
-				out[dir] = wr
+		for j, rd := range raft[st.Dir] {
+			if rd.crash == nil && base+j < len(folders) {
+				todo = append(todo, rd)
+				at = append(at, base+j)
 			}
 		}
-		for range st.Groups {
-			plan.done(done)
-			done++
+		base += len(st.Groups)
+	}
+	// Group folders whose small files crashed are not read again: counted
+	// done here.
+	counted := make([]bool, len(folders))
+	for _, i := range at {
+		counted[i] = true
+	}
+	for i, c := range counted {
+		if !c {
+			plan.done(i)
 		}
+	}
+	reads := make([]*walRead, len(todo))
+	forEach(len(todo), func(i int) {
+		rd := todo[i]
+		if crash := crashed(func() { reads[i] = readWAL(fsys, rd.rec.Dir, rd, want[rd.rec.Group], values) }); crash != nil {
+			reads[i] = &walRead{crash: crash}
+		}
+		plan.done(at[i])
+	})
+	out := map[string]*walRead{}
+	for i, rd := range todo {
+		out[rd.rec.Dir] = reads[i]
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/capture"
@@ -96,61 +97,75 @@ func crashed(f func()) (crash any) {
 }
 
 // readStores reads, per store, its raft group folders' small files and
-// snapshots (a clustered store's), then every stream folder, each once.
-// values are the payloads the scans look for (historyValues).
+// snapshots (a clustered store's), then every stream folder, each once, on
+// every core (forEach). values are the payloads the scans look for
+// (historyValues).
 func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *meter) (map[string][]*raftRead, map[string]copyRead) {
 	var folders []string
+	at := map[string]int{} // folder → its place in folders, for the meter
 	for _, st := range stores {
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
+				at[path.Join(st.Dir, acc.Name, "streams", sname)] = len(folders)
 				folders = append(folders, path.Join(st.Dir, acc.Name, "streams", sname))
 			}
 		}
 	}
-	plan, done := mt.begin(StageStores, fsys, folders), 0
+	plan := mt.begin(StageStores, fsys, folders)
+	raft := readRaftGroups(fsys, stores)
+	for _, f := range folders {
+		if strings.HasPrefix(path.Base(f), ".") {
+			plan.done(at[f]) // being deleted: not read (stream)
+		}
+	}
 	// The copies of a stream several clustered stores hold are read
 	// together, to compare them in the same read (load_replicas.go).
-	cr := newCopyReader(fsys, stores, values)
-	raft, copies := map[string][]*raftRead{}, map[string]copyRead{}
-	for _, st := range stores {
-		raft[st.Dir] = readRaftGroups(fsys, st)
-		for _, acc := range st.Accounts {
-			for _, sname := range acc.Streams {
-				dir := path.Join(st.Dir, acc.Name, "streams", sname)
-				if strings.HasPrefix(sname, ".") {
-					plan.done(done)
-					done++
-					continue // being deleted: not read (stream)
-				}
-				var rd copyRead
-				if crash := crashed(func() { rd = cr.read(dir) }); crash != nil {
-					rd = copyRead{dir: dir, crash: crash}
-				}
-				copies[dir] = rd
-				plan.done(done)
-				done++
-			}
+	units := planCopyReads(fsys, stores)
+	reads := make([][]copyRead, len(units))
+	share := min(runtime.GOMAXPROCS(0), len(units))
+	forEach(len(units), func(i int) {
+		reads[i] = units[i].read(fsys, values, share)
+		for _, d := range units[i].dirs {
+			plan.done(at[d])
+		}
+	})
+	copies := map[string]copyRead{}
+	for _, rds := range reads {
+		for _, rd := range rds {
+			copies[rd.dir] = rd
 		}
 	}
 	return raft, copies
 }
 
-// readRaftGroups reads the raft group folders of a clustered store (nil
-// for another).
-func readRaftGroups(fsys fs.FS, st bundle.Store) []*raftRead {
-	if st.SysAccount == "" {
-		return nil
-	}
-	var rs []*raftRead
-	for _, g := range st.Groups {
-		dir := path.Join(st.Dir, st.SysAccount, "_js_", g)
-		var rd *raftRead
-		if crash := crashed(func() { rd = readRaftGroup(fsys, dir, g) }); crash != nil {
-			rd = &raftRead{rec: RaftRecord{Group: g, Dir: dir}, crash: crash}
+// readRaftGroups reads the raft group folders of the clustered stores, by
+// store folder, in the order of Store.Groups (none for another store).
+func readRaftGroups(fsys fs.FS, stores []bundle.Store) map[string][]*raftRead {
+	type groupDir struct{ store, dir, group string }
+	var todo []groupDir
+	for _, st := range stores {
+		if st.SysAccount == "" {
+			continue
 		}
-		rs = append(rs, rd)
+		for _, g := range st.Groups {
+			todo = append(todo, groupDir{st.Dir, path.Join(st.Dir, st.SysAccount, "_js_", g), g})
+		}
 	}
-	return rs
+	reads := make([]*raftRead, len(todo))
+	forEach(len(todo), func(i int) {
+		g := todo[i]
+		if crash := crashed(func() { reads[i] = readRaftGroup(fsys, g.dir, g.group) }); crash != nil {
+			reads[i] = &raftRead{rec: RaftRecord{Group: g.group, Dir: g.dir}, crash: crash}
+		}
+	})
+	raft := map[string][]*raftRead{}
+	for _, st := range stores {
+		raft[st.Dir] = nil
+	}
+	for i, g := range todo {
+		raft[g.store] = append(raft[g.store], reads[i])
+	}
+	return raft
 }
 
 // readAudits assembles every `nats audit gather` archive of b's captures by

@@ -22,7 +22,7 @@ import (
 //     is known before any block is read: from the inventory and each
 //     folder's meta.inf (its head, read first and handed to its scan, so
 //     read once). Those copies are read together
-//     (copyReader), each by its own scan, and their message records are
+//     (copyUnit), each by its own scan, and their message records are
 //     merged by sequence as the scans go (lockstep): a scan hands over each
 //     block's (sequence, digest) pairs and waits while it is ahead, so one
 //     block per copy is held. Every sequence where two copies' records hold
@@ -87,110 +87,137 @@ func keepForComparison(c *StreamCopy, rd copyRead) {
 	c.lock, c.member = rd.lock, rd.member
 }
 
-// copyReader reads the stream folders of the bundle's stores: alone, or,
-// where several clustered stores hold a copy of the same stream, all of
-// those copies together, in lockstep (see above). Which stream a folder
-// holds is its head's (meta.inf's name, storeparse.ReadHead), read first
-// for every folder of a clustered store and handed to its scan, so a folder
-// whose meta.inf names another stream is read with that stream's copies. A
-// copy read with its group before its turn waits in done until it is asked
-// for.
-type copyReader struct {
-	fsys     fs.FS
-	payloads map[string]bool
-	heads    map[string]*storeparse.Head
-	groups   map[string][]string // folder path → the folders read with it (itself included)
-	done     map[string]copyRead
+// copyUnit is one read of the stream folders of the bundle's stores: one
+// folder alone, or, where several clustered stores hold a copy of the same
+// stream, all of those copies together, in lockstep (see above). Which
+// stream a folder holds is its head's (meta.inf's name, storeparse.ReadHead),
+// read first for every folder of a clustered store and handed to its scan,
+// so a folder whose meta.inf names another stream is read with that
+// stream's copies.
+type copyUnit struct {
+	dirs  []string
+	heads []*storeparse.Head // beside dirs; nil where not read ahead
+	empty bool               // dirs[0] was listed ahead and holds nothing
 }
 
-func newCopyReader(fsys fs.FS, stores []bundle.Store, payloads map[string]bool) *copyReader {
-	r := &copyReader{fsys: fsys, payloads: payloads, heads: map[string]*storeparse.Head{}, groups: map[string][]string{}, done: map[string]copyRead{}}
+// planCopyReads lists the reads of the stream folders of stores, in the
+// stores' order (a group of copies at its first folder's place). It reads
+// ahead the listing and head of every folder of a clustered store (when
+// at least two stores are clustered), each folder once, on every core.
+func planCopyReads(fsys fs.FS, stores []bundle.Store) []copyUnit {
+	var dirs []string
+	var accounts []string
 	clustered := 0
 	for _, st := range stores {
 		if st.SysAccount != "" {
 			clustered++
 		}
 	}
-	if clustered < 2 {
-		return r // no copies to read together: no head read ahead
-	}
-	byName := map[AssetKey][]string{}
-	var keys []AssetKey
+	readAhead := map[string]bool{}
 	for _, st := range stores {
-		if st.SysAccount == "" {
-			continue // a non-clustered server's stream is never a replica
-		}
 		for _, acc := range st.Accounts {
 			for _, sname := range acc.Streams {
 				if strings.HasPrefix(sname, ".") {
-					continue // being deleted: not read
+					continue // being deleted: not read (stream)
 				}
 				dir := path.Join(st.Dir, acc.Name, "streams", sname)
-				if ents, err := fs.ReadDir(fsys, dir); err == nil && len(ents) == 0 {
-					r.done[dir] = copyRead{dir: dir, empty: true}
-					continue
-				}
-				h, err := storeparse.ReadHead(fsys, dir, "")
-				if err != nil {
-					continue // read alone: its scan says why it cannot be
-				}
-				r.heads[dir] = h
-				k := AssetKey{acc.Name, h.Name()}
-				if byName[k] == nil {
-					keys = append(keys, k)
-				}
-				byName[k] = append(byName[k], dir)
+				dirs = append(dirs, dir)
+				accounts = append(accounts, acc.Name)
+				// A non-clustered server's stream is never a replica.
+				readAhead[dir] = clustered >= 2 && st.SysAccount != ""
 			}
 		}
 	}
-	for _, k := range keys {
-		dirs := byName[k]
-		if len(dirs) < 2 {
-			continue
+	type ahead struct {
+		empty bool
+		head  *storeparse.Head
+	}
+	aheads := make([]ahead, len(dirs))
+	forEach(len(dirs), func(i int) {
+		if !readAhead[dirs[i]] {
+			return
 		}
-		dirs = dirs[:min(len(dirs), maxCompared)]
-		for _, d := range dirs {
-			r.groups[d] = dirs
+		// A crash here costs the read ahead only: the folder's own read
+		// says it again, for that folder.
+		_ = crashed(func() {
+			if ents, err := fs.ReadDir(fsys, dirs[i]); err == nil && len(ents) == 0 {
+				aheads[i].empty = true
+				return
+			}
+			if h, err := storeparse.ReadHead(fsys, dirs[i], ""); err == nil {
+				aheads[i].head = h // else read alone: its scan says why it cannot be
+			}
+		})
+	})
+	byName := map[AssetKey][]int{}
+	for i, a := range aheads {
+		if a.head != nil {
+			k := AssetKey{accounts[i], a.head.Name()}
+			byName[k] = append(byName[k], i)
 		}
 	}
-	return r
+	group := make([][]int, len(dirs)) // at a group's first folder: its folders
+	inGroup := make([]bool, len(dirs))
+	for _, idx := range byName {
+		if len(idx) < 2 {
+			continue
+		}
+		idx = idx[:min(len(idx), maxCompared)]
+		group[idx[0]] = idx
+		for _, i := range idx {
+			inGroup[i] = true
+		}
+	}
+	var units []copyUnit
+	for i, d := range dirs {
+		switch {
+		case group[i] != nil:
+			u := copyUnit{}
+			for _, k := range group[i] {
+				u.dirs = append(u.dirs, dirs[k])
+				u.heads = append(u.heads, aheads[k].head)
+			}
+			units = append(units, u)
+		case inGroup[i]:
+			// read with its group, at the group's first folder
+		default:
+			units = append(units, copyUnit{dirs: []string{d}, heads: []*storeparse.Head{aheads[i].head}, empty: aheads[i].empty})
+		}
+	}
+	return units
 }
 
-// read reads the stream folder dir (with its group, the first time one of
-// them is asked for). A reader that panicked panics again here, for the
-// folder it was reading.
-func (r *copyReader) read(dir string) copyRead {
-	if rd, ok := r.done[dir]; ok {
-		delete(r.done, dir)
-		if rd.crash != nil {
-			panic(rd.crash)
+// read reads u's folders; share is how many units are read at once beside
+// it. A reader that panics costs the folder it read: when the read of a
+// group panics, its first folder's record holds the panic and the others
+// are read alone.
+func (u copyUnit) read(fsys fs.FS, payloads map[string]bool, share int) []copyRead {
+	one := func(dir string, head *storeparse.Head) (rd copyRead) {
+		if crash := crashed(func() { rd = readCopy(fsys, dir, payloads, &readOpts{head: head, share: share}) }); crash != nil {
+			rd = copyRead{dir: dir, crash: crash}
 		}
 		return rd
 	}
-	group := r.groups[dir]
-	if group == nil {
-		var ro *readOpts
-		if h := r.heads[dir]; h != nil {
-			ro = &readOpts{head: h}
-			delete(r.heads, dir)
+	switch {
+	case u.empty:
+		return []copyRead{{dir: u.dirs[0], empty: true}}
+	case len(u.dirs) == 1:
+		return []copyRead{one(u.dirs[0], u.heads[0])}
+	}
+	var out []copyRead
+	if crash := crashed(func() { out = readTogether(fsys, u.dirs, u.heads, payloads, share) }); crash != nil {
+		out = []copyRead{{dir: u.dirs[0], crash: crash}}
+		for _, d := range u.dirs[1:] {
+			out = append(out, one(d, nil))
 		}
-		return readCopy(r.fsys, dir, r.payloads, ro)
 	}
-	heads := make([]*storeparse.Head, len(group))
-	for i, d := range group {
-		heads[i] = r.heads[d]
-		delete(r.groups, d)
-		delete(r.heads, d)
-	}
-	for _, rd := range readTogether(r.fsys, group, heads, r.payloads) {
-		r.done[rd.dir] = rd
-	}
-	return r.read(dir)
+	return out
 }
 
 // readTogether reads the folders dirs, copies of one stream, at once, their
 // message records merged by sequence while they are read.
-func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads map[string]bool) []copyRead {
+// share is how many reads run at once beside this one.
+func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads map[string]bool, share int) []copyRead {
 	lk := &lockstep{late: make([]int, len(dirs))}
 	out := make([]copyRead, len(dirs))
 	feeds := make([]chan msgBatch, len(dirs))
@@ -199,7 +226,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 	// 96 MB of them, a fresh page fault every 4 KiB.
 	free := make([]chan msgBatch, len(dirs))
 	// The copies' scans share the cores one scan of a stream takes.
-	workers := max(1, runtime.GOMAXPROCS(0)/len(dirs))
+	workers := max(1, runtime.GOMAXPROCS(0)/(len(dirs)*max(1, share)))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
 		feeds[i] = make(chan msgBatch, 1) // a block waits while the merger takes the one before
@@ -220,7 +247,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 					return nil, nil
 				}
 			}
-			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, buffers: reuse, workers: workers, share: len(dirs), head: heads[i]})
+			out[i] = readCopy(fsys, d, payloads, &readOpts{messages: send, buffers: reuse, workers: workers, share: len(dirs) * max(1, share), head: heads[i]})
 			out[i].lock, out[i].member = lk, i
 		})
 	}

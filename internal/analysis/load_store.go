@@ -290,7 +290,7 @@ type copyRead struct {
 	// (nil: read alone), member its bit there.
 	lock   *lockstep
 	member int
-	crash  any // the reader panicked (copyReader.read panics again)
+	crash  any // the reader panicked
 }
 
 // readOpts are how a copy read with others is read (readTogether).
@@ -299,7 +299,7 @@ type readOpts struct {
 	buffers  func() (seqs, digests []uint64) // ScanOptions.MessageBuffers
 	workers  int
 	share    int              // ScanOptions.Share: the copies read at once
-	head     *storeparse.Head // read already (copyReader): the folder is not empty
+	head     *storeparse.Head // read ahead (planCopyReads): the folder is not empty
 }
 
 // readCopy reads the stream folder dir, each file once.

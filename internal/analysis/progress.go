@@ -1,12 +1,15 @@
 package analysis
 
-import "io/fs"
+import (
+	"io/fs"
+	"sync"
+)
 
 // Progress is told how far a run has got, for a display its caller owns
 // (the CLI draws one on a terminal; the analysis draws nothing). A run goes
 // through stages one after another; within a stage Advance's figures only
-// grow and end at the totals Stage gave. Calls come from the goroutine
-// running the analysis.
+// grow and end at the totals Stage gave. Calls are made one at a time, from
+// the goroutines of the analysis.
 type Progress interface {
 	// Stage starts a stage: what it does and the files and bytes it goes
 	// through (0 files when it counts bytes only).
@@ -103,11 +106,14 @@ func (m *meter) begin(name string, fsys fs.FS, units []string) *stagePlan {
 type stagePlan struct {
 	m     *meter
 	sizes []size
+	mu    sync.Mutex // units are done by the readers at once (forEach)
 }
 
 // done counts unit i done.
 func (s *stagePlan) done(i int) {
 	if s.sizes != nil && i < len(s.sizes) {
+		s.mu.Lock()
 		s.m.add(s.sizes[i].files, s.sizes[i].bytes)
+		s.mu.Unlock()
 	}
 }
