@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -314,5 +315,62 @@ func TestCommandsStayPasteable(t *testing.T) {
 	}
 	if got := strings.Join(cmd, " "); !strings.Contains(got, `'{"peer_id":"cnr4t3eg"}'`) {
 		t.Errorf("the quoted argument was broken: %q", got)
+	}
+}
+
+// encoderJSON is what WriteJSON wrote before it streamed: one json.Encoder
+// over the whole report.
+func encoderJSON(t *testing.T, r *Report) []byte {
+	t.Helper()
+	r.Normalize()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestWriteJSONAsEncoder: the streamed report is byte for byte what one
+// json.Encoder writes, whichever top-level fields are set, empty or absent.
+func TestWriteJSONAsEncoder(t *testing.T) {
+	full := sampleReport()
+	full.Bundle = `<a&b> "quoted" ünï`
+	full.Diagnosis = []Cause{{Summary: "s <x>", Severity: Critical, Findings: []int{0}}}
+	full.Checks = []CheckOutcome{{}}
+	full.Coverage = &Coverage{Stores: 3, Unread: []UnreadFile{{Path: "p", Reason: "r"}}}
+	full.Histories = []ClientHistory{{File: "h.edn"}}
+	full.Notes = []string{"one", "two\nlines"}
+	emptyLists := sampleReport()
+	emptyLists.Diagnosis, emptyLists.Notes, emptyLists.Coverage = []Cause{}, []string{}, &Coverage{}
+	for name, r := range map[string]*Report{"sample": sampleReport(), "empty": {}, "full": full, "empty lists": emptyLists} {
+		t.Run(name, func(t *testing.T) {
+			want := encoderJSON(t, r)
+			var got bytes.Buffer
+			if err := WriteJSON(&got, r); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("WriteJSON differs from json.Encoder:\n%s\nwant:\n%s", got.Bytes(), want)
+			}
+		})
+	}
+}
+
+// TestWriteJSONFieldsAsEncoder: every top-level field of Report is one
+// WriteJSON writes (exported, tagged, not embedded), so a field added later
+// is written as encoding/json would.
+func TestWriteJSONFieldsAsEncoder(t *testing.T) {
+	rt := reflect.TypeFor[Report]()
+	if len(reportFields) != rt.NumField() {
+		t.Fatalf("WriteJSON writes %d of Report's %d fields", len(reportFields), rt.NumField())
+	}
+	for i := 0; i < rt.NumField(); i++ {
+		f := rt.Field(i)
+		if f.Anonymous || f.Tag.Get("json") == "" {
+			t.Errorf("Report.%s: an embedded or untagged field, which WriteJSON does not write as encoding/json does", f.Name)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -646,4 +647,28 @@ func encrypted(fx fixture) bool {
 		Encrypted bool `json:"encrypted"`
 	}
 	return json.Unmarshal(fx.want.Expect, &exp) == nil && exp.Encrypted
+}
+
+// TestWriteJSONAsEncoderOnFixtures: on every fixture's report, the streamed
+// JSON is byte for byte what one json.Encoder over the report writes.
+func TestWriteJSONAsEncoderOnFixtures(t *testing.T) {
+	for _, fx := range fixtures(t) {
+		t.Run(fx.name, func(t *testing.T) {
+			rep := analyzeKeys(t, fx.forms[0], fixtureKeys(t, fx)...)
+			var got bytes.Buffer
+			if err := report.WriteJSON(&got, rep); err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(rep); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("WriteJSON (%d bytes) differs from json.Encoder (%d bytes)", got.Len(), want.Len())
+			}
+		})
+	}
 }
