@@ -137,30 +137,41 @@ func (s *fdFS) dir(p string) (*heldDir, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.dirs == nil { // closed meanwhile
+		s.mu.Unlock()
 		unix.Close(fd)
 		return nil, os.ErrClosed
 	}
 	if d := s.dirs[p]; d != nil { // opened meanwhile by another goroutine
-		rawClose(fd)
 		d.refs++
 		if d.elem != nil {
 			s.lru.MoveToFront(d.elem)
 		}
+		s.mu.Unlock()
+		rawClose(fd)
 		return d, nil
 	}
 	d := &heldDir{path: p, fd: fd, refs: 1}
 	d.elem = s.lru.PushFront(d)
 	s.dirs[p] = d
-	for e := s.lru.Back(); e != nil && s.lru.Len() > s.limit; {
+	// The descriptors let go are closed after the lock: past the cache's
+	// size every new folder lets one go, and a close under the lock keeps
+	// the other readers waiting.
+	var evicted [4]int
+	n := 0
+	for e := s.lru.Back(); e != nil && s.lru.Len() > s.limit && n < len(evicted); {
 		prev := e.Prev()
 		if old := e.Value.(*heldDir); old.refs == 0 {
 			s.lru.Remove(e)
 			delete(s.dirs, old.path)
-			rawClose(old.fd)
+			evicted[n] = old.fd
+			n++
 		}
 		e = prev
+	}
+	s.mu.Unlock()
+	for _, fd := range evicted[:n] {
+		rawClose(fd)
 	}
 	return d, nil
 }
