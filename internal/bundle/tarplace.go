@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -235,6 +236,9 @@ func (t *tarFS) folder(p string, mtime time.Time) (*tnode, error) {
 	return n, nil
 }
 
+// sortTree turns every folder's kids into its sorted list, which lookups
+// search from then on: the maps are let go (on a bundle of tens of
+// thousands of folders they weigh more than the nodes).
 func (t *tarFS) sortTree(n *tnode) {
 	if !n.dir {
 		return
@@ -244,7 +248,17 @@ func (t *tarFS) sortTree(n *tnode) {
 		n.list = append(n.list, k)
 		t.sortTree(k)
 	}
-	sort.Slice(n.list, func(i, j int) bool { return n.list[i].name < n.list[j].name })
+	n.kids = nil
+	slices.SortFunc(n.list, func(a, b *tnode) int { return strings.Compare(a.name, b.name) })
+}
+
+// kid is the entry of the sorted folder n named el.
+func (n *tnode) kid(el string) (*tnode, bool) {
+	i, ok := slices.BinarySearchFunc(n.list, el, func(k *tnode, el string) int { return strings.Compare(k.name, el) })
+	if !ok {
+		return nil, false
+	}
+	return n.list[i], true
 }
 
 // readTar lists a plain tar, skipping the data (the files are read from
@@ -546,11 +560,13 @@ func (t *tarFS) lookup(op, name string) (*tnode, error) {
 	if name == "." {
 		return n, nil
 	}
-	for _, el := range strings.Split(name, "/") {
+	for rest, more := name, true; more; {
+		var el string
+		el, rest, more = strings.Cut(rest, "/")
 		if !n.dir {
 			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
-		k, ok := n.kids[el]
+		k, ok := n.kid(el)
 		if !ok {
 			return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
