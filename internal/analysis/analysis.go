@@ -271,6 +271,9 @@ type loader struct {
 	// raftRecs are the raft group folders of each store as read, by store
 	// folder (raftReads).
 	raftRecs map[string][]*raftRead
+	// raftByGroup indexes raftRecs: store folder, then group name, the
+	// first read of that name (raftReadOf).
+	raftByGroup map[string]map[string]*raftRead
 	// crypt is the view opening encrypted stores (Options.Keys), nil without keys.
 	crypt *storecrypt.FS
 	// walMessages: per stream group and server, the sequences of the

@@ -249,12 +249,7 @@ func (l *loader) raftReads(st bundle.Store) []*raftRead { return l.raftRecs[st.D
 
 // raftReadOf is the group folder name of st as read, nil if not read.
 func (l *loader) raftReadOf(st bundle.Store, name string) *raftRead {
-	for _, r := range l.raftReads(st) {
-		if r.rec.Group == name {
-			return r
-		}
-	}
-	return nil
+	return l.raftByGroup[st.Dir][name]
 }
 
 // peerIssueInvalidID is the peer state issue peer-id-corrupt reports, not

@@ -240,6 +240,16 @@ func (l *loader) serverFolder(dir string) string {
 // the stream copies as read (copies, by folder) to the model.
 func (l *loader) stores(copies map[string]copyRead, raft map[string][]*raftRead) {
 	l.raftRecs = raft
+	l.raftByGroup = make(map[string]map[string]*raftRead, len(raft))
+	for dir, reads := range raft {
+		byName := make(map[string]*raftRead, len(reads))
+		for _, r := range reads {
+			if _, ok := byName[r.rec.Group]; !ok {
+				byName[r.rec.Group] = r
+			}
+		}
+		l.raftByGroup[dir] = byName
+	}
 	for _, st := range l.b.Stores {
 		name, source := l.nameStore(st)
 		srv := l.addServer(name, source)
