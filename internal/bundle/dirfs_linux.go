@@ -156,7 +156,9 @@ func (s *fdFS) dir(p string) (*heldDir, error) {
 	s.dirs[p] = d
 	// The descriptors let go are closed after the lock: past the cache's
 	// size every new folder lets one go, and a close under the lock keeps
-	// the other readers waiting.
+	// the other readers waiting. At most four go per folder opened (one is
+	// added), so a cache grown past its size while folders were in use
+	// shrinks back.
 	var evicted [4]int
 	n := 0
 	for e := s.lru.Back(); e != nil && s.lru.Len() > s.limit && n < len(evicted); {
