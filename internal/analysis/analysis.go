@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
@@ -99,11 +100,11 @@ func Run(path string, opts Options) (*report.Report, error) {
 }
 
 // Build runs checks over m and assembles the report.
-func Build(m *Model, checks []Check, settings map[string]float64) *report.Report {
+func Build(m *model.Model, checks []Check, settings map[string]float64) *report.Report {
 	rep := &report.Report{Schema: report.Schema, Bundle: m.Bundle}
 	for _, s := range m.Servers {
 		srv := report.Server{Name: s.Name, PeerID: s.PeerID, Cluster: s.Cluster, Version: s.Version, NameSource: s.NameSource}
-		srv.Sources = sortedKeys(s.Sources)
+		srv.Sources = model.SortedKeys(s.Sources)
 		rep.Servers = append(rep.Servers, srv)
 	}
 	for _, g := range m.Groups {
@@ -113,7 +114,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 				Peer: h.Peer, Peers: h.Peers, Server: m.Name(h.Server), Source: h.Source})
 		}
 		for _, v := range g.Views {
-			rg.Views = append(rg.Views, m.reportView(v.GroupView))
+			rg.Views = append(rg.Views, m.ReportView(v.GroupView))
 		}
 		rep.Groups = append(rep.Groups, rg)
 	}
@@ -124,7 +125,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 			sort.Strings(rs.AssignedTo)
 		}
 		for _, d := range st.Captured {
-			rs.Captured = append(rs.Captured, m.reportOnDisk(d))
+			rs.Captured = append(rs.Captured, m.ReportOnDisk(d))
 		}
 		for _, c := range st.Copies {
 			rs.OnDisk = append(rs.OnDisk, report.OnDisk{Server: m.Name(c.Server), FirstSeq: c.FirstSeq, LastSeq: c.LastSeq,
@@ -135,7 +136,7 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 		}
 		rep.Streams = append(rep.Streams, rs)
 	}
-	rep.Timeline = m.reportTimeline()
+	rep.Timeline = m.ReportTimeline()
 	findings, outcomes := runChecks(m, checks, settings)
 	guardRemedies(m, findings)
 	guardServerRemovals(m, findings)
@@ -158,12 +159,12 @@ func Build(m *Model, checks []Check, settings map[string]float64) *report.Report
 
 // Load builds the model from an opened bundle. It never fails: what cannot
 // be read becomes a corruption or a note.
-func Load(b *bundle.Bundle) *Model { return LoadWith(b, Options{}) }
+func Load(b *bundle.Bundle) *model.Model { return LoadWith(b, Options{}) }
 
 // LoadWith is Load with the timeline options of opts: the read phase
 // (readRecords) reads the bundle into records, then the steps of assemble
 // build the model from them.
-func LoadWith(b *bundle.Bundle, opts Options) *Model {
+func LoadWith(b *bundle.Bundle, opts Options) *model.Model {
 	l, restore := newLoader(b, opts)
 	defer restore()
 	recs := readRecords(b, l.meter)
@@ -175,7 +176,7 @@ func LoadWith(b *bundle.Bundle, opts Options) *Model {
 // problems and notes, and, with keys, the bundle's stores behind the
 // storecrypt view until restore.
 func newLoader(b *bundle.Bundle, opts Options) (l *loader, restore func()) {
-	m := &Model{Bundle: b.Path, IDs: map[string]string{}}
+	m := &model.Model{Bundle: b.Path, IDs: map[string]string{}}
 	for _, p := range b.Problems {
 		m.Notes = append(m.Notes, "bundle: "+p.String())
 	}
@@ -250,7 +251,7 @@ func (l *loader) guard(what string, f func()) {
 // loader carries the state of one Load.
 type loader struct {
 	b     *bundle.Bundle
-	m     *Model
+	m     *model.Model
 	tl    *timelineSink
 	meter *meter
 	// history holds the group history of the log being read.
@@ -262,8 +263,8 @@ type loader struct {
 	nodeNameIndex map[string]string
 	// streamIndex and groupIndex find the model's streams and groups (all
 	// made by streamEntry and group).
-	streamIndex map[AssetKey]*Stream
-	groupIndex  map[string]*Group
+	streamIndex map[model.AssetKey]*model.Stream
+	groupIndex  map[string]*model.Group
 	// copiesRead counts the stream copies read (StreamCopy.read).
 	copiesRead int
 	// Log line counts over all logs.
@@ -278,15 +279,15 @@ type loader struct {
 	crypt *storecrypt.FS
 	// walMessages: per stream group and server, the sequences of the
 	// stream messages its WAL still holds (keepWALMessages).
-	walMessages map[string]map[ServerID][]report.Range
-	walPending  map[string]map[ServerID][]report.Range // past the snapshot (keepWALMessages)
+	walMessages map[string]map[model.ServerID][]report.Range
+	walPending  map[string]map[model.ServerID][]report.Range // past the snapshot (keepWALMessages)
 	// histValues: the values the Jepsen histories published, looked for
 	// by the store scan; payloadHits what it found per copy (load_acklog.go).
 	histValues map[string]bool
 	// walValues: per stream group and server, the WAL messages holding one
 	// of histValues, kept by the raft loader's one pass (keepWALMessages).
-	walValues   map[string]map[ServerID][]walValue
-	payloadHits map[*StreamCopy]payloadHits
+	walValues   map[string]map[model.ServerID][]walValue
+	payloadHits map[*model.StreamCopy]payloadHits
 	// storeDirs and raftzFigs: the logs' Store Directory lines and the
 	// raftz captures' group figures, kept to name stores (name_evidence.go).
 	storeDirs []logStoreDir
@@ -294,14 +295,14 @@ type loader struct {
 }
 
 // addServer returns the server named name, creating it.
-func (l *loader) addServer(name, nameSource string) *Server {
-	if s := l.m.server(name); s != nil {
+func (l *loader) addServer(name, nameSource string) *model.Server {
+	if s := l.m.Server(name); s != nil {
 		if s.NameSource == "unknown" || s.NameSource == "" {
 			s.NameSource = nameSource
 		}
 		return s
 	}
-	s := &Server{ID: l.m.newID(name), Name: name, NameSource: nameSource, Sources: map[string]bool{}}
+	s := &model.Server{ID: l.m.NewID(name), Name: name, NameSource: nameSource, Sources: map[string]bool{}}
 	if nameSource != "unknown" {
 		s.PeerID = peerID(name)
 		l.knowName(name)
@@ -362,10 +363,10 @@ func (l *loader) finish() {
 	l.sortTimeline()
 	l.dedupeTimeline()
 	l.tl.resolveRefs()
-	m.streamsByKey = make(map[AssetKey]*Stream, len(m.Streams))
+	m.StreamsByKey = make(map[model.AssetKey]*model.Stream, len(m.Streams))
 	for _, st := range m.Streams {
-		if _, dup := m.streamsByKey[AssetKey{st.Account, st.Name}]; !dup {
-			m.streamsByKey[AssetKey{st.Account, st.Name}] = st
+		if _, dup := m.StreamsByKey[model.AssetKey{Account: st.Account, Stream: st.Name}]; !dup {
+			m.StreamsByKey[model.AssetKey{Account: st.Account, Stream: st.Name}] = st
 		}
 	}
 }
@@ -374,9 +375,9 @@ func (l *loader) finish() {
 // entry that several servers' WALs hold (the first server's). Undated events
 // (a snapshot's peer state) take the time of the first dated event at or
 // after their raft index, so they sit where the log puts them.
-func orderHistory(in []HistoryEvent) []HistoryEvent {
+func orderHistory(in []model.HistoryEvent) []model.HistoryEvent {
 	type keyed struct {
-		e HistoryEvent
+		e model.HistoryEvent
 		t time.Time
 	}
 	seen := map[string]bool{}
@@ -411,7 +412,7 @@ func orderHistory(in []HistoryEvent) []HistoryEvent {
 		}
 		return ks[i].e.Index < ks[j].e.Index
 	})
-	out := make([]HistoryEvent, len(ks))
+	out := make([]model.HistoryEvent, len(ks))
 	for i, k := range ks {
 		out[i] = k.e
 	}

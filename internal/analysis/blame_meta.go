@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
@@ -32,7 +33,7 @@ type metaRef struct {
 // field that differs names meta.inf (and the flipped bit when it is one);
 // none differing names meta.sum. Without a config to hold it against, c is
 // left as the parser said it.
-func blameMeta(m *Model, copies map[string]*StreamCopy, c *Corruption) {
+func blameMeta(m *model.Model, copies map[string]*model.StreamCopy, c *model.Corruption) {
 	if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum {
 		return
 	}
@@ -62,8 +63,8 @@ func blameMeta(m *Model, copies map[string]*StreamCopy, c *Corruption) {
 }
 
 // copiesByPath are the model's stream copies by folder.
-func copiesByPath(m *Model) map[string]*StreamCopy {
-	out := map[string]*StreamCopy{}
+func copiesByPath(m *model.Model) map[string]*model.StreamCopy {
+	out := map[string]*model.StreamCopy{}
 	for _, st := range m.Streams {
 		for _, c := range st.Copies {
 			out[c.Path] = c
@@ -73,7 +74,7 @@ func copiesByPath(m *Model) map[string]*StreamCopy {
 }
 
 // metaRefs gathers the configs to compare the copy in dir with.
-func metaRefs(m *Model, c *Corruption, dir, stream string) []metaRef {
+func metaRefs(m *model.Model, c *model.Corruption, dir, stream string) []metaRef {
 	var refs []metaRef
 	add := func(source string, raw []byte) {
 		var f map[string]json.RawMessage
@@ -81,8 +82,8 @@ func metaRefs(m *Model, c *Corruption, dir, stream string) []metaRef {
 			refs = append(refs, metaRef{source, f})
 		}
 	}
-	if srv := m.serverOf(c.Server); srv != nil && srv.Meta != nil {
-		if a := srv.Meta.Streams[AssetKey{c.Account, stream}]; a != nil && len(a.Config) > 0 {
+	if srv := m.ServerOf(c.Server); srv != nil && srv.Meta != nil {
+		if a := srv.Meta.Streams[model.AssetKey{Account: c.Account, Stream: stream}]; a != nil && len(a.Config) > 0 {
 			add(fmt.Sprintf("the stream config in %s's meta state (%s)", srv.Name, srv.Meta.Source), a.Config)
 		}
 	}
@@ -101,7 +102,7 @@ func metaRefs(m *Model, c *Corruption, dir, stream string) []metaRef {
 }
 
 // blame names the changed file in c from the comparison with refs.
-func blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
+func blame(c *model.Corruption, stream string, inf, sum []byte, infFields map[string]json.RawMessage, refs []metaRef) {
 	if !utf8.Valid(inf) {
 		// The server writes JSON text: bytes that are not UTF-8 are meta.inf's damage.
 		at := 0
@@ -120,7 +121,7 @@ func blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]j
 	for _, r := range refs {
 		// In key order: with two fields changed, the finding names the same
 		// one on every run (map order named either).
-		for _, k := range sortedKeys(r.fields) {
+		for _, k := range model.SortedKeys(r.fields) {
 			rv := r.fields[k]
 			iv, ok := infFields[k]
 			if !ok {
@@ -152,7 +153,7 @@ func blame(c *Corruption, stream string, inf, sum []byte, infFields map[string]j
 	}
 	if len(differ) > 0 {
 		var parts []string
-		for _, k := range sortedKeys(differ) {
+		for _, k := range model.SortedKeys(differ) {
 			parts = append(parts, fmt.Sprintf("%q (against %s)", k, strings.Join(differ[k], "; ")))
 		}
 		c.File = path.Join(path.Dir(c.File), "meta.inf")

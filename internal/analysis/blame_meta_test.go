@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -76,14 +77,14 @@ func TestMetaBlameOnModel(t *testing.T) {
 			if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum {
 				t.Fatalf("parser error %v is %s %s", err, c.Kind, c.Structure)
 			}
-			mine := &StreamCopy{Server: "n1", Path: dir1, MetaInf: tc.inf, MetaSum: tc.sum}
+			mine := &model.StreamCopy{Server: "n1", Path: dir1, MetaInf: tc.inf, MetaSum: tc.sum}
 			if tc.consumer {
 				mine.MetaInf, mine.MetaSum, mine.MetaSumOK = inf, sum, true
 			}
-			other := &StreamCopy{Server: "n2", Path: dir2, MetaInf: read("n2", "meta.inf"), MetaSum: read("n2", "meta.sum"), MetaSumOK: tc.refOK}
-			m := storeModel([]Corruption{c}, []*Stream{{Account: "$G", Name: "ORDERS", Replicas: 3, Copies: []*StreamCopy{mine, other}}})
+			other := &model.StreamCopy{Server: "n2", Path: dir2, MetaInf: read("n2", "meta.inf"), MetaSum: read("n2", "meta.sum"), MetaSumOK: tc.refOK}
+			m := storeModel([]model.Corruption{c}, []*model.Stream{{Account: "$G", Name: "ORDERS", Replicas: 3, Copies: []*model.StreamCopy{mine, other}}})
 			if tc.meta {
-				m.Servers[0].Meta = &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{{Account: "$G", Stream: "ORDERS"}: {Config: read("n3", "meta.inf")}}}
+				m.Servers[0].Meta = &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{{Account: "$G", Stream: "ORDERS"}: {Config: read("n3", "meta.inf")}}}
 			}
 			fs := runCheck(checkStoreCorrupt, m)
 			if len(fs) != 1 || fs[0].File != tc.file {

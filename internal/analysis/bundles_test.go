@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -523,7 +524,7 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 			left[strings.Replace(f, "/", " > ", 1)] = true
 		}
 	}
-	for _, srv := range sortedKeys(exp.RemovedStreams) {
+	for _, srv := range model.SortedKeys(exp.RemovedStreams) {
 		for _, s := range exp.RemovedStreams[srv] {
 			if !left[s] && !slices.Contains(exp.StreamsLost, s) {
 				exp.StreamsLost = append(exp.StreamsLost, s)

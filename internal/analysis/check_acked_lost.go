@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
@@ -24,7 +25,7 @@ var checkAckedLost = Check{
 			if sum.Bad > 0 {
 				p.Skipf("%s: %d line(s) unreadable, their acks not compared (first: %v)", sum.File, sum.Bad, sum.BadKept[0])
 			}
-			if sum.Format == ackFormatJepsen {
+			if sum.Format == model.AckFormatJepsen {
 				if f, ok := ackedLostHistory(p, sum); ok {
 					out = append(out, f)
 				}
@@ -41,10 +42,10 @@ var checkAckedLost = Check{
 }
 
 // ackedLost compares one stream's acks with every copy of it.
-func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
+func ackedLost(p *Pass, sum *model.AckLog, sa *model.AckedStream) (report.Finding, bool) {
 	m := p.Model
 	// A PubAck names no account: the stream is found by name.
-	var matches []*Stream
+	var matches []*model.Stream
 	for _, st := range m.Streams {
 		if st.Name == sa.Stream {
 			matches = append(matches, st)
@@ -78,9 +79,9 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	}
 	f := report.Finding{Account: st.Account, Stream: st.Name, Seq: lost[0].First, Ranges: lost, Messages: report.Ptr(n),
 		Message: fmt.Sprintf("%d sequence(s) of %s > %s that the server acknowledged (%s, ack log %s) are held by no copy: acknowledged writes lost on every replica",
-			n, st.Account, st.Name, rangesText(lost), sum.File)}
+			n, st.Account, st.Name, model.RangesText(lost), sum.File)}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d acknowledgement(s) of %s (%d duplicate), sequences %s, the last at line %d",
-		sum.File, sa.Acks, st.Name, sa.Duplicates, rangesText(sa.Acked), sa.LastLine))
+		sum.File, sa.Acks, st.Name, sa.Duplicates, model.RangesText(sa.Acked), sa.LastLine))
 	for _, c := range st.Copies {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s's copy (%s) holds %d..%d", m.Name(c.Server), c.Path, c.FirstSeq, c.LastSeq))
 	}
@@ -96,7 +97,7 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 	for _, e := range streamStateEvents(m, st) {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s:%d: %s", m.Name(e.Server), e.File, e.Line, strings.TrimSpace(e.Text)))
 	}
-	f.Servers = sortedKeys(held)
+	f.Servers = model.SortedKeys(held)
 	if len(f.Servers) == 0 {
 		for _, c := range st.Copies {
 			f.Servers = append(f.Servers, m.Name(c.Server))
@@ -110,7 +111,7 @@ func ackedLost(p *Pass, sum *AckLog, sa *AckedStream) (report.Finding, bool) {
 // narrowed copy by copy. A copy holds its first..last range except damage;
 // below its first sequence the messages were removed (limits, purge), which
 // explains them. False (said) when a copy is encrypted.
-func seqsNotHeld(p *Pass, sum *AckLog, st *Stream, top uint64) (seqset.Set, bool) {
+func seqsNotHeld(p *Pass, sum *model.AckLog, st *model.Stream, top uint64) (seqset.Set, bool) {
 	m := p.Model
 	notHeld := seqset.Set{{First: 1, Last: top}}
 	for _, c := range st.Copies {
@@ -118,7 +119,7 @@ func seqsNotHeld(p *Pass, sum *AckLog, st *Stream, top uint64) (seqset.Set, bool
 			p.Skipf("%s: %s's copy of %s > %s is encrypted, its sequences are not known", sum.File, m.Name(c.Server), st.Account, st.Name)
 			return nil, false
 		}
-		missing := copyMissing(m, st, c)
+		missing := model.CopyMissing(m, st, c)
 		if c.LastSeq < top {
 			missing = append(missing, report.Range{First: c.LastSeq + 1, Last: top})
 		}
@@ -126,15 +127,15 @@ func seqsNotHeld(p *Pass, sum *AckLog, st *Stream, top uint64) (seqset.Set, bool
 	}
 	// What a quorum's WAL holds past the snapshot is applied at the next
 	// start: pending, not lost (the loader notes it).
-	return notHeld.Subtract(st.pendingQuorum()), true
+	return notHeld.Subtract(st.PendingQuorum()), true
 }
 
 // streamStateEvents are the first line of each kind per server in which a
 // server says what it recovered of the stream (rebuilt, restored, stalled).
-func streamStateEvents(m *Model, st *Stream) []TimelineEvent {
+func streamStateEvents(m *model.Model, st *model.Stream) []model.TimelineEvent {
 	kinds := map[string]bool{"index-rebuilt": true, "restored-stream": true, "stream-apply-error": true}
 	seen := map[string]bool{}
-	var out []TimelineEvent
+	var out []model.TimelineEvent
 	for _, e := range m.Timeline {
 		if !kinds[e.Kind] || e.Stream != st.Name || (e.Account != "" && e.Account != st.Account) {
 			continue
@@ -147,7 +148,7 @@ func streamStateEvents(m *Model, st *Stream) []TimelineEvent {
 	return out
 }
 
-func ackedLostRemedy(m *Model, st *Stream, lost []report.Range) prescription {
+func ackedLostRemedy(m *model.Model, st *model.Stream, lost []report.Range) prescription {
 	where := walHolding(m, st, lost)
 	return prescribe("acked-lost-republish", args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
 		"account": st.Account, "stream": st.Name})
@@ -155,18 +156,18 @@ func ackedLostRemedy(m *Model, st *Stream, lost []report.Range) prescription {
 
 // walHolding says which servers' copies of the stream's raft WAL hold any
 // of the lost sequences, "" if none.
-func walHolding(m *Model, st *Stream, lost []report.Range) string {
+func walHolding(m *model.Model, st *model.Stream, lost []report.Range) string {
 	var parts []string
-	for _, srv := range serversOf(m, st.WALSeqs) {
+	for _, srv := range model.ServersOf(m, st.WALSeqs) {
 		if in := seqset.Set(st.WALSeqs[srv]).Intersect(lost); len(in) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %s", m.Name(srv), rangesText(in)))
+			parts = append(parts, fmt.Sprintf("%s: %s", m.Name(srv), model.RangesText(in)))
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
 // walCount is how many of the lost sequences some server's WAL holds.
-func walCount(st *Stream, lost []report.Range) uint64 {
+func walCount(st *model.Stream, lost []report.Range) uint64 {
 	var all seqset.Set
 	for _, rs := range st.WALSeqs {
 		all = all.Union(seqset.Set(rs).Intersect(lost))
@@ -182,7 +183,7 @@ func countOf(n uint64, of []report.Range) string {
 	return fmt.Sprint(n)
 }
 
-func groupOrUnknown(st *Stream) string {
+func groupOrUnknown(st *model.Stream) string {
 	if st.Group == "" {
 		return "its S- folder under _js_"
 	}

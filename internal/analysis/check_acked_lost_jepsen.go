@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
@@ -23,7 +24,7 @@ const (
 type lostPub struct {
 	p   *HistoryPub
 	seq uint64 // its sequence: the op's :seq, or where a WAL holds it; 0 unknown
-	wal []ValueHeld
+	wal []model.ValueHeld
 }
 
 // historyVerdict is the acked-lost judgement of one Jepsen history: which
@@ -31,8 +32,8 @@ type lostPub struct {
 // finding and the report's plot of the history (histories.go) read it.
 type historyVerdict struct {
 	h      *History
-	st     *Stream
-	hs     *HistoryStream
+	st     *model.Stream
+	hs     *model.HistoryStream
 	oks    []*HistoryPub
 	lost   []lostPub
 	isLost map[*HistoryPub]bool
@@ -51,14 +52,14 @@ type historyVerdict struct {
 // any copy), a :seq is compared with the copies' sequences as an ack log's
 // is. :info is an unknown outcome and :fail not applied: neither is ever
 // lost. False, with the reason in p's skips, when it cannot judge.
-func judgeHistory(p *Pass, sum *AckLog) (*historyVerdict, bool) {
+func judgeHistory(p *Pass, sum *model.AckLog) (*historyVerdict, bool) {
 	m := p.Model
 	h := sum.History
 	if h == nil {
 		p.Skipf("%s: a Jepsen history whose operations were not decoded: not compared", sum.File)
 		return nil, false
 	}
-	var hm *HistoryMatch
+	var hm *model.HistoryMatch
 	for _, x := range m.HistoryMatches {
 		if x.Log == sum {
 			hm = x
@@ -79,7 +80,7 @@ func judgeHistory(p *Pass, sum *AckLog) (*historyVerdict, bool) {
 	}
 	// The stream: the one holding the history's values (a history names
 	// none); without any value found, the bundle's only stream.
-	var hs *HistoryStream
+	var hs *model.HistoryStream
 	if hm != nil && len(hm.Streams) > 0 {
 		hs = hm.Streams[0]
 		if len(hm.Streams) > 1 {
@@ -87,11 +88,11 @@ func judgeHistory(p *Pass, sum *AckLog) (*historyVerdict, bool) {
 				sum.File, len(hm.Streams), hs.Stream.Account, hs.Stream.Name, hs.Values)
 		}
 	}
-	st := (*Stream)(nil)
+	st := (*model.Stream)(nil)
 	if hs != nil {
 		st = hs.Stream
 	} else {
-		var with []*Stream
+		var with []*model.Stream
 		for _, s := range m.Streams {
 			if len(s.Copies) > 0 {
 				with = append(with, s)
@@ -129,7 +130,7 @@ func judgeHistory(p *Pass, sum *AckLog) (*historyVerdict, bool) {
 			return nil, false
 		}
 	}
-	pending := seqset.Set(st.pendingQuorum())
+	pending := seqset.Set(st.PendingQuorum())
 	held := func(pub *HistoryPub) (bool, lostPub) {
 		lp := lostPub{p: pub, seq: pub.Seq}
 		if pub.ReadBy > lastNemesis {
@@ -171,7 +172,7 @@ func judgeHistory(p *Pass, sum *AckLog) (*historyVerdict, bool) {
 
 // ackedLostHistory is the acked-lost finding of one Jepsen history, false
 // when it cannot be judged or loses nothing.
-func ackedLostHistory(p *Pass, sum *AckLog) (report.Finding, bool) {
+func ackedLostHistory(p *Pass, sum *model.AckLog) (report.Finding, bool) {
 	v, ok := judgeHistory(p, sum)
 	if !ok || len(v.lost) == 0 {
 		return report.Finding{}, false
@@ -281,7 +282,7 @@ func lostName(lp lostPub) string {
 // lostEvidence says when a lost value was acknowledged, where it was (its
 // sequence, the WAL that holds it) or between which held values it was
 // acknowledged, and whether a read saw it.
-func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *HistoryStream, lastNemesis int64, finalRead bool) string {
+func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *model.HistoryStream, lastNemesis int64, finalRead bool) string {
 	pub := lp.p
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q (process %s): invoked at index %d (%s), acknowledged at index %d (%s, line %d)", pub.Value, pub.Process, pub.Invoke, nanos(pub.InvokeTime), pub.Done, nanos(pub.DoneTime), pub.Line)
@@ -329,7 +330,7 @@ func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*Histor
 	return b.String()
 }
 
-func heldName(q *HistoryPub, hs *HistoryStream) string {
+func heldName(q *HistoryPub, hs *model.HistoryStream) string {
 	if hs == nil {
 		return fmt.Sprintf("%q", q.Value)
 	}
@@ -405,8 +406,8 @@ func nanos(t int64) string {
 // of unknown outcome missing from the copies was invoked before then, the L
 // lost values are exactly H+1..H+L; otherwise they lie within
 // H+1..H+L+U, U those publishes (said, not claimed as ranges).
-func inferLostSeqs(h *History, st *Stream, hs *HistoryStream, lost []lostPub) ([]report.Range, string) {
-	var top *StreamCopy
+func inferLostSeqs(h *History, st *model.Stream, hs *model.HistoryStream, lost []lostPub) ([]report.Range, string) {
+	var top *model.StreamCopy
 	for _, c := range st.Copies {
 		if top == nil || c.LastSeq > top.LastSeq {
 			top = c

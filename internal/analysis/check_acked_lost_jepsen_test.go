@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -140,7 +141,7 @@ func TestAckedLostJepsenBundle(t *testing.T) {
 
 // historyModel is stream LEDGER with one copy holding 1..last, whose
 // blocks hold the given values at the given sequences, and the history in.
-func historyModel(t *testing.T, in string, last uint64, held map[string]uint64) *Model {
+func historyModel(t *testing.T, in string, last uint64, held map[string]uint64) *model.Model {
 	t.Helper()
 	sum, err := acklog.Read("history.edn", strings.NewReader(in))
 	if err != nil || sum.History == nil {
@@ -148,16 +149,16 @@ func historyModel(t *testing.T, in string, last uint64, held map[string]uint64) 
 	}
 	m := ackModel(sum, copyAt("a", 1, last))
 	st := m.Streams[0]
-	hm := &HistoryMatch{Log: sum, Copies: 1}
+	hm := &model.HistoryMatch{Log: sum, Copies: 1}
 	if len(held) > 0 {
-		hs := &HistoryStream{Stream: st, Held: map[string][]ValueHeld{}}
+		hs := &model.HistoryStream{Stream: st, Held: map[string][]model.ValueHeld{}}
 		for v, seq := range held {
-			hs.Held[v] = []ValueHeld{{Server: "a", Seq: seq}}
+			hs.Held[v] = []model.ValueHeld{{Server: "a", Seq: seq}}
 		}
 		hs.Values = len(held)
-		hm.Streams = []*HistoryStream{hs}
+		hm.Streams = []*model.HistoryStream{hs}
 	}
-	m.HistoryMatches = []*HistoryMatch{hm}
+	m.HistoryMatches = []*model.HistoryMatch{hm}
 	return m
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -33,18 +34,18 @@ func realAckLog(t *testing.T) *acklog.Summary {
 }
 
 // ackModel is a stream LEDGER with one copy per given state.
-func ackModel(sum *acklog.Summary, copies ...*StreamCopy) *Model {
-	m := &Model{IDs: map[string]string{}, AckLogs: []*acklog.Summary{sum}}
-	st := &Stream{Account: "$G", Name: "LEDGER", Replicas: len(copies), Copies: copies}
+func ackModel(sum *acklog.Summary, copies ...*model.StreamCopy) *model.Model {
+	m := &model.Model{IDs: map[string]string{}, AckLogs: []*acklog.Summary{sum}}
+	st := &model.Stream{Account: "$G", Name: "LEDGER", Replicas: len(copies), Copies: copies}
 	for _, c := range copies {
-		m.Servers = append(m.Servers, &Server{Name: string(c.Server), Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &model.Server{Name: string(c.Server), Sources: map[string]bool{"store": true}})
 	}
-	m.Streams = []*Stream{st}
+	m.Streams = []*model.Stream{st}
 	return m
 }
 
-func copyAt(server string, first, last uint64, unreadable ...report.Range) *StreamCopy {
-	return &StreamCopy{Server: ServerID(server), Path: "store-" + server + "/$G/streams/LEDGER", FirstSeq: first, LastSeq: last,
+func copyAt(server string, first, last uint64, unreadable ...report.Range) *model.StreamCopy {
+	return &model.StreamCopy{Server: model.ServerID(server), Path: "store-" + server + "/$G/streams/LEDGER", FirstSeq: first, LastSeq: last,
 		Messages: last - first + 1, Unreadable: unreadable}
 }
 
@@ -55,15 +56,15 @@ func TestAckedLostModel(t *testing.T) {
 	sum := realAckLog(t)
 	cases := []struct {
 		name   string
-		copies []*StreamCopy
+		copies []*model.StreamCopy
 		want   []report.Range // nil: no finding
 	}{
-		{"same tail lost everywhere", []*StreamCopy{copyAt("a", 1, 210), copyAt("b", 1, 210), copyAt("c", 1, 210)}, []report.Range{{First: 211, Last: 240}}},
-		{"one replica kept the tail", []*StreamCopy{copyAt("a", 1, 210), copyAt("b", 1, 240), copyAt("c", 1, 200)}, nil},
-		{"tails differ: the longest counts", []*StreamCopy{copyAt("a", 1, 230), copyAt("b", 1, 200)}, []report.Range{{First: 231, Last: 240}}},
-		{"damage on every copy", []*StreamCopy{copyAt("a", 1, 240, report.Range{First: 100, Last: 101}), copyAt("b", 1, 240, report.Range{First: 101, Last: 102})}, []report.Range{{First: 101, Last: 101}}},
-		{"damage on one copy only", []*StreamCopy{copyAt("a", 1, 240, report.Range{First: 100, Last: 101}), copyAt("b", 1, 240)}, nil},
-		{"removed below first by limits", []*StreamCopy{copyAt("a", 50, 240), copyAt("b", 60, 240)}, nil},
+		{"same tail lost everywhere", []*model.StreamCopy{copyAt("a", 1, 210), copyAt("b", 1, 210), copyAt("c", 1, 210)}, []report.Range{{First: 211, Last: 240}}},
+		{"one replica kept the tail", []*model.StreamCopy{copyAt("a", 1, 210), copyAt("b", 1, 240), copyAt("c", 1, 200)}, nil},
+		{"tails differ: the longest counts", []*model.StreamCopy{copyAt("a", 1, 230), copyAt("b", 1, 200)}, []report.Range{{First: 231, Last: 240}}},
+		{"damage on every copy", []*model.StreamCopy{copyAt("a", 1, 240, report.Range{First: 100, Last: 101}), copyAt("b", 1, 240, report.Range{First: 101, Last: 102})}, []report.Range{{First: 101, Last: 101}}},
+		{"damage on one copy only", []*model.StreamCopy{copyAt("a", 1, 240, report.Range{First: 100, Last: 101}), copyAt("b", 1, 240)}, nil},
+		{"removed below first by limits", []*model.StreamCopy{copyAt("a", 50, 240), copyAt("b", 60, 240)}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,7 +156,7 @@ func ackedLostBundleMatches(t *testing.T, bundle string) {
 	if !reflect.DeepEqual(f.Ranges, w.Expect.AckedLost) {
 		t.Errorf("ranges %v, want %v", f.Ranges, w.Expect.AckedLost)
 	}
-	if want := sortedKeys(w.Expect.Before); !reflect.DeepEqual(f.Servers, want) {
+	if want := model.SortedKeys(w.Expect.Before); !reflect.DeepEqual(f.Servers, want) {
 		t.Errorf("servers %v, want %v (their /jsz before the loss held the tail)", f.Servers, want)
 	}
 	rebuilt := 0

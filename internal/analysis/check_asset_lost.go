@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -24,7 +25,7 @@ var checkAssetLost = Check{
 	},
 }
 
-func (a *lostAsset) finding(m *Model) report.Finding {
+func (a *lostAsset) finding(m *model.Model) report.Finding {
 	what := fmt.Sprintf("stream %s > %s", a.Account, a.Stream)
 	if a.Consumer != "" {
 		what = fmt.Sprintf("consumer %s > %s > %s", a.Account, a.Stream, a.Consumer)

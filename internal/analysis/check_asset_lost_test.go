@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
@@ -15,24 +16,24 @@ import (
 // holder has no store in the bundle is undecided, not lost.
 func TestAssetLostModel(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	m := &Model{IDs: map[string]string{}}
+	m := &model.Model{IDs: map[string]string{}}
 	for _, n := range []string{"a", "b"} {
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &model.Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
 	}
-	m.Servers = append(m.Servers, &Server{Name: "c", PeerID: natsfmt.PeerID("c"), Alive: true, Sources: map[string]bool{"log": true}})
-	restored := func(srv, stream string, n, line int) LogStream {
+	m.Servers = append(m.Servers, &model.Server{Name: "c", PeerID: natsfmt.PeerID("c"), Alive: true, Sources: map[string]bool{"log": true}})
+	restored := func(srv, stream string, n, line int) model.LogStream {
 		c := uint64(n)
-		return LogStream{TimelineEvent: TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: ServerID(srv), Kind: "restored-stream", Account: "APP", Stream: stream,
+		return model.LogStream{TimelineEvent: model.TimelineEvent{Time: t0.Add(time.Duration(line) * time.Second), Server: model.ServerID(srv), Kind: "restored-stream", Account: "APP", Stream: stream,
 			Text: fmt.Sprintf("  Restored %d messages for stream 'APP > %s' in 1ms", n, stream), File: srv + ".log", Line: line}, Restored: &c}
 	}
-	m.LogStreams = map[ServerID]map[AssetKey]LogStream{
-		"a": {{"APP", "GONE"}: restored("a", "GONE", 7, 10), {"APP", "DELETED"}: restored("a", "DELETED", 3, 11)},
-		"b": {{"APP", "KEPT"}: restored("b", "KEPT", 5, 12)},
-		"c": {{"APP", "ELSEWHERE"}: restored("c", "ELSEWHERE", 2, 13)},
+	m.LogStreams = map[model.ServerID]map[model.AssetKey]model.LogStream{
+		"a": {{Account: "APP", Stream: "GONE"}: restored("a", "GONE", 7, 10), {Account: "APP", Stream: "DELETED"}: restored("a", "DELETED", 3, 11)},
+		"b": {{Account: "APP", Stream: "KEPT"}: restored("b", "KEPT", 5, 12)},
+		"c": {{Account: "APP", Stream: "ELSEWHERE"}: restored("c", "ELSEWHERE", 2, 13)},
 	}
-	m.Streams = []*Stream{{Account: "APP", Name: "KEPT", Copies: []*StreamCopy{{Server: "b", Messages: 5}}}}
-	m.MetaRemovals = []MetaRemoval{{Server: "a", Account: "APP", Stream: "DELETED", Index: 40}}
-	m.Timeline = []TimelineEvent{{Time: t0.Add(time.Minute), Server: "a", Kind: "orphan-stream", Account: "APP", Stream: "GONE",
+	m.Streams = []*model.Stream{{Account: "APP", Name: "KEPT", Copies: []*model.StreamCopy{{Server: "b", Messages: 5}}}}
+	m.MetaRemovals = []model.MetaRemoval{{Server: "a", Account: "APP", Stream: "DELETED", Index: 40}}
+	m.Timeline = []model.TimelineEvent{{Time: t0.Add(time.Minute), Server: "a", Kind: "orphan-stream", Account: "APP", Stream: "GONE",
 		Text: "Detected orphaned stream 'APP > GONE', will cleanup", File: "a.log", Line: 30}}
 	fs := runCheck(checkAssetLost, m)
 	if len(fs) != 1 {

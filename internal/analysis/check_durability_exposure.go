@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -13,34 +14,6 @@ import (
 // (filestore.go defaultSyncInterval, every version checked: 2 minutes):
 // writes acknowledged in the last interval before a power loss may be gone.
 const defaultSyncInterval = 2 * time.Minute
-
-// SyncSetting is how a server flushes its store to disk, and where that was read.
-type SyncSetting struct {
-	Interval time.Duration
-	Always   bool
-	Source   string
-}
-
-// Exposure is one unclean stop of a server and the streams written in the
-// sync interval before it.
-type Exposure struct {
-	Server   ServerID
-	Stop     time.Time
-	Timeline int // index of the unclean-stop event
-	Sync     SyncSetting
-	Streams  []ExposedStream
-}
-
-// ExposedStream is a stream copy whose blocks hold messages timestamped in
-// the window (counted by block: a block that spans the window's start
-// counts whole).
-type ExposedStream struct {
-	Account, Stream   string
-	Path              string
-	Replicas          int
-	Messages          uint64
-	FirstSeq, LastSeq uint64
-}
 
 var checkDurabilityExposure = Check{
 	Code:        "durability-exposure",
@@ -56,7 +29,7 @@ var checkDurabilityExposure = Check{
 	},
 	Run: func(p *Pass) []report.Finding {
 		var out []report.Finding
-		covered := map[AssetKey]bool{}
+		covered := map[model.AssetKey]bool{}
 		for _, e := range p.Model.Exposures {
 			if e.Sync.Always || len(e.Streams) == 0 {
 				continue
@@ -71,20 +44,20 @@ var checkDurabilityExposure = Check{
 			f.Evidence = append(f.Evidence, fmt.Sprintf("the unclean stop: %s", p.Model.Timeline[e.Timeline].Text))
 			for _, s := range e.Streams {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: the blocks holding messages timestamped in the window hold seq %d..%d (%d messages)", s.Path, s.FirstSeq, s.LastSeq, s.Messages))
-				if line := sameTailLost(p.Model, p.Model.stream(s.Account, s.Stream)); line != "" {
+				if line := sameTailLost(p.Model, p.Model.Stream(s.Account, s.Stream)); line != "" {
 					f.Evidence = append(f.Evidence, line)
 				}
 			}
 			prescribe("durability-compare", nil).apply(&f)
 			out = append(out, f)
 			for _, s := range e.Streams {
-				covered[AssetKey{s.Account, s.Stream}] = true
+				covered[model.AssetKey{Account: s.Account, Stream: s.Stream}] = true
 			}
 		}
 		// A tail lost on every replica without an unclean stop in the logs
 		// (the logs may not reach the power loss): said on its own.
 		for _, st := range p.Model.Streams {
-			if covered[AssetKey{st.Account, st.Name}] {
+			if covered[model.AssetKey{Account: st.Account, Stream: st.Name}] {
 				continue
 			}
 			if line := sameTailLost(p.Model, st); line != "" {
@@ -98,7 +71,7 @@ var checkDurabilityExposure = Check{
 }
 
 // syncSummary lists the servers' sync settings as the bundle gives them.
-func syncSummary(m *Model) string {
+func syncSummary(m *model.Model) string {
 	var parts []string
 	for _, s := range m.Servers {
 		switch {
@@ -119,7 +92,7 @@ func syncSummary(m *Model) string {
 // ends at the same sequence while a capture saw more: every replica lost
 // the same tail, as a coordinated power loss inside the sync interval does
 // (nats-server#7564).
-func sameTailLost(m *Model, st *Stream) string {
+func sameTailLost(m *model.Model, st *model.Stream) string {
 	if st == nil || len(st.Copies) < 2 {
 		return ""
 	}
@@ -146,17 +119,17 @@ func sameTailLost(m *Model, st *Stream) string {
 // exposures lists, for every unclean stop on the timeline, the stream
 // copies of that server whose blocks hold messages timestamped in the sync
 // interval before it.
-func exposures(m *Model) []Exposure {
-	var out []Exposure
+func exposures(m *model.Model) []model.Exposure {
+	var out []model.Exposure
 	for i, e := range m.Timeline {
 		if e.Kind != string(natsfmt.EventUncleanStop) {
 			continue
 		}
-		srv := m.serverOf(e.Server)
+		srv := m.ServerOf(e.Server)
 		if srv == nil {
 			continue
 		}
-		x := Exposure{Server: srv.ref(), Stop: e.Time, Timeline: i, Sync: SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
+		x := model.Exposure{Server: srv.Ref(), Stop: e.Time, Timeline: i, Sync: model.SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
 		if srv.Sync != nil {
 			x.Sync = *srv.Sync
 		} else if srv.SyncUnknown != "" {
@@ -166,10 +139,10 @@ func exposures(m *Model) []Exposure {
 		to := e.Time.UnixNano()
 		for _, st := range m.Streams {
 			for _, c := range st.Copies {
-				if !m.same(c.Server, srv.ref()) || x.Sync.Always {
+				if !m.Same(c.Server, srv.Ref()) || x.Sync.Always {
 					continue
 				}
-				es := ExposedStream{Account: st.Account, Stream: st.Name, Path: c.Path, Replicas: max(st.Replicas, c.Replicas)}
+				es := model.ExposedStream{Account: st.Account, Stream: st.Name, Path: c.Path, Replicas: max(st.Replicas, c.Replicas)}
 				for _, b := range c.Blocks {
 					if b.Msgs == 0 || b.LastTS < from || b.FirstTS > to {
 						continue

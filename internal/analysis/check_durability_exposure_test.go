@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -18,19 +19,19 @@ import (
 func TestDurabilityExposureModel(t *testing.T) {
 	stop := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	ns := func(d time.Duration) int64 { return stop.Add(d).UnixNano() }
-	m := &Model{IDs: map[string]string{}}
+	m := &model.Model{IDs: map[string]string{}}
 	for _, n := range []string{"a", "b", "c"} {
-		m.Servers = append(m.Servers, &Server{Name: n, StoreDir: n, Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &model.Server{Name: n, StoreDir: n, Sources: map[string]bool{"store": true}})
 	}
-	m.Servers[1].Sync = &SyncSetting{Always: true, Source: "test"}
-	recent := []BlockSpan{{FirstSeq: 1, LastSeq: 50, FirstTS: ns(-10 * time.Minute), LastTS: ns(-9 * time.Minute), Msgs: 50}, {FirstSeq: 51, LastSeq: 60, FirstTS: ns(-30 * time.Second), LastTS: ns(-time.Second), Msgs: 10}}
-	old := []BlockSpan{{FirstSeq: 1, LastSeq: 9, FirstTS: ns(-time.Hour), LastTS: ns(-50 * time.Minute), Msgs: 9}}
-	m.Streams = []*Stream{
-		{Account: "APP", Name: "HOT", Replicas: 3, Captured: []OnDisk{{Server: "c", LastSeq: 70}},
-			Copies: []*StreamCopy{{Server: "a", Path: "a/HOT", LastSeq: 60, Blocks: recent}, {Server: "b", Path: "b/HOT", LastSeq: 60, Blocks: recent}, {Server: "c", Path: "c/HOT", LastSeq: 60, Blocks: recent}}},
-		{Account: "APP", Name: "COLD", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/COLD", LastSeq: 9, Blocks: old}}},
+	m.Servers[1].Sync = &model.SyncSetting{Always: true, Source: "test"}
+	recent := []model.BlockSpan{{FirstSeq: 1, LastSeq: 50, FirstTS: ns(-10 * time.Minute), LastTS: ns(-9 * time.Minute), Msgs: 50}, {FirstSeq: 51, LastSeq: 60, FirstTS: ns(-30 * time.Second), LastTS: ns(-time.Second), Msgs: 10}}
+	old := []model.BlockSpan{{FirstSeq: 1, LastSeq: 9, FirstTS: ns(-time.Hour), LastTS: ns(-50 * time.Minute), Msgs: 9}}
+	m.Streams = []*model.Stream{
+		{Account: "APP", Name: "HOT", Replicas: 3, Captured: []model.OnDisk{{Server: "c", LastSeq: 70}},
+			Copies: []*model.StreamCopy{{Server: "a", Path: "a/HOT", LastSeq: 60, Blocks: recent}, {Server: "b", Path: "b/HOT", LastSeq: 60, Blocks: recent}, {Server: "c", Path: "c/HOT", LastSeq: 60, Blocks: recent}}},
+		{Account: "APP", Name: "COLD", Replicas: 1, Copies: []*model.StreamCopy{{Server: "a", Path: "a/COLD", LastSeq: 9, Blocks: old}}},
 	}
-	m.Timeline = []TimelineEvent{
+	m.Timeline = []model.TimelineEvent{
 		{Time: stop, Server: "a", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 		{Time: stop, Server: "b", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -45,7 +46,7 @@ var checkIndexMismatch = Check{
 
 // IndexMismatch is a copy's index.db disagreeing with its blocks.
 type IndexMismatch struct {
-	Server          ServerID
+	Server          model.ServerID
 	Account, Stream string
 	File            string
 	Detail          string
@@ -66,10 +67,10 @@ type IndexMismatch struct {
 // tombstone. When the state the server recovers (blocks, tombstones, the
 // deletes of a current index.db, limits) equals index.db, the two agree;
 // otherwise the differences the scan found are reported.
-func indexMismatches(m *Model) []IndexMismatch {
+func indexMismatches(m *model.Model) []IndexMismatch {
 	type held struct {
-		st *Stream
-		c  *StreamCopy
+		st *model.Stream
+		c  *model.StreamCopy
 	}
 	var copies []held
 	for _, st := range m.Streams {
@@ -79,7 +80,7 @@ func indexMismatches(m *Model) []IndexMismatch {
 			}
 		}
 	}
-	sort.SliceStable(copies, func(i, j int) bool { return copies[i].c.read < copies[j].c.read })
+	sort.SliceStable(copies, func(i, j int) bool { return copies[i].c.Read < copies[j].c.Read })
 	var out []IndexMismatch
 	for _, h := range copies {
 		x, c := h.c.Index, h.c
@@ -106,6 +107,6 @@ func indexMismatches(m *Model) []IndexMismatch {
 
 // indexAgrees says whether index.db's stream figures equal the state
 // recovered from the copy's blocks.
-func indexAgrees(x *IndexRecord, c *StreamCopy) bool {
+func indexAgrees(x *model.IndexRecord, c *model.StreamCopy) bool {
 	return x.Msgs == c.Messages && x.Bytes == c.Bytes && x.LastSeq == c.LastSeq && (c.Messages == 0 || x.FirstSeq == c.FirstSeq)
 }

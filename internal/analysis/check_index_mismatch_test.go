@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -20,25 +21,25 @@ func TestIndexMismatchOnModel(t *testing.T) {
 	mm := func(field, idx, blk string) []storeparse.Mismatch {
 		return []storeparse.Mismatch{{Scope: "stream", Field: field, Index: idx, Blocks: blk}}
 	}
-	cp := func(server, path string, first, last, msgs uint64, x *IndexRecord) *StreamCopy {
+	cp := func(server, path string, first, last, msgs uint64, x *model.IndexRecord) *model.StreamCopy {
 		if x != nil {
 			x.File = path + "/msgs/index.db"
 		}
-		return &StreamCopy{Server: ServerID(server), Path: path, FirstSeq: first, LastSeq: last, Messages: msgs, Bytes: msgs * 10, Index: x}
+		return &model.StreamCopy{Server: model.ServerID(server), Path: path, FirstSeq: first, LastSeq: last, Messages: msgs, Bytes: msgs * 10, Index: x}
 	}
-	claims := cp("n1", "s1/$G/streams/A", 1, 10, 10, &IndexRecord{FirstSeq: 1, LastSeq: 10, Msgs: 12, Bytes: 120, Mismatches: mm("msgs", "12", "10")})
-	outdated := cp("n1", "s1/$G/streams/B", 1, 10, 10, &IndexRecord{FirstSeq: 1, LastSeq: 5, Msgs: 5, Bytes: 50, Mismatches: mm("last_seq", "5", "10")})
-	damaged := cp("n1", "s1/$G/streams/C", 1, 10, 9, &IndexRecord{FirstSeq: 1, LastSeq: 10, Msgs: 10, Bytes: 90, Mismatches: mm("msgs", "10", "9")})
+	claims := cp("n1", "s1/$G/streams/A", 1, 10, 10, &model.IndexRecord{FirstSeq: 1, LastSeq: 10, Msgs: 12, Bytes: 120, Mismatches: mm("msgs", "12", "10")})
+	outdated := cp("n1", "s1/$G/streams/B", 1, 10, 10, &model.IndexRecord{FirstSeq: 1, LastSeq: 5, Msgs: 5, Bytes: 50, Mismatches: mm("last_seq", "5", "10")})
+	damaged := cp("n1", "s1/$G/streams/C", 1, 10, 9, &model.IndexRecord{FirstSeq: 1, LastSeq: 10, Msgs: 10, Bytes: 90, Mismatches: mm("msgs", "10", "9")})
 	damaged.BlockDamage = true
-	limits := cp("n1", "s1/$G/streams/D", 3, 10, 8, &IndexRecord{FirstSeq: 3, LastSeq: 10, Msgs: 8, Bytes: 80, Mismatches: mm("msgs", "8", "10")})
+	limits := cp("n1", "s1/$G/streams/D", 3, 10, 8, &model.IndexRecord{FirstSeq: 3, LastSeq: 10, Msgs: 8, Bytes: 80, Mismatches: mm("msgs", "8", "10")})
 	noIndex := cp("n1", "s1/$G/streams/E", 1, 10, 10, nil)
-	torn := cp("n2", "s2/$G/streams/A", 1, 10, 10, &IndexRecord{FirstSeq: 1, LastSeq: 10, Msgs: 12, Bytes: 120, Mismatches: mm("msgs", "12", "10")})
-	streams := []*Stream{
-		{Account: "$G", Name: "A", Copies: []*StreamCopy{claims, torn}},
-		{Account: "$G", Name: "B", Copies: []*StreamCopy{outdated}},
-		{Account: "$G", Name: "C", Copies: []*StreamCopy{damaged}},
-		{Account: "$G", Name: "D", Copies: []*StreamCopy{limits}},
-		{Account: "$G", Name: "E", Copies: []*StreamCopy{noIndex}},
+	torn := cp("n2", "s2/$G/streams/A", 1, 10, 10, &model.IndexRecord{FirstSeq: 1, LastSeq: 10, Msgs: 12, Bytes: 120, Mismatches: mm("msgs", "12", "10")})
+	streams := []*model.Stream{
+		{Account: "$G", Name: "A", Copies: []*model.StreamCopy{claims, torn}},
+		{Account: "$G", Name: "B", Copies: []*model.StreamCopy{outdated}},
+		{Account: "$G", Name: "C", Copies: []*model.StreamCopy{damaged}},
+		{Account: "$G", Name: "D", Copies: []*model.StreamCopy{limits}},
+		{Account: "$G", Name: "E", Copies: []*model.StreamCopy{noIndex}},
 	}
 	m := storeModel(nil, streams)
 	m.TornFolders = map[string]bool{torn.Path: true}
@@ -78,12 +79,12 @@ func TestIndexMismatchOnModel(t *testing.T) {
 // TestIndexMismatchReadOrder: findings come in the order the copies were
 // read (store, account, folder), not the order of the model's streams.
 func TestIndexMismatchReadOrder(t *testing.T) {
-	x := func(p string) *IndexRecord {
-		return &IndexRecord{File: p + "/msgs/index.db", LastSeq: 1, Msgs: 2, Mismatches: []storeparse.Mismatch{{Scope: "stream", Field: "msgs", Index: "2", Blocks: "1"}}}
+	x := func(p string) *model.IndexRecord {
+		return &model.IndexRecord{File: p + "/msgs/index.db", LastSeq: 1, Msgs: 2, Mismatches: []storeparse.Mismatch{{Scope: "stream", Field: "msgs", Index: "2", Blocks: "1"}}}
 	}
-	a := &StreamCopy{Server: "n1", Path: "s1/$G/streams/A", LastSeq: 1, Messages: 1, Index: x("s1/$G/streams/A"), read: 1}
-	b := &StreamCopy{Server: "n1", Path: "s1/$G/streams/B", LastSeq: 1, Messages: 1, Index: x("s1/$G/streams/B"), read: 0}
-	fs := runCheck(checkIndexMismatch, storeModel(nil, []*Stream{{Name: "A", Copies: []*StreamCopy{a}}, {Name: "B", Copies: []*StreamCopy{b}}}))
+	a := &model.StreamCopy{Server: "n1", Path: "s1/$G/streams/A", LastSeq: 1, Messages: 1, Index: x("s1/$G/streams/A"), Read: 1}
+	b := &model.StreamCopy{Server: "n1", Path: "s1/$G/streams/B", LastSeq: 1, Messages: 1, Index: x("s1/$G/streams/B"), Read: 0}
+	fs := runCheck(checkIndexMismatch, storeModel(nil, []*model.Stream{{Name: "A", Copies: []*model.StreamCopy{a}}, {Name: "B", Copies: []*model.StreamCopy{b}}}))
 	if len(fs) != 2 || fs[0].Stream != "B" || fs[1].Stream != "A" {
 		t.Errorf("want B then A: %s", summarize(fs))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
@@ -60,7 +61,7 @@ type jsOff struct {
 	off      []int // timeline indexes of its disable lines
 	causes   []int // of the failed writes of that boot up to just after the first disable
 	followUp []int // its JetStream shutdown and meta leader transfer lines after the first disable
-	answers  []JetStreamAnswer
+	answers  []model.JetStreamAnswer
 	since    time.Time
 	// back: a later JetStream start or /jsz shows it running again.
 	back     bool
@@ -73,9 +74,9 @@ var jsLogKinds = append(append([]string{string(natsfmt.EventStart), "js-start", 
 
 // jsLogEvents indexes the timeline's log events of jsLogKinds by server
 // name, in timeline order: one pass for every server.
-func jsLogEvents(m *Model) map[string][]int {
+func jsLogEvents(m *model.Model) map[string][]int {
 	out := map[string][]int{}
-	names := map[ServerID]string{}
+	names := map[model.ServerID]string{}
 	for i := range m.Timeline {
 		e := &m.Timeline[i]
 		if e.Source != "log" || !slices.Contains(jsLogKinds, e.Kind) {
@@ -93,7 +94,7 @@ func jsLogEvents(m *Model) map[string][]int {
 
 // jetStreamOff finds s's JetStream disable from its log events (idx, see
 // jsLogEvents) and captures; nil when nothing says it turned JetStream off.
-func jetStreamOff(m *Model, s *Server, idx []int) *jsOff {
+func jetStreamOff(m *model.Model, s *model.Server, idx []int) *jsOff {
 	d := &jsOff{}
 	bootStart := -1 // position in idx of the boot of the first disable
 	lastStart := -1 // timeline index of the last (JetStream) start
@@ -168,7 +169,7 @@ func later(a, b time.Time) time.Time {
 }
 
 // disabledCause classifies what the server logged before the disable.
-func disabledCause(m *Model, d *jsOff) (kind, text string) {
+func disabledCause(m *model.Model, d *jsOff) (kind, text string) {
 	texts := func(kinds ...string) (string, bool) {
 		for _, i := range append(append([]int(nil), d.causes...), d.off...) {
 			e := m.Timeline[i]
@@ -211,12 +212,12 @@ func failedWrite(text string) string {
 	return ""
 }
 
-func eventLine(e TimelineEvent) string {
+func eventLine(e model.TimelineEvent) string {
 	return fmt.Sprintf("%s line %d (%s) %s: %s", e.File, e.Line, e.Time.UTC().Format(time.RFC3339Nano), e.Kind, e.Text)
 }
 
-func disabledFinding(m *Model, s *Server, d *jsOff) report.Finding {
-	name := m.Name(s.ref())
+func disabledFinding(m *model.Model, s *model.Server, d *jsOff) report.Finding {
+	name := m.Name(s.Ref())
 	kind, cause := disabledCause(m, d)
 	f := report.Finding{Server: name, Kind: kind, Servers: []string{name}}
 	if !d.since.IsZero() {
@@ -257,7 +258,7 @@ func disabledFinding(m *Model, s *Server, d *jsOff) report.Finding {
 				continue
 			}
 			if g := m.Timeline[i].Group; g != "" {
-				groups = appendUnique(groups, g)
+				groups = model.AppendUnique(groups, g)
 			}
 		}
 		line := fmt.Sprintf("%d more failed write(s) logged around it", n)
@@ -310,7 +311,7 @@ func disabledFinding(m *Model, s *Server, d *jsOff) report.Finding {
 
 // storeAgainstLimit says what the captures tell of the store's usage and
 // limit.
-func storeAgainstLimit(s *Server, kind string) string {
+func storeAgainstLimit(s *model.Server, kind string) string {
 	js := s.JetStream
 	if js == nil || (js.MaxStorage == 0 && js.StorageSource == "") {
 		return ""
@@ -346,10 +347,10 @@ func sizeText(n uint64) string {
 }
 
 // emptyIndexes counts s's index.db files found 0 bytes long.
-func emptyIndexes(m *Model, s *Server) int {
+func emptyIndexes(m *model.Model, s *model.Server) int {
 	n := 0
 	for _, c := range m.Corruptions {
-		if m.same(c.Server, s.ref()) && c.Kind == natsfmt.CorruptIndex && strings.HasSuffix(c.File, "index.db") && strings.Contains(c.Message, "of 0 bytes") {
+		if m.Same(c.Server, s.Ref()) && c.Kind == natsfmt.CorruptIndex && strings.HasSuffix(c.File, "index.db") && strings.Contains(c.Message, "of 0 bytes") {
 			n++
 		}
 	}
@@ -358,7 +359,7 @@ func emptyIndexes(m *Model, s *Server) int {
 
 // behindReplicas are s's current stream copies lacking what another current
 // replica holds after their last sequence (what replica-gap reports).
-func behindReplicas(m *Model, s *Server) []string {
+func behindReplicas(m *model.Model, s *model.Server) []string {
 	var out []string
 	for _, st := range m.Streams {
 		cmp := st.Comparison
@@ -368,17 +369,17 @@ func behindReplicas(m *Model, s *Server) []string {
 		var assigned uint64
 		self := -1
 		for i, c := range cmp.Copies {
-			if len(st.AssignedTo) == 0 || slices.ContainsFunc(st.AssignedTo, func(a ServerID) bool { return m.same(a, c.Server) }) {
+			if len(st.AssignedTo) == 0 || slices.ContainsFunc(st.AssignedTo, func(a model.ServerID) bool { return m.Same(a, c.Server) }) {
 				assigned |= 1 << i
 			}
-			if m.same(c.Server, s.ref()) {
+			if m.Same(c.Server, s.Ref()) {
 				self = i
 			}
 		}
 		if self < 0 || assigned&(1<<self) == 0 {
 			continue
 		}
-		_, behind := cmp.lacks(self, assigned)
+		_, behind := cmp.Lacks(self, assigned)
 		if len(behind) == 0 {
 			continue
 		}
@@ -389,7 +390,7 @@ func behindReplicas(m *Model, s *Server) []string {
 			holders |= sp.Holders
 		}
 		out = append(out, fmt.Sprintf("behind: its copy of %s > %s ends at sequence %d; %s held by %s (replica-gap)",
-			st.Account, st.Name, cmp.Copies[self].LastSeq, rangesText(ranges), strings.Join(cmp.servers(m, holders), ", ")))
+			st.Account, st.Name, cmp.Copies[self].LastSeq, model.RangesText(ranges), strings.Join(cmp.Servers(m, holders), ", ")))
 	}
 	return out
 }
@@ -399,10 +400,10 @@ func behindReplicas(m *Model, s *Server) []string {
 // diskfull-*); what a start on a still-full volume does, and whether the
 // meta state is gone, follow disableDeletesMeta (README versions table,
 // row diskfull).
-func disabledRemedy(m *Model, s *Server, kind string, back bool) prescription {
+func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) prescription {
 	dropped, known := disableDeletesMeta(s.Version)
 	full := kind == "disk-full"
-	return prescribe("jetstream-disabled", args{"server": m.Name(s.ref()), "back": back, "version": dashIfEmpty(s.Version),
+	return prescribe("jetstream-disabled", args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
 		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})
@@ -410,7 +411,7 @@ func disabledRemedy(m *Model, s *Server, kind string, back bool) prescription {
 
 // jetStreamOffAtEnd says whether s's captures end with its JetStream off
 // (its newest answer about it says so).
-func jetStreamOffAtEnd(s *Server) bool {
+func jetStreamOffAtEnd(s *model.Server) bool {
 	if s == nil || s.JetStream == nil || len(s.JetStream.Off) == 0 {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -15,25 +16,25 @@ import (
 // diskFullModel is three servers of which c filled its store, as the
 // diskfull fixtures show it: its log's failed write and disable, its /jsz
 // and /healthz saying JetStream is off, and its copy of S behind.
-func diskFullModel() *Model {
+func diskFullModel() *model.Model {
 	t0 := time.Date(2026, 12, 1, 20, 45, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	m := &Model{}
+	m := &model.Model{}
 	for _, n := range []string{"a", "b", "c"} {
-		m.Servers = append(m.Servers, &Server{ID: ServerID(n), Name: n, PeerID: natsfmt.PeerID(n), Alive: true,
+		m.Servers = append(m.Servers, &model.Server{ID: model.ServerID(n), Name: n, PeerID: natsfmt.PeerID(n), Alive: true,
 			Sources: map[string]bool{"log": true, "jsz": true, "healthz": true, "varz": true},
-			JetStream: &JetStreamStatus{On: []JetStreamAnswer{{Time: at(1), Text: "/jsz", File: n + "-jsz.json"}},
+			JetStream: &model.JetStreamStatus{On: []model.JetStreamAnswer{{Time: at(1), Text: "/jsz", File: n + "-jsz.json"}},
 				MaxStorage: 8 << 30, MaxStorageSource: "/varz jetstream config in " + n + "-varz.json"}})
 	}
-	c := m.server("c")
-	c.JetStream = &JetStreamStatus{Off: []JetStreamAnswer{{Time: at(40), Text: "/jsz disabled: true", File: "c-jsz.json"},
+	c := m.Server("c")
+	c.JetStream = &model.JetStreamStatus{Off: []model.JetStreamAnswer{{Time: at(40), Text: "/jsz disabled: true", File: "c-jsz.json"},
 		{Text: "/healthz unavailable: JetStream not enabled (10076)", File: "c-healthz.json"}},
 		MaxStorage: 8 << 30, MaxStorageSource: "/varz jetstream config in c-varz.json", Storage: 16300, Reserved: 16384,
 		StorageSource: "/varz jetstream stats in c-varz.json", StoreDir: "/data/jetstream"}
-	ev := func(s float64, server, kind, group, text string, line int) TimelineEvent {
-		return TimelineEvent{Time: at(s), Server: ServerID(server), Source: "log", Kind: kind, Group: group, Text: text, File: server + ".log", Line: line}
+	ev := func(s float64, server, kind, group, text string, line int) model.TimelineEvent {
+		return model.TimelineEvent{Time: at(s), Server: model.ServerID(server), Source: "log", Kind: kind, Group: group, Text: text, File: server + ".log", Line: line}
 	}
-	m.Timeline = []TimelineEvent{
+	m.Timeline = []model.TimelineEvent{
 		ev(0, "a", "start", "", "Starting nats-server", 1),
 		ev(0, "b", "start", "", "Starting nats-server", 1),
 		ev(0, "c", "start", "", "Starting nats-server", 1),
@@ -48,13 +49,13 @@ func diskFullModel() *Model {
 		// The others log their own failed-looking but unrelated lines.
 		ev(1001, "a", "healthcheck-failed", "", "Healthcheck failed: \"JetStream has not established contact with a meta leader\"", 70),
 	}
-	a := &StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 900, Messages: 900}
-	b := &StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 900, Messages: 900}
-	cc := &StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 745, Messages: 745}
-	cmp := &ReplicaComparison{Copies: []*StreamCopy{a, b, cc},
-		Coverage: []CoverageSpan{{Range: report.Range{First: 746, Last: 900}, Holders: 0b011}}}
-	m.Streams = []*Stream{{Account: "APP", Name: "FILL", Replicas: 3, Copies: cmp.Copies, AssignedTo: []ServerID{"a", "b", "c"}, Comparison: cmp}}
-	m.Corruptions = []Corruption{{Server: "c", Account: "APP", Stream: "FILL", File: "c/APP/streams/FILL/msgs/index.db", HasOffset: true,
+	a := &model.StreamCopy{Server: "a", FirstSeq: 1, LastSeq: 900, Messages: 900}
+	b := &model.StreamCopy{Server: "b", FirstSeq: 1, LastSeq: 900, Messages: 900}
+	cc := &model.StreamCopy{Server: "c", FirstSeq: 1, LastSeq: 745, Messages: 745}
+	cmp := &model.ReplicaComparison{Copies: []*model.StreamCopy{a, b, cc},
+		Coverage: []model.CoverageSpan{{Range: report.Range{First: 746, Last: 900}, Holders: 0b011}}}
+	m.Streams = []*model.Stream{{Account: "APP", Name: "FILL", Replicas: 3, Copies: cmp.Copies, AssignedTo: []model.ServerID{"a", "b", "c"}, Comparison: cmp}}
+	m.Corruptions = []model.Corruption{{Server: "c", Account: "APP", Stream: "FILL", File: "c/APP/streams/FILL/msgs/index.db", HasOffset: true,
 		Kind: natsfmt.CorruptIndex, Message: "c/APP/streams/FILL/msgs/index.db at offset 0: truncated: index.db of 0 bytes, nats-server requires 32"}}
 	return m
 }
@@ -103,30 +104,30 @@ func TestJetStreamDisabled(t *testing.T) {
 func TestJetStreamDisabledVariations(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		edit     func(m *Model)
+		edit     func(m *model.Model)
 		kind     string
 		severity report.Severity
 		none     bool
 	}{
-		{name: "captures only", kind: "unknown", edit: func(m *Model) { m.Timeline = m.Timeline[:4] }},
-		{name: "log only", kind: "disk-full", edit: func(m *Model) { m.server("c").JetStream = nil }},
-		{name: "permission", kind: "permission-denied", edit: func(m *Model) {
+		{name: "captures only", kind: "unknown", edit: func(m *model.Model) { m.Timeline = m.Timeline[:4] }},
+		{name: "log only", kind: "disk-full", edit: func(m *model.Model) { m.Server("c").JetStream = nil }},
+		{name: "permission", kind: "permission-denied", edit: func(m *model.Model) {
 			m.Timeline[5].Kind, m.Timeline[5].Text = "permission-denied", "Filesystem permission denied while writing msg, disabling JetStream: open /data/x: permission denied"
 			m.Timeline[6].Text = "RAFT [c - S-R3F-1] Error storing entry to WAL: permission denied"
 			m.Timeline[7].Kind, m.Timeline[7].Text = "permission-denied", "Filesystem permission denied while writing msg, disabling JetStream: open /data/x: permission denied"
 		}},
-		{name: "restarted", kind: "disk-full", severity: report.Warning, edit: func(m *Model) {
-			m.server("c").JetStream = nil
-			m.Timeline = append(m.Timeline, TimelineEvent{Time: m.Timeline[9].Time.Add(time.Minute), Server: "c", Source: "log", Kind: "start", File: "c.log", Line: 80},
-				TimelineEvent{Time: m.Timeline[9].Time.Add(time.Minute), Server: "c", Source: "log", Kind: "js-start", File: "c.log", Line: 84})
+		{name: "restarted", kind: "disk-full", severity: report.Warning, edit: func(m *model.Model) {
+			m.Server("c").JetStream = nil
+			m.Timeline = append(m.Timeline, model.TimelineEvent{Time: m.Timeline[9].Time.Add(time.Minute), Server: "c", Source: "log", Kind: "start", File: "c.log", Line: 80},
+				model.TimelineEvent{Time: m.Timeline[9].Time.Add(time.Minute), Server: "c", Source: "log", Kind: "js-start", File: "c.log", Line: 84})
 		}},
-		{name: "running again per /jsz", kind: "disk-full", severity: report.Warning, edit: func(m *Model) {
-			js := m.server("c").JetStream
+		{name: "running again per /jsz", kind: "disk-full", severity: report.Warning, edit: func(m *model.Model) {
+			js := m.Server("c").JetStream
 			js.Off = js.Off[:1]
-			js.On = []JetStreamAnswer{{Time: js.Off[0].Time.Add(time.Hour), Text: "/jsz", File: "c-jsz-later.json"}}
+			js.On = []model.JetStreamAnswer{{Time: js.Off[0].Time.Add(time.Hour), Text: "/jsz", File: "c-jsz-later.json"}}
 		}},
-		{name: "nothing off", none: true, edit: func(m *Model) {
-			m.server("c").JetStream.Off = nil
+		{name: "nothing off", none: true, edit: func(m *model.Model) {
+			m.Server("c").JetStream.Off = nil
 			m.Timeline = m.Timeline[:7]
 		}},
 	} {
@@ -167,7 +168,7 @@ func TestJetStreamDisabledSkip(t *testing.T) {
 func TestJetStreamDisabledOthersChecks(t *testing.T) {
 	m := diskFullModel()
 	t1 := m.Timeline[7].Time
-	m.MetaLeaderStates = []MetaLeaderState{{Time: t1, Server: "c", Source: "log", Timeline: -1},
+	m.MetaLeaderStates = []model.MetaLeaderState{{Time: t1, Server: "c", Source: "log", Timeline: -1},
 		{Time: t1.Add(3 * time.Second), Server: "c", Source: "varz", Timeline: -1}}
 	fs := runAllChecks(t, m)
 	if n := len(byCode(fs, "meta-no-leader")); n != 0 {
@@ -188,7 +189,7 @@ func TestJetStreamDisabledOthersChecks(t *testing.T) {
 		t.Errorf("the replica-gap of c is not chained into the disable: %+v (%v)", causes[0], codes)
 	}
 	// With its JetStream on, the same states are a leaderless meta view.
-	m.server("c").JetStream.Off = nil
+	m.Server("c").JetStream.Off = nil
 	m.Timeline = m.Timeline[:5]
 	if n := len(byCode(runAllChecks(t, m), "meta-no-leader")); n != 1 {
 		t.Errorf("%d meta-no-leader findings with c's JetStream on", n)

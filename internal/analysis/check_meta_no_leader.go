@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -67,14 +68,14 @@ type stuckServer struct {
 
 // stuckServers finds servers whose last known meta-leader state is "none"
 // and stayed so for persist, or whose capture shows no leader.
-func stuckServers(m *Model, persist time.Duration) []stuckServer {
-	by := map[string][]MetaLeaderState{}
+func stuckServers(m *model.Model, persist time.Duration) []stuckServer {
+	by := map[string][]model.MetaLeaderState{}
 	for _, s := range m.MetaLeaderStates {
 		by[m.Name(s.Server)] = append(by[m.Name(s.Server)], s)
 	}
 	var out []stuckServer
-	for _, srv := range sortedKeys(by) {
-		if s := m.server(srv); s != nil && jetStreamOffAtEnd(s) {
+	for _, srv := range model.SortedKeys(by) {
+		if s := m.Server(srv); s != nil && jetStreamOffAtEnd(s) {
 			continue // its meta layer is stopped: no view of the group (jetstream-disabled)
 		}
 		states := by[srv]
@@ -122,10 +123,10 @@ func stuckServers(m *Model, persist time.Duration) []stuckServer {
 	return out
 }
 
-func sourcesOf(states []MetaLeaderState) string {
+func sourcesOf(states []model.MetaLeaderState) string {
 	var out []string
 	for _, s := range states {
-		out = appendUnique(out, s.Source)
+		out = model.AppendUnique(out, s.Source)
 	}
 	return strings.Join(out, ",")
 }

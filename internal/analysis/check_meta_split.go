@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -31,7 +32,7 @@ var checkMetaSplit = Check{
 			for _, s := range sides {
 				f.Views = append(f.Views, s.view)
 				desc = append(desc, fmt.Sprintf("%s: cluster_size %d, peers %s, leader %s, term %d",
-					strings.Join(s.servers, ","), s.view.ClusterSize, strings.Join(s.view.Peers, " "), dashIfEmpty(s.view.Leader), s.view.Term))
+					strings.Join(s.servers, ","), s.view.ClusterSize, strings.Join(s.view.Peers, " "), model.DashIfEmpty(s.view.Leader), s.view.Term))
 			}
 			f.Message = fmt.Sprintf("the servers hold %d different views of the meta group", len(sides))
 			f.Evidence = desc
@@ -42,7 +43,7 @@ var checkMetaSplit = Check{
 			a, b := pair[0], pair[1]
 			f := report.Finding{Group: natsfmt.MetaGroup}
 			founded := fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s", foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader)
-			for _, side := range [][]MetaFounding{a, b} {
+			for _, side := range [][]model.MetaFounding{a, b} {
 				var srv []string
 				for _, x := range side {
 					srv = append(srv, m.Name(x.Server))
@@ -54,7 +55,7 @@ var checkMetaSplit = Check{
 				f.Views = append(f.Views, report.SplitView{Servers: srv, Leader: side[0].Leader, Peers: side[0].Peers, ClusterSize: len(side[0].Peers)})
 			}
 			var vanished []string
-			for _, side := range [][]MetaFounding{a, b} {
+			for _, side := range [][]model.MetaFounding{a, b} {
 				vanished = append(vanished, vanishedStreams(m, p.Facts, side)...)
 			}
 			f.Evidence = append(f.Evidence, vanished...)
@@ -82,7 +83,7 @@ var checkMetaSplit = Check{
 // metaJoin is the first time after both foundings that a founder of one
 // side followed a meta leader that founded the other side: the moment the
 // groups met. The founders' leaders are servers of their own side.
-func metaJoin(m *Model, a, b []MetaFounding) (MetaLeaderState, bool) {
+func metaJoin(m *model.Model, a, b []model.MetaFounding) (model.MetaLeaderState, bool) {
 	var after time.Time
 	for _, x := range append(slices.Clone(a), b...) {
 		if x.Time.After(after) {
@@ -90,12 +91,12 @@ func metaJoin(m *Model, a, b []MetaFounding) (MetaLeaderState, bool) {
 		}
 	}
 	sideOf := map[string]int{}
-	for i, side := range [][]MetaFounding{a, b} {
+	for i, side := range [][]model.MetaFounding{a, b} {
 		for _, x := range side {
 			sideOf[m.Name(x.Server)] = i + 1
 		}
 	}
-	var join MetaLeaderState
+	var join model.MetaLeaderState
 	found := false
 	for _, s := range m.MetaLeaderStates {
 		if s.Time.IsZero() || !s.Time.After(after) || found && !s.Time.Before(join.Time) {
@@ -111,7 +112,7 @@ func metaJoin(m *Model, a, b []MetaFounding) (MetaLeaderState, bool) {
 
 // foundingEvent is the timeline index of the meta leader state a founding
 // was read from, -1 if none.
-func foundingEvent(m *Model, x MetaFounding) int {
+func foundingEvent(m *model.Model, x model.MetaFounding) int {
 	for _, s := range m.MetaLeaderStates {
 		if s.Server == x.Server && s.Time.Equal(x.Time) && s.Leader == x.Leader {
 			return s.Timeline
@@ -120,7 +121,7 @@ func foundingEvent(m *Model, x MetaFounding) int {
 	return -1
 }
 
-func foundersOf(m *Model, fs []MetaFounding) string {
+func foundersOf(m *model.Model, fs []model.MetaFounding) string {
 	var s []string
 	for _, f := range fs {
 		s = append(s, m.Name(f.Server))
@@ -148,13 +149,13 @@ func oneLeaderOneTerm(sides []*metaSide) bool {
 // new cluster's own meta group (README versions table, row
 // supercluster-split: run on 2.15.2 only; older lines get the note that
 // holds on every version).
-func metaSplitRemedy(m *Model, sides []*metaSide) prescription {
+func metaSplitRemedy(m *model.Model, sides []*metaSide) prescription {
 	return prescribe("meta-split-keep-one-side", args{"v215": versionAtLeast(minVersion(m), 2, 15)})
 }
 
 // vanishedStreams names the lost assets (asset-lost) that the founders of
 // one side held: what a merge of meta groups dropped.
-func vanishedStreams(m *Model, f *Facts, side []MetaFounding) []string {
+func vanishedStreams(m *model.Model, f *Facts, side []model.MetaFounding) []string {
 	var out []string
 	for _, a := range f.LostAssets() {
 		for _, x := range side {

@@ -6,27 +6,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
 func TestMetaSplitViews(t *testing.T) {
-	m := &Model{IDs: map[string]string{}}
+	m := &model.Model{IDs: map[string]string{}}
 	var all []string
 	for _, n := range []string{"old-0", "old-1", "old-2", "new-0", "new-1", "new-2"} {
 		m.IDs[natsfmt.PeerID(n)] = n
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), Alive: true})
+		m.Servers = append(m.Servers, &model.Server{Name: n, PeerID: natsfmt.PeerID(n), Alive: true})
 		all = append(all, natsfmt.PeerID(n))
 	}
 	small := []string{natsfmt.PeerID("new-0"), natsfmt.PeerID("new-1"), natsfmt.PeerID("new-2"), natsfmt.PeerID("old-1")}
-	g := &Group{Name: "_meta_", Kind: "meta"}
+	g := &model.Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range m.Servers {
-		v := View{GroupView: GroupView{Server: ServerID(s.Name), ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
+		v := model.View{GroupView: model.GroupView{Server: model.ServerID(s.Name), ClusterSize: 6, Peers: all, Leader: "new-2", Source: "raftz"}}
 		if strings.HasPrefix(s.Name, "new") {
 			v.ClusterSize, v.Peers = 4, small
 		}
 		g.Views = append(g.Views, v)
 	}
-	m.Groups = []*Group{g}
+	m.Groups = []*model.Group{g}
 	fs := runCheck(checkMetaSplit, m)
 	if len(fs) != 1 || len(fs[0].Views) != 2 {
 		t.Fatalf("want one split with two views: %+v", fs)
@@ -40,12 +41,12 @@ func TestMetaSplitViews(t *testing.T) {
 
 func TestMetaSplitFoundedApart(t *testing.T) {
 	t0 := time.Date(2026, 10, 5, 12, 0, 0, 0, time.UTC)
-	m := &Model{IDs: map[string]string{}}
+	m := &model.Model{IDs: map[string]string{}}
 	for i, n := range []string{"old-0", "old-1", "old-2"} {
-		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Duration(i) * time.Millisecond), Server: ServerID(n), Leader: "old-1", Source: "log"})
+		m.MetaFoundings = append(m.MetaFoundings, model.MetaFounding{Time: t0.Add(time.Duration(i) * time.Millisecond), Server: model.ServerID(n), Leader: "old-1", Source: "log"})
 	}
 	for i, n := range []string{"new-0", "new-1", "new-2"} {
-		m.MetaFoundings = append(m.MetaFoundings, MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: ServerID(n), Leader: "new-2", Source: "log"})
+		m.MetaFoundings = append(m.MetaFoundings, model.MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: model.ServerID(n), Leader: "new-2", Source: "log"})
 	}
 	if fs := runCheck(checkMetaSplit, m); len(fs) != 1 {
 		t.Fatalf("want one founded-apart split: %+v", fs)

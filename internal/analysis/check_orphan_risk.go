@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -31,8 +32,8 @@ var checkOrphanRisk = Check{
 				if c.NoMeta {
 					continue // never loaded, so never deleted (store-corrupt says why)
 				}
-				srv := m.serverOf(c.Server)
-				meta, why, skip := (*MetaState)(nil), "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
+				srv := m.ServerOf(c.Server)
+				meta, why, skip := (*model.MetaState)(nil), "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
 				if srv != nil {
 					meta, why, skip = recoveredMeta(p, srv)
 				}
@@ -51,7 +52,7 @@ var checkOrphanRisk = Check{
 		if win := p.Facts.SplitWinner(); win != nil {
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
-					srv := m.serverOf(c.Server)
+					srv := m.ServerOf(c.Server)
 					if c.NoMeta || srv == nil || srv.Meta == win.Meta {
 						continue
 					}
@@ -69,8 +70,8 @@ var checkOrphanRisk = Check{
 }
 
 // orphanFindings judges one stored copy against one meta state.
-func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *StreamCopy, why string) []report.Finding {
-	key := AssetKey{st.Account, st.Name}
+func orphanFindings(m *model.Model, srv *model.Server, meta *model.MetaState, st *model.Stream, c *model.StreamCopy, why string) []report.Finding {
+	key := model.AssetKey{Account: st.Account, Stream: st.Name}
 	a := meta.Streams[key]
 	base := report.Finding{
 		Server: srv.Name, Account: st.Account, Stream: st.Name, File: c.Path,
@@ -98,7 +99,7 @@ func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *Strea
 	case srv.PeerID != "" && len(a.Peers) > 0 && !slices.Contains(a.Peers, srv.PeerID):
 		f := base
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state places the stream on other peers (%s): the server removes its copy during meta recovery (\"JetStream removing stream\", a debug line only).%s",
-			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(namesFor(m, a.Peers), ", "), lossNote)
+			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(model.NamesFor(m, a.Peers), ", "), lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("assignment group %s peers %s; this server is %s", a.Group, strings.Join(a.Peers, " "), srv.PeerID))
 		orphanRemedy(srv, st, c).apply(&f)
 		return []report.Finding{f}
@@ -119,17 +120,17 @@ func orphanFindings(m *Model, srv *Server, meta *MetaState, st *Stream, c *Strea
 	return out
 }
 
-func otherHolders(m *Model, st *Stream, except *Server) []string {
+func otherHolders(m *model.Model, st *model.Stream, except *model.Server) []string {
 	var out []string
 	for _, c := range st.Copies {
-		if !m.same(c.Server, except.ref()) && c.Messages > 0 {
+		if !m.Same(c.Server, except.Ref()) && c.Messages > 0 {
 			out = append(out, m.Name(c.Server))
 		}
 	}
 	return out
 }
 
-func orphanRemedy(srv *Server, st *Stream, c *StreamCopy) prescription {
+func orphanRemedy(srv *model.Server, st *model.Stream, c *model.StreamCopy) prescription {
 	return prescribe("orphan-stream-copy-out", args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
 }
 

@@ -4,23 +4,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestOrphanRisk(t *testing.T) {
-	m := &Model{IDs: map[string]string{}}
-	a := &Server{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a"}
-	b := &Server{Name: "b", PeerID: natsfmt.PeerID("b"), StoreDir: "b"}
-	m.Servers = []*Server{a, b}
-	a.Meta = &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{
-		{"$G", "KEEP"}:  {Account: "$G", Stream: "KEEP", Peers: []string{a.PeerID}, Consumers: map[string][]string{"C1": nil}},
-		{"$G", "OTHER"}: {Account: "$G", Stream: "OTHER", Peers: []string{b.PeerID}},
+	m := &model.Model{IDs: map[string]string{}}
+	a := &model.Server{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a"}
+	b := &model.Server{Name: "b", PeerID: natsfmt.PeerID("b"), StoreDir: "b"}
+	m.Servers = []*model.Server{a, b}
+	a.Meta = &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{
+		{Account: "$G", Stream: "KEEP"}:  {Account: "$G", Stream: "KEEP", Peers: []string{a.PeerID}, Consumers: map[string][]string{"C1": nil}},
+		{Account: "$G", Stream: "OTHER"}: {Account: "$G", Stream: "OTHER", Peers: []string{b.PeerID}},
 	}}
-	m.Streams = []*Stream{
-		{Account: "$G", Name: "KEEP", Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/KEEP", Messages: 3, Consumers: []report.Consumer{{Name: "C1"}, {Name: "GONE"}}}}},
-		{Account: "$G", Name: "LOST", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/LOST", Messages: 7, Bytes: 700, Replicas: 1}}},
-		{Account: "$G", Name: "OTHER", Replicas: 1, Copies: []*StreamCopy{{Server: "a", Path: "a/$G/streams/OTHER", Messages: 1, Replicas: 1}}},
+	m.Streams = []*model.Stream{
+		{Account: "$G", Name: "KEEP", Copies: []*model.StreamCopy{{Server: "a", Path: "a/$G/streams/KEEP", Messages: 3, Consumers: []report.Consumer{{Name: "C1"}, {Name: "GONE"}}}}},
+		{Account: "$G", Name: "LOST", Replicas: 1, Copies: []*model.StreamCopy{{Server: "a", Path: "a/$G/streams/LOST", Messages: 7, Bytes: 700, Replicas: 1}}},
+		{Account: "$G", Name: "OTHER", Replicas: 1, Copies: []*model.StreamCopy{{Server: "a", Path: "a/$G/streams/OTHER", Messages: 1, Replicas: 1}}},
 	}
 	fs := runCheck(checkOrphanRisk, m)
 	got := map[string]report.Finding{}
@@ -45,9 +46,9 @@ func TestOrphanRisk(t *testing.T) {
 // TestOrphanRiskSkipsServerWithoutMeta: a server whose copy cannot be judged
 // (no readable meta state) is named in the outcome, not passed over.
 func TestOrphanRiskSkipsServerWithoutMeta(t *testing.T) {
-	m := &Model{IDs: map[string]string{},
-		Servers: []*Server{{Name: "n1", StoreDir: "s1"}},
-		Streams: []*Stream{{Account: "A", Name: "S", Copies: []*StreamCopy{{Server: "n1"}}}}}
+	m := &model.Model{IDs: map[string]string{},
+		Servers: []*model.Server{{Name: "n1", StoreDir: "s1"}},
+		Streams: []*model.Stream{{Account: "A", Name: "S", Copies: []*model.StreamCopy{{Server: "n1"}}}}}
 	_, outcomes := runChecks(m, []Check{checkOrphanRisk}, nil)
 	if len(outcomes) != 1 || outcomes[0].Outcome != OutcomePassed || len(outcomes[0].Skipped) != 1 || !strings.Contains(outcomes[0].Skipped[0], "n1") {
 		t.Fatalf("outcomes %+v", outcomes)

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -119,7 +120,7 @@ func snapshotHeals(p *Pass, s peerSighting) snapshotHeal {
 		}
 		any = true
 		version := ""
-		if srv := p.Model.serverOf(v.Server); srv != nil {
+		if srv := p.Model.ServerOf(v.Server); srv != nil {
 			version = srv.Version
 		}
 		yes, known := startsFromSnapshotPeers(version)
@@ -133,7 +134,7 @@ func snapshotHeals(p *Pass, s peerSighting) snapshotHeal {
 	h := snapshotHeal{heals: heals}
 	var names []string
 	for _, f := range files {
-		names = appendUnique(names, path.Base(f))
+		names = model.AppendUnique(names, path.Base(f))
 	}
 	snaps := fmt.Sprintf("%s, on %d server(s)", strings.Join(names, ", "), len(files))
 	if len(files) == 1 {

@@ -6,13 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 // groupMembership is one group a departed server still sits in.
 type groupMembership struct {
-	group        *Group
+	group        *model.Group
 	size, quorum int
 	live         int
 	peers        []string
@@ -20,10 +21,10 @@ type groupMembership struct {
 
 // currentViews are the views of a group from servers that answered
 // captures (their own raft state as it runs), else every view.
-func currentViews(m *Model, g *Group) []View {
-	var out []View
+func currentViews(m *model.Model, g *model.Group) []model.View {
+	var out []model.View
 	for _, v := range g.Views {
-		if s := m.serverOf(v.Server); s != nil && answeredCapture(s) && len(v.Peers) > 0 {
+		if s := m.ServerOf(v.Server); s != nil && answeredCapture(s) && len(v.Peers) > 0 {
 			out = append(out, v)
 		}
 	}
@@ -37,7 +38,7 @@ func currentViews(m *Model, g *Group) []View {
 	return out
 }
 
-func memberships(m *Model, f *Facts, id string, departed map[string]bool) []groupMembership {
+func memberships(m *model.Model, f *Facts, id string, departed map[string]bool) []groupMembership {
 	var out []groupMembership
 	for _, g := range m.Groups {
 		var gm *groupMembership
@@ -50,7 +51,7 @@ func memberships(m *Model, f *Facts, id string, departed map[string]bool) []grou
 			}
 			gm.size = max(gm.size, v.ClusterSize)
 			for _, p := range v.Peers {
-				gm.peers = appendUnique(gm.peers, p)
+				gm.peers = model.AppendUnique(gm.peers, p)
 			}
 		}
 		if gm == nil || gm.size == 0 {
@@ -75,7 +76,7 @@ var checkPeerOffline = Check{
 	Requires:    []Fact{FactDeparted},
 	Run: func(p *Pass) []report.Finding {
 		m, departed := p.Model, p.Facts.Departed()
-		ids := sortedKeys(departed)
+		ids := model.SortedKeys(departed)
 		var out []report.Finding
 		for _, id := range ids {
 			ms := memberships(m, p.Facts, id, departed)
@@ -105,7 +106,7 @@ var checkPeerOffline = Check{
 			if f.Group == "" {
 				f.Group = ms[0].group.Name
 			}
-			if s := m.serverByID(id); s != nil && s.StoreDir != "" {
+			if s := m.ServerByID(id); s != nil && s.StoreDir != "" {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s's store is in the bundle (%s) but %s answered no capture and the live servers have not heard from it", name, s.StoreDir, name))
 			}
 			f.Message = fmt.Sprintf("server %s (%s) is gone but still a peer of %d raft group(s)", name, id, len(ms))
@@ -124,7 +125,7 @@ var checkPeerOffline = Check{
 // a time, the next once the meta group has shrunk (remedies.go:
 // departed-server-remove). metaStalled: the meta group has less than a
 // quorum of live peers, so no removal can be applied before it is rescued.
-func peerOfflineRemedy(m *Model, ids []string, metaStalled bool) prescription {
+func peerOfflineRemedy(m *model.Model, ids []string, metaStalled bool) prescription {
 	var removals []string
 	for _, id := range ids {
 		removals = append(removals, fmt.Sprintf("%s   # %s", peerRemoveCommand(id), m.IDs[id]))

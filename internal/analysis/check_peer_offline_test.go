@@ -53,7 +53,7 @@ func TestPeerOfflineSurvivableFailures(t *testing.T) {
 func TestPeerOfflineNotWhenHeard(t *testing.T) {
 	m := scaledModel()
 	// n4 answered the captures: it is running, whatever the views say.
-	m.server("n4").Sources["raftz"] = true
+	m.Server("n4").Sources["raftz"] = true
 	fs := runAllChecks(t, m)
 	for _, f := range byCode(fs, "peer-offline") {
 		if f.Server == "n4" {

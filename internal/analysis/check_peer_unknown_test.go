@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestPeerUnknownFarID(t *testing.T) {
 	m := incidentModel()
-	m.Groups[0].Views = []View{{GroupView: GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", natsfmt.PeerID("nats-9")}, Source: "peers.idx"}}}
+	m.Groups[0].Views = []model.View{{GroupView: model.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", natsfmt.PeerID("nats-9")}, Source: "peers.idx"}}}
 	fs, _ := runChecks(m, Checks, nil)
 	if n := len(byCode(fs, "peer-unknown")); n != 1 {
 		t.Errorf("%d peer-unknown, want 1", n)
@@ -35,7 +36,7 @@ func TestPeerUnknownHealedBySnapshot(t *testing.T) {
 		for _, s := range m.Servers {
 			s.Version = version
 		}
-		m.Groups[0].Views = []View{{GroupView: GroupView{Server: "nats-0", ClusterSize: 6, Peers: append(slices.Clone(five), natsfmt.PeerID("nats-9")), Source: "peers.idx"},
+		m.Groups[0].Views = []model.View{{GroupView: model.GroupView{Server: "nats-0", ClusterSize: 6, Peers: append(slices.Clone(five), natsfmt.PeerID("nats-9")), Source: "peers.idx"},
 			StartPeers: five, StartSize: 5, StartFile: "snapshots/snap.1.30"}}
 		fs := byCode(runCheck(checkPeerUnknown, m), "")
 		if len(fs) != 1 {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -25,7 +26,7 @@ var checkQuorumUnreachable = Check{
 			// A renamed server's own new id beside the old ids it is no
 			// member under (memberPeers) is left out, so that every view
 			// of the same peer set is one finding.
-			members := make([]View, len(g.Views))
+			members := make([]model.View, len(g.Views))
 			for i, v := range g.Views {
 				members[i] = v
 				members[i].Peers = memberPeers(m, v, former)
@@ -66,7 +67,7 @@ var checkQuorumUnreachable = Check{
 				var holders []string
 				for _, w := range members {
 					if viewKey(w) == viewKey(v) {
-						holders = appendUnique(holders, m.Name(w.Server)+" ("+w.Source+")")
+						holders = model.AppendUnique(holders, m.Name(w.Server)+" ("+w.Source+")")
 					}
 				}
 				sort.Strings(missing)
@@ -134,7 +135,7 @@ func oneFindingPerGroup(out []report.Finding, first int) []report.Finding {
 
 // groupAsset names the stream or consumer a group replicates, as
 // " (stream ACC > NAME)", or "" for the meta group or an unknown asset.
-func groupAsset(g *Group) string {
+func groupAsset(g *model.Group) string {
 	if g.Kind == natsfmt.GroupMeta || g.Asset == "" {
 		return ""
 	}
@@ -150,7 +151,7 @@ func groupAsset(g *Group) string {
 
 // namedIDs are peer ids with the server name the bundle gives each, as
 // "name (ID)"; an id no name hashes to stays bare.
-func namedIDs(m *Model, ids []string) []string {
+func namedIDs(m *model.Model, ids []string) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = id
@@ -162,7 +163,7 @@ func namedIDs(m *Model, ids []string) []string {
 		// is still right.
 		if n := m.IDs[id]; n != "" && !strings.Contains(n, " ") {
 			out[i] = n + " (" + id + ")"
-		} else if s := m.serverByID(id); s != nil && s.Name != "" && !strings.Contains(s.Name, " ") {
+		} else if s := m.ServerByID(id); s != nil && s.Name != "" && !strings.Contains(s.Name, " ") {
 			out[i] = s.Name + " (" + id + ")"
 		}
 	}
@@ -171,7 +172,7 @@ func namedIDs(m *Model, ids []string) []string {
 
 // missingPeers says of each missing peer id what the bundle knows of it: a
 // server that departed, or an id no server of the bundle holds.
-func missingPeers(m *Model, f *Facts, ids []string) []string {
+func missingPeers(m *model.Model, f *Facts, ids []string) []string {
 	out := namedIDs(m, ids)
 	for i, id := range ids {
 		switch {
@@ -186,7 +187,7 @@ func missingPeers(m *Model, f *Facts, ids []string) []string {
 
 // renamedOf lists the ids of a list that are renamed servers' old ids, as
 // "id (old -> new)".
-func renamedOf(ids []string, former map[string]Rename) []string {
+func renamedOf(ids []string, former map[string]model.Rename) []string {
 	var out []string
 	for _, id := range ids {
 		if r, ok := former[id]; ok {
@@ -218,12 +219,12 @@ type startPeers struct {
 	text      string
 }
 
-func startNote(p *Pass, v View) startPeers {
+func startNote(p *Pass, v model.View) startPeers {
 	if len(v.StartPeers) == 0 {
 		return startPeers{}
 	}
 	version := ""
-	if s := p.Model.serverOf(v.Server); s != nil {
+	if s := p.Model.ServerOf(v.Server); s != nil {
 		version = s.Version
 	}
 	q, r, _ := quorumOf(p.Facts, v.StartSize, v.StartPeers)
@@ -268,7 +269,7 @@ func tempServersNeeded(size, reachable int) int {
 // quorumRemedy is the way out of a group that cannot elect a leader
 // (remedies.go: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
 // meta-quorum-temporary-servers before).
-func quorumRemedy(m *Model, g *Group, size, reachable int, missing []string) prescription {
+func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing []string) prescription {
 	if g.Kind != natsfmt.GroupMeta {
 		// A consumer group's asset is "STREAM > CONSUMER": the stream peer
 		// removal takes the peer out of the stream and its consumers.
@@ -336,11 +337,11 @@ const maxPlausibleTerm = 1 << 42
 
 // implausibleTerms lists views whose term no run of elections can reach:
 // evidence of the same corruption (flipped high bits) as a mangled peer id.
-func implausibleTerms(m *Model, g *Group) []string {
+func implausibleTerms(m *model.Model, g *model.Group) []string {
 	var out []string
 	for _, v := range g.Views {
 		if v.Term > maxPlausibleTerm {
-			out = appendUnique(out, fmt.Sprintf("term %d (%#x) in %s's %s is implausible for a count of elections: isolated high bits set, as a bit flip leaves them", v.Term, v.Term, m.Name(v.Server), v.Source))
+			out = model.AppendUnique(out, fmt.Sprintf("term %d (%#x) in %s's %s is implausible for a count of elections: isolated high bits set, as a bit flip leaves them", v.Term, v.Term, m.Name(v.Server), v.Source))
 		}
 	}
 	return out

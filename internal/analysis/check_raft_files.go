@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
@@ -97,12 +98,12 @@ func unproven(rule, version string) string {
 // corruption store-corrupt reports.
 type raftVerdict struct {
 	rule string
-	c    Corruption
+	c    model.Corruption
 }
 
 // recordVerdicts are the rules r's files break, in the order the files
 // are read.
-func recordVerdicts(r *RaftRecord) []raftVerdict {
+func recordVerdicts(r *model.RaftRecord) []raftVerdict {
 	var out []raftVerdict
 	add := func(rule, file string, off int64, s structure, format string, args ...any) {
 		out = append(out, raftVerdict{rule, raftFileCorruption(r.Server, r.Group, file, off, s, fmt.Sprintf(format, args...))})
@@ -162,14 +163,14 @@ func recordVerdicts(r *RaftRecord) []raftVerdict {
 // line no fixture proves the rule for, an info finding that cannot tell.
 // A file the archive did not deliver as written is not judged (said as a
 // part skipped).
-func raftFileDamage(p *Pass) []Corruption {
+func raftFileDamage(p *Pass) []model.Corruption {
 	m := p.Model
-	var out []Corruption
+	var out []model.Corruption
 	for _, r := range m.RaftRecords {
 		version := serverVersion(m, r.Server)
 		for _, v := range recordVerdicts(r) {
 			c := v.c
-			if m.notAsWritten(c.File) {
+			if m.NotAsWritten(c.File) {
 				p.Skipf("%s: %s is not in the bundle as the server wrote it (the archive did not deliver it or its folder intact), so it is not judged", m.Name(r.Server), c.File)
 				continue
 			}
@@ -189,7 +190,7 @@ func raftFileDamage(p *Pass) []Corruption {
 // snapshotPeersFile is the group's newest snapshot when the server can
 // start from its peer state (checksum holds, peers listed, no WAL entry
 // past it changing them), else "".
-func snapshotPeersFile(r *RaftRecord) string {
+func snapshotPeersFile(r *model.RaftRecord) string {
 	s := r.Snapshot
 	if s == nil || !s.Decoded || !s.ChecksumOK || s.PeerState == nil || len(s.PeerState.Peers) == 0 || r.PeersAfterSnap {
 		return ""
@@ -200,18 +201,18 @@ func snapshotPeersFile(r *RaftRecord) string {
 // metaSnapshotDamage turns each corrupt meta snapshot into a store
 // corruption naming where the damage is and what the server's version does
 // with it on its next start.
-func metaSnapshotDamage(m *Model) []Corruption {
+func metaSnapshotDamage(m *model.Model) []model.Corruption {
 	var snaps []metaSnapFile
-	var recs []*SnapshotRecord
+	var recs []*model.SnapshotRecord
 	var damaged int
 	for _, r := range m.RaftRecords {
 		s := r.Snapshot
 		if r.Kind != natsfmt.GroupMeta || s == nil || s.Meta == nil {
 			continue
 		}
-		srv := m.serverOf(r.Server)
+		srv := m.ServerOf(r.Server)
 		if srv == nil {
-			srv = &Server{ID: r.Server, Name: string(r.Server)}
+			srv = &model.Server{ID: r.Server, Name: string(r.Server)}
 		}
 		snaps = append(snaps, metaSnapFile{srv: srv, file: s.File, b: s.Raw, snap: s.Meta})
 		recs = append(recs, s)
@@ -219,12 +220,12 @@ func metaSnapshotDamage(m *Model) []Corruption {
 			damaged++
 		}
 	}
-	var out []Corruption
+	var out []model.Corruption
 	for i, s := range snaps {
-		if s.snap.ChecksumOK || m.notAsWritten(s.file) {
+		if s.snap.ChecksumOK || m.NotAsWritten(s.file) {
 			continue
 		}
-		c := Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
+		c := model.Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
 		where, off := locateSnapshotDamage(s, snaps)
 		c.Offset = off
 		switch hoff := int64(len(s.b) - 8); {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -18,23 +19,23 @@ import (
 // raftRecordModel is three servers with stores (n1 on 2.15.2, n2 on
 // 2.11.3, which no fixture covers, n3 of unknown version) and the raft
 // group records given.
-func raftRecordModel(recs ...*RaftRecord) *Model {
-	m := &Model{IDs: map[string]string{}, RaftRecords: recs}
+func raftRecordModel(recs ...*model.RaftRecord) *model.Model {
+	m := &model.Model{IDs: map[string]string{}, RaftRecords: recs}
 	for _, s := range []struct{ name, version string }{{"n1", "2.15.2"}, {"n2", "2.11.3"}, {"n3", ""}} {
 		id := natsfmt.PeerID(s.name)
 		m.IDs[id] = s.name
-		m.Servers = append(m.Servers, &Server{ID: ServerID(s.name), Name: s.name, PeerID: id, StoreDir: s.name, Version: s.version, Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &model.Server{ID: model.ServerID(s.name), Name: s.name, PeerID: id, StoreDir: s.name, Version: s.version, Sources: map[string]bool{"store": true}})
 	}
 	return m
 }
 
 // peersRecord is a peers.idx of size listing the peer ids of names.
-func peersRecord(file string, size uint32, names ...string) *PeersRecord {
+func peersRecord(file string, size uint32, names ...string) *model.PeersRecord {
 	ps := &raftlog.PeerState{ClusterSize: size, HasDomainExt: true}
 	for _, n := range names {
 		ps.Peers = append(ps.Peers, natsfmt.PeerID(n))
 	}
-	return &PeersRecord{File: file, State: ps, Issues: ps.Check()}
+	return &model.PeersRecord{File: file, State: ps, Issues: ps.Check()}
 }
 
 // TestRaftFilesOnModel: store-corrupt judges the raft group records, one
@@ -47,30 +48,30 @@ func TestRaftFilesOnModel(t *testing.T) {
 	dir := func(srv, g string) string { return srv + "/$SYS/_js_/" + g }
 	s1, c1, meta1, meta2, meta3 := dir("n1", "S-one"), dir("n1", "C-one"), dir("n1", "_meta_"), dir("n2", "_meta_"), dir("n3", "_meta_")
 	snapFile := s1 + "/snapshots/snap.3.13"
-	recs := []*RaftRecord{
+	recs := []*model.RaftRecord{
 		{Server: "n1", Group: "S-one", Kind: "stream", Dir: s1, MaxTerm: 3,
 			Peers: peersRecord(s1+"/peers.idx", 4, "n1", "n2", "n2"),
-			Snapshot: &SnapshotRecord{File: snapFile, NameTerm: 3, NameIndex: 13, Term: 3, Index: 12, Decoded: true, ChecksumOK: true,
+			Snapshot: &model.SnapshotRecord{File: snapFile, NameTerm: 3, NameIndex: 13, Term: 3, Index: 12, Decoded: true, ChecksumOK: true,
 				PeerState: &raftlog.PeerState{ClusterSize: 3, Peers: []string{natsfmt.PeerID("n1"), natsfmt.PeerID("n2"), natsfmt.PeerID("n3")}}},
-			TermVote: &TermVoteRecord{File: s1 + "/tav.idx", Size: 20, TermVote: raftlog.TermVote{Term: 3, HasTerm: true, Vote: natsfmt.PeerID("n2"), Trailing: 4}},
-			Commit:   &CommitRecord{File: s1 + "/commit.idx", Size: 18, Index: raftlog.CommitIndex{Commit: 9, ChecksumOK: true, Trailing: 2}}},
+			TermVote: &model.TermVoteRecord{File: s1 + "/tav.idx", Size: 20, TermVote: raftlog.TermVote{Term: 3, HasTerm: true, Vote: natsfmt.PeerID("n2"), Trailing: 4}},
+			Commit:   &model.CommitRecord{File: s1 + "/commit.idx", Size: 18, Index: raftlog.CommitIndex{Commit: 9, ChecksumOK: true, Trailing: 2}}},
 		// Healthy: nothing.
 		{Server: "n1", Group: "C-one", Kind: "consumer", Dir: c1, MaxTerm: 3,
 			Peers:    peersRecord(c1+"/peers.idx", 3, "n1", "n2", "n3"),
-			TermVote: &TermVoteRecord{File: c1 + "/tav.idx", Size: 16, TermVote: raftlog.TermVote{Term: 3, HasTerm: true, Vote: natsfmt.PeerID("n1")}}},
+			TermVote: &model.TermVoteRecord{File: c1 + "/tav.idx", Size: 16, TermVote: raftlog.TermVote{Term: 3, HasTerm: true, Vote: natsfmt.PeerID("n1")}}},
 		// Term 0 and a vote under term-1 entries: what a v2.10.22 follower writes.
 		{Server: "n1", Group: "_meta_", Kind: "meta", Dir: meta1, MaxTerm: 1,
 			Peers:    peersRecord(meta1+"/peers.idx", 5, "n1", "n2", "n3"),
-			TermVote: &TermVoteRecord{File: meta1 + "/tav.idx", Size: 16, TermVote: raftlog.TermVote{HasTerm: true, Vote: natsfmt.PeerID("n2")}}},
+			TermVote: &model.TermVoteRecord{File: meta1 + "/tav.idx", Size: 16, TermVote: raftlog.TermVote{HasTerm: true, Vote: natsfmt.PeerID("n2")}}},
 		// 2.11: no fixture proves an empty tav.idx is never written.
 		{Server: "n2", Group: "_meta_", Kind: "meta", Dir: meta2, MaxTerm: 2,
-			TermVote: &TermVoteRecord{File: meta2 + "/tav.idx", Size: 0}},
+			TermVote: &model.TermVoteRecord{File: meta2 + "/tav.idx", Size: 0}},
 		// Unknown version: judged; the term runs past any run of elections.
 		{Server: "n3", Group: "_meta_", Kind: "meta", Dir: meta3, MaxTerm: 2,
-			TermVote: &TermVoteRecord{File: meta3 + "/tav.idx", Size: 8, TermVote: raftlog.TermVote{Term: 1 << 30, HasTerm: true}}},
+			TermVote: &model.TermVoteRecord{File: meta3 + "/tav.idx", Size: 8, TermVote: raftlog.TermVote{Term: 1 << 30, HasTerm: true}}},
 		// Not delivered by the archive: not judged.
 		{Server: "n3", Group: "S-torn", Kind: "stream", Dir: dir("n3", "S-torn"), MaxTerm: 1,
-			TermVote: &TermVoteRecord{File: dir("n3", "S-torn") + "/tav.idx", Size: 0}},
+			TermVote: &model.TermVoteRecord{File: dir("n3", "S-torn") + "/tav.idx", Size: 0}},
 	}
 	m := raftRecordModel(recs...)
 	m.Undelivered = map[string]bool{dir("n3", "S-torn") + "/tav.idx": true}
@@ -163,17 +164,17 @@ func TestRaftFilesOnModel(t *testing.T) {
 // line, and none of them breaks the rule: the table says only what real
 // servers showed.
 func TestNeverWrittenProven(t *testing.T) {
-	kind := map[string]func(r *RaftRecord) bool{
-		rulePeerState:   func(r *RaftRecord) bool { return r.Peers != nil },
-		ruleClusterSize: func(r *RaftRecord) bool { return r.Peers != nil && r.Kind != "meta" },
-		ruleTavEmpty:    func(r *RaftRecord) bool { return r.TermVote != nil },
-		ruleTavTrailing: func(r *RaftRecord) bool { return r.TermVote != nil },
-		ruleTermJump:    func(r *RaftRecord) bool { return r.TermVote != nil && r.MaxTerm > 0 },
-		ruleCommitTrail: func(r *RaftRecord) bool { return r.Commit != nil },
-		ruleSnapName:    func(r *RaftRecord) bool { return r.Snapshot != nil && r.Snapshot.Decoded },
+	kind := map[string]func(r *model.RaftRecord) bool{
+		rulePeerState:   func(r *model.RaftRecord) bool { return r.Peers != nil },
+		ruleClusterSize: func(r *model.RaftRecord) bool { return r.Peers != nil && r.Kind != "meta" },
+		ruleTavEmpty:    func(r *model.RaftRecord) bool { return r.TermVote != nil },
+		ruleTavTrailing: func(r *model.RaftRecord) bool { return r.TermVote != nil },
+		ruleTermJump:    func(r *model.RaftRecord) bool { return r.TermVote != nil && r.MaxTerm > 0 },
+		ruleCommitTrail: func(r *model.RaftRecord) bool { return r.Commit != nil },
+		ruleSnapName:    func(r *model.RaftRecord) bool { return r.Snapshot != nil && r.Snapshot.Decoded },
 	}
-	models := map[string]*Model{}
-	model := func(fx string) *Model {
+	models := map[string]*model.Model{}
+	model := func(fx string) *model.Model {
 		if m := models[fx]; m != nil {
 			return m
 		}
@@ -276,7 +277,7 @@ func TestRaftFilesReadOnce(t *testing.T) {
 		b.Close()
 		n := 0
 		for _, r := range m.RaftRecords {
-			for _, f := range r.files() {
+			for _, f := range r.Files() {
 				n++
 				if c.opens[f] != 1 {
 					t.Errorf("%s: %s read %d times", fx, f, c.opens[f])
@@ -291,17 +292,17 @@ func TestRaftFilesReadOnce(t *testing.T) {
 
 // metaSnapRecord is the record of srv's _meta_ holding the snapshot b (a
 // real server's, possibly damaged by the test).
-func metaSnapRecord(t *testing.T, srv string, b []byte) *RaftRecord {
+func metaSnapRecord(t *testing.T, srv string, b []byte) *model.RaftRecord {
 	t.Helper()
 	file := srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11"
 	snap, err := raftlog.DecodeSnapshot(file, "_meta_", b)
 	if snap == nil {
 		t.Fatalf("%s: %v", srv, err)
 	}
-	sr := &SnapshotRecord{File: file, NameTerm: 1, NameIndex: 11, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
+	sr := &model.SnapshotRecord{File: file, NameTerm: 1, NameIndex: 11, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
 		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset, Raw: b, Meta: snap}
 	sr.MetaAssign, sr.MetaErr = raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)
-	return &RaftRecord{Server: ServerID(srv), Group: "_meta_", Kind: "meta", Dir: srv + "/$SYS/_js_/_meta_", MaxTerm: snap.Term, Snapshot: sr}
+	return &model.RaftRecord{Server: model.ServerID(srv), Group: "_meta_", Kind: "meta", Dir: srv + "/$SYS/_js_/_meta_", MaxTerm: snap.Term, Snapshot: sr}
 }
 
 // TestMetaSnapshotDamageOnModel: of three servers' records of a real meta

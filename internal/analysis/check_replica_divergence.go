@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
@@ -32,7 +33,7 @@ var checkReplicaDivergence = Check{
 				count += d.Last - d.First + 1
 				var sides []string
 				for _, mask := range d.Sides {
-					sides = append(sides, strings.Join(cmp.servers(m, mask), ","))
+					sides = append(sides, strings.Join(cmp.Servers(m, mask), ","))
 				}
 				sort.Strings(sides)
 				k := strings.Join(sides, " | ")
@@ -41,16 +42,16 @@ var checkReplicaDivergence = Check{
 				patterns[k] = p
 			}
 			f := report.Finding{
-				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.servers(m, 1<<len(cmp.Copies)-1),
+				Account: st.Account, Stream: st.Name, Seq: ranges[0].First, Ranges: ranges, Servers: cmp.Servers(m, 1<<len(cmp.Copies)-1),
 				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
-					st.Account, st.Name, count, rangesText(ranges)),
+					st.Account, st.Name, count, model.RangesText(ranges)),
 			}
 			divergenceRemedy(st).apply(&f)
-			for _, k := range sortedKeys(patterns) {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", rangesText(patterns[k]), k))
+			for _, k := range model.SortedKeys(patterns) {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", model.RangesText(patterns[k]), k))
 			}
 			if len(st.AssignedTo) > 0 {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(sortedNames(m, st.AssignedTo), ", ")))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("the meta state assigns the stream to %s; copies elsewhere are from earlier replicas", strings.Join(model.SortedNames(m, st.AssignedTo), ", ")))
 			}
 			out = append(out, f)
 		}
@@ -58,7 +59,7 @@ var checkReplicaDivergence = Check{
 	},
 }
 
-func divergenceRemedy(st *Stream) prescription {
+func divergenceRemedy(st *model.Stream) prescription {
 	return prescribe("divergence-choose-copy", args{"stream": st.Name})
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -123,18 +124,18 @@ func TestStandaloneNamesakeIsNoReplica(t *testing.T) {
 // is one finding naming the sequence and the servers on each side; copies
 // that agree everywhere they overlap raise none.
 func TestReplicaDivergenceOnModel(t *testing.T) {
-	model := func(diverged []DivergedSpan) *Model {
-		m := &Model{IDs: map[string]string{}}
-		st := &Stream{Account: "APP", Name: "ORDERS", Replicas: 3}
+	mkModel := func(diverged []model.DivergedSpan) *model.Model {
+		m := &model.Model{IDs: map[string]string{}}
+		st := &model.Stream{Account: "APP", Name: "ORDERS", Replicas: 3}
 		for _, n := range []string{"n1", "n2", "n3"} {
-			m.Servers = append(m.Servers, &Server{Name: n, ID: ServerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
-			st.Copies = append(st.Copies, &StreamCopy{Server: ServerID(n), FirstSeq: 1, LastSeq: 100, Messages: 100})
+			m.Servers = append(m.Servers, &model.Server{Name: n, ID: model.ServerID(n), StoreDir: n, Sources: map[string]bool{"store": true}})
+			st.Copies = append(st.Copies, &model.StreamCopy{Server: model.ServerID(n), FirstSeq: 1, LastSeq: 100, Messages: 100})
 		}
-		st.Comparison = &ReplicaComparison{Copies: st.Copies, Diverged: diverged}
-		m.Streams = []*Stream{st}
+		st.Comparison = &model.ReplicaComparison{Copies: st.Copies, Diverged: diverged}
+		m.Streams = []*model.Stream{st}
 		return m
 	}
-	fs := runCheck(checkReplicaDivergence, model([]DivergedSpan{{Range: report.Range{First: 40, Last: 40}, Sides: []uint64{0b001, 0b110}}}))
+	fs := runCheck(checkReplicaDivergence, mkModel([]model.DivergedSpan{{Range: report.Range{First: 40, Last: 40}, Sides: []uint64{0b001, 0b110}}}))
 	if len(fs) != 1 {
 		t.Fatalf("%d findings: %s", len(fs), summarize(fs))
 	}
@@ -145,7 +146,7 @@ func TestReplicaDivergenceOnModel(t *testing.T) {
 	if !slicesContains(f.Evidence, "sequences 40: content differs between n1 | n2,n3") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
-	if fs := runCheck(checkReplicaDivergence, model(nil)); len(fs) != 0 {
+	if fs := runCheck(checkReplicaDivergence, mkModel(nil)); len(fs) != 0 {
 		t.Errorf("copies agree, yet %s", summarize(fs))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -14,7 +15,7 @@ import (
 // peers, but on 2.15 a renamed server is no member of a group that knows it
 // by its old id (2.12 adds the new id to the meta group, which then counts
 // both).
-func memberPeers(m *Model, v View, former map[string]Rename) []string {
+func memberPeers(m *model.Model, v model.View, former map[string]model.Rename) []string {
 	if len(v.Peers) <= v.ClusterSize {
 		return v.Peers
 	}
@@ -28,7 +29,7 @@ func memberPeers(m *Model, v View, former map[string]Rename) []string {
 		return v.Peers
 	}
 	self := ""
-	if s := m.serverOf(v.Server); s != nil {
+	if s := m.ServerOf(v.Server); s != nil {
 		self = s.PeerID
 	}
 	var out []string
@@ -42,7 +43,7 @@ func memberPeers(m *Model, v View, former map[string]Rename) []string {
 
 // renameCost is what one group lost to renamed peers.
 type renameCost struct {
-	group           *Group
+	group           *model.Group
 	size, quorum    int
 	peers, live     []string
 	leader, leader0 bool // a view names a leader; a view says there is none
@@ -53,7 +54,7 @@ type renameCost struct {
 // servers' sizes differ while the group changes: rename-v2.11.17's leader
 // ran at size 5, its followers at 3, each as its /raftz said), else in
 // every view that lists it.
-func renameCosts(m *Model, f *Facts, id string, former map[string]Rename) []renameCost {
+func renameCosts(m *model.Model, f *Facts, id string, former map[string]model.Rename) []renameCost {
 	var out []renameCost
 	self := former[id].New
 	for _, g := range m.Groups {
@@ -71,7 +72,7 @@ func renameCosts(m *Model, f *Facts, id string, former map[string]Rename) []rena
 				c.size = v.ClusterSize
 			}
 			for _, p := range peers {
-				c.peers = appendUnique(c.peers, p)
+				c.peers = model.AppendUnique(c.peers, p)
 			}
 			if v.LeaderKnown {
 				c.leader = c.leader || v.Leader != ""
@@ -94,7 +95,7 @@ func renameCosts(m *Model, f *Facts, id string, former map[string]Rename) []rena
 }
 
 // groupLabel names a group with its asset when known: "S-R3F-x (APP > ORDERS)".
-func groupLabel(g *Group) string {
+func groupLabel(g *model.Group) string {
 	if g.Asset == "" {
 		return g.Name
 	}
@@ -103,7 +104,7 @@ func groupLabel(g *Group) string {
 
 // onlyFormer says whether every id of a non-empty list is a renamed
 // server's old id.
-func onlyFormer(ids []string, former map[string]Rename) bool {
+func onlyFormer(ids []string, former map[string]model.Rename) bool {
 	for _, id := range ids {
 		if _, ok := former[id]; !ok {
 			return false
@@ -124,13 +125,13 @@ func containsString(list []string, s string) bool {
 // removedByRename lists the streams a renamed server's log shows it deleting
 // after its first boot under the new name (DBG `JetStream removing stream`),
 // each with the size it restored just before, as evidence lines.
-func removedByRename(m *Model, r Rename) (lines []string, streams []string) {
-	restored := map[AssetKey]TimelineEvent{}
+func removedByRename(m *model.Model, r model.Rename) (lines []string, streams []string) {
+	restored := map[model.AssetKey]model.TimelineEvent{}
 	for _, e := range m.Timeline {
 		if m.Name(e.Server) != r.New || e.File != r.File || e.Line < r.Line {
 			continue
 		}
-		k := AssetKey{e.Account, e.Stream}
+		k := model.AssetKey{Account: e.Account, Stream: e.Stream}
 		switch e.Kind {
 		case "restored-stream":
 			restored[k] = e
@@ -159,13 +160,13 @@ var checkServerRenamed = Check{
 	Run: func(p *Pass) []report.Finding {
 		m, former := p.Model, p.Facts.FormerIDs()
 		var out []report.Finding
-		for _, id := range sortedKeys(former) {
+		for _, id := range model.SortedKeys(former) {
 			r := former[id]
 			costs := renameCosts(m, p.Facts, id, former)
 			if len(costs) == 0 {
 				continue // no group remembers the old identity
 			}
-			srv := m.server(r.New)
+			srv := m.Server(r.New)
 			f := report.Finding{Server: r.New, Peer: id,
 				Evidence: []string{fmt.Sprintf("%s: booted as %q (last at line %d) and as %q from line %d on, same store and log: one server; %s is getHash(%q), its id now is %s",
 					r.File, r.Old, r.OldLine, r.New, r.Line, id, r.Old, srv.PeerID)}}
@@ -214,9 +215,9 @@ var checkServerRenamed = Check{
 // servers (testdata/bundles/rename-v2.15.2, rename-v2.12.1 and
 // rename-v2.12.15, want.json expect.remedies), by what the renamed servers
 // did to the meta group and by version.
-func renameRemedy(m *Model, former map[string]Rename) prescription {
-	var renames []Rename
-	for _, id := range sortedKeys(former) {
+func renameRemedy(m *model.Model, former map[string]model.Rename) prescription {
+	var renames []model.Rename
+	for _, id := range model.SortedKeys(former) {
 		renames = append(renames, former[id])
 	}
 	sort.Slice(renames, func(i, j int) bool { return renames[i].Old < renames[j].Old })
@@ -225,12 +226,12 @@ func renameRemedy(m *Model, former map[string]Rename) prescription {
 		olds, news = append(olds, r.Old), append(news, r.New)
 		_, s := removedByRename(m, r)
 		for _, x := range s {
-			deleted = appendUnique(deleted, x+" on "+r.New)
+			deleted = model.AppendUnique(deleted, x+" on "+r.New)
 		}
 		stops = append(stops, fmt.Sprintf("stop %s, then: %s", r.Old, peerRemoveCommand(peerID(r.Old))))
 	}
 	v := minVersion(m)
-	a := args{"version": dashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
+	a := args{"version": model.DashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
 		"renamed": len(olds), "beside_size": 2 * len(olds), "beside_quorum": len(olds) + 1,
 		// $JS.API.META.RESCUE exists from 2.15 (v2.15.3 jetstream_api.go; not
 		// in 2.11.17, 2.12.15, 2.14.10 source; README row rename: 2.11.17
@@ -264,7 +265,7 @@ func renameRemedy(m *Model, former map[string]Rename) prescription {
 // renamed server's new id as a member (2.12.1 adds it: size 6 of 3
 // servers), rather than only listing the answering node beside the old ids
 // (/raftz on 2.12.15 and 2.15.2: 4 peers, size 3).
-func metaGrewByRename(m *Model, former map[string]Rename) bool {
+func metaGrewByRename(m *model.Model, former map[string]model.Rename) bool {
 	for _, g := range m.Groups {
 		if g.Kind != natsfmt.GroupMeta {
 			continue

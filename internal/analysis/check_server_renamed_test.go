@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
@@ -112,7 +113,7 @@ func TestServerRenamedRemedyByVersion(t *testing.T) {
 func TestServerRenamedNotWhenOldNameRunsAgain(t *testing.T) {
 	m := renamedModel()
 	// nats-1 runs under its old name again (reverted): its id is no former id.
-	m.Servers = append(m.Servers, &Server{Name: "nats-1", PeerID: natsfmt.PeerID("nats-1"), Alive: true, Sources: map[string]bool{"raftz": true}})
+	m.Servers = append(m.Servers, &model.Server{Name: "nats-1", PeerID: natsfmt.PeerID("nats-1"), Alive: true, Sources: map[string]bool{"raftz": true}})
 	fs := runAllChecks(t, m)
 	for _, f := range byCode(fs, "server-renamed") {
 		if f.Server == "js-1" {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
@@ -27,7 +28,7 @@ var checkStoreCorrupt = Check{
 				encrypted[m.Name(c.Server)] = append(encrypted[m.Name(c.Server)], c.File)
 			}
 		}
-		for _, srv := range sortedKeys(encrypted) {
+		for _, srv := range model.SortedKeys(encrypted) {
 			files := encrypted[srv]
 			shown := files
 			if len(shown) > 5 {
@@ -36,10 +37,10 @@ var checkStoreCorrupt = Check{
 			out = append(out, withRemedy(report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
-			}, storeRemedy(m, Corruption{Kind: natsfmt.CorruptEncrypted})))
+			}, storeRemedy(m, model.Corruption{Kind: natsfmt.CorruptEncrypted})))
 		}
 		sized, covered := peerSizeFindings(m) // peer_size.go
-		var damage []*Corruption
+		var damage []*model.Corruption
 		for i := range m.Corruptions {
 			if covered[m.Corruptions[i].File] && isSizeDamage(&m.Corruptions[i]) {
 				continue
@@ -108,7 +109,7 @@ var checkStoreCorrupt = Check{
 // the block is not rebuilt; a current index.db is trusted and only that
 // message fails to read; else the block is rebuilt, cut at its first bad
 // record (rebuildStateFromBufLocked).
-func blockEvidence(c Corruption) []string {
+func blockEvidence(c model.Corruption) []string {
 	if !c.BadRecord {
 		return nil
 	}
@@ -138,7 +139,7 @@ func blockEvidence(c Corruption) []string {
 //
 // A damaged peers.idx is a warning where the server starts the group from
 // its snapshot's peer state and rewrites peers.idx from it (2.12.5+, 2.14+).
-func corruptionSeverity(m *Model, c Corruption) report.Severity {
+func corruptionSeverity(m *model.Model, c model.Corruption) report.Severity {
 	if c.Unproven {
 		return report.Info
 	}
@@ -153,8 +154,8 @@ func corruptionSeverity(m *Model, c Corruption) report.Severity {
 }
 
 // serverVersion is the version server id runs, "" when not known.
-func serverVersion(m *Model, id ServerID) string {
-	if s := m.serverOf(id); s != nil {
+func serverVersion(m *model.Model, id model.ServerID) string {
+	if s := m.ServerOf(id); s != nil {
 		return s.Version
 	}
 	return ""
@@ -162,7 +163,7 @@ func serverVersion(m *Model, id ServerID) string {
 
 // corruptionCause is what store-corrupt findings share when they are one
 // fault repeated: the kind of damage to the same structure.
-func corruptionCause(c Corruption) string {
+func corruptionCause(c model.Corruption) string {
 	s := string(c.Kind) + " " + string(c.Structure)
 	if c.EmptyFolder {
 		s = "empty stream folders"
@@ -173,7 +174,7 @@ func corruptionCause(c Corruption) string {
 // storeRemedy says what an operator can do about a damaged file, chosen by
 // the file and the kind of damage (remedies.go: store-*,
 // meta-snapshot-move-aside).
-func storeRemedy(m *Model, c Corruption) prescription {
+func storeRemedy(m *model.Model, c model.Corruption) prescription {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
@@ -209,7 +210,7 @@ func storeRemedy(m *Model, c Corruption) prescription {
 	case c.Structure != natsfmt.StructBlockRecord:
 		return prescribe("store-other-file", args{"file": c.File})
 	}
-	a := args{"file": c.File, "indexdb": c.IndexDB, "seq": fmt.Sprint(c.Seq), "seqs": rangesText(c.Lost), "stream": c.Stream,
+	a := args{"file": c.File, "indexdb": c.IndexDB, "seq": fmt.Sprint(c.Seq), "seqs": model.RangesText(c.Lost), "stream": c.Stream,
 		"replicas": c.Replicas, "replicated": c.Stream != "" && c.Replicas > 1, "single": c.Stream != "" && c.Replicas <= 1}
 	if c.Stream != "" {
 		a["removal"] = streamPeerRemoveCommand(c.Stream, m.Name(c.Server))
@@ -232,7 +233,7 @@ func storeRemedy(m *Model, c Corruption) prescription {
 	}
 	a["lost"] = "what the block held from the damage on"
 	if len(c.Lost) > 0 {
-		a["lost"] = "sequences " + rangesText(c.Lost)
+		a["lost"] = "sequences " + model.RangesText(c.Lost)
 	}
 	if c.Kind == natsfmt.CorruptMissing {
 		// The block file itself is gone: what is left to save is the rest.
@@ -244,17 +245,17 @@ func storeRemedy(m *Model, c Corruption) prescription {
 
 // otherCopyHolds: some other copy of c's stream holds every sequence c
 // lost in its blocks.
-func otherCopyHolds(m *Model, c Corruption) bool {
-	st := m.stream(c.Account, c.Stream)
+func otherCopyHolds(m *model.Model, c model.Corruption) bool {
+	st := m.Stream(c.Account, c.Stream)
 	if st == nil {
 		return false
 	}
 	lost := seqset.Of(c.Lost...)
 	for _, o := range st.Copies {
-		if m.same(o.Server, c.Server) || o.Encrypted {
+		if m.Same(o.Server, c.Server) || o.Encrypted {
 			continue
 		}
-		if held := lost.Clip(o.FirstSeq, o.LastSeq).Subtract(copyMissing(m, st, o)); lost.Subtract(held).Count() == 0 {
+		if held := lost.Clip(o.FirstSeq, o.LastSeq).Subtract(model.CopyMissing(m, st, o)); lost.Subtract(held).Count() == 0 {
 			return true
 		}
 	}
@@ -267,9 +268,9 @@ func otherCopyHolds(m *Model, c Corruption) bool {
 // an R3 replica took the leader's snapshot in their place on 2.12.15 and
 // 2.15.3, not on 2.10.27: testdata/remedies/perturbed-replica-*.json). An
 // unknown version is taken for 2.10, whose step is the more careful.
-func resurrectedRemedy(m *Model, c Corruption) prescription {
+func resurrectedRemedy(m *model.Model, c model.Corruption) prescription {
 	old := !versionAtLeast(serverVersion(m, c.Server), 2, 11)
-	return prescribe("store-block-resurrected", args{"resurrected": rangesText(c.Resurrected), "indexdb": c.IndexDB,
+	return prescribe("store-block-resurrected", args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
 		"folder": path.Dir(path.Dir(c.File)), "stream": c.Stream, "server": m.Name(c.Server), "replicas": c.Replicas, "fewer": c.Replicas - 1,
 		"catchup": c.Replicas > 1 && !old, "nocatchup": c.Replicas > 1 && old, "single": c.Stream != "" && c.Replicas <= 1})
 }

@@ -4,14 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 // storeModel is two servers with a store, the damage given and the
 // streams whose copies they hold.
-func storeModel(cs []Corruption, streams []*Stream) *Model {
-	return &Model{IDs: map[string]string{}, Servers: []*Server{{Name: "n1", StoreDir: "s1"}, {Name: "n2", StoreDir: "s2"}},
+func storeModel(cs []model.Corruption, streams []*model.Stream) *model.Model {
+	return &model.Model{IDs: map[string]string{}, Servers: []*model.Server{{Name: "n1", StoreDir: "s1"}, {Name: "n2", StoreDir: "s2"}},
 		Corruptions: cs, Streams: streams}
 }
 
@@ -20,7 +21,7 @@ func storeModel(cs []Corruption, streams []*Stream) *Model {
 // missing finding and an extra one both fail.
 func TestStoreCorruptOnModel(t *testing.T) {
 	blk := "s1/$G/streams/S/msgs/1.blk"
-	cs := []Corruption{
+	cs := []model.Corruption{
 		{Server: "n1", Account: "$G", Stream: "S", File: blk, Offset: 58, HasOffset: true, Seq: 2, Kind: natsfmt.CorruptChecksum,
 			Structure: natsfmt.StructBlockRecord, Replicas: 3, Lost: []report.Range{{First: 2, Last: 2}}, IndexDB: "s1/$G/streams/S/msgs/index.db"},
 		{Server: "n1", Account: "$G", Stream: "S", File: blk, Offset: 400, HasOffset: true, Seq: 9, Kind: natsfmt.CorruptChecksum,
@@ -68,8 +69,8 @@ func TestStoreCorruptOnModel(t *testing.T) {
 // that the stream is skipped.
 func TestConsumerMetaRemedy(t *testing.T) {
 	for _, kind := range []natsfmt.CorruptionKind{natsfmt.CorruptMetaChecksum, natsfmt.CorruptMissing} {
-		c := Corruption{Server: "n1", Account: "$G", Stream: "S", File: "s1/$G/streams/S/obs/C/meta.sum", Kind: kind, Structure: natsfmt.StructMetaSum}
-		fs := runCheck(checkStoreCorrupt, storeModel([]Corruption{c}, nil))
+		c := model.Corruption{Server: "n1", Account: "$G", Stream: "S", File: "s1/$G/streams/S/obs/C/meta.sum", Kind: kind, Structure: natsfmt.StructMetaSum}
+		fs := runCheck(checkStoreCorrupt, storeModel([]model.Corruption{c}, nil))
 		if len(fs) != 1 {
 			t.Fatalf("%s: %d findings", kind, len(fs))
 		}
@@ -90,31 +91,31 @@ func TestConsumerMetaRemedy(t *testing.T) {
 // without such facts gets no evidence of them.
 func TestStoreCorruptEvidenceOnModel(t *testing.T) {
 	blk := "s1/$G/streams/S/msgs/1.blk"
-	bad := func(seq uint64, c Corruption) Corruption {
+	bad := func(seq uint64, c model.Corruption) model.Corruption {
 		c.Server, c.Account, c.Stream, c.File, c.Seq, c.Kind, c.Structure, c.Replicas = "n1", "$G", "S", blk, seq, natsfmt.CorruptChecksum, natsfmt.StructBlockRecord, 3
 		c.BadRecord, c.BadSeq, c.Offset, c.HasOffset = true, seq, int64(seq)*100, true
 		return c
 	}
 	for _, tc := range []struct {
 		name    string
-		c       Corruption
+		c       model.Corruption
 		message string // the finding's message ends so
 		want    []string
 	}{
-		{name: "index current", c: bad(2, Corruption{IndexCurrent: true, Message: "m"}), message: "m",
+		{name: "index current", c: bad(2, model.Corruption{IndexCurrent: true, Message: "m"}), message: "m",
 			want: []string{`next start, index.db current (its last block and checksum match the blocks): the server trusts it and serves every message but seq 2, whose read fails its checksum ("no message found")`}},
-		{name: "rebuilt", c: bad(2, Corruption{Rebuilds: true, RebuildCut: &RebuildCut{Offset: 200, Lost: report.Range{First: 2, Last: 40}, Msgs: 38}, Message: "m"}), message: "m",
+		{name: "rebuilt", c: bad(2, model.Corruption{Rebuilds: true, RebuildCut: &model.RebuildCut{Offset: 200, Lost: report.Range{First: 2, Last: 40}, Msgs: 38}, Message: "m"}), message: "m",
 			want: []string{"next start: index.db is missing or stale, so the server rebuilds this block from its records",
 				"on a rebuild (index.db removed or stale) the server truncates " + blk + " at offset 200, its first bad record (rebuildStateFromBufLocked in v2.10.22, v2.12.1 and v2.15.2; v2.15.2 leaves a compressed or encrypted file uncut but stops counting there): sequences 2-40 go, the bad record and 38 intact messages after it"}},
-		{name: "deleted", c: bad(9, Corruption{OfDeleted: true, IndexCurrent: true, Evidence: []string{"later"}, Message: "m"}), message: "m",
+		{name: "deleted", c: bad(9, model.Corruption{OfDeleted: true, IndexCurrent: true, Evidence: []string{"later"}, Message: "m"}), message: "m",
 			want: []string{"seq 9 was deleted before the damage (a tombstone or index.db records it): no message is lost on this copy while the server does not rebuild the block", "later"}},
-		{name: "torn tail", c: Corruption{Server: "n1", Stream: "S", File: blk, Kind: natsfmt.CorruptTornTail, Structure: natsfmt.StructBlockRecord, Message: "m"}, message: "m"},
-		{name: "meta.inf fields", c: Corruption{Server: "n1", Stream: "S", File: "s1/$G/streams/S/meta.inf", Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
+		{name: "torn tail", c: model.Corruption{Server: "n1", Stream: "S", File: blk, Kind: natsfmt.CorruptTornTail, Structure: natsfmt.StructBlockRecord, Message: "m"}, message: "m"},
+		{name: "meta.inf fields", c: model.Corruption{Server: "n1", Stream: "S", File: "s1/$G/streams/S/meta.inf", Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf,
 			FieldErrors: true, Message: "s1/$G/streams/S/meta.inf: fields of the wrong type (x)"},
 			message: "s1/$G/streams/S/meta.inf: fields of the wrong type (x): the server cannot unmarshal it and skips the stream"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := runCheck(checkStoreCorrupt, storeModel([]Corruption{tc.c}, nil))
+			fs := runCheck(checkStoreCorrupt, storeModel([]model.Corruption{tc.c}, nil))
 			if len(fs) != 1 {
 				t.Fatalf("%d findings: %s", len(fs), summarize(fs))
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -50,7 +51,7 @@ var checkStreamWriteError = Check{
 		}
 		var out []report.Finding
 		for _, s := range m.Servers {
-			name := m.Name(s.ref())
+			name := m.Name(s.Ref())
 			// A server that turned JetStream off: jetstream-disabled says it.
 			if jetStreamOff(m, s, events[name]) != nil {
 				continue
@@ -86,7 +87,7 @@ var checkStreamWriteError = Check{
 	},
 }
 
-func streamWriteErrorFinding(m *Model, server, account, stream string, i, refused int, restarted bool) report.Finding {
+func streamWriteErrorFinding(m *model.Model, server, account, stream string, i, refused int, restarted bool) report.Finding {
 	e := m.Timeline[i]
 	t := e.Time.UTC()
 	f := report.Finding{Server: server, Servers: []string{server}, Account: account, Stream: stream, Since: &t, TimelineRefs: []int{i}, Kind: "write-error"}

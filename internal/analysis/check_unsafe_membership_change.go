@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -30,7 +31,7 @@ var checkUnsafeMembershipChange = Check{
 			if len(removals) == 0 {
 				continue
 			}
-			var burst []HistoryEvent
+			var burst []model.HistoryEvent
 			flush := func() {
 				if len(burst) < 2 && !leavesMinority(g, burst) {
 					burst = nil
@@ -73,7 +74,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 		group   string
 		servers []string
 	}
-	byStream := map[AssetKey]map[string]*holding{}
+	byStream := map[model.AssetKey]map[string]*holding{}
 	for _, srv := range m.Servers {
 		if srv.Meta == nil {
 			continue
@@ -93,7 +94,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 		}
 	}
 	var out []report.Finding
-	var keys []AssetKey
+	var keys []model.AssetKey
 	for k := range byStream {
 		keys = append(keys, k)
 	}
@@ -109,7 +110,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 		// meta group.
 		var cur *holding
 		best := -1
-		for _, key := range sortedKeys(hs) {
+		for _, key := range model.SortedKeys(hs) {
 			n := 0
 			for _, s := range hs[key].servers {
 				if !removed[s] {
@@ -120,7 +121,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 				cur, best = hs[key], n
 			}
 		}
-		for _, key := range sortedKeys(hs) {
+		for _, key := range model.SortedKeys(hs) {
 			prev := hs[key]
 			if prev == cur || len(prev.peers) < 2 {
 				continue
@@ -137,8 +138,8 @@ func replacedMajorities(p *Pass) []report.Finding {
 			out = append(out, withRemedy(report.Finding{
 				Group: cur.group, Account: k.Account, Stream: k.Stream,
 				Events: []string{
-					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(prev.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, prev.peers), ", ")),
-					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(namesFor(m, cur.peers), ", ")),
+					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(prev.servers, ","), k.Account, k.Stream, strings.Join(model.NamesFor(m, prev.peers), ", ")),
+					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(model.NamesFor(m, cur.peers), ", ")),
 				},
 				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
 			}, prescribe("membership-replace-one-at-a-time", nil)))
@@ -147,8 +148,8 @@ func replacedMajorities(p *Pass) []report.Finding {
 	return out
 }
 
-func removalsOf(g *Group) []HistoryEvent {
-	var out []HistoryEvent
+func removalsOf(g *model.Group) []model.HistoryEvent {
+	var out []model.HistoryEvent
 	seen := map[string]bool{}
 	for _, e := range g.History {
 		if e.Event != "remove-peer" || seen[e.Peer] {
@@ -161,7 +162,7 @@ func removalsOf(g *Group) []HistoryEvent {
 	return out
 }
 
-func historyBefore(a, b HistoryEvent) bool {
+func historyBefore(a, b model.HistoryEvent) bool {
 	if a.Time != nil && b.Time != nil {
 		return a.Time.Before(*b.Time)
 	}
@@ -170,7 +171,7 @@ func historyBefore(a, b HistoryEvent) bool {
 
 // within says whether two events are close: by time when both are dated,
 // else by raft index (consecutive entries leave no room to catch up).
-func within(a, b HistoryEvent, d time.Duration) bool {
+func within(a, b model.HistoryEvent, d time.Duration) bool {
 	if a.Time != nil && b.Time != nil {
 		return b.Time.Sub(*a.Time) <= d
 	}
@@ -179,7 +180,7 @@ func within(a, b HistoryEvent, d time.Duration) bool {
 
 // leavesMinority says whether a removal left fewer peers than a majority of
 // the set before it, judged from the last peer-state before it.
-func leavesMinority(g *Group, burst []HistoryEvent) bool {
+func leavesMinority(g *model.Group, burst []model.HistoryEvent) bool {
 	if len(burst) == 0 {
 		return false
 	}
@@ -199,7 +200,7 @@ func leavesMinority(g *Group, burst []HistoryEvent) bool {
 	return left < natsfmt.Quorum(len(before))
 }
 
-func describeHistory(m *Model, e HistoryEvent) string {
+func describeHistory(m *model.Model, e model.HistoryEvent) string {
 	t := "undated"
 	if e.Time != nil {
 		t = e.Time.UTC().Format(time.RFC3339Nano)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -41,7 +42,7 @@ type Setting struct {
 // requires (computed once for every check), its settings, and the partial
 // skips it records.
 type Pass struct {
-	Model *Model
+	Model *model.Model
 	Facts *Facts
 	check *Check
 	// values are the settings of every check by "code.key".
@@ -119,7 +120,7 @@ const (
 // runChecks runs every check over m with the facts they require, each
 // computed once; a check that panics is reported as not run and the others
 // still run.
-func runChecks(m *Model, checks []Check, values map[string]float64) (findings []report.Finding, outcomes []report.CheckOutcome) {
+func runChecks(m *model.Model, checks []Check, values map[string]float64) (findings []report.Finding, outcomes []report.CheckOutcome) {
 	facts := computeFacts(m, requiredBy(checks))
 	for i := range checks {
 		c := &checks[i]
@@ -200,7 +201,7 @@ func runOne(p *Pass) (fs []report.Finding, skipped string, err error) {
 
 // runCheck runs one check over m with default settings, as a test does,
 // with the facts it requires.
-func runCheck(c Check, m *Model) []report.Finding {
+func runCheck(c Check, m *model.Model) []report.Finding {
 	p := &Pass{Model: m, Facts: computeFacts(m, c.Requires).only(c.Requires), check: &c}
 	return c.Run(p)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -14,20 +15,20 @@ import (
 // incidentModel is the first incident's state as facts: five servers, and a
 // meta group whose every view lists the five real ids plus five one-bit
 // corruptions of them (the ids as /raftz reported them in the thread).
-func incidentModel() *Model {
-	m := &Model{IDs: map[string]string{}}
+func incidentModel() *model.Model {
+	m := &model.Model{IDs: map[string]string{}}
 	names := []string{"nats-0", "nats-1", "nats-2", "nats-3", "nats-4"}
 	for _, n := range names {
 		id := natsfmt.PeerID(n)
 		m.IDs[id] = n
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id, StoreDir: n, Version: "2.10.22", Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &model.Server{Name: n, PeerID: id, StoreDir: n, Version: "2.10.22", Sources: map[string]bool{"store": true}})
 	}
 	peers := []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", `"kCGheKT`, "cnr4t3eg", "cnrtu3eg", "yrzKKR@u", "yrzKKRBt"}
-	g := &Group{Name: "_meta_", Kind: "meta"}
+	g := &model.Group{Name: "_meta_", Kind: "meta"}
 	for _, n := range names {
-		g.Views = append(g.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, Peers: peers, Source: "peers.idx"}})
+		g.Views = append(g.Views, model.View{GroupView: model.GroupView{Server: model.ServerID(n), ClusterSize: 10, Quorum: 6, Term: 1191202101440508490, Peers: peers, Source: "peers.idx"}})
 	}
-	m.Groups = []*Group{g}
+	m.Groups = []*model.Group{g}
 	return m
 }
 
@@ -114,7 +115,7 @@ func notRun(outcomes []report.CheckOutcome) []report.CheckOutcome {
 // orphan verdict; those checks say they were skipped and why, and are not
 // counted as passed.
 func TestSkippedChecksSayWhy(t *testing.T) {
-	m := &Model{IDs: map[string]string{}, MetaLeaderStates: []MetaLeaderState{{Server: "a", Leader: "b", Timeline: -1}}}
+	m := &model.Model{IDs: map[string]string{}, MetaLeaderStates: []model.MetaLeaderState{{Server: "a", Leader: "b", Timeline: -1}}}
 	_, outcomes := runChecks(m, Checks, nil)
 	by := map[string]report.CheckOutcome{}
 	for _, o := range outcomes {
@@ -134,7 +135,7 @@ func TestSkippedChecksSayWhy(t *testing.T) {
 // override changes the verdict, an unknown key is refused.
 func TestSettingsOverrideThresholds(t *testing.T) {
 	at := func(d time.Duration) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(d) }
-	m := &Model{IDs: map[string]string{}, MetaLeaderStates: []MetaLeaderState{
+	m := &model.Model{IDs: map[string]string{}, MetaLeaderStates: []model.MetaLeaderState{
 		{Time: at(0), Server: "a", Source: "log", Timeline: -1},
 		{Time: at(20 * time.Second), Server: "a", Source: "log", Timeline: -1},
 	}}

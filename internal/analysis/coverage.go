@@ -4,28 +4,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// Read is what the bundle reader recognized and could not read, as loading
-// found it: counts and paths only, no judgment (coverage makes that).
-type Read struct {
-	Stores, Logs, Captures, AckLogs int
-	// Unread are the files refused or not readable, and those the archive
-	// did not deliver intact.
-	Unread []report.UnreadFile
-	// CutAt is the entry inside which a tar stream ends ("" when it does
-	// not): a tar cannot be read past a torn entry, so every entry after it
-	// is missing unlisted.
-	CutAt string
-}
-
 // readOf takes what b recognized and could not read. Call it after
 // loading: a zip read in place learns its damage while it is read.
-func readOf(b *bundle.Bundle) Read {
-	r := Read{Stores: len(b.Stores), Logs: len(b.Logs), Captures: len(b.Captures), AckLogs: len(b.AckLogs)}
+func readOf(b *bundle.Bundle) model.Read {
+	r := model.Read{Stores: len(b.Stores), Logs: len(b.Logs), Captures: len(b.Captures), AckLogs: len(b.AckLogs)}
 	seen := map[string]bool{}
 	for _, p := range append(append([]bundle.Problem(nil), b.Problems...), b.ReadDamage()...) {
 		r.Unread = append(r.Unread, report.UnreadFile{Path: p.Path, Reason: p.Reason})
@@ -46,7 +34,7 @@ func readOf(b *bundle.Bundle) Read {
 // bundleCoverage says what the run read and judged, and what it could not: a
 // bundle in which nothing was recognized, stores that stayed sealed, and
 // files that were not read make the report no verdict on them.
-func bundleCoverage(m *Model, streams []report.Stream, outcomes []report.CheckOutcome) *report.Coverage {
+func bundleCoverage(m *model.Model, streams []report.Stream, outcomes []report.CheckOutcome) *report.Coverage {
 	c := &report.Coverage{Stores: m.Read.Stores, Logs: m.Read.Logs, Captures: m.Read.Captures, AckLogs: m.Read.AckLogs,
 		Unread: m.Read.Unread, ChecksJudged: []string{}}
 	for _, st := range streams {
@@ -66,8 +54,8 @@ func bundleCoverage(m *Model, streams []report.Stream, outcomes []report.CheckOu
 		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedNothingRecognized,
 			Reason: "nothing in the bundle was recognized as a store, a server log, a monitoring capture or an ack log: nothing was judged (is it the right folder or archive?)"})
 	}
-	sealed := map[ServerID]int{}
-	var order []ServerID
+	sealed := map[model.ServerID]int{}
+	var order []model.ServerID
 	for _, cr := range m.Corruptions {
 		if cr.Kind == natsfmt.CorruptEncrypted {
 			if sealed[cr.Server] == 0 {
@@ -82,7 +70,7 @@ func bundleCoverage(m *Model, streams []report.Stream, outcomes []report.CheckOu
 	}
 	for _, id := range order {
 		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedSealed, Server: m.Name(id),
-			Reason: fmt.Sprintf("%s of %s's store stayed sealed, encrypted at rest, and %s: what they hold was not judged", fmt.Sprintf("%d %s", sealed[id], plural(sealed[id], "file", "files")), m.Name(id), why)})
+			Reason: fmt.Sprintf("%s of %s's store stayed sealed, encrypted at rest, and %s: what they hold was not judged", fmt.Sprintf("%d %s", sealed[id], model.Plural(sealed[id], "file", "files")), m.Name(id), why)})
 	}
 	if m.Read.CutAt != "" {
 		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedUnread,
@@ -98,7 +86,7 @@ func bundleCoverage(m *Model, streams []report.Stream, outcomes []report.CheckOu
 			more = fmt.Sprintf(" and %d more", n-3)
 		}
 		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedUnread,
-			Reason: fmt.Sprintf("%s of the bundle could not be read (%s%s; coverage.unread says why): what they hold was not judged, and a file the archive lost is not in the bundle, which says nothing of the server's disk", fmt.Sprintf("%d %s", n, plural(n, "file", "files")), strings.Join(shown, ", "), more)})
+			Reason: fmt.Sprintf("%s of the bundle could not be read (%s%s; coverage.unread says why): what they hold was not judged, and a file the archive lost is not in the bundle, which says nothing of the server's disk", fmt.Sprintf("%d %s", n, model.Plural(n, "file", "files")), strings.Join(shown, ", "), more)})
 	}
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -266,7 +267,7 @@ func TestRemediesStartOnlyWithTheKey(t *testing.T) {
 	if fs[1].Remedy != other || fs[2].Remedy != sealedRemedy {
 		t.Errorf("other remedies changed: %q, %q", fs[1].Remedy, fs[2].Remedy)
 	}
-	plain := &Model{}
+	plain := &model.Model{}
 	fs = []report.Finding{{Remedy: start}}
 	guardRemedies(plain, fs)
 	if fs[0].Remedy != start {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -56,7 +57,7 @@ func quorumCauses(fs []report.Finding, used []bool) []report.Cause {
 				chain = append(chain, i)
 				corrupt = append(corrupt, fmt.Sprintf("%q", f.Peer))
 				if f.LikelyOrigin != nil {
-					origins = appendUnique(origins, f.LikelyOrigin.Server)
+					origins = model.AppendUnique(origins, f.LikelyOrigin.Server)
 				}
 			}
 		}
@@ -127,15 +128,15 @@ func splitCauses(fs []report.Finding, used []bool) []report.Cause {
 			switch {
 			case f.Code == "orphan-risk" && split:
 				chain = append(chain, i)
-				atRisk = appendUnique(atRisk, f.Account+" > "+f.Stream)
+				atRisk = model.AppendUnique(atRisk, f.Account+" > "+f.Stream)
 			case f.Code == "asset-lost":
 				chain = append(chain, i)
-				lost = appendUnique(lost, f.Account+" > "+f.Stream)
+				lost = model.AppendUnique(lost, f.Account+" > "+f.Stream)
 			}
 		}
 		summary := s.Message
 		if len(lost) > 0 {
-			summary += fmt.Sprintf("; %s (%d stream(s)) %s in no store of the bundle now", strings.Join(lost, ", "), len(lost), plural(len(lost), "is", "are"))
+			summary += fmt.Sprintf("; %s (%d stream(s)) %s in no store of the bundle now", strings.Join(lost, ", "), len(lost), model.Plural(len(lost), "is", "are"))
 		}
 		if len(atRisk) > 0 {
 			summary += fmt.Sprintf("; the side that loses drops %s (%d stream(s)): save them before the groups meet again", strings.Join(atRisk, ", "), len(atRisk))
@@ -241,7 +242,7 @@ func storeCauses(fs []report.Finding, used []bool) []report.Cause {
 		var servers []string
 		sev := report.Warning
 		for _, i := range chain {
-			servers = appendUnique(servers, fs[i].Server)
+			servers = model.AppendUnique(servers, fs[i].Server)
 			if fs[i].Severity == report.Critical {
 				sev = report.Critical
 			}
@@ -314,7 +315,7 @@ func stalledBy(fs []report.Finding, used []bool, peers map[string]bool) (chain [
 		}
 		if all {
 			chain = append(chain, i)
-			groups = appendUnique(groups, f.Group)
+			groups = model.AppendUnique(groups, f.Group)
 		}
 	}
 	return chain, groups

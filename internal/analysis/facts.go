@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 
 	"github.com/jsforensics/jsforensics/report"
@@ -57,17 +58,17 @@ func (k Fact) String() string {
 // requires (computed before it).
 type factDef struct {
 	requires []Fact
-	compute  func(m *Model, f *Facts)
+	compute  func(m *model.Model, f *Facts)
 }
 
 // factDefs is the one table of facts.
 var factDefs = [numFacts]factDef{
-	FactKnownIDs:  {compute: func(m *Model, f *Facts) { f.knownIDs = sortedKeys(m.IDs) }},
-	FactFormerIDs: {compute: func(m *Model, f *Facts) { f.former = formerIDs(m) }},
-	FactDeparted: {requires: []Fact{FactFormerIDs}, compute: func(m *Model, f *Facts) {
+	FactKnownIDs:  {compute: func(m *model.Model, f *Facts) { f.knownIDs = model.SortedKeys(m.IDs) }},
+	FactFormerIDs: {compute: func(m *model.Model, f *Facts) { f.former = formerIDs(m) }},
+	FactDeparted: {requires: []Fact{FactFormerIDs}, compute: func(m *model.Model, f *Facts) {
 		f.departed = departedPeers(m, f.FormerIDs())
 	}},
-	FactMetaSides: {requires: []Fact{FactFormerIDs}, compute: func(m *Model, f *Facts) {
+	FactMetaSides: {requires: []Fact{FactFormerIDs}, compute: func(m *model.Model, f *Facts) {
 		f.metaSidesAll = metaViewsAll(m, f.FormerIDs())
 		f.metaSides = f.dropRemoved(f.metaSidesAll)
 		kept := map[*metaSide]bool{}
@@ -81,14 +82,14 @@ var factDefs = [numFacts]factDef{
 		}
 		sort.Strings(f.removed)
 	}},
-	FactFoundingSplits: {compute: func(m *Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
-	FactUnknownPeers:   {compute: func(m *Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
-	FactSplitWinner: {requires: []Fact{FactMetaSides, FactFoundingSplits}, compute: func(m *Model, f *Facts) {
+	FactFoundingSplits: {compute: func(m *model.Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
+	FactUnknownPeers:   {compute: func(m *model.Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
+	FactSplitWinner: {requires: []Fact{FactMetaSides, FactFoundingSplits}, compute: func(m *model.Model, f *Facts) {
 		if len(f.MetaSides()) > 1 || len(f.FoundingSplits()) > 0 {
 			f.splitWinner = f.highestMetaTerm(m)
 		}
 	}},
-	FactLostAssets: {requires: []Fact{FactFoundingSplits, FactFormerIDs}, compute: func(m *Model, f *Facts) {
+	FactLostAssets: {requires: []Fact{FactFoundingSplits, FactFormerIDs}, compute: func(m *model.Model, f *Facts) {
 		f.lostAssets = lostAssets(m, f)
 	}},
 }
@@ -107,14 +108,14 @@ func allFacts() []Fact {
 // require it); computing them does no I/O.
 type Facts struct {
 	knownIDs       []string
-	former         map[string]Rename
+	former         map[string]model.Rename
 	departed       map[string]bool
 	metaSidesAll   []*metaSide
 	metaSides      []*metaSide
 	removed        []string
-	foundingSplits [][2][]MetaFounding
+	foundingSplits [][2][]model.MetaFounding
 	unknownPeers   []peerSighting
-	splitWinner    *Server
+	splitWinner    *model.Server
 	lostAssets     []*lostAsset
 
 	// have are the facts a reader may read: those computed, or for one
@@ -123,8 +124,8 @@ type Facts struct {
 	// computed lists the facts in the order they were computed.
 	computed []Fact
 
-	byName map[string]*Server
-	byID   map[string]*Server
+	byName map[string]*model.Server
+	byID   map[string]*model.Server
 }
 
 // need panics unless fact k may be read.
@@ -138,7 +139,7 @@ func (f *Facts) need(k Fact) {
 func (f *Facts) KnownIDs() []string { f.need(FactKnownIDs); return f.knownIDs }
 
 // FormerIDs maps renamed servers' old ids to the rename (formerIDs).
-func (f *Facts) FormerIDs() map[string]Rename { f.need(FactFormerIDs); return f.former }
+func (f *Facts) FormerIDs() map[string]model.Rename { f.need(FactFormerIDs); return f.former }
 
 // Departed holds the ids of servers gone but still peers (departedPeers).
 func (f *Facts) Departed() map[string]bool { f.need(FactDeparted); return f.departed }
@@ -155,7 +156,7 @@ func (f *Facts) MetaSides() []*metaSide { f.need(FactMetaSides); return f.metaSi
 func (f *Facts) Removed() []string { f.need(FactMetaSides); return f.removed }
 
 // FoundingSplits are pairs of meta groups founded apart.
-func (f *Facts) FoundingSplits() [][2][]MetaFounding {
+func (f *Facts) FoundingSplits() [][2][]model.MetaFounding {
 	f.need(FactFoundingSplits)
 	return f.foundingSplits
 }
@@ -166,7 +167,7 @@ func (f *Facts) UnknownPeers() []peerSighting { f.need(FactUnknownPeers); return
 // SplitWinner is, where the meta views disagree or groups were founded
 // apart, the server whose meta state carries the highest term: the one a
 // merge keeps. Nil otherwise.
-func (f *Facts) SplitWinner() *Server { f.need(FactSplitWinner); return f.splitWinner }
+func (f *Facts) SplitWinner() *model.Server { f.need(FactSplitWinner); return f.splitWinner }
 
 // LostAssets are the streams and consumers that existed and are in no
 // store now, with no API delete recorded (asset-lost, meta-split).
@@ -174,12 +175,12 @@ func (f *Facts) LostAssets() []*lostAsset { f.need(FactLostAssets); return f.los
 
 // ComputeFacts derives every fact from a loaded model (what a test of one
 // check over a small model wants).
-func ComputeFacts(m *Model) *Facts { return computeFacts(m, allFacts()) }
+func ComputeFacts(m *model.Model) *Facts { return computeFacts(m, allFacts()) }
 
 // computeFacts derives the facts needs names, and those they require,
 // each once, a fact after those it requires.
-func computeFacts(m *Model, needs []Fact) *Facts {
-	f := &Facts{byName: map[string]*Server{}, byID: map[string]*Server{}}
+func computeFacts(m *model.Model, needs []Fact) *Facts {
+	f := &Facts{byName: map[string]*model.Server{}, byID: map[string]*model.Server{}}
 	for _, s := range m.Servers {
 		if f.byName[s.Name] == nil {
 			f.byName[s.Name] = s
@@ -252,10 +253,10 @@ func (f *Facts) only(needs []Fact) *Facts {
 }
 
 // Server returns the server named name, or nil.
-func (f *Facts) Server(name string) *Server { return f.byName[name] }
+func (f *Facts) Server(name string) *model.Server { return f.byName[name] }
 
 // ServerByID returns the server whose peer id is id, or nil.
-func (f *Facts) ServerByID(id string) *Server { return f.byID[id] }
+func (f *Facts) ServerByID(id string) *model.Server { return f.byID[id] }
 
 // Exists says whether a peer id belongs to a server present in the bundle
 // (its store) or seen alive (a log or capture).
@@ -266,15 +267,15 @@ func (f *Facts) Exists(id string) bool {
 
 // highestMetaTerm is the server with a readable meta state whose view of
 // the meta group carries the highest term.
-func (f *Facts) highestMetaTerm(m *Model) *Server {
-	var best *Server
+func (f *Facts) highestMetaTerm(m *model.Model) *model.Server {
+	var best *model.Server
 	var bestTerm uint64
 	for _, g := range m.Groups {
 		if g.Kind != natsfmt.GroupMeta {
 			continue
 		}
 		for _, v := range g.Views {
-			s := m.serverOf(v.Server)
+			s := m.ServerOf(v.Server)
 			if s == nil || s.Meta == nil || s.Meta.SnapshotCorrupt {
 				continue
 			}
@@ -289,7 +290,7 @@ func (f *Facts) highestMetaTerm(m *Model) *Server {
 // peerSighting is every place one peer id of one group was seen.
 type peerSighting struct {
 	group   string
-	g       *Group // the group itself, for its views
+	g       *model.Group // the group itself, for its views
 	peer    string
 	servers []string // servers whose view lists it
 	sources []string
@@ -299,12 +300,12 @@ type peerSighting struct {
 }
 
 // unknownPeers lists, per group, the peer ids that map to no known server.
-func unknownPeers(m *Model) []peerSighting {
+func unknownPeers(m *model.Model) []peerSighting {
 	var out []peerSighting
 	for _, g := range m.Groups {
 		seen := map[string]*peerSighting{}
 		var order []string
-		sight := func(v View, p, source, file string, off int64) {
+		sight := func(v model.View, p, source, file string, off int64) {
 			if _, ok := m.IDs[p]; ok {
 				return
 			}
@@ -317,8 +318,8 @@ func unknownPeers(m *Model) []peerSighting {
 			if s.file == "" && file != "" {
 				s.server, s.file, s.offset = m.Name(v.Server), file, off
 			}
-			s.servers = appendUnique(s.servers, m.Name(v.Server))
-			s.sources = appendUnique(s.sources, m.Name(v.Server)+" "+source)
+			s.servers = model.AppendUnique(s.servers, m.Name(v.Server))
+			s.sources = model.AppendUnique(s.sources, m.Name(v.Server)+" "+source)
 		}
 		for _, v := range g.Views {
 			for _, p := range v.Peers {
@@ -339,7 +340,7 @@ func unknownPeers(m *Model) []peerSighting {
 }
 
 // viewKey groups identical views of a group.
-func viewKey(v View) string {
+func viewKey(v model.View) string {
 	p := append([]string(nil), v.Peers...)
 	sort.Strings(p)
 	return fmt.Sprintf("%d|%s", v.ClusterSize, strings.Join(p, ","))
@@ -354,8 +355,8 @@ type metaSide struct {
 
 // metaViewsAll picks, per server, its freshest view of _meta_ (a live capture
 // over the store's files) and groups identical ones.
-func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
-	var meta *Group
+func metaViewsAll(m *model.Model, former map[string]model.Rename) []*metaSide {
+	var meta *model.Group
 	for _, g := range m.Groups {
 		if g.Kind == natsfmt.GroupMeta {
 			meta = g
@@ -364,7 +365,7 @@ func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 	if meta == nil {
 		return nil
 	}
-	best := map[string]View{}
+	best := map[string]model.View{}
 	damaged := sizeDamaged(m) // peer_size.go
 	for _, v := range meta.Views {
 		// A server whose JetStream is off runs no meta group: the size its
@@ -372,7 +373,7 @@ func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 		// 2026-12-02: df-2's /varz said cluster_size 2 with no leader, and
 		// 2.11.17's DisableJetStream had deleted its _meta_ folder,
 		// jetstream.go:677 meta.Delete; 2.12+ only stop the group).
-		if (v.Source == "varz" || v.Source == "jsz") && jetStreamOffAtEnd(m.serverOf(v.Server)) {
+		if (v.Source == "varz" || v.Source == "jsz") && jetStreamOffAtEnd(m.ServerOf(v.Server)) {
 			continue
 		}
 		if v.Source == "peers.idx" && damaged[v.File] {
@@ -388,7 +389,7 @@ func metaViewsAll(m *Model, former map[string]Rename) []*metaSide {
 	var keys []string
 	// Views with a peer list first; a view without one (a leaderless /jsz)
 	// joins a side of the same size, or stands for its size alone.
-	servers := sortedKeys(best)
+	servers := model.SortedKeys(best)
 	sort.SliceStable(servers, func(i, j int) bool { return len(best[servers[i]].Peers) > 0 && len(best[servers[j]].Peers) == 0 })
 	for _, srv := range servers {
 		v := best[srv]
@@ -491,29 +492,29 @@ func sourceRank(src string) int {
 // foundingSplits returns pairs of meta groups founded apart: two servers'
 // first meta leaders after a fresh bootstrap differ, their founders are
 // disjoint, and the second was founded while the first still stood.
-func foundingSplits(m *Model) [][2][]MetaFounding {
-	byLeader := map[string][]MetaFounding{}
+func foundingSplits(m *model.Model) [][2][]model.MetaFounding {
+	byLeader := map[string][]model.MetaFounding{}
 	for _, f := range m.MetaFoundings {
 		byLeader[f.Leader] = append(byLeader[f.Leader], f)
 	}
-	leaders := sortedKeys(byLeader)
-	var out [][2][]MetaFounding
+	leaders := model.SortedKeys(byLeader)
+	var out [][2][]model.MetaFounding
 	for i := 0; i < len(leaders); i++ {
 		for j := i + 1; j < len(leaders); j++ {
 			a, b := byLeader[leaders[i]], byLeader[leaders[j]]
 			if overlapServers(m, a, b) || inFounders(m, leaders[i], b) || inFounders(m, leaders[j], a) {
 				continue
 			}
-			out = append(out, [2][]MetaFounding{a, b})
+			out = append(out, [2][]model.MetaFounding{a, b})
 		}
 	}
 	return out
 }
 
-func overlapServers(m *Model, a, b []MetaFounding) bool {
+func overlapServers(m *model.Model, a, b []model.MetaFounding) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if m.same(x.Server, y.Server) {
+			if m.Same(x.Server, y.Server) {
 				return true
 			}
 		}
@@ -521,7 +522,7 @@ func overlapServers(m *Model, a, b []MetaFounding) bool {
 	return false
 }
 
-func inFounders(m *Model, leader string, fs []MetaFounding) bool {
+func inFounders(m *model.Model, leader string, fs []model.MetaFounding) bool {
 	for _, f := range fs {
 		if m.Name(f.Server) == leader {
 			return true
@@ -533,11 +534,11 @@ func inFounders(m *Model, leader string, fs []MetaFounding) bool {
 // formerIDs maps the peer id of every name a server of the bundle ran under
 // before, and that no server runs under now, to that rename. Such an id
 // is one server's old identity, never a server of its own.
-func formerIDs(m *Model) map[string]Rename {
-	out := map[string]Rename{}
+func formerIDs(m *model.Model) map[string]model.Rename {
+	out := map[string]model.Rename{}
 	for _, r := range m.Renames {
 		id := peerID(r.Old)
-		if m.server(r.Old) != nil || m.serverByID(id) != nil {
+		if m.Server(r.Old) != nil || m.ServerByID(id) != nil {
 			continue // a server runs under that name (again)
 		}
 		if _, ok := out[id]; !ok {
@@ -563,7 +564,7 @@ func formerIDs(m *Model) map[string]Rename {
 // follower's view is silent on the other followers.
 // A departed server may still have its store and log in the bundle (a
 // StatefulSet keeps its volumes); what matters is that it is not running.
-func departedPeers(m *Model, former map[string]Rename) map[string]bool {
+func departedPeers(m *model.Model, former map[string]model.Rename) map[string]bool {
 	heard := map[string]bool{}
 	type miss struct {
 		at     *time.Time // the earliest capture that missed it
@@ -579,7 +580,7 @@ func departedPeers(m *Model, former map[string]Rename) map[string]bool {
 				heard[p] = true
 			}
 			self := ""
-			if s := m.serverOf(v.Server); s != nil {
+			if s := m.ServerOf(v.Server); s != nil {
 				self = s.PeerID
 			}
 			leader := self != "" && v.Leader == self
@@ -613,7 +614,7 @@ func departedPeers(m *Model, former map[string]Rename) map[string]bool {
 		if _, known := m.IDs[p]; !known {
 			continue // peer-unknown's business
 		}
-		s := m.serverByID(p)
+		s := m.ServerByID(p)
 		if s != nil && answeredCapture(s) {
 			continue
 		}
@@ -628,7 +629,7 @@ func departedPeers(m *Model, former map[string]Rename) map[string]bool {
 
 // capturedAt is when srv answered the captures, from the dated ones
 // (/varz and /jsz carry "now"; /raftz does not), nil when none is dated.
-func capturedAt(m *Model, srv ServerID) *time.Time {
+func capturedAt(m *model.Model, srv model.ServerID) *time.Time {
 	for _, e := range m.Timeline {
 		if e.Server == srv && captureSources[e.Source] && !e.Time.IsZero() {
 			t := e.Time
@@ -645,7 +646,7 @@ var captureSources = map[string]bool{"varz": true, "jsz": true, "healthz": true,
 // running when it has a line from within recentlySeen before at or later
 // (a leader would have heard it), or, with no date on the capture, when it
 // does not end in a stop; stopped when it ends in a stop before that.
-func logEnd(m *Model, s *Server, at *time.Time) (running, stopped bool) {
+func logEnd(m *model.Model, s *model.Server, at *time.Time) (running, stopped bool) {
 	if s == nil {
 		return false, false
 	}
@@ -666,7 +667,7 @@ func logEnd(m *Model, s *Server, at *time.Time) (running, stopped bool) {
 
 // answeredCapture says whether a server answered a monitoring request of the
 // bundle (it was running when the captures were taken).
-func answeredCapture(s *Server) bool {
+func answeredCapture(s *model.Server) bool {
 	for k := range s.Sources {
 		if k != "log" && k != "store" {
 			return true
@@ -710,7 +711,7 @@ type sighting struct {
 // stream group's WAL) that no store holds, whose deletion no meta WAL
 // records, and whose removal the bundle shows a cause for (lostCause). A
 // holder whose store is not in the bundle leaves it undecided.
-func lostAssets(m *Model, f *Facts) []*lostAsset {
+func lostAssets(m *model.Model, f *Facts) []*lostAsset {
 	hasStore := map[string]bool{}
 	for _, s := range m.Servers {
 		if s.StoreDir != "" {
@@ -720,11 +721,11 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 	if len(hasStore) == 0 {
 		return nil
 	}
-	held := map[AssetKey]bool{}
+	held := map[model.AssetKey]bool{}
 	heldConsumer := map[[3]string]bool{}
 	for _, st := range m.Streams {
 		for _, c := range st.Copies {
-			held[AssetKey{st.Account, st.Name}] = true
+			held[model.AssetKey{Account: st.Account, Stream: st.Name}] = true
 			for _, con := range c.Consumers {
 				heldConsumer[[3]string{st.Account, st.Name, con.Name}] = true
 			}
@@ -737,10 +738,10 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 	assets := map[[3]string]*lostAsset{}
 	get := func(acc, stream, consumer string) *lostAsset {
 		k := [3]string{acc, stream, consumer}
-		if held[AssetKey{acc, stream}] && consumer == "" || deleted[k] || deleted[[3]string{acc, stream, ""}] || consumer != "" && heldConsumer[k] {
+		if held[model.AssetKey{Account: acc, Stream: stream}] && consumer == "" || deleted[k] || deleted[[3]string{acc, stream, ""}] || consumer != "" && heldConsumer[k] {
 			return nil
 		}
-		if consumer != "" && !held[AssetKey{acc, stream}] {
+		if consumer != "" && !held[model.AssetKey{Account: acc, Stream: stream}] {
 			return nil // goes with its stream, listed there
 		}
 		a := assets[k]
@@ -751,14 +752,14 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 		return a
 	}
 	seenOn := func(a *lostAsset, srv string, t time.Time, text string) {
-		a.Holders = appendUnique(a.Holders, srv)
+		a.Holders = model.AppendUnique(a.Holders, srv)
 		a.Seen = append(a.Seen, sighting{t, srv, text})
 		if !t.IsZero() && (a.Time == nil || t.After(*a.Time)) {
 			tt := t
 			a.Time = &tt
 		}
 	}
-	for _, id := range serversOf(m, m.LogStreams) {
+	for _, id := range model.ServersOf(m, m.LogStreams) {
 		srv := m.Name(id)
 		for k, e := range m.LogStreams[id] {
 			a := get(k.Account, k.Stream, "")
@@ -792,7 +793,7 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 			continue
 		}
 		for k, as := range srv.Meta.Streams {
-			peers := namesFor(m, as.Peers)
+			peers := model.NamesFor(m, as.Peers)
 			if a := get(k.Account, k.Stream, ""); a != nil {
 				a.Assigned = append(a.Assigned, fmt.Sprintf("the meta state of %s (%s) assigns it to %s (group %s)", srv.Name, srv.Meta.Source, strings.Join(peers, ", "), as.Group))
 			}
@@ -836,16 +837,16 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 				if st.Account == a.Account && st.Name == a.Stream {
 					for _, c := range st.Captured {
 						for _, con := range c.Consumers {
-							a.Consumers = appendUnique(a.Consumers, con.Name)
+							a.Consumers = model.AppendUnique(a.Consumers, con.Name)
 						}
 					}
 				}
 			}
 			for _, srv := range m.Servers {
 				if srv.Meta != nil {
-					if as := srv.Meta.Streams[AssetKey{a.Account, a.Stream}]; as != nil {
+					if as := srv.Meta.Streams[model.AssetKey{Account: a.Account, Stream: a.Stream}]; as != nil {
 						for cn := range as.Consumers {
-							a.Consumers = appendUnique(a.Consumers, cn)
+							a.Consumers = model.AppendUnique(a.Consumers, cn)
 						}
 					}
 				}
@@ -869,7 +870,7 @@ func lostAssets(m *Model, f *Facts) []*lostAsset {
 // join of meta groups founded apart, a rename or a meta state that places
 // the stream on other peers, a meta snapshot a holder dropped; "" when
 // the bundle shows none.
-func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
+func lostCause(m *model.Model, f *Facts, a *lostAsset) (string, []int) {
 	var refs []int
 	var lines []string
 	for i, e := range m.Timeline {
@@ -906,7 +907,7 @@ func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
 		if srv == nil || srv.Meta == nil {
 			continue
 		}
-		as := srv.Meta.Streams[AssetKey{a.Account, a.Stream}]
+		as := srv.Meta.Streams[model.AssetKey{Account: a.Account, Stream: a.Stream}]
 		switch {
 		case as != nil && srv.PeerID != "" && len(as.Peers) > 0 && !slices.Contains(as.Peers, srv.PeerID):
 			for _, p := range as.Peers {
@@ -914,7 +915,7 @@ func lostCause(m *Model, f *Facts, a *lostAsset) (string, []int) {
 					return fmt.Sprintf("a rename: %s ran as %s before (%s line %d), the stream's group still lists that old id %s, so as %s it is no member of the group and removed its copy at its first start (\"JetStream removing stream\", a debug line only)", h, r.Old, r.File, r.Line, p, h), nil
 				}
 			}
-			return fmt.Sprintf("%s is no member of the stream's group in its own meta state (peers %s): the server removed its copy (\"JetStream removing stream\", a debug line only)", h, strings.Join(namesFor(m, as.Peers), ", ")), nil
+			return fmt.Sprintf("%s is no member of the stream's group in its own meta state (peers %s): the server removed its copy (\"JetStream removing stream\", a debug line only)", h, strings.Join(model.NamesFor(m, as.Peers), ", ")), nil
 		}
 	}
 	// An intact meta state without the asset is what an API delete leaves

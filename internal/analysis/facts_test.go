@@ -6,15 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 // loadFixtures loads the first form of every committed bundle (with its
 // key, when encrypted).
-func loadFixtures(t *testing.T) map[string]*Model {
+func loadFixtures(t *testing.T) map[string]*model.Model {
 	t.Helper()
-	out := map[string]*Model{}
+	out := map[string]*model.Model{}
 	for _, fx := range fixtures(t) {
 		if len(fx.forms) == 0 {
 			continue
@@ -60,7 +61,7 @@ func TestOnlyComputesRequiredFacts(t *testing.T) {
 // Each fact is computed once however many checks require it, after the
 // facts it requires; no check is left without the facts it names.
 func TestFactsComputedOnce(t *testing.T) {
-	m := &Model{IDs: map[string]string{}}
+	m := &model.Model{IDs: map[string]string{}}
 	f := computeFacts(m, requiredBy(Checks))
 	seen := map[Fact]bool{}
 	for _, k := range f.computed {
@@ -87,12 +88,12 @@ func TestUndeclaredFactNotRun(t *testing.T) {
 		_ = p.Facts.LostAssets()
 		return nil
 	}}
-	_, outcomes := runChecks(&Model{IDs: map[string]string{}}, []Check{c}, nil)
+	_, outcomes := runChecks(&model.Model{IDs: map[string]string{}}, []Check{c}, nil)
 	if len(outcomes) != 1 || outcomes[0].Outcome != OutcomeNotRun || !strings.Contains(outcomes[0].Reason, "lost-assets") {
 		t.Errorf("outcome %+v, want not run for lost-assets", outcomes)
 	}
 	c.Requires = []Fact{FactLostAssets}
-	if _, outcomes := runChecks(&Model{IDs: map[string]string{}}, []Check{c}, nil); outcomes[0].Outcome != OutcomePassed {
+	if _, outcomes := runChecks(&model.Model{IDs: map[string]string{}}, []Check{c}, nil); outcomes[0].Outcome != OutcomePassed {
 		t.Errorf("with the fact required: %+v", outcomes[0])
 	}
 }

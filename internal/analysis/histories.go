@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -13,7 +14,7 @@ import (
 // operations as windows. Nothing is read again: the history is the one
 // acklog decoded while loading. Publishes are not judged when acked-lost
 // did not run (not selected, or broken).
-func clientHistories(m *Model, outcomes []report.CheckOutcome) []report.ClientHistory {
+func clientHistories(m *model.Model, outcomes []report.CheckOutcome) []report.ClientHistory {
 	judge := false
 	for _, o := range outcomes {
 		judge = judge || (o.Code == checkAckedLost.Code && o.Outcome != OutcomeNotRun)
@@ -27,7 +28,7 @@ func clientHistories(m *Model, outcomes []report.CheckOutcome) []report.ClientHi
 	return out
 }
 
-func clientHistory(m *Model, sum *AckLog, judge bool) report.ClientHistory {
+func clientHistory(m *model.Model, sum *model.AckLog, judge bool) report.ClientHistory {
 	h := sum.History
 	ch := report.ClientHistory{File: sum.File, Capped: h.PubsCapped, Buckets: []report.HistoryBucket{}}
 	var v *historyVerdict

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -82,7 +83,7 @@ func membershipExpectations(fx fixture) []expectedFinding {
 			account[st.Name] = st.Account
 		}
 	}
-	for _, stream := range sortedKeys(exp.Placement) {
+	for _, stream := range model.SortedKeys(exp.Placement) {
 		if !strings.HasPrefix(exp.PublishAfter[stream], "seq ") {
 			continue
 		}
@@ -126,26 +127,26 @@ func offersRevert(r string) bool {
 
 func offersBeside(r string) bool { return strings.Contains(r, "a) keep the new names") }
 
-func renamedModel() *Model {
-	m := &Model{IDs: map[string]string{}}
+func renamedModel() *model.Model {
+	m := &model.Model{IDs: map[string]string{}}
 	olds, news := []string{"nats-0", "nats-1", "nats-2"}, []string{"js-0", "js-1", "js-2"}
 	var oldIDs []string
 	for i := range olds {
 		m.IDs[natsfmt.PeerID(olds[i])], m.IDs[natsfmt.PeerID(news[i])] = olds[i], news[i]
 		oldIDs = append(oldIDs, natsfmt.PeerID(olds[i]))
-		m.Servers = append(m.Servers, &Server{Name: news[i], PeerID: natsfmt.PeerID(news[i]), StoreDir: news[i], Alive: true,
+		m.Servers = append(m.Servers, &model.Server{Name: news[i], PeerID: natsfmt.PeerID(news[i]), StoreDir: news[i], Alive: true,
 			Version: "2.15.2", Sources: map[string]bool{"store": true, "log": true, "raftz": true}})
-		m.Renames = append(m.Renames, Rename{Old: olds[i], New: news[i], File: news[i] + ".log", Line: 100, OldLine: 1})
+		m.Renames = append(m.Renames, model.Rename{Old: olds[i], New: news[i], File: news[i] + ".log", Line: 100, OldLine: 1})
 	}
-	meta := &Group{Name: "_meta_", Kind: "meta"}
-	stream := &Group{Name: "S-R3F-x", Kind: "stream", Account: "APP", Asset: "ORDERS"}
+	meta := &model.Group{Name: "_meta_", Kind: "meta"}
+	stream := &model.Group{Name: "S-R3F-x", Kind: "stream", Account: "APP", Asset: "ORDERS"}
 	for _, n := range news {
-		meta.Views = append(meta.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 3, Quorum: 2, Source: "raftz",
+		meta.Views = append(meta.Views, model.View{GroupView: model.GroupView{Server: model.ServerID(n), ClusterSize: 3, Quorum: 2, Source: "raftz",
 			Peers: append([]string{natsfmt.PeerID(n)}, oldIDs...)}, LeaderKnown: true})
-		stream.Views = append(stream.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 3, Quorum: 2, Source: "peers.idx", Peers: oldIDs}})
+		stream.Views = append(stream.Views, model.View{GroupView: model.GroupView{Server: model.ServerID(n), ClusterSize: 3, Quorum: 2, Source: "peers.idx", Peers: oldIDs}})
 	}
-	m.Groups = []*Group{meta, stream}
-	m.Timeline = []TimelineEvent{
+	m.Groups = []*model.Group{meta, stream}
+	m.Timeline = []model.TimelineEvent{
 		{Server: "js-0", File: "js-0.log", Line: 120, Kind: "restored-stream", Account: "APP", Stream: "ORDERS", Text: "Restored 20 messages for stream 'APP > ORDERS' in 0s"},
 		{Server: "js-0", File: "js-0.log", Line: 130, Kind: "stream-removed", Account: "APP", Stream: "ORDERS", Text: "JetStream removing stream 'APP > ORDERS' from this server"},
 		// Before the rename: not the rename's doing.
@@ -157,8 +158,8 @@ func renamedModel() *Model {
 // scaledModel: five servers n1..n5, n4 and n5 departed (stores and logs in
 // the bundle, no captures, not heard from); the meta group keeps all five,
 // stream A sits on n1, n2, n4 and stream B on n3, n4, n5.
-func scaledModel() *Model {
-	m := &Model{IDs: map[string]string{}}
+func scaledModel() *model.Model {
+	m := &model.Model{IDs: map[string]string{}}
 	id := map[string]string{}
 	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
 		id[n] = natsfmt.PeerID(n)
@@ -167,9 +168,9 @@ func scaledModel() *Model {
 		if n <= "n3" {
 			src["raftz"] = true
 		}
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id[n], StoreDir: n, Alive: true, Version: "2.12.1", Sources: src})
+		m.Servers = append(m.Servers, &model.Server{Name: n, PeerID: id[n], StoreDir: n, Alive: true, Version: "2.12.1", Sources: src})
 	}
-	view := func(srv string, size int, peers, alive []string) View {
+	view := func(srv string, size int, peers, alive []string) model.View {
 		var ps, as []string
 		for _, p := range peers {
 			ps = append(ps, id[p])
@@ -177,24 +178,24 @@ func scaledModel() *Model {
 		for _, p := range alive {
 			as = append(as, id[p])
 		}
-		return View{GroupView: GroupView{Server: ServerID(srv), ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
+		return model.View{GroupView: model.GroupView{Server: model.ServerID(srv), ClusterSize: size, Quorum: size/2 + 1, Source: "raftz", Peers: ps}, Alive: as, LeaderKnown: true}
 	}
 	// n1 leads the meta group and S-A: its views hear every live peer
 	// (raft.go trackPeer); S-B has no leader.
-	led := func(v View) View { v.Leader = id["n1"]; return v }
+	led := func(v model.View) model.View { v.Leader = id["n1"]; return v }
 	all := []string{"n1", "n2", "n3", "n4", "n5"}
-	meta := &Group{Name: "_meta_", Kind: "meta"}
+	meta := &model.Group{Name: "_meta_", Kind: "meta"}
 	for _, s := range []string{"n1", "n2", "n3"} {
 		meta.Views = append(meta.Views, led(view(s, 5, all, []string{"n1", "n2", "n3"})))
 	}
-	a := &Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []View{led(view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"}))}}
-	b := &Group{Name: "S-B", Kind: "stream", Account: "APP", Asset: "B", Views: []View{view("n3", 3, []string{"n3", "n4", "n5"}, nil)}}
-	m.Groups = []*Group{meta, a, b}
+	a := &model.Group{Name: "S-A", Kind: "stream", Account: "APP", Asset: "A", Views: []model.View{led(view("n1", 3, []string{"n1", "n2", "n4"}, []string{"n2"}))}}
+	b := &model.Group{Name: "S-B", Kind: "stream", Account: "APP", Asset: "B", Views: []model.View{view("n3", 3, []string{"n3", "n4", "n5"}, nil)}}
+	m.Groups = []*model.Group{meta, a, b}
 	return m
 }
 
 // runAllChecks runs every registered check on m; none may fail to run.
-func runAllChecks(t *testing.T, m *Model) []report.Finding {
+func runAllChecks(t *testing.T, m *model.Model) []report.Finding {
 	t.Helper()
 	fs, outcomes := runChecks(m, Checks, nil)
 	if broke := notRun(outcomes); len(broke) > 0 {

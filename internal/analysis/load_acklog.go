@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
@@ -69,12 +70,12 @@ type payloadHits struct {
 }
 
 // keepPayloads keeps what the scan of copy c found of histValues.
-func (l *loader) keepPayloads(c *StreamCopy, scan *storeparse.StreamScan) {
+func (l *loader) keepPayloads(c *model.StreamCopy, scan *storeparse.StreamScan) {
 	if l.histValues == nil {
 		return
 	}
 	if l.payloadHits == nil {
-		l.payloadHits = map[*StreamCopy]payloadHits{}
+		l.payloadHits = map[*model.StreamCopy]payloadHits{}
 	}
 	l.payloadHits[c] = payloadHits{hits: scan.Payloads, capped: scan.PayloadsCapped}
 }
@@ -97,52 +98,13 @@ type (
 
 const maxHistoryPubs = acklog.MaxHistoryPubs
 
-// HistoryMatch is where the values a Jepsen history published are held:
-// the stream copies' blocks and the stream groups' raft WALs, looked up by
-// payload (a Jepsen client publishes the value as the message's data).
-type HistoryMatch struct {
-	Log *AckLog
-	// Streams holding any of the values, the most values first.
-	Streams []*HistoryStream
-	// Copies: stream copies whose blocks were searched; Capped: some
-	// value was found more often than kept (storeparse.PayloadHit).
-	Copies int
-	Capped bool
-}
-
-// HistoryStream is where one stream holds a history's values.
-type HistoryStream struct {
-	Stream *Stream
-	// Held: value -> the copies (blocks) and WALs holding it.
-	Held   map[string][]ValueHeld
-	Values int // distinct values held in some copy's blocks
-}
-
-// ValueHeld is one place a published value is held.
-type ValueHeld struct {
-	Server ServerID
-	Seq    uint64
-	WAL    bool // in the stream group's raft WAL, not in the blocks
-}
-
-// InBlocks says whether some copy's blocks hold the value (at seq, when
-// seq is not 0).
-func (hs *HistoryStream) InBlocks(value string, seq uint64) bool {
-	for _, h := range hs.Held[value] {
-		if !h.WAL && (seq == 0 || h.Seq == seq) {
-			return true
-		}
-	}
-	return false
-}
-
 // matchHistory collects where the values sum's history published (all
 // outcomes: an :info value found is told apart from one not found) are
 // held: in the copies' blocks, from the one store scan (keepPayloads), and
 // in the stream groups' raft WALs. The set is the histories', so the memory
 // is bounded by them, never by the stores.
-func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
-	hm := &HistoryMatch{Log: sum}
+func (l *loader) matchHistory(sum *model.AckLog) *model.HistoryMatch {
+	hm := &model.HistoryMatch{Log: sum}
 	mine := make(map[string]bool, len(sum.History.Pubs))
 	for _, p := range sum.History.Pubs {
 		mine[p.Value] = true
@@ -151,7 +113,7 @@ func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
 		return hm
 	}
 	for _, st := range l.m.Streams {
-		hs := &HistoryStream{Stream: st, Held: map[string][]ValueHeld{}}
+		hs := &model.HistoryStream{Stream: st, Held: map[string][]model.ValueHeld{}}
 		for _, c := range st.Copies {
 			ph, ok := l.payloadHits[c]
 			if !ok {
@@ -161,7 +123,7 @@ func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
 			hm.Capped = hm.Capped || ph.capped
 			for _, h := range ph.hits {
 				if mine[h.Payload] {
-					hs.Held[h.Payload] = append(hs.Held[h.Payload], ValueHeld{Server: c.Server, Seq: h.Seq})
+					hs.Held[h.Payload] = append(hs.Held[h.Payload], model.ValueHeld{Server: c.Server, Seq: h.Seq})
 				}
 			}
 		}
@@ -170,7 +132,7 @@ func (l *loader) matchHistory(sum *AckLog) *HistoryMatch {
 			for _, srv := range l.m.Servers {
 				for _, w := range by[srv.ID] {
 					if mine[w.value] && len(hs.Held[w.value]) < 2*len(l.m.Servers)+2 {
-						hs.Held[w.value] = append(hs.Held[w.value], ValueHeld{Server: srv.ID, Seq: w.seq, WAL: true})
+						hs.Held[w.value] = append(hs.Held[w.value], model.ValueHeld{Server: srv.ID, Seq: w.seq, WAL: true})
 					}
 				}
 			}

@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"path"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"strings"
 )
 
@@ -29,14 +29,14 @@ func (l *loader) setAsideUndelivered() {
 	// file.
 	lost := map[string]bool{}
 	for _, p := range notDelivered {
-		lost[storeFolder(p)] = true
+		lost[model.StoreFolder(p)] = true
 	}
 	kept := l.m.Corruptions[:0]
 	for _, c := range l.m.Corruptions {
 		switch {
 		case !l.b.Delivered(c.File):
 			l.note("%s: %s not readable: the archive did not deliver it intact (see the bundle's archive damage note); not taken for store damage (%s: %s)", l.m.Name(c.Server), c.File, c.Kind, c.Message)
-		case lost[storeFolder(c.File)]:
+		case lost[model.StoreFolder(c.File)]:
 			// A file missing or short beside one the archive tore: a tar
 			// stream that breaks off loses every entry after the torn one,
 			// unlisted, so what the folder lacks is not in the bundle, not
@@ -82,7 +82,7 @@ func (l *loader) setAsideUndelivered() {
 func (l *loader) setAsidePartialCopies() {
 	lost := map[string]bool{}
 	for _, p := range l.b.NotDelivered() {
-		lost[storeFolder(p)] = true
+		lost[model.StoreFolder(p)] = true
 	}
 	if len(lost) == 0 {
 		return
@@ -95,20 +95,4 @@ func (l *loader) setAsidePartialCopies() {
 			}
 		}
 	}
-}
-
-// storeFolder is the stream or raft group folder a store file belongs to:
-// the folder above msgs/ or obs/, else the file's own folder.
-func storeFolder(p string) string {
-	dir := path.Dir(p)
-	for d := dir; d != "." && d != "/"; d = path.Dir(d) {
-		switch path.Base(d) {
-		case "msgs", "obs", "snapshots":
-			return path.Dir(d)
-		}
-		if strings.HasSuffix(path.Dir(d), "/streams") || strings.HasSuffix(path.Dir(d), "/_js_") {
-			return d
-		}
-	}
-	return dir
 }

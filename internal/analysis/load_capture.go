@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -114,7 +115,7 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 	}
 	node := c.Server.Node
 	if node != "" {
-		if s := l.m.serverByID(node); s != nil {
+		if s := l.m.ServerByID(node); s != nil {
 			return s.Name
 		}
 		if n, ok := l.nodeNames()[node]; ok {
@@ -122,7 +123,7 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 		}
 	}
 	for _, cand := range bc.NameCandidates {
-		if l.m.server(cand) != nil {
+		if l.m.Server(cand) != nil {
 			return cand
 		}
 	}
@@ -190,7 +191,7 @@ func (l *loader) capture(c capture.Capture) {
 		}
 		name = nodePlaceholder + c.Server.Node
 		source = "unknown"
-		if l.m.server(name) == nil { // said once per id, however many answers carry it
+		if l.m.Server(name) == nil { // said once per id, however many answers carry it
 			l.note("capture %s line %d: server with raft node id %s not named by any source; called %s here", c.File, c.Line, c.Server.Node, name)
 		}
 	}
@@ -213,7 +214,7 @@ func (l *loader) capture(c capture.Capture) {
 		h := c.Healthz
 		if h.JetStreamNotEnabled() {
 			js := jetStreamOf(srv)
-			js.Off = append(js.Off, JetStreamAnswer{Time: at, Text: "/healthz " + h.Status + ": " + healthzText(h), File: c.File, Line: c.Line})
+			js.Off = append(js.Off, model.JetStreamAnswer{Time: at, Text: "/healthz " + h.Status + ": " + healthzText(h), File: c.File, Line: c.Line})
 		}
 		kind := string(natsfmt.EventHealthcheckOK)
 		text := "healthz: " + h.Status
@@ -226,7 +227,7 @@ func (l *loader) capture(c capture.Capture) {
 		}
 		ti := l.event(at, srv.Name, "healthz", kind, "", text, c.File, c.Line)
 		if strings.Contains(text, "meta leader") {
-			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Source: "healthz", Timeline: ti})
+			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: at, Server: srv.ID, Source: "healthz", Timeline: ti})
 		}
 	case "varz":
 		v := c.Varz
@@ -257,9 +258,9 @@ func (l *loader) capture(c capture.Capture) {
 }
 
 // jetStreamOf is srv's JetStream status record, made on first use.
-func jetStreamOf(srv *Server) *JetStreamStatus {
+func jetStreamOf(srv *model.Server) *model.JetStreamStatus {
 	if srv.JetStream == nil {
-		srv.JetStream = &JetStreamStatus{}
+		srv.JetStream = &model.JetStreamStatus{}
 	}
 	return srv.JetStream
 }
@@ -277,15 +278,15 @@ func healthzText(h *capture.Healthz) string {
 	return strings.Join(parts, "; ")
 }
 
-func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
+func (l *loader) captureJsz(srv *model.Server, c capture.Capture, at time.Time) {
 	j := c.Jsz
 	js := jetStreamOf(srv)
 	if j.Disabled {
 		// Nothing else in it: no config, no streams (monitor.go Jsz).
-		js.Off = append(js.Off, JetStreamAnswer{Time: at, Text: "/jsz disabled: true", File: c.File, Line: c.Line})
+		js.Off = append(js.Off, model.JetStreamAnswer{Time: at, Text: "/jsz disabled: true", File: c.File, Line: c.Line})
 		return
 	}
-	js.On = append(js.On, JetStreamAnswer{Time: at, Text: "/jsz", File: c.File, Line: c.Line})
+	js.On = append(js.On, model.JetStreamAnswer{Time: at, Text: "/jsz", File: c.File, Line: c.Line})
 	if j.Config.MaxStorage > 0 {
 		js.MaxStorage, js.MaxStorageSource = j.Config.MaxStorage, "/jsz config in "+c.File
 	}
@@ -306,7 +307,7 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 			if sd.RaftGroup != "" && st.Group == "" {
 				st.Group = sd.RaftGroup
 			}
-			od := OnDisk{Server: srv.ID, FirstSeq: sd.State.FirstSeq, LastSeq: sd.State.LastSeq, Messages: sd.State.Messages,
+			od := model.OnDisk{Server: srv.ID, FirstSeq: sd.State.FirstSeq, LastSeq: sd.State.LastSeq, Messages: sd.State.Messages,
 				Bytes: sd.State.Bytes, Deleted: uint64(max(sd.State.NumDeleted, 0)), Path: c.File, Source: "jsz"}
 			for _, ci := range sd.Consumers {
 				od.Consumers = append(od.Consumers, report.Consumer{Name: ci.Name, AckFloorStream: ci.AckFloor.Stream, DeliveredStream: ci.Delivered.Stream, Pending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
@@ -319,13 +320,13 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 				// A server's /jsz lists the streams it hosts; the leader and
 				// replicas it names are the rest of the group. A meta state
 				// read from a store later replaces this.
-				st.AssignedTo = appendUnique(st.AssignedTo, srv.ID)
+				st.AssignedTo = model.AppendUnique(st.AssignedTo, srv.ID)
 				if sd.Cluster.Leader != "" {
-					st.AssignedTo = appendUnique(st.AssignedTo, l.m.idOf(sd.Cluster.Leader))
+					st.AssignedTo = model.AppendUnique(st.AssignedTo, l.m.IDOf(sd.Cluster.Leader))
 				}
 				for _, r := range sd.Cluster.Replicas {
 					if r.Name != "" {
-						st.AssignedTo = appendUnique(st.AssignedTo, l.m.idOf(r.Name))
+						st.AssignedTo = model.AppendUnique(st.AssignedTo, l.m.IDOf(r.Name))
 					}
 				}
 				for _, r := range sd.Cluster.Replicas {
@@ -349,13 +350,13 @@ func (l *loader) captureJsz(srv *Server, c capture.Capture, at time.Time) {
 }
 
 // metaCluster takes a /jsz meta_cluster (or /varz jetstream.meta).
-func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time, source string, c capture.Capture) {
+func (l *loader) metaCluster(srv *model.Server, mc *capture.MetaCluster, at time.Time, source string, c capture.Capture) {
 	mv := capture.MetaFromCluster(mc, srv.Name)
 	for _, p := range mv.Peers {
 		if p.Name != "" && p.ID != "" {
 			l.m.IDs[p.ID] = p.Name
 			if !p.Offline {
-				if s := l.m.server(p.Name); s != nil {
+				if s := l.m.Server(p.Name); s != nil {
 					s.Alive = true
 				}
 			}
@@ -373,9 +374,9 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 		kind, text = string(natsfmt.EventNoMetaLeader), fmt.Sprintf("%s: no meta leader (peer %s), cluster_size %d", source, natsfmt.NoLeaderPeer, mv.ClusterSize)
 	}
 	ti := l.event(at, srv.Name, source, kind, natsfmt.MetaGroup, text, c.File, c.Line)
-	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: source, Timeline: ti})
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: source, Timeline: ti})
 	if mv.ClusterSize > 0 {
-		v := View{GroupView: GroupView{Server: srv.ID, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
+		v := model.View{GroupView: model.GroupView{Server: srv.ID, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
 		}
@@ -385,7 +386,7 @@ func (l *loader) metaCluster(srv *Server, mc *capture.MetaCluster, at time.Time,
 	}
 }
 
-func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
+func (l *loader) captureRaftz(srv *model.Server, c capture.Capture, at time.Time) {
 	rz := *c.Raftz
 	for _, acc := range rz.Accounts() {
 		for _, gname := range rz.Groups(acc) {
@@ -398,7 +399,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			if g.Kind != natsfmt.GroupMeta && g.Account == "" && acc != "$SYS" {
 				g.Account = acc
 			}
-			v := View{GroupView: GroupView{Server: srv.ID, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
+			v := model.View{GroupView: model.GroupView{Server: srv.ID, ClusterSize: rg.Size, Quorum: rg.QuorumNeeded, Term: rg.Term,
 				VotedFor: rg.VotedFor, Applied: rg.Applied, Commit: rg.Committed, Leader: rg.Leader, Source: "raftz"}, LeaderKnown: true}
 			if v.Quorum == 0 && v.ClusterSize > 0 {
 				v.Quorum = natsfmt.Quorum(v.ClusterSize)
@@ -407,7 +408,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 			if rg.ID != "" {
 				peers = append(peers, rg.ID)
 			}
-			for _, id := range sortedKeys(rg.Peers) {
+			for _, id := range model.SortedKeys(rg.Peers) {
 				p := rg.Peers[id]
 				peers = append(peers, id)
 				if p.Name != "" {
@@ -442,7 +443,7 @@ func (l *loader) captureRaftz(srv *Server, c capture.Capture, at time.Time) {
 					text = fmt.Sprintf("raftz: _meta_ %s without leader (ever_had_leader %v), size %d, quorum %d, term %d", rg.State, rg.EverHadLeader, rg.Size, v.Quorum, rg.Term)
 				}
 				ti := l.event(at, srv.Name, "raftz", kind, natsfmt.MetaGroup, text, c.File, c.Line)
-				l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: "raftz", Timeline: ti})
+				l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: at, Server: srv.ID, Leader: leader, Source: "raftz", Timeline: ti})
 			}
 		}
 	}
@@ -454,6 +455,6 @@ func (l *loader) event(t time.Time, server, source, kind, group, text, file stri
 	if t.IsZero() {
 		return -1
 	}
-	l.m.Timeline = append(l.m.Timeline, TimelineEvent{Time: t, Server: l.m.idOf(server), Source: source, Kind: kind, Group: group, Text: text, File: file, Line: line})
+	l.m.Timeline = append(l.m.Timeline, model.TimelineEvent{Time: t, Server: l.m.IDOf(server), Source: source, Kind: kind, Group: group, Text: text, File: file, Line: line})
 	return len(l.m.Timeline) - 1
 }

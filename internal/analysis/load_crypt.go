@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
 )
@@ -161,7 +162,7 @@ var sealedRemedy = prescribe("store-sealed", nil).text()
 // opened or not: a remedy that has one of them started must say on which
 // config (guardRemedies).
 func (l *loader) markEncrypted(keyFiles map[string][]storecrypt.KeyFile) {
-	l.m.EncryptedStores = map[ServerID]bool{}
+	l.m.EncryptedStores = map[model.ServerID]bool{}
 	for _, c := range l.m.Corruptions {
 		if c.Kind == natsfmt.CorruptEncrypted {
 			l.m.EncryptedStores[c.Server] = true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsconf"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -19,32 +20,24 @@ import (
 // Loading for durability-exposure and asset-lost: the sync settings, the
 // blocks' time spans, the API deletes the meta WALs record.
 
-// BlockSpan is one message block's live messages and the sequences and
-// times they span.
-type BlockSpan struct {
-	FirstSeq, LastSeq uint64
-	FirstTS, LastTS   int64
-	Msgs              uint64
-}
-
-func blockSpans(bs []storeparse.BlockScan) []BlockSpan {
-	out := make([]BlockSpan, 0, len(bs))
+func blockSpans(bs []storeparse.BlockScan) []model.BlockSpan {
+	out := make([]model.BlockSpan, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, BlockSpan{FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, FirstTS: b.FirstTS, LastTS: b.LastTS, Msgs: b.Msgs})
+		out = append(out, model.BlockSpan{FirstSeq: b.FirstSeq, LastSeq: b.LastSeq, FirstTS: b.FirstTS, LastTS: b.LastTS, Msgs: b.Msgs})
 	}
 	return out
 }
 
 // syncFrom records a server's sync setting from a captured JetStream
 // config (/varz jetstream.config or /jsz config).
-func (l *loader) syncFrom(srv *Server, c *capture.JetStreamConfig, source string) {
+func (l *loader) syncFrom(srv *model.Server, c *capture.JetStreamConfig, source string) {
 	if c == nil || srv.Sync != nil {
 		return
 	}
 	if c.SyncInterval == 0 && !c.SyncAlways {
 		return // an older server that does not report it
 	}
-	srv.Sync = &SyncSetting{Interval: c.SyncInterval, Always: c.SyncAlways, Source: source}
+	srv.Sync = &model.SyncSetting{Interval: c.SyncInterval, Always: c.SyncAlways, Source: source}
 }
 
 // maxIncludedConfig bounds an included config file read (a config is a
@@ -66,7 +59,7 @@ type serverConfig struct {
 	// bundle does not define it (the Helm chart's $SERVER_NAME).
 	name, nameVar string
 	hasName       bool
-	sync          *SyncSetting
+	sync          *model.SyncSetting
 	// unknown says why the sync setting cannot be told from this config
 	// (a value from the environment, an include not in the bundle, a
 	// syntax error), "" when the config says it or says nothing.
@@ -116,7 +109,7 @@ func readServerConfig(fsys fs.FS, c bundle.Config, held map[string][]byte) serve
 			break
 		}
 	}
-	set := SyncSetting{Source: "config " + c.Path}
+	set := model.SyncSetting{Source: "config " + c.Path}
 	switch {
 	case ok && v.Unresolved():
 		sc.unknown = fmt.Sprintf("%s sets jetstream sync_interval from $%s, which the bundle does not define (the server takes it from its environment)", c.Path, v.Var)
@@ -202,12 +195,12 @@ func (l *loader) syncFromConfigs(configs []serverConfig) {
 // configServer is the server a config is for: the one server_name names,
 // else (no name, or a name from the environment) the one server whose
 // store lies under the config's folder; nil when neither tells.
-func (l *loader) configServer(sc serverConfig) *Server {
+func (l *loader) configServer(sc serverConfig) *model.Server {
 	if sc.hasName && sc.nameVar == "" {
-		return l.m.server(sc.name)
+		return l.m.Server(sc.name)
 	}
 	dir := path.Dir(sc.path)
-	var found *Server
+	var found *model.Server
 	for _, s := range l.m.Servers {
 		if s.StoreDir == "" || dir == "." || s.StoreDir != dir && !strings.HasPrefix(s.StoreDir, dir+"/") {
 			continue
@@ -221,11 +214,11 @@ func (l *loader) configServer(sc serverConfig) *Server {
 }
 
 // metaRemoval records an API delete the meta WAL holds.
-func (l *loader) metaRemoval(srv *Server, op *raftlog.Op, idx uint64, file string) {
+func (l *loader) metaRemoval(srv *model.Server, op *raftlog.Op, idx uint64, file string) {
 	switch {
 	case op.Code == raftlog.OpRemoveStream && op.Stream != nil:
-		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.ID, Account: op.Stream.Account(), Stream: op.Stream.Config.Name, Index: idx, File: file})
+		l.m.MetaRemovals = append(l.m.MetaRemovals, model.MetaRemoval{Server: srv.ID, Account: op.Stream.Account(), Stream: op.Stream.Config.Name, Index: idx, File: file})
 	case op.Code == raftlog.OpRemoveConsumer && op.Consumer != nil:
-		l.m.MetaRemovals = append(l.m.MetaRemovals, MetaRemoval{Server: srv.ID, Account: op.Consumer.Account(), Stream: op.Consumer.Stream, Consumer: op.Consumer.Name, Index: idx, File: file})
+		l.m.MetaRemovals = append(l.m.MetaRemovals, model.MetaRemoval{Server: srv.ID, Account: op.Consumer.Account(), Stream: op.Consumer.Stream, Consumer: op.Consumer.Name, Index: idx, File: file})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/logscan"
@@ -68,12 +69,12 @@ func (l *loader) logServerName(lg bundle.Log) (string, string) {
 		return lg.Name, "log"
 	}
 	if lg.Node != "" {
-		if s := l.m.serverByID(lg.Node); s != nil {
+		if s := l.m.ServerByID(lg.Node); s != nil {
 			return s.Name, "log"
 		}
 	}
 	for _, c := range lg.NameCandidates {
-		if l.m.server(c) != nil {
+		if l.m.Server(c) != nil {
 			return c, "folder"
 		}
 	}
@@ -163,7 +164,7 @@ type logFacts struct {
 	bootstrapping bool // a boot logged "JetStream cluster bootstrapping" and no leader yet
 	booted        bool // a boot was seen
 	stopped       bool // the current boot logged a clean stop
-	last          TimelineEvent
+	last          model.TimelineEvent
 }
 
 // log reads one log file; carried is the server the previous file of its
@@ -218,14 +219,14 @@ func (l *loader) log(lg bundle.Log, carried string) string {
 	}
 	if name == "" {
 		n := 1
-		for l.m.server(fmt.Sprintf("unnamed-%d", n)) != nil {
+		for l.m.Server(fmt.Sprintf("unnamed-%d", n)) != nil {
 			n++
 		}
 		name, source = fmt.Sprintf("unnamed-%d", n), "unknown"
 		l.note("log %s: server name not established (no banner, no matching folder); called %s here", lg.Path, name)
 	}
 	// Events scanned before the name was known get it now.
-	id := l.m.idOf(name)
+	id := l.m.IDOf(name)
 	for i := first; i < len(l.m.Timeline); i++ {
 		if l.m.Timeline[i].Server == "" {
 			l.m.Timeline[i].Server = id
@@ -284,7 +285,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	if server == "" {
 		server = self
 	}
-	te := TimelineEvent{Time: ev.Time, Server: l.m.idOf(server), Source: "log", Kind: ev.Kind, Group: ev.Group,
+	te := model.TimelineEvent{Time: ev.Time, Server: l.m.IDOf(server), Source: "log", Kind: ev.Kind, Group: ev.Group,
 		Account: ev.Account, Stream: ev.Stream, Text: ev.Text, File: ev.File, Line: ev.Line}
 	l.tl.add(te, ev.Level)
 
@@ -292,16 +293,16 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	case natsfmt.EventRestoredStream, natsfmt.EventRestoringStream, natsfmt.EventStreamLeader:
 		if ev.Stream != "" {
 			if l.m.LogStreams == nil {
-				l.m.LogStreams = map[ServerID]map[AssetKey]LogStream{}
+				l.m.LogStreams = map[model.ServerID]map[model.AssetKey]model.LogStream{}
 			}
 			if l.m.LogStreams[te.Server] == nil {
-				l.m.LogStreams[te.Server] = map[AssetKey]LogStream{}
+				l.m.LogStreams[te.Server] = map[model.AssetKey]model.LogStream{}
 			}
-			ls := LogStream{TimelineEvent: te}
+			ls := model.LogStream{TimelineEvent: te}
 			if n, ok := ev.Count("msgs"); ok && ev.Kind == string(natsfmt.EventRestoredStream) {
 				ls.Restored = &n
 			}
-			l.m.LogStreams[te.Server][AssetKey{ev.Account, ev.Stream}] = ls
+			l.m.LogStreams[te.Server][model.AssetKey{Account: ev.Account, Stream: ev.Stream}] = ls
 		}
 	}
 	leader, isLeaderEvent := "", false
@@ -311,7 +312,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		// A boot with no clean stop logged before it: the previous process
 		// was killed or crashed after its last line.
 		if facts.booted && !facts.stopped && !facts.last.Time.IsZero() {
-			l.tl.add(TimelineEvent{Time: facts.last.Time, Server: l.m.idOf(server), Source: "log", Kind: string(natsfmt.EventUncleanStop),
+			l.tl.add(model.TimelineEvent{Time: facts.last.Time, Server: l.m.IDOf(server), Source: "log", Kind: string(natsfmt.EventUncleanStop),
 				Text: fmt.Sprintf("no clean shutdown logged before the restart at line %d: the process was killed or crashed after this time (last line %d)", ev.Line, facts.last.Line),
 				File: ev.File, Line: facts.last.Line}, "")
 		}
@@ -342,24 +343,24 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 			if ev.Kind == string(natsfmt.EventPeerRemove) {
 				kind = "remove-peer"
 			}
-			l.logHistory(ev.Group, HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: l.m.idOf(server), Source: "log"})
+			l.logHistory(ev.Group, model.HistoryEvent{Time: &t, Event: kind, Peer: ev.Peer, Server: l.m.IDOf(server), Source: "log"})
 		}
 	case natsfmt.EventLeaderSwitch, natsfmt.EventTerm, natsfmt.EventVote:
 		if ev.Group != "" && ev.Term > 0 {
 			t := ev.Time
-			l.logHistory(ev.Group, HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: l.m.idOf(server), Source: "log"})
+			l.logHistory(ev.Group, model.HistoryEvent{Time: &t, Term: ev.Term, Event: "term", Peer: ev.Peer, Server: l.m.IDOf(server), Source: "log"})
 		}
 	}
 	if !isLeaderEvent {
 		return
 	}
-	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, MetaLeaderState{Time: ev.Time, Server: l.m.idOf(server), Leader: leader, Source: "log", Timeline: -1})
+	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: ev.Time, Server: l.m.IDOf(server), Leader: leader, Source: "log", Timeline: -1})
 	l.tl.ref(len(l.m.MetaLeaderStates)-1, ev.File, ev.Kind, ev.Line)
 	if leader != "" {
 		t := ev.Time
-		l.logHistory(natsfmt.MetaGroup, HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: l.m.idOf(server), Source: "log"})
+		l.logHistory(natsfmt.MetaGroup, model.HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: l.m.IDOf(server), Source: "log"})
 		if facts.bootstrapping {
-			l.m.MetaFoundings = append(l.m.MetaFoundings, MetaFounding{Time: ev.Time, Server: l.m.idOf(server), Leader: leader, Source: "log"})
+			l.m.MetaFoundings = append(l.m.MetaFoundings, model.MetaFounding{Time: ev.Time, Server: l.m.IDOf(server), Leader: leader, Source: "log"})
 			facts.bootstrapping = false
 		}
 	}
@@ -374,13 +375,13 @@ const (
 )
 
 // logHistory adds a group history event read from the current log.
-func (l *loader) logHistory(group string, e HistoryEvent) {
+func (l *loader) logHistory(group string, e model.HistoryEvent) {
 	if l.history == nil {
 		l.history = map[string]*logGroupHistory{}
 	}
 	h := l.history[group]
 	if h == nil {
-		h = &logGroupHistory{kept: headTail[HistoryEvent]{head: historyHead, tail: historyTail}}
+		h = &logGroupHistory{kept: headTail[model.HistoryEvent]{head: historyHead, tail: historyTail}}
 		l.history[group] = h
 		l.historyOrder = append(l.historyOrder, group)
 	}
@@ -391,7 +392,7 @@ func (l *loader) logHistory(group string, e HistoryEvent) {
 
 // logGroupHistory is what one log file gives one group's history.
 type logGroupHistory struct {
-	kept    headTail[HistoryEvent]
+	kept    headTail[model.HistoryEvent]
 	dropped int
 }
 
@@ -406,7 +407,7 @@ func (l *loader) endLogHistory(file, server string) {
 		g.History = h.kept.appendTo(g.History)
 		for i := from; i < len(g.History); i++ {
 			if g.History[i].Server == "" {
-				g.History[i].Server = l.m.idOf(server)
+				g.History[i].Server = l.m.IDOf(server)
 			}
 		}
 		if h.dropped > 0 {
@@ -447,7 +448,7 @@ func (l *loader) clockOffsets() {
 			by[l.m.Name(s.Server)] = append(by[l.m.Name(s.Server)], obs{s.Time, s.Leader})
 		}
 	}
-	servers := sortedKeys(by)
+	servers := model.SortedKeys(by)
 	if len(servers) < 2 {
 		return
 	}

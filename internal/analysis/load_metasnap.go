@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -23,7 +24,7 @@ import (
 // metaSnapFile is one server's newest meta snapshot as read
 // (SnapshotRecord), beside the others for comparison.
 type metaSnapFile struct {
-	srv  *Server
+	srv  *model.Server
 	file string
 	b    []byte
 	snap *raftlog.Snapshot
@@ -112,7 +113,7 @@ func singleBitFlip(b []byte, group string) (off int, bit uint, ok bool) {
 
 // metaSnapNextStart says what the server's version does with its corrupt
 // meta snapshot on its next start.
-func metaSnapNextStart(srv *Server, damaged, members int) []string {
+func metaSnapNextStart(srv *model.Server, damaged, members int) []string {
 	var out []string
 	after := 0
 	if srv.Meta != nil {
@@ -148,7 +149,7 @@ func metaSnapNextStart(srv *Server, damaged, members int) []string {
 	return out
 }
 
-func versionOrUnknown(s *Server) string {
+func versionOrUnknown(s *model.Server) string {
 	if s.Version == "" {
 		return "the version of " + s.Name + " is not in the bundle"
 	}

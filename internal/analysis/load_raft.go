@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -20,14 +21,14 @@ import (
 )
 
 // group returns the model's group named name, creating it.
-func (l *loader) group(name string) *Group {
+func (l *loader) group(name string) *model.Group {
 	if g := l.findGroup(name); g != nil {
 		return g
 	}
-	g := &Group{Name: name, Kind: natsfmt.KindOfGroup(name)}
+	g := &model.Group{Name: name, Kind: natsfmt.KindOfGroup(name)}
 	l.m.Groups = append(l.m.Groups, g)
 	if l.groupIndex == nil {
-		l.groupIndex = map[string]*Group{}
+		l.groupIndex = map[string]*model.Group{}
 	}
 	l.groupIndex[name] = g
 	return g
@@ -101,7 +102,7 @@ func readWALs(fsys fs.FS, stores []bundle.Store, raft map[string][]*raftRead, wa
 }
 
 // storeServer finds the server a store was attributed to.
-func (l *loader) storeServer(st bundle.Store) *Server {
+func (l *loader) storeServer(st bundle.Store) *model.Server {
 	for _, s := range l.m.Servers {
 		if s.StoreDir == st.Dir {
 			return s
@@ -121,7 +122,7 @@ type walState struct {
 	lastTerm    uint64 // the term of the entry at lastIndex
 	maxTerm     uint64 // the highest term of the snapshot and entries read
 	// summary: the WAL as /raftz reports it (WALSummary), nil unread.
-	summary *WALSummary
+	summary *model.WALSummary
 	// snapCorrupt: the meta snapshot fails its checksum (never applied);
 	// afterSnap counts the WAL's append entries past its index.
 	snapCorrupt bool
@@ -151,7 +152,7 @@ type walState struct {
 
 // raftGroup takes one raft group folder of srv's store as read: its
 // small files and snapshot (raftReads) and its WAL (wr, nil when not read).
-func (l *loader) raftGroup(srv *Server, st bundle.Store, name string, wr *walRead) {
+func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *walRead) {
 	rd := l.raftReadOf(st, name)
 	switch {
 	case rd == nil:
@@ -166,7 +167,7 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string, wr *walRea
 	rec := rd.rec
 	rec.Server = srv.ID
 	g := l.group(name)
-	view := View{GroupView: GroupView{Server: srv.ID, Source: "peers.idx"}}
+	view := model.View{GroupView: model.GroupView{Server: srv.ID, Source: "peers.idx"}}
 	peersDamage := -1
 	if rd.peersErr != nil {
 		peersDamage = len(l.m.Corruptions)
@@ -225,16 +226,16 @@ func (l *loader) raftGroup(srv *Server, st bundle.Store, name string, wr *walRea
 		g.Views = append(g.Views, view)
 	}
 	if g.Kind == natsfmt.GroupMeta {
-		ms := &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}}
+		ms := &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{}}
 		for _, a := range raftlog.Replay(ws.metaSnap, ws.ops) {
-			as := &Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{}}
+			as := &model.Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{}}
 			if a.Source != nil {
 				as.Config = a.Source.ConfigJSON
 			}
 			for _, c := range a.Consumers {
 				as.Consumers[c.Name] = c.Peers
 			}
-			ms.Streams[AssetKey{a.Account, a.Name}] = as
+			ms.Streams[model.AssetKey{Account: a.Account, Stream: a.Name}] = as
 		}
 		if ws.snapCorrupt {
 			ms.Source = "the meta WAL after a corrupt snapshot"
@@ -293,7 +294,7 @@ func trackedPeers(listed []string, self string, added map[string]bool) []string 
 // snapshot takes in the newest snapshot of a group as read: its history
 // event and what it could not decode (walStart takes its index, peer state
 // and assignments).
-func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead) {
+func (l *loader) snapshot(srv *model.Server, g *model.Group, rd *raftRead) {
 	if !rd.snapFound {
 		return
 	}
@@ -309,7 +310,7 @@ func (l *loader) snapshot(srv *Server, g *Group, rd *raftRead) {
 	if err != nil && !snapCorrupt {
 		l.raftCorrupt(srv, g.Name, err)
 	}
-	ev := HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
+	ev := model.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
 		ev.Peers = sortedCopy(snap.PeerState.Peers)
 	}
@@ -358,7 +359,7 @@ type walRead struct {
 	// server is the store's, set when assembling); damage: what it could
 	// not decode or a server does not write; removals: the API deletes a
 	// meta WAL holds.
-	history  []HistoryEvent
+	history  []model.HistoryEvent
 	timeline []walTimelineEvent
 	damage   []error
 	removals []walRemovalOp
@@ -444,7 +445,7 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 			tp = nil
 		}
 		if ae.Term != lastTerm || ae.Leader != lastLeader {
-			wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Source: "wal"})
+			wr.history = append(wr.history, model.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "leader", Peer: ae.Leader, Source: "wal"})
 			leader, term := ae.Leader, ae.Term
 			wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: "leader", file: file, text: func(idName func(string) string) string {
 				return fmt.Sprintf("raft %s: entries from leader %s in term %d from index %d", group, idName(leader), term, idx)
@@ -467,7 +468,7 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 				ws.peersAfterSnap = ws.peersAfterSnap || !compacted
 				ps, err := e.PeerState(file)
 				if err == nil {
-					wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Source: "wal"})
+					wr.history = append(wr.history, model.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Source: "wal"})
 					text := fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", group, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " "))
 					wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: "peer-state", file: file, text: func(func(string) string) string { return text }})
 				}
@@ -483,7 +484,7 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 						ws.peerAdded = map[string]bool{}
 					}
 					ws.peerAdded[p] = ev == "add-peer"
-					wr.history = append(wr.history, HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Source: "wal"})
+					wr.history = append(wr.history, model.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: ev, Peer: p, Source: "wal"})
 					kind := map[string]natsfmt.EventKind{"add-peer": natsfmt.EventPeerAdd, "remove-peer": natsfmt.EventPeerRemove}[ev]
 					term := ae.Term
 					wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: string(kind), file: file, text: func(idName func(string) string) string {
@@ -527,7 +528,7 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 		wr.err = err
 		return wr
 	}
-	ws.summary = &WALSummary{WALFigures: WALFigures{FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq, Msgs: scan.State.Msgs, PIndex: ws.lastIndex, PTerm: ws.lastTerm}, Stamps: stamps}
+	ws.summary = &model.WALSummary{WALFigures: model.WALFigures{FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq, Msgs: scan.State.Msgs, PIndex: ws.lastIndex, PTerm: ws.lastTerm}, Stamps: stamps}
 	if ws.lastIndex == 0 {
 		ws.summary.PIndex, ws.summary.PTerm = ws.metaSnapIdx, ws.snapTerm
 	}
@@ -543,7 +544,7 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 }
 
 // wal takes in a group's WAL as read (wr, nil when not read).
-func (l *loader) wal(srv *Server, g *Group, wr *walRead) {
+func (l *loader) wal(srv *model.Server, g *model.Group, wr *walRead) {
 	if wr == nil || !wr.found {
 		return
 	}
@@ -621,7 +622,7 @@ func (ws *walState) streamOp(wop *raftlog.WALOp, afterSnap bool) {
 }
 
 // raftCorrupt records a raft file problem (the file is the one err names).
-func (l *loader) raftCorrupt(srv *Server, group string, err error) {
+func (l *loader) raftCorrupt(srv *model.Server, group string, err error) {
 	c := corruptionFrom(srv.ID, "", "", "", err)
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
 	l.m.Corruptions = append(l.m.Corruptions, c)
@@ -630,14 +631,14 @@ func (l *loader) raftCorrupt(srv *Server, group string, err error) {
 // assignments fills each stream's raft group and assigned servers from the
 // meta state of the server whose meta term is highest.
 func (l *loader) assignments() {
-	var best *Server
+	var best *model.Server
 	var bestTerm uint64
 	for _, g := range l.m.Groups {
 		if g.Kind != natsfmt.GroupMeta {
 			continue
 		}
 		for _, v := range g.Views {
-			s := l.m.serverOf(v.Server)
+			s := l.m.ServerOf(v.Server)
 			if s != nil && s.Meta != nil && !s.Meta.SnapshotCorrupt && (best == nil || v.Term > bestTerm) {
 				best, bestTerm = s, v.Term
 			}
@@ -655,11 +656,11 @@ func (l *loader) assignments() {
 		st.AssignedTo = nil
 		for _, p := range a.Peers {
 			if n, ok := l.m.IDs[p]; ok {
-				st.AssignedTo = append(st.AssignedTo, l.m.idOf(n))
-			} else if s := l.m.serverByID(p); s != nil {
+				st.AssignedTo = append(st.AssignedTo, l.m.IDOf(n))
+			} else if s := l.m.ServerByID(p); s != nil {
 				st.AssignedTo = append(st.AssignedTo, s.ID)
 			} else {
-				st.AssignedTo = append(st.AssignedTo, ServerID(p))
+				st.AssignedTo = append(st.AssignedTo, model.ServerID(p))
 			}
 		}
 		if g := l.findGroup(a.Group); g != nil && g.Asset == "" {
@@ -670,7 +671,7 @@ func (l *loader) assignments() {
 
 // findGroup returns the model's group named name, or nil; by index, as it
 // is called for every group folder and every stream assignment.
-func (l *loader) findGroup(name string) *Group { return l.groupIndex[name] }
+func (l *loader) findGroup(name string) *model.Group { return l.groupIndex[name] }
 
 func sortedCopy(in []string) []string {
 	out := append([]string(nil), in...)

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -19,114 +20,11 @@ import (
 // take the same record. What decodes but is not what a server writes is
 // judged by store-corrupt (check_raft_files.go), never here.
 
-// RaftRecord is one raft group folder of one store as read. It is not
-// changed once the raft step puts it in the model.
-type RaftRecord struct {
-	Server ServerID
-	Group  string
-	Kind   natsfmt.GroupKind
-	Dir    string
-	// Peers is peers.idx, nil when there is none or it does not decode.
-	Peers *PeersRecord
-	// TermVote is tav.idx, Commit commit.idx (v2.15 _meta_), nil likewise.
-	TermVote *TermVoteRecord
-	Commit   *CommitRecord
-	// Snapshot is the newest snapshot by name, nil when there is none or
-	// it does not decode at all.
-	Snapshot *SnapshotRecord
-	// What the WAL pass found that judging these files needs: the highest
-	// term of the snapshot and WAL entries, and whether entries past the
-	// snapshot change the peer set.
-	MaxTerm        uint64
-	PeersAfterSnap bool
-	// WAL is the WAL's state as the same pass read it, nil when the group
-	// has no WAL folder or it could not be scanned.
-	WAL *WALSummary
-}
-
-// WALSummary is a group WAL as a server's /raftz reports it: the WAL
-// filestore's first and last sequence and message count, and the index
-// and term of the last entry (the snapshot's when the WAL holds none).
-type WALSummary struct {
-	WALFigures
-	// Stamps: the store time (Unix ns) of the entries at the sequences a
-	// /raftz capture gave as its WAL's first or last (each server stamps
-	// the entries it stores with its own clock).
-	Stamps map[uint64]int64
-}
-
-// WALFigures are the counts of a WAL, as a store holds them or a /raftz
-// answer reports them.
-type WALFigures struct {
-	FirstSeq, LastSeq, Msgs uint64
-	PIndex, PTerm           uint64
-}
-
-// PeersRecord is a decoded peers.idx and what PeerState.Check finds in it.
-type PeersRecord struct {
-	File   string
-	State  *raftlog.PeerState
-	Issues []raftlog.PeerIssue
-}
-
-// TermVoteRecord is a decoded tav.idx of Size bytes.
-type TermVoteRecord struct {
-	File     string
-	Size     int
-	TermVote raftlog.TermVote
-}
-
-// CommitRecord is a decoded commit.idx of Size bytes.
-type CommitRecord struct {
-	File  string
-	Size  int
-	Index raftlog.CommitIndex
-}
-
-// SnapshotRecord is the newest snapshot of a group: the term and index its
-// name gives and those its header holds, its peer state and checksum.
-type SnapshotRecord struct {
-	File                string
-	NameTerm, NameIndex uint64
-	Term, Index         uint64
-	// Decoded: DecodeSnapshot returned no error (the header holds and the
-	// checksum verifies).
-	Decoded    bool
-	ChecksumOK bool
-	PeerState  *raftlog.PeerState
-	DataOffset int64
-	// A meta snapshot's bytes and the snapshot decoded from them, kept to
-	// locate damage against another server's copy, and what its payload
-	// decodes to (MetaErr when not).
-	Raw        []byte
-	Meta       *raftlog.Snapshot
-	MetaAssign []*raftlog.StreamAssignment
-	MetaErr    error
-}
-
-// files are the files the record was read from.
-func (r *RaftRecord) files() []string {
-	var out []string
-	if r.Peers != nil {
-		out = append(out, r.Peers.File)
-	}
-	if r.TermVote != nil {
-		out = append(out, r.TermVote.File)
-	}
-	if r.Commit != nil {
-		out = append(out, r.Commit.File)
-	}
-	if r.Snapshot != nil {
-		out = append(out, r.Snapshot.File)
-	}
-	return out
-}
-
 // raftRead is one group folder as read: the record, and per file what its
 // reader or decoder could not read (stamped with the structure), which the
 // raft step records as store damage where it always has.
 type raftRead struct {
-	rec                         RaftRecord
+	rec                         model.RaftRecord
 	peersErr, tavErr, commitErr error
 	snapErr                     error
 	snap                        *raftlog.Snapshot
@@ -155,7 +53,7 @@ func readRaftFile(fsys fs.FS, file string, limit int64, s binfmt.Structure) (b [
 // readRaftGroup reads the small files and the newest snapshot of the raft
 // group folder dir, with the parsers' own limits.
 func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
-	r := &raftRead{rec: RaftRecord{Group: name, Kind: natsfmt.KindOfGroup(name), Dir: dir}}
+	r := &raftRead{rec: model.RaftRecord{Group: name, Kind: natsfmt.KindOfGroup(name), Dir: dir}}
 	file := path.Join(dir, "peers.idx")
 	if b, found, err := readRaftFile(fsys, file, raftlog.MaxPeersIdxSize, natsfmt.StructPeersIdx); err != nil {
 		r.peersErr = err
@@ -163,7 +61,7 @@ func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
 		if ps, err := raftlog.DecodePeerState(file, b); err != nil {
 			r.peersErr = err
 		} else {
-			r.rec.Peers = &PeersRecord{File: file, State: ps, Issues: ps.Check()}
+			r.rec.Peers = &model.PeersRecord{File: file, State: ps, Issues: ps.Check()}
 		}
 	}
 	r.readSnapshot(fsys, dir, name)
@@ -174,7 +72,7 @@ func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
 		if tv, err := raftlog.DecodeTermVote(file, b); err != nil {
 			r.tavErr = err
 		} else {
-			r.rec.TermVote = &TermVoteRecord{File: file, Size: len(b), TermVote: *tv}
+			r.rec.TermVote = &model.TermVoteRecord{File: file, Size: len(b), TermVote: *tv}
 		}
 	}
 	file = path.Join(dir, "commit.idx")
@@ -187,7 +85,7 @@ func readRaftGroup(fsys fs.FS, dir, name string) *raftRead {
 		if ci, err := raftlog.DecodeCommitIndex(file, name, b); err != nil {
 			r.commitErr = err
 		} else {
-			r.rec.Commit = &CommitRecord{File: file, Size: len(b), Index: *ci}
+			r.rec.Commit = &model.CommitRecord{File: file, Size: len(b), Index: *ci}
 		}
 	}
 	return r
@@ -233,7 +131,7 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 	if snap == nil {
 		return
 	}
-	sr := &SnapshotRecord{File: file, NameTerm: bt, NameIndex: bi, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
+	sr := &model.SnapshotRecord{File: file, NameTerm: bt, NameIndex: bi, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
 		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset}
 	if r.rec.Kind == natsfmt.GroupMeta {
 		sr.Raw, sr.Meta = b, snap
@@ -261,7 +159,7 @@ type structure = binfmt.Structure
 
 // raftFileCorruption is damage to the structure s of a raft group's file at
 // off, worded as the parsers word a format error.
-func raftFileCorruption(server ServerID, group, file string, off int64, s structure, msg string) Corruption {
+func raftFileCorruption(server model.ServerID, group, file string, off int64, s structure, msg string) model.Corruption {
 	c := corruptionFrom(server, "", "", "", binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, "%s", msg), s))
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
 	return c

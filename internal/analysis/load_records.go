@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
 )
@@ -47,7 +48,7 @@ type Records struct {
 // ackLogRead is one ack log as read: its summary and why reading stopped.
 type ackLogRead struct {
 	path string
-	sum  *AckLog
+	sum  *model.AckLog
 	err  error // opening or reading it (sum holds what was read before)
 	open bool  // err is the open's: nothing was read
 	// reopened says why it was opened again rather than taken from the
@@ -155,7 +156,7 @@ func readRaftGroups(fsys fs.FS, stores []bundle.Store) map[string][]*raftRead {
 	forEach(len(todo), func(i int) {
 		g := todo[i]
 		if crash := crashed(func() { reads[i] = readRaftGroup(fsys, g.dir, g.group) }); crash != nil {
-			reads[i] = &raftRead{rec: RaftRecord{Group: g.group, Dir: g.dir}, crash: crash}
+			reads[i] = &raftRead{rec: model.RaftRecord{Group: g.group, Dir: g.dir}, crash: crash}
 		}
 	})
 	raft := map[string][]*raftRead{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -43,48 +44,14 @@ import (
 // mask); more copies of one stream than that is not a real cluster.
 const maxCompared = 64
 
-// ReplicaComparison is what the copies of one stream hold against each other.
-type ReplicaComparison struct {
-	Copies []*StreamCopy // compared; bit i of a mask is Copies[i]
-	// Coverage lists, in order, the spans that some copies hold as messages
-	// and others do not, with the copies that hold them.
-	Coverage []CoverageSpan
-	// Diverged lists, in order, the sequences held by several copies with
-	// different content, with the groups of copies that agree.
-	Diverged []DivergedSpan
-}
-
-// CoverageSpan is a range of sequences held by exactly the copies in Holders.
-type CoverageSpan struct {
-	report.Range
-	Holders uint64
-}
-
-// DivergedSpan is a range of sequences whose content splits the copies
-// holding it into Sides (one mask per distinct content, ascending).
-type DivergedSpan struct {
-	report.Range
-	Sides []uint64
-}
-
-// lockstep is what the copies of one stream read together found: the runs
-// of sequences where their records differ, before liveness. Bit i of a side
-// is the i-th copy read (member i).
-type lockstep struct {
-	runs []DivergedSpan
-	// late counts the records a copy yielded below sequences already
-	// compared (blocks whose sequences overlap): not compared.
-	late []int
-}
-
 // keepForComparison keeps what the replica comparison needs from a copy's
 // scan: its live map, and the lockstep read it took part in.
-func keepForComparison(c *StreamCopy, rd copyRead) {
+func keepForComparison(c *model.StreamCopy, rd copyRead) {
 	if c.Encrypted {
 		return // nothing readable to compare
 	}
 	c.Live = rd.scan.Live()
-	c.lock, c.member = rd.lock, rd.member
+	c.Lock, c.Member = rd.lock, rd.member
 }
 
 // copyUnit is one read of the stream folders of the bundle's stores: one
@@ -149,10 +116,10 @@ func planCopyReads(fsys fs.FS, stores []bundle.Store) []copyUnit {
 			}
 		})
 	})
-	byName := map[AssetKey][]int{}
+	byName := map[model.AssetKey][]int{}
 	for i, a := range aheads {
 		if a.head != nil {
-			k := AssetKey{accounts[i], a.head.Name()}
+			k := model.AssetKey{Account: accounts[i], Stream: a.head.Name()}
 			byName[k] = append(byName[k], i)
 		}
 	}
@@ -218,19 +185,19 @@ func (u copyUnit) read(fsys fs.FS, payloads map[string]bool, share int) []copyRe
 // message records merged by sequence while they are read.
 // share is how many reads run at once beside this one.
 func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads map[string]bool, share int) []copyRead {
-	lk := &lockstep{late: make([]int, len(dirs))}
+	lk := &model.Lockstep{Late: make([]int, len(dirs))}
 	out := make([]copyRead, len(dirs))
-	feeds := make([]chan msgBatch, len(dirs))
+	feeds := make([]chan model.MsgBatch, len(dirs))
 	// Batches the merger is done with go back to their copy's scan, whose
 	// next blocks append to them: a 2,000,000-message R3 stream allocated
 	// 96 MB of them, a fresh page fault every 4 KiB.
-	free := make([]chan msgBatch, len(dirs))
+	free := make([]chan model.MsgBatch, len(dirs))
 	// The copies' scans share the cores one scan of a stream takes.
 	workers := max(1, runtime.GOMAXPROCS(0)/(len(dirs)*max(1, share)))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
-		feeds[i] = make(chan msgBatch, 1) // a block waits while the merger takes the one before
-		free[i] = make(chan msgBatch, freeBatches)
+		feeds[i] = make(chan model.MsgBatch, 1) // a block waits while the merger takes the one before
+		free[i] = make(chan model.MsgBatch, freeBatches)
 		wg.Go(func() {
 			defer close(feeds[i])
 			defer func() {
@@ -238,11 +205,11 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 					out[i] = copyRead{dir: d, crash: p}
 				}
 			}()
-			send := func(seqs, digests []uint64) { feeds[i] <- msgBatch{seqs, digests} }
+			send := func(seqs, digests []uint64) { feeds[i] <- model.MsgBatch{Seqs: seqs, Digests: digests} }
 			reuse := func() ([]uint64, []uint64) {
 				select {
 				case b := <-free[i]:
-					return b.seqs, b.digests
+					return b.Seqs, b.Digests
 				default:
 					return nil, nil
 				}
@@ -263,7 +230,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 				panic(p)
 			}
 		}()
-		lk.merge(feeds, free)
+		lk.Merge(feeds, free)
 	}()
 	wg.Wait()
 	return out
@@ -273,105 +240,6 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 // one a worker, and the one the feed holds.
 const freeBatches = 4
 
-// msgBatch is one block's message records: sequences ascending, digests
-// beside them.
-type msgBatch struct{ seqs, digests []uint64 }
-
-// merge takes the copies' batches as they come and keeps, in lk.runs, every
-// sequence where the copies' records differ. It returns when every feed is
-// closed. A batch it is done with goes to free[i], when free is not nil
-// and that channel has room.
-func (lk *lockstep) merge(feeds, free []chan msgBatch) {
-	type cursor struct {
-		b    msgBatch
-		pos  int
-		open bool
-	}
-	cs := make([]cursor, len(feeds))
-	for i := range cs {
-		cs[i].open = true
-	}
-	var compared uint64 // sequences up to this one are compared
-	any := false
-	var digests []uint64
-	var sides []uint64
-	for {
-		// Every copy still read has records pending, or is done.
-		for i := range cs {
-			for cs[i].open && cs[i].pos >= len(cs[i].b.seqs) {
-				b, ok := <-feeds[i]
-				if !ok {
-					cs[i].open = false
-					break
-				}
-				if free != nil && cs[i].b.seqs != nil {
-					select {
-					case free[i] <- cs[i].b:
-					default:
-					}
-				}
-				cs[i].b, cs[i].pos = b, 0
-				// Records at or below what was compared (blocks whose
-				// sequences overlap) cannot be merged any more.
-				for any && cs[i].pos < len(b.seqs) && b.seqs[cs[i].pos] <= compared {
-					cs[i].pos++
-					lk.late[i]++
-				}
-			}
-		}
-		// Compare up to the lowest last pending sequence of the copies
-		// still read: beyond it, one of them may still yield records.
-		upto, pending := ^uint64(0), false
-		for i := range cs {
-			if cs[i].pos < len(cs[i].b.seqs) {
-				pending = true
-				if cs[i].open {
-					upto = min(upto, cs[i].b.seqs[len(cs[i].b.seqs)-1])
-				}
-			}
-		}
-		if !pending {
-			return
-		}
-		for {
-			seq, have := uint64(0), false
-			for i := range cs {
-				if c := &cs[i]; c.pos < len(c.b.seqs) && c.b.seqs[c.pos] <= upto && (!have || c.b.seqs[c.pos] < seq) {
-					seq, have = c.b.seqs[c.pos], true
-				}
-			}
-			if !have {
-				break
-			}
-			digests, sides = digests[:0], sides[:0]
-			for i := range cs {
-				c := &cs[i]
-				if c.pos >= len(c.b.seqs) || c.b.seqs[c.pos] != seq {
-					continue
-				}
-				d := c.b.digests[c.pos]
-				c.pos++
-				k := slices.Index(digests, d)
-				if k < 0 {
-					digests, sides = append(digests, d), append(sides, 0)
-					k = len(digests) - 1
-				}
-				sides[k] |= 1 << i
-			}
-			compared, any = seq, true
-			if len(sides) < 2 {
-				continue
-			}
-			slices.Sort(sides)
-			if n := len(lk.runs); n > 0 && lk.runs[n-1].Last+1 == seq && slices.Equal(lk.runs[n-1].Sides, sides) {
-				lk.runs[n-1].Last = seq
-				continue
-			}
-			lk.runs = append(lk.runs, DivergedSpan{Range: report.Range{First: seq, Last: seq}, Sides: slices.Clone(sides)})
-		}
-	}
-}
-
 // compareReplicas compares every stream held by more than one server, then
 // drops what it kept of the copies: the comparison is all the checks need.
 func (l *loader) compareReplicas() {
@@ -380,13 +248,13 @@ func (l *loader) compareReplicas() {
 		l.compareStream(st)
 		l.meter.add(1, 0)
 		for _, c := range st.Copies {
-			c.Live, c.lock = nil, nil
+			c.Live, c.Lock = nil, nil
 		}
 	}
 }
 
-func (l *loader) compareStream(st *Stream) {
-	var copies []*StreamCopy
+func (l *loader) compareStream(st *model.Stream) {
+	var copies []*model.StreamCopy
 	for _, c := range st.Copies {
 		if c.Live != nil && c.Clustered {
 			copies = append(copies, c)
@@ -407,13 +275,13 @@ func (l *loader) compareStream(st *Stream) {
 		l.note("%s > %s: %d copies; the first %d are compared", st.Account, st.Name, len(copies), maxCompared)
 		copies = copies[:maxCompared]
 	}
-	lk, member := copies[0].lock, make([]int, len(copies))
+	lk, member := copies[0].Lock, make([]int, len(copies))
 	for i, c := range copies {
-		if c.lock != lk || lk == nil {
+		if c.Lock != lk || lk == nil {
 			lk = nil
 			break
 		}
-		member[i] = c.member
+		member[i] = c.Member
 	}
 	if lk == nil {
 		// Not read together: their live messages are read again.
@@ -426,39 +294,39 @@ func (l *loader) compareStream(st *Stream) {
 		lk = l.readAgain(st, copies)
 	}
 	for i, c := range copies {
-		if n := lk.late[member[i]]; n > 0 {
+		if n := lk.Late[member[i]]; n > 0 {
 			l.note("%s > %s on %s: %d message records in blocks whose sequences overlap earlier blocks' are not compared with the other copies", st.Account, st.Name, l.m.Name(c.Server), n)
 		}
 	}
-	st.Comparison = &ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: restrict(lk.runs, copies, member)}
+	st.Comparison = &model.ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: restrict(lk.Runs, copies, member)}
 }
 
 // readAgain merges the live messages of copies read at different times,
 // reading their blocks again.
-func (l *loader) readAgain(st *Stream, copies []*StreamCopy) *lockstep {
-	lk := &lockstep{late: make([]int, len(copies))}
-	feeds := make([]chan msgBatch, len(copies))
+func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *model.Lockstep {
+	lk := &model.Lockstep{Late: make([]int, len(copies))}
+	feeds := make([]chan model.MsgBatch, len(copies))
 	errs := make([]error, len(copies))
 	var wg sync.WaitGroup
 	for i, c := range copies {
-		feeds[i] = make(chan msgBatch, 1)
+		feeds[i] = make(chan model.MsgBatch, 1)
 		wg.Go(func() {
 			defer close(feeds[i])
-			var b msgBatch
+			var b model.MsgBatch
 			err := c.Live.Messages(l.b.FS, 0, ^uint64(0), func(seq, d uint64) {
-				b.seqs, b.digests = append(b.seqs, seq), append(b.digests, d)
-				if len(b.seqs) == 4096 {
+				b.Seqs, b.Digests = append(b.Seqs, seq), append(b.Digests, d)
+				if len(b.Seqs) == 4096 {
 					feeds[i] <- b
-					b = msgBatch{}
+					b = model.MsgBatch{}
 				}
 			})
-			if len(b.seqs) > 0 {
+			if len(b.Seqs) > 0 {
 				feeds[i] <- b
 			}
 			errs[i] = err
 		})
 	}
-	lk.merge(feeds, nil)
+	lk.Merge(feeds, nil)
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
@@ -472,7 +340,7 @@ func (l *loader) readAgain(st *Stream, copies []*StreamCopy) *lockstep {
 // together differ (member[j]: copy j's bit in them) to the copies' live
 // messages: a sequence diverges where at least two of the copies holding it
 // as a message hold different content. Sides are then masks of copies.
-func restrict(runs []DivergedSpan, copies []*StreamCopy, member []int) []DivergedSpan {
+func restrict(runs []model.DivergedSpan, copies []*model.StreamCopy, member []int) []model.DivergedSpan {
 	type cursor struct {
 		next func() (storeparse.SeqRange, bool)
 		cur  storeparse.SeqRange
@@ -485,7 +353,7 @@ func restrict(runs []DivergedSpan, copies []*StreamCopy, member []int) []Diverge
 		cs[j].next = next
 		cs[j].cur, cs[j].ok = next()
 	}
-	var out []DivergedSpan
+	var out []model.DivergedSpan
 	var sides []uint64
 	for _, r := range runs {
 		for p := r.First; ; {
@@ -523,7 +391,7 @@ func restrict(runs []DivergedSpan, copies []*StreamCopy, member []int) []Diverge
 				if n := len(out); n > 0 && out[n-1].Last+1 == p && slices.Equal(out[n-1].Sides, sides) {
 					out[n-1].Last = end
 				} else {
-					out = append(out, DivergedSpan{Range: report.Range{First: p, Last: end}, Sides: slices.Clone(sides)})
+					out = append(out, model.DivergedSpan{Range: report.Range{First: p, Last: end}, Sides: slices.Clone(sides)})
 				}
 			}
 			if end >= r.Last {
@@ -537,7 +405,7 @@ func restrict(runs []DivergedSpan, copies []*StreamCopy, member []int) []Diverge
 
 // coverage sweeps the copies' live ranges side by side and returns the
 // spans that not every copy holds.
-func coverage(copies []*StreamCopy) []CoverageSpan {
+func coverage(copies []*model.StreamCopy) []model.CoverageSpan {
 	type cursor struct {
 		next func() (storeparse.SeqRange, bool)
 		cur  storeparse.SeqRange
@@ -551,7 +419,7 @@ func coverage(copies []*StreamCopy) []CoverageSpan {
 		defer stop()
 	}
 	all := uint64(1)<<len(copies) - 1
-	var out []CoverageSpan
+	var out []model.CoverageSpan
 	add := func(first, last, holders uint64) {
 		if holders == all || holders == 0 {
 			return
@@ -560,7 +428,7 @@ func coverage(copies []*StreamCopy) []CoverageSpan {
 			out[n-1].Last = last
 			return
 		}
-		out = append(out, CoverageSpan{Range: report.Range{First: first, Last: last}, Holders: holders})
+		out = append(out, model.CoverageSpan{Range: report.Range{First: first, Last: last}, Holders: holders})
 	}
 	var p uint64
 	started := false

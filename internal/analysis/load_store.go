@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -186,7 +187,7 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 			cands = append(cands, cand{n, "capture", false})
 		}
 	}
-	taken := func(n string) bool { s := l.m.server(n); return s != nil && s.StoreDir != "" }
+	taken := func(n string) bool { s := l.m.Server(n); return s != nil && s.StoreDir != "" }
 	if len(self) > 0 {
 		for _, c := range cands {
 			if self[peerID(c.name)] && !taken(c.name) && (c.paired || len(self) == 1) {
@@ -206,7 +207,7 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 		return cands[0].name, cands[0].source
 	}
 	n := 1
-	for l.m.server(fmt.Sprintf("unnamed-%d", n)) != nil {
+	for l.m.Server(fmt.Sprintf("unnamed-%d", n)) != nil {
 		n++
 	}
 	name = fmt.Sprintf("unnamed-%d", n)
@@ -269,7 +270,7 @@ func (l *loader) stores(copies map[string]copyRead, raft map[string][]*raftRead)
 
 // addStreamCopy adds the copy of one stream folder of one server, as
 // read, to the model.
-func (l *loader) addStreamCopy(srv *Server, st bundle.Store, account, folder string, copies map[string]copyRead, what string) {
+func (l *loader) addStreamCopy(srv *model.Server, st bundle.Store, account, folder string, copies map[string]copyRead, what string) {
 	dir := path.Join(st.Dir, account, "streams", folder)
 	if strings.HasPrefix(folder, ".") {
 		l.note("%s: stream folder %s is a stream being deleted (renamed before removal); the server removes it at start", srv.Name, dir)
@@ -298,7 +299,7 @@ type copyRead struct {
 	err   error // the folder cannot be read
 	// lock is the comparison of the copies read together with this one
 	// (nil: read alone), member its bit there.
-	lock   *lockstep
+	lock   *model.Lockstep
 	member int
 	crash  any // the reader panicked
 }
@@ -332,13 +333,13 @@ func readCopy(fsys fs.FS, dir string, payloads map[string]bool, ro *readOpts) co
 }
 
 // addCopy adds what rd read of one stream folder to the model (no I/O).
-func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, rd copyRead) {
+func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder string, rd copyRead) {
 	dir := rd.dir
 	if rd.empty {
 		// nats-server warns "Missing stream metafile" and skips the folder
 		// (jetstream.go: v2.10.22 l.1224-1227, v2.12.1 l.1286-1289, v2.15.2
 		// l.1442-1446); there is nothing to scan, nor a stream to model.
-		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.ID, Account: account, Stream: folder,
+		l.m.Corruptions = append(l.m.Corruptions, model.Corruption{Server: srv.ID, Account: account, Stream: folder,
 			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptMissing, Structure: natsfmt.StructMetaInf, EmptyFolder: true,
 			Message: fmt.Sprintf("%s is an empty stream folder (no meta.inf, no message blocks)", dir)})
 		return
@@ -355,18 +356,18 @@ func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, r
 	if scan.Meta != nil {
 		replicas = scan.Meta.NumReplicas
 	}
-	c := &StreamCopy{
+	c := &model.StreamCopy{
 		Server: srv.ID, Path: dir,
 		FirstSeq: scan.State.FirstSeq, LastSeq: scan.State.LastSeq,
 		Messages: scan.State.Msgs, Bytes: scan.State.Bytes, Deleted: scan.State.NumDeleted,
 		Replicas: replicas, Encrypted: scan.Encrypted, NoMeta: metaMissing(scan),
 		Clustered: st.SysAccount != "",
 		MetaInf:   scan.MetaInf, MetaSum: scan.MetaSum, MetaSumOK: scan.MetaSumOK,
-		read: l.copiesRead,
+		Read: l.copiesRead,
 	}
 	l.copiesRead++
 	if x := scan.Index; x != nil {
-		c.Index = &IndexRecord{File: path.Join(dir, "msgs", "index.db"), FirstSeq: x.FirstSeq, LastSeq: x.LastSeq,
+		c.Index = &model.IndexRecord{File: path.Join(dir, "msgs", "index.db"), FirstSeq: x.FirstSeq, LastSeq: x.LastSeq,
 			Msgs: x.Msgs, Bytes: x.Bytes, Mismatches: scan.Mismatches, Stale: x.ChecksumOK && !scan.IndexCurrent()}
 	}
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
@@ -391,7 +392,7 @@ func (l *loader) addCopy(srv *Server, st bundle.Store, account, folder string, r
 	if scan.Meta != nil && len(scan.Meta.FieldErrors) > 0 {
 		// dump meta warns of them too (what the server does with such a
 		// meta.inf is store-corrupt's to say).
-		l.m.Corruptions = append(l.m.Corruptions, Corruption{Server: srv.ID, Account: account, Stream: name, Replicas: replicas,
+		l.m.Corruptions = append(l.m.Corruptions, model.Corruption{Server: srv.ID, Account: account, Stream: name, Replicas: replicas,
 			File: path.Join(dir, "meta.inf"), Kind: natsfmt.CorruptUnparsable, Structure: natsfmt.StructMetaInf, FieldErrors: true,
 			Message: fmt.Sprintf("%s: fields of the wrong type (%s)", path.Join(dir, "meta.inf"), strings.Join(scan.Meta.FieldErrors, "; "))})
 	}
@@ -422,7 +423,7 @@ func metaMissing(scan *storeparse.StreamScan) bool {
 // sequences lost or unreadable, and the facts from which store-corrupt says
 // what the server does with it on its next start (blockEvidence). It
 // reports whether c is such a damage.
-func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
+func blockCost(scan *storeparse.StreamScan, c *model.Corruption) bool {
 	var bs *storeparse.BlockScan
 	for i := range scan.Blocks {
 		if scan.Blocks[i].File == c.File {
@@ -466,7 +467,7 @@ func blockCost(scan *storeparse.StreamScan, c *Corruption) bool {
 		}
 		if len(bs.RebuildLost) > 0 && bs.Bad[0].Offset == bad.Offset {
 			r := bs.RebuildLost[0]
-			c.RebuildCut = &RebuildCut{Offset: bad.Offset, Lost: report.Range(r), Msgs: bs.RebuildLostMsgs}
+			c.RebuildCut = &model.RebuildCut{Offset: bad.Offset, Lost: report.Range(r), Msgs: bs.RebuildLostMsgs}
 		}
 	case natsfmt.CorruptTruncated, natsfmt.CorruptUnparsable:
 		if bs.Torn {
@@ -515,22 +516,22 @@ func blockOfSeq(scan *storeparse.StreamScan, seq uint64) int {
 // streamEntry returns the model's stream account/name, creating it. The
 // index keeps it O(1) a call: it is called for every copy of thousands of
 // streams.
-func (l *loader) streamEntry(account, name string) *Stream {
-	if s := l.streamIndex[AssetKey{account, name}]; s != nil {
+func (l *loader) streamEntry(account, name string) *model.Stream {
+	if s := l.streamIndex[model.AssetKey{Account: account, Stream: name}]; s != nil {
 		return s
 	}
-	s := &Stream{Account: account, Name: name}
+	s := &model.Stream{Account: account, Name: name}
 	l.m.Streams = append(l.m.Streams, s)
 	if l.streamIndex == nil {
-		l.streamIndex = map[AssetKey]*Stream{}
+		l.streamIndex = map[model.AssetKey]*model.Stream{}
 	}
-	l.streamIndex[AssetKey{account, name}] = s
+	l.streamIndex[model.AssetKey{Account: account, Stream: name}] = s
 	return s
 }
 
 // corruptionFrom turns a parser error into a corruption fact.
-func corruptionFrom(server ServerID, account, stream, dir string, err error) Corruption {
-	c := Corruption{Server: server, Account: account, Stream: stream, File: dir, Message: err.Error()}
+func corruptionFrom(server model.ServerID, account, stream, dir string, err error) model.Corruption {
+	c := model.Corruption{Server: server, Account: account, Stream: stream, File: dir, Message: err.Error()}
 	var ce *binfmt.CorruptError
 	if errors.As(err, &ce) {
 		if ce.File != "" {
@@ -555,7 +556,7 @@ func (l *loader) priorLastSeqs() {
 			if x == nil || !x.Stale || x.LastSeq <= c.LastSeq {
 				continue
 			}
-			srv := l.m.serverOf(c.Server)
+			srv := l.m.ServerOf(c.Server)
 			if srv == nil {
 				continue
 			}

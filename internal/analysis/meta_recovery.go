@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"path"
 )
 
@@ -13,7 +14,7 @@ import (
 // against which its stored streams are judged: its own, or, where its meta
 // snapshot is corrupt, what its version really recovers. why says how it
 // was chosen; skip, when meta is nil, why it cannot be judged.
-func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
+func recoveredMeta(p *Pass, srv *model.Server) (meta *model.MetaState, why, skip string) {
 	switch {
 	case srv.Meta == nil:
 		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
@@ -46,11 +47,11 @@ func recoveredMeta(p *Pass, srv *Server) (meta *MetaState, why, skip string) {
 // the damaged servers' snapshots and meta WALs moved out of their stores,
 // the server with the intact snapshot is elected and installs it on them,
 // and every stream comes back whole.
-func metaSnapshotRemedy(m *Model, c Corruption) prescription {
+func metaSnapshotRemedy(m *model.Model, c model.Corruption) prescription {
 	meta := path.Dir(path.Dir(c.File))
 	v := serverVersion(m, c.Server)
 	order := metaSnapStartOrder(v)
-	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta, "version": dashIfEmpty(v),
+	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta, "version": model.DashIfEmpty(v),
 		"stagger": order == "stagger", "together": order == "together", "ordercannottell": order == ""})
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -31,7 +32,7 @@ func snapFile(t *testing.T, srv string, b []byte) metaSnapFile {
 	if snap == nil {
 		t.Fatalf("%s: %v", srv, err)
 	}
-	return metaSnapFile{srv: &Server{Name: srv}, file: srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11", b: b, snap: snap}
+	return metaSnapFile{srv: &model.Server{Name: srv}, file: srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11", b: b, snap: snap}
 }
 
 // TestMetaSnapshotDamageLocated: one bit flipped in a copy of a real meta
@@ -75,33 +76,33 @@ func TestMetaSnapshotDamageLocated(t *testing.T) {
 
 // metaSnapModel: three servers, s0 and s1 with corrupt meta snapshots, s2
 // intact and assigning both streams; s0 stores R1 stream L0 and R3 ORDERS.
-func metaSnapModel(version string, after int) *Model {
-	m := &Model{IDs: map[string]string{}}
+func metaSnapModel(version string, after int) *model.Model {
+	m := &model.Model{IDs: map[string]string{}}
 	var peers []string
 	for _, n := range []string{"s0", "s1", "s2"} {
 		id := natsfmt.PeerID(n)
 		m.IDs[id] = n
 		peers = append(peers, id)
-		m.Servers = append(m.Servers, &Server{Name: n, PeerID: id, StoreDir: n, Version: version, Sources: map[string]bool{"store": true}})
+		m.Servers = append(m.Servers, &model.Server{Name: n, PeerID: id, StoreDir: n, Version: version, Sources: map[string]bool{"store": true}})
 	}
-	full := map[AssetKey]*Assignment{
-		{"$G", "L0"}:     {Account: "$G", Stream: "L0", Peers: peers[:1], Replicas: 1},
-		{"$G", "ORDERS"}: {Account: "$G", Stream: "ORDERS", Peers: peers, Replicas: 3},
+	full := map[model.AssetKey]*model.Assignment{
+		{Account: "$G", Stream: "L0"}:     {Account: "$G", Stream: "L0", Peers: peers[:1], Replicas: 1},
+		{Account: "$G", Stream: "ORDERS"}: {Account: "$G", Stream: "ORDERS", Peers: peers, Replicas: 3},
 	}
-	m.Servers[0].Meta = &MetaState{Source: "the meta WAL after a corrupt snapshot", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: true, AfterSnapshot: after}
-	m.Servers[1].Meta = &MetaState{Source: "the meta WAL after a corrupt snapshot", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: true}
-	m.Servers[2].Meta = &MetaState{Source: "snapshot+wal", Streams: full}
-	g := &Group{Name: "_meta_", Kind: "meta"}
+	m.Servers[0].Meta = &model.MetaState{Source: "the meta WAL after a corrupt snapshot", Streams: map[model.AssetKey]*model.Assignment{}, SnapshotCorrupt: true, AfterSnapshot: after}
+	m.Servers[1].Meta = &model.MetaState{Source: "the meta WAL after a corrupt snapshot", Streams: map[model.AssetKey]*model.Assignment{}, SnapshotCorrupt: true}
+	m.Servers[2].Meta = &model.MetaState{Source: "snapshot+wal", Streams: full}
+	g := &model.Group{Name: "_meta_", Kind: "meta"}
 	for i, n := range []string{"s0", "s1", "s2"} {
-		g.Views = append(g.Views, View{GroupView: GroupView{Server: ServerID(n), ClusterSize: 3, Term: uint64(1 + i), Peers: peers, Source: "peers.idx"}})
+		g.Views = append(g.Views, model.View{GroupView: model.GroupView{Server: model.ServerID(n), ClusterSize: 3, Term: uint64(1 + i), Peers: peers, Source: "peers.idx"}})
 	}
-	m.Groups = []*Group{g}
+	m.Groups = []*model.Group{g}
 	for _, st := range []struct {
 		name string
 		r    int
 	}{{"L0", 1}, {"ORDERS", 3}} {
-		m.Streams = append(m.Streams, &Stream{Account: "$G", Name: st.name, Replicas: st.r,
-			Copies: []*StreamCopy{{Server: "s0", Path: "s0/$G/streams/" + st.name, Messages: 10, LastSeq: 10, Replicas: st.r}}})
+		m.Streams = append(m.Streams, &model.Stream{Account: "$G", Name: st.name, Replicas: st.r,
+			Copies: []*model.StreamCopy{{Server: "s0", Path: "s0/$G/streams/" + st.name, Messages: 10, LastSeq: 10, Replicas: st.r}}})
 	}
 	return m
 }
@@ -174,7 +175,7 @@ func TestSyncSettingRead(t *testing.T) {
 		t.Skipf("committed bundle missing: %v", err)
 	}
 	m := loadDir(t, src)
-	s := m.server("ms-0")
+	s := m.Server("ms-0")
 	if s == nil || s.Sync == nil || s.Sync.Interval != 30*time.Second || !strings.Contains(s.Sync.Source, "/varz") && !strings.Contains(s.Sync.Source, "/jsz") {
 		t.Fatalf("ms-0 sync from the captures: %+v", s)
 	}
@@ -190,13 +191,13 @@ func TestSyncSettingRead(t *testing.T) {
 		}
 	}
 	m = loadDir(t, dir)
-	s = m.server("ms-0")
+	s = m.Server("ms-0")
 	if s == nil || s.Sync == nil || s.Sync.Interval != 30*time.Second || s.Sync.Source != "config conf-ms-0.conf.txt" {
 		t.Fatalf("ms-0 sync from the config: %+v", s)
 	}
 }
 
-func loadDir(t *testing.T, dir string) *Model {
+func loadDir(t *testing.T, dir string) *model.Model {
 	t.Helper()
 	b, err := bundle.Open(dir, bundle.Limits{})
 	if err != nil {

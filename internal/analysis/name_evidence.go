@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/logscan"
 )
@@ -23,12 +24,12 @@ import (
 // the server saw it, and the server the log belongs to.
 type logStoreDir struct {
 	file, dir string
-	server    ServerID
+	server    model.ServerID
 }
 
 // keepStoreDirs records the Store Directory lines of one log's boots
 // (logscan's store-dir event, kept on each Banner), once per directory.
-func (l *loader) keepStoreDirs(file string, server ServerID, boots []logscan.Banner) {
+func (l *loader) keepStoreDirs(file string, server model.ServerID, boots []logscan.Banner) {
 	seen := map[string]bool{}
 	for _, b := range boots {
 		if b.StoreDir == "" || seen[b.StoreDir] {
@@ -41,19 +42,19 @@ func (l *loader) keepStoreDirs(file string, server ServerID, boots []logscan.Ban
 
 // raftzFigure is one group as one server's /raftz answer reported it.
 type raftzFigure struct {
-	server ServerID
+	server model.ServerID
 	group  string
 	file   string
-	wal    WALFigures
+	wal    model.WALFigures
 	// firstTS, lastTS: the store times of the WAL's first and last entry
 	// (Unix ns, 0 when not given).
 	firstTS, lastTS int64
 }
 
 // keepRaftzFigure records what srv's /raftz said of group g.
-func (l *loader) keepRaftzFigure(srv *Server, file, group string, rg capture.RaftzGroup) {
+func (l *loader) keepRaftzFigure(srv *model.Server, file, group string, rg capture.RaftzGroup) {
 	l.raftzFigs = append(l.raftzFigs, raftzFigure{server: srv.ID, group: group, file: file,
-		wal:     WALFigures{FirstSeq: rg.WAL.FirstSeq, LastSeq: rg.WAL.LastSeq, Msgs: rg.WAL.Messages, PIndex: rg.PIndex, PTerm: rg.PTerm},
+		wal:     model.WALFigures{FirstSeq: rg.WAL.FirstSeq, LastSeq: rg.WAL.LastSeq, Msgs: rg.WAL.Messages, PIndex: rg.PIndex, PTerm: rg.PTerm},
 		firstTS: unixNano(rg.WAL.FirstTime), lastTS: unixNano(rg.WAL.LastTime)})
 }
 
@@ -67,7 +68,7 @@ func unixNano(t time.Time) int64 {
 // sameEntries says how a store's WAL r and a /raftz figure f agree: the
 // store holds an entry f gave with the very store time f gave (stamped),
 // or the WAL's figures are the same (figures).
-func sameEntries(r *WALSummary, f raftzFigure) (stamped, figures bool) {
+func sameEntries(r *model.WALSummary, f raftzFigure) (stamped, figures bool) {
 	for _, at := range []struct {
 		seq uint64
 		ts  int64
@@ -101,8 +102,8 @@ func tailMatch(a, b []string) int {
 
 // unnamedStores are the servers known only by a placeholder that hold a
 // store, with their store.
-func (l *loader) unnamedStores() (out []*Server, stores map[*Server]bundle.Store) {
-	stores = map[*Server]bundle.Store{}
+func (l *loader) unnamedStores() (out []*model.Server, stores map[*model.Server]bundle.Store) {
+	stores = map[*model.Server]bundle.Store{}
 	for _, srv := range l.m.Servers {
 		if srv.NameSource != "unknown" || srv.StoreDir == "" {
 			continue
@@ -117,15 +118,15 @@ func (l *loader) unnamedStores() (out []*Server, stores map[*Server]bundle.Store
 }
 
 // hasStore says whether a server other than srv called name holds a store.
-func (l *loader) hasStore(name string, srv *Server) bool {
-	s := l.m.server(name)
+func (l *loader) hasStore(name string, srv *model.Server) bool {
+	s := l.m.Server(name)
 	return s != nil && s != srv && s.StoreDir != ""
 }
 
 // byStoreDir is the server without a store whose log printed a Store
 // Directory ending like st's path, when one such server does so best;
 // else "" and why.
-func (l *loader) byStoreDir(srv *Server, st bundle.Store) (string, string) {
+func (l *loader) byStoreDir(srv *model.Server, st bundle.Store) (string, string) {
 	if len(l.storeDirs) == 0 {
 		return "", "no log gives a Store Directory"
 	}
@@ -149,7 +150,7 @@ func (l *loader) byStoreDir(srv *Server, st bundle.Store) (string, string) {
 	case best == 0:
 		return "", "no log's Store Directory ends like its path"
 	case len(servers) > 1:
-		return "", fmt.Sprintf("the Store Directory lines of %s end like its path equally", strings.Join(sortedKeys(servers), ", "))
+		return "", fmt.Sprintf("the Store Directory lines of %s end like its path equally", strings.Join(model.SortedKeys(servers), ", "))
 	}
 	for name, dirs := range servers {
 		return name, fmt.Sprintf("its path ends like the Store Directory %s", strings.Join(dirs, ", "))
@@ -165,7 +166,7 @@ func (l *loader) byStoreDir(srv *Server, st bundle.Store) (string, string) {
 // (first and last sequence, entries, last index and term). Groups that
 // several servers tie alike, or none does (the store moved on after the
 // capture), say nothing.
-func (l *loader) byRaftz(srv *Server, st bundle.Store) (string, string) {
+func (l *loader) byRaftz(srv *model.Server, st bundle.Store) (string, string) {
 	if len(l.raftzFigs) == 0 {
 		return "", "no raftz capture"
 	}
@@ -176,7 +177,7 @@ func (l *loader) byRaftz(srv *Server, st bundle.Store) (string, string) {
 	votes := map[string][]string{}
 	compared := 0
 	for _, r := range l.m.RaftRecords {
-		if !l.m.same(r.Server, srv.ID) || r.WAL == nil || len(figs[r.Group]) == 0 {
+		if !l.m.Same(r.Server, srv.ID) || r.WAL == nil || len(figs[r.Group]) == 0 {
 			continue
 		}
 		compared++
@@ -184,7 +185,7 @@ func (l *loader) byRaftz(srv *Server, st bundle.Store) (string, string) {
 		// server's own; equal figures only where no stamp tells.
 		stamped, alike := map[string]string{}, map[string]string{}
 		for _, f := range figs[r.Group] {
-			s := l.m.serverOf(f.server)
+			s := l.m.ServerOf(f.server)
 			if s == nil || s.NameSource == "unknown" || l.hasStore(s.Name, srv) {
 				continue
 			}
@@ -213,7 +214,7 @@ func (l *loader) byRaftz(srv *Server, st bundle.Store) (string, string) {
 	case len(votes) == 0:
 		return "", fmt.Sprintf("no server's raftz figures for its %d groups are its own alone", compared)
 	case len(votes) > 1:
-		return "", fmt.Sprintf("its groups' figures are those %s reported", strings.Join(sortedKeys(votes), " and "))
+		return "", fmt.Sprintf("its groups' figures are those %s reported", strings.Join(model.SortedKeys(votes), " and "))
 	}
 	for name, groups := range votes {
 		return name, strings.Join(groups, "; ")
@@ -228,7 +229,7 @@ func (l *loader) byRaftz(srv *Server, st bundle.Store) (string, string) {
 // before the next round looks. A name is taken only when one store points
 // at it and the store's raft state holds its peer id.
 func (l *loader) nameStoresByEvidence() {
-	var why map[*Server][]string
+	var why map[*model.Server][]string
 	for {
 		var as []nameAssignment
 		as, why = l.evidenceNames()
@@ -249,17 +250,17 @@ func (l *loader) nameStoresByEvidence() {
 // evidenceNames is one round of nameStoresByEvidence: the names the first
 // source that names any store gives (the logs' Store Directory lines, else
 // the raftz figures), and why each store still unnamed is not named.
-func (l *loader) evidenceNames() ([]nameAssignment, map[*Server][]string) {
+func (l *loader) evidenceNames() ([]nameAssignment, map[*model.Server][]string) {
 	type source struct {
 		name, what string
-		by         func(*Server, bundle.Store) (string, string)
+		by         func(*model.Server, bundle.Store) (string, string)
 	}
 	sources := []source{{"log", "log's Store Directory", l.byStoreDir}, {"raftz", "raftz figures", l.byRaftz}}
-	why := map[*Server][]string{}
+	why := map[*model.Server][]string{}
 	srvs, stores := l.unnamedStores()
 	for _, src := range sources {
-		picks := map[string][]*Server{}
-		reason := map[*Server]string{}
+		picks := map[string][]*model.Server{}
+		reason := map[*model.Server]string{}
 		for _, srv := range srvs {
 			st := stores[srv]
 			name, because := src.by(srv, st)
@@ -275,7 +276,7 @@ func (l *loader) evidenceNames() ([]nameAssignment, map[*Server][]string) {
 			reason[srv] = because
 		}
 		var as []nameAssignment
-		for _, name := range sortedKeys(picks) {
+		for _, name := range model.SortedKeys(picks) {
 			if ps := picks[name]; len(ps) > 1 {
 				for _, p := range ps {
 					why[p] = append(why[p], fmt.Sprintf("%s: points at %s for %d stores", src.name, name, len(ps)))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
@@ -26,7 +27,7 @@ func peerRemoveCommand(id string) string {
 
 // peerRemoveRemedy removes corrupt ids with server removals
 // (remedies.go: meta-corrupt-id-remove, group-corrupt-id-remove).
-func peerRemoveRemedy(m *Model, group string, ids []string) prescription {
+func peerRemoveRemedy(m *model.Model, group string, ids []string) prescription {
 	if group == natsfmt.MetaGroup {
 		return prescribe("meta-corrupt-id-remove", args{"ids": ids})
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -29,7 +30,7 @@ import (
 //
 // covered lists the files so reported: the loader's own "cluster size …
 // peers listed" damage of them is left to this finding.
-func peerSizeFindings(m *Model) (out []report.Finding, covered map[string]bool) {
+func peerSizeFindings(m *model.Model) (out []report.Finding, covered map[string]bool) {
 	covered = map[string]bool{}
 	for _, g := range m.Groups {
 		for _, v := range g.Views {
@@ -79,13 +80,13 @@ func peerSizeFindings(m *Model) (out []report.Finding, covered map[string]bool) 
 }
 
 // isSizeDamage: the loader's damage of a peers.idx cluster size (load_raftfiles.go peerIssues).
-func isSizeDamage(c *Corruption) bool {
+func isSizeDamage(c *model.Corruption) bool {
 	return c.Structure == natsfmt.StructPeersIdx && c.Offset == 0 && strings.Contains(c.Message, "cluster size") && strings.Contains(c.Message, "peers listed")
 }
 
 // peersAgree: every other server's view of g that lists peers lists those
 // of v.
-func peersAgree(g *Group, v View) bool {
+func peersAgree(g *model.Group, v model.View) bool {
 	for _, o := range g.Views {
 		if o.Server == v.Server || len(o.Peers) == 0 {
 			continue
@@ -100,7 +101,7 @@ func peersAgree(g *Group, v View) bool {
 // sizeDamaged is the peers.idx files whose cluster size peerSizeFindings
 // reports as damaged: a check of the group's size reads the size the
 // group runs with (the peers the file lists) instead.
-func sizeDamaged(m *Model) map[string]bool {
+func sizeDamaged(m *model.Model) map[string]bool {
 	_, covered := peerSizeFindings(m)
 	return covered
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -85,22 +86,22 @@ func TestDepartedNeedsLeaderView(t *testing.T) {
 		departed bool
 	}{{"follower view", "n3", false}, {"leader view", "n1", true}, {"leaderless view", "", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &Model{IDs: map[string]string{}}
+			m := &model.Model{IDs: map[string]string{}}
 			for _, n := range []string{"n1", "n2", "n3"} {
 				m.IDs[natsfmt.PeerID(n)] = n
 				src := map[string]bool{"store": true}
 				if n == "n1" {
 					src["raftz"] = true
 				}
-				m.Servers = append(m.Servers, &Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: src})
+				m.Servers = append(m.Servers, &model.Server{Name: n, PeerID: natsfmt.PeerID(n), StoreDir: n, Sources: src})
 			}
-			v := View{GroupView: GroupView{Server: "n1", ClusterSize: 3, Quorum: 2, Source: "raftz",
+			v := model.View{GroupView: model.GroupView{Server: "n1", ClusterSize: 3, Quorum: 2, Source: "raftz",
 				Peers: []string{natsfmt.PeerID("n1"), natsfmt.PeerID("n2"), natsfmt.PeerID("n3")}}, LeaderKnown: true}
 			if tc.leader != "" {
 				v.Leader = natsfmt.PeerID(tc.leader)
 			}
 			v.Alive = []string{natsfmt.PeerID("n3")}
-			m.Groups = []*Group{{Name: "_meta_", Kind: "meta", Views: []View{v}}}
+			m.Groups = []*model.Group{{Name: "_meta_", Kind: "meta", Views: []model.View{v}}}
 			d := departedPeers(m, formerIDs(m))
 			if d[natsfmt.PeerID("n2")] != tc.departed {
 				t.Errorf("n2 departed = %v, want %v", d[natsfmt.PeerID("n2")], tc.departed)
@@ -154,19 +155,19 @@ func TestDeletedStreamsNotLost(t *testing.T) {
 // keeps is what a compacted API delete leaves: no finding; the same stream
 // with the holder's meta snapshot corrupt is lost, the snapshot its cause.
 func TestAssetLostNeedsCause(t *testing.T) {
-	model := func(corrupt bool) *Model {
-		m := &Model{IDs: map[string]string{}}
-		m.Servers = []*Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Sources: map[string]bool{"store": true, "log": true},
-			Meta: &MetaState{Source: "snapshot+wal", Streams: map[AssetKey]*Assignment{}, SnapshotCorrupt: corrupt}}}
+	mkModel := func(corrupt bool) *model.Model {
+		m := &model.Model{IDs: map[string]string{}}
+		m.Servers = []*model.Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Sources: map[string]bool{"store": true, "log": true},
+			Meta: &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{}, SnapshotCorrupt: corrupt}}}
 		three := uint64(3)
-		m.LogStreams = map[ServerID]map[AssetKey]LogStream{"a": {{"APP", "GONE"}: {TimelineEvent: TimelineEvent{Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
+		m.LogStreams = map[model.ServerID]map[model.AssetKey]model.LogStream{"a": {{Account: "APP", Stream: "GONE"}: {TimelineEvent: model.TimelineEvent{Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
 			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}, Restored: &three}}}
 		return m
 	}
-	if fs := runCheck(checkAssetLost, model(false)); len(fs) != 0 {
+	if fs := runCheck(checkAssetLost, mkModel(false)); len(fs) != 0 {
 		t.Errorf("no cause in the bundle, yet %d finding(s): %s", len(fs), fs[0].Message)
 	}
-	fs := runCheck(checkAssetLost, model(true))
+	fs := runCheck(checkAssetLost, mkModel(true))
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "meta snapshot dropped") {
 		t.Errorf("snapshot dropped by its holder: %+v", fs)
 	}

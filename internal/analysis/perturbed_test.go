@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
@@ -143,11 +144,11 @@ func TestPerturbedStoresAgreeWithServer(t *testing.T) {
 						claimedLost = append(claimedLost, f.Ranges...)
 					}
 				}
-				if got := seqset.Of(claimedLost...); rangesText(got) != rangesText(lost) {
-					t.Errorf("%s %s (%s): the server lost %s on restart; store-corrupt names lost %s", s.Server, s.Stream, file, rangesText(lost), rangesText(got))
+				if got := seqset.Of(claimedLost...); model.RangesText(got) != model.RangesText(lost) {
+					t.Errorf("%s %s (%s): the server lost %s on restart; store-corrupt names lost %s", s.Server, s.Stream, file, model.RangesText(lost), model.RangesText(got))
 				}
-				if got := seqset.Of(claimedBack...); rangesText(got) != rangesText(back) {
-					t.Errorf("%s %s (%s): the server serves deleted %s again on restart; store-corrupt names %s", s.Server, s.Stream, file, rangesText(back), rangesText(got))
+				if got := seqset.Of(claimedBack...); model.RangesText(got) != model.RangesText(back) {
+					t.Errorf("%s %s (%s): the server serves deleted %s again on restart; store-corrupt names %s", s.Server, s.Stream, file, model.RangesText(back), model.RangesText(got))
 				}
 			}
 		})
@@ -179,9 +180,9 @@ func TestTornTombstonesBlameNoHealthyReplica(t *testing.T) {
 		}
 		if f.Code == "store-corrupt" && f.Server == "n3" && f.Stream == "ORDERS" {
 			if strings.Contains(f.Message, "serves them again") {
-				back = rangesText(f.Ranges)
+				back = model.RangesText(f.Ranges)
 			} else {
-				lost = rangesText(f.Ranges)
+				lost = model.RangesText(f.Ranges)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ func readdsRemovedMetaPeer(v string) (yes, known bool) {
 // readdNote warns, for a remedy that removes servers from the meta group,
 // that the bundle's versions may let a removed server back in, or says that
 // it cannot tell for a version; "" where every version keeps it out.
-func readdNote(m *Model) string {
+func readdNote(m *model.Model) string {
 	var yes, unknown []string
 	for _, s := range m.Servers {
 		if s.Version == "" {
@@ -48,9 +49,9 @@ func readdNote(m *Model) string {
 		}
 		switch y, known := readdsRemovedMetaPeer(s.Version); {
 		case !known:
-			unknown = appendUnique(unknown, s.Version)
+			unknown = model.AppendUnique(unknown, s.Version)
 		case y:
-			yes = appendUnique(yes, s.Version)
+			yes = model.AppendUnique(yes, s.Version)
 		}
 	}
 	const rule = "2.11.2 to 2.15.3 let a peer removed from the meta group back in 5 minutes after its removal if it still talks raft, 2.10 and 2.11.0-2.11.1 do not (raft.go trackPeer; run: back after 5 min on 2.11.17 and 2.15.2, still out after 7 min on 2.10.27)"

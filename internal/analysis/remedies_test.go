@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -164,13 +165,13 @@ func TestCommittedReportsRemedies(t *testing.T) {
 // capture, or whose log runs on after its last start, is taken out of the
 // remedy and said why; removals of servers shown stopped stay.
 func TestGuardServerRemovals(t *testing.T) {
-	m := &Model{IDs: map[string]string{"AAAAAAAA": "up", "BBBBBBBB": "logged", "CCCCCCCC": "gone"}}
-	m.Servers = []*Server{
+	m := &model.Model{IDs: map[string]string{"AAAAAAAA": "up", "BBBBBBBB": "logged", "CCCCCCCC": "gone"}}
+	m.Servers = []*model.Server{
 		{ID: "up", Name: "up", PeerID: "AAAAAAAA", Sources: map[string]bool{"varz": true}},
 		{ID: "logged", Name: "logged", PeerID: "BBBBBBBB", Sources: map[string]bool{"log": true}},
 		{ID: "gone", Name: "gone", PeerID: "CCCCCCCC", Sources: map[string]bool{"log": true}},
 	}
-	m.Timeline = []TimelineEvent{{Server: "logged", Kind: "start"}, {Server: "gone", Kind: "start"}, {Server: "gone", Kind: "shutdown"}}
+	m.Timeline = []model.TimelineEvent{{Server: "logged", Kind: "start"}, {Server: "gone", Kind: "start"}, {Server: "gone", Kind: "shutdown"}}
 	fs := []report.Finding{{}}
 	prescribe("departed-server-remove", args{"removals": []string{peerRemoveCommand("AAAAAAAA"), peerRemoveCommand("BBBBBBBB"), peerRemoveCommand("CCCCCCCC")}}).apply(&fs[0])
 	guardServerRemovals(m, fs)
@@ -201,9 +202,9 @@ func TestReaddNote(t *testing.T) {
 		}
 	}
 	note := func(versions ...string) string {
-		m := &Model{}
+		m := &model.Model{}
 		for _, v := range versions {
-			m.Servers = append(m.Servers, &Server{Name: "s" + v, Version: v})
+			m.Servers = append(m.Servers, &model.Server{Name: "s" + v, Version: v})
 		}
 		sort.Slice(m.Servers, func(i, j int) bool { return m.Servers[i].Name < m.Servers[j].Name })
 		return readdNote(m)
@@ -228,15 +229,15 @@ func TestGuardPartialBundle(t *testing.T) {
 	harmless := report.Finding{Code: "x", RemedySteps: []report.RemedyStep{{Kind: stepNote, Text: "n"}}}
 	for _, tc := range []struct {
 		name string
-		read Read
+		read model.Read
 		want bool
 	}{
-		{"whole", Read{}, false},
-		{"cut", Read{CutAt: "a/b.blk"}, true},
-		{"unread", Read{Unread: []report.UnreadFile{{Path: "x", Reason: "y"}}}, true},
+		{"whole", model.Read{}, false},
+		{"cut", model.Read{CutAt: "a/b.blk"}, true},
+		{"unread", model.Read{Unread: []report.UnreadFile{{Path: "x", Reason: "y"}}}, true},
 	} {
 		fs := []report.Finding{destructive, harmless}
-		guardPartialBundle(&Model{Read: tc.read}, fs)
+		guardPartialBundle(&model.Model{Read: tc.read}, fs)
 		steps := fs[0].RemedySteps
 		got := len(steps) == 3 && steps[1].Kind == stepNote && strings.Contains(steps[1].Text, "Get the whole bundle") && steps[2].Destructive
 		if got != tc.want || (!tc.want && len(steps) != 2) {

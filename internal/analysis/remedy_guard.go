@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -17,18 +18,18 @@ var serverRemovalID = regexp.MustCompile(`\$JS\.API\.SERVER\.REMOVE' '\{"peer_id
 // runningEvidence says which source of the bundle shows the server with
 // peer id running when the bundle was taken: it answered a capture, or its
 // log runs to the end with no stop after its last start. "" when none does.
-func runningEvidence(m *Model, id string) string {
-	s := m.serverByID(id)
+func runningEvidence(m *model.Model, id string) string {
+	s := m.ServerByID(id)
 	if s == nil {
 		return ""
 	}
 	if answeredCapture(s) {
 		return fmt.Sprintf("%s answered the bundle's captures", s.Name)
 	}
-	var last *TimelineEvent
+	var last *model.TimelineEvent
 	for i := range m.Timeline {
 		e := &m.Timeline[i]
-		if !m.same(e.Server, s.ID) {
+		if !m.Same(e.Server, s.ID) {
 			continue
 		}
 		switch e.Kind {
@@ -47,7 +48,7 @@ func runningEvidence(m *Model, id string) string {
 // place: a running server that is removed disables its own JetStream and
 // its replicas are placed anew (jetstream_cluster.go processRemovePeer, read
 // in 2.10.22, 2.12.4 and 2.15.2). The findings keep their verdicts.
-func guardServerRemovals(m *Model, findings []report.Finding) {
+func guardServerRemovals(m *model.Model, findings []report.Finding) {
 	for i := range findings {
 		f := &findings[i]
 		changed := false
@@ -90,7 +91,7 @@ func guardServerRemovals(m *Model, findings []report.Finding) {
 // remedy, that the bundle was not read whole (an archive cut short, files
 // unread): what it lacks may show a server running or a copy intact, so the
 // step waits for the whole bundle. The findings keep their verdicts.
-func guardPartialBundle(m *Model, findings []report.Finding) {
+func guardPartialBundle(m *model.Model, findings []report.Finding) {
 	var why string
 	switch {
 	case m.Read.CutAt != "":
@@ -112,13 +113,13 @@ func guardPartialBundle(m *Model, findings []report.Finding) {
 // guardRemedies adds to every remedy that starts a server, in a bundle
 // with stores encrypted at rest, on which config to do it: a server started
 // on a bundle's copy of its config (key redacted) empties its streams.
-func guardRemedies(m *Model, findings []report.Finding) {
+func guardRemedies(m *model.Model, findings []report.Finding) {
 	if len(m.EncryptedStores) == 0 {
 		return
 	}
 	var servers []string
 	for id := range m.EncryptedStores {
-		servers = appendUnique(servers, m.Name(id))
+		servers = model.AppendUnique(servers, m.Name(id))
 	}
 	slices.Sort(servers)
 	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))

@@ -2,9 +2,9 @@ package analysis
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/logscan"
 )
@@ -12,7 +12,7 @@ import (
 // nameAssignment is one name a naming step gives: srv takes name (merged
 // into the server already called that), said in note.
 type nameAssignment struct {
-	srv          *Server
+	srv          *model.Server
 	name, source string
 	note         string
 }
@@ -50,10 +50,10 @@ func (l *loader) unnamedStoreNames() []nameAssignment {
 		_, self := l.storePeerIDs(*st)
 		for _, s := range l.m.Streams {
 			for _, c := range s.Copies {
-				if !l.m.same(c.Server, srv.ID) {
+				if !l.m.Same(c.Server, srv.ID) {
 					continue
 				}
-				a := srv.Meta.Streams[AssetKey{s.Account, s.Name}]
+				a := srv.Meta.Streams[model.AssetKey{Account: s.Account, Stream: s.Name}]
 				if a == nil || len(a.Peers) == 0 {
 					continue
 				}
@@ -83,7 +83,7 @@ func (l *loader) unnamedStoreNames() []nameAssignment {
 		if !ok {
 			continue
 		}
-		if other := l.m.server(name); other != nil && other.StoreDir != "" || given[name] {
+		if other := l.m.Server(name); other != nil && other.StoreDir != "" || given[name] {
 			continue
 		}
 		given[name] = true
@@ -105,7 +105,7 @@ func (l *loader) placeholderNames() []nameAssignment {
 			continue
 		}
 		name := ""
-		if s := l.m.serverByID(node); s != nil && s != srv {
+		if s := l.m.ServerByID(node); s != nil && s != srv {
 			name = s.Name
 		} else if n, ok := l.m.IDs[node]; ok {
 			name = n
@@ -134,7 +134,7 @@ func (l *loader) renamedInLog(file, first string, boots []logscan.Banner) {
 	lastLine := map[string]int{}
 	for _, b := range boots {
 		if b.Name != "" && b.Name != latest.Name {
-			names = appendUnique(names, b.Name)
+			names = model.AppendUnique(names, b.Name)
 			lastLine[b.Name] = b.Line
 		}
 	}
@@ -142,7 +142,7 @@ func (l *loader) renamedInLog(file, first string, boots []logscan.Banner) {
 		if old == latest.Name {
 			continue
 		}
-		l.m.Renames = append(l.m.Renames, Rename{Old: old, New: latest.Name, File: file, Line: newLine, OldLine: lastLine[old], Time: latest.Time})
+		l.m.Renames = append(l.m.Renames, model.Rename{Old: old, New: latest.Name, File: file, Line: newLine, OldLine: lastLine[old], Time: latest.Time})
 		l.note("log %s: the server ran as %s and runs as %s since line %d (server_name changed on the same log): one server, two names", file, old, latest.Name, newLine)
 		l.renameServer(l.addServer(old, "log"), latest.Name, "log")
 	}
@@ -154,7 +154,7 @@ func (l *loader) renamedInLog(file, first string, boots []logscan.Banner) {
 // the one assignment to srv.Name and a merge the one entry of
 // Model.merged beside folding srv's own fields into the other record: no
 // collection of the model is rewritten.
-func (l *loader) renameServer(srv *Server, name, source string) {
+func (l *loader) renameServer(srv *model.Server, name, source string) {
 	old := srv.Name
 	// The note that called it a placeholder no longer holds.
 	var notes []string
@@ -164,31 +164,12 @@ func (l *loader) renameServer(srv *Server, name, source string) {
 		}
 	}
 	l.m.Notes = notes
-	if other := l.m.server(name); other != nil && other != srv {
-		l.m.merge(srv, other)
+	if other := l.m.Server(name); other != nil && other != srv {
+		l.m.Merge(srv, other)
 	} else {
 		srv.Name, srv.NameSource, srv.PeerID = name, source, peerID(name)
 	}
-	if s := l.m.server(name); s != nil && source == "store" {
+	if s := l.m.Server(name); s != nil && source == "store" {
 		s.NameSource = source
 	}
-}
-
-// merge folds the server record from into into (two records found to be
-// one server): into takes from's store, liveness and sources, from leaves
-// Servers, and its id resolves to into's from now on.
-func (m *Model) merge(from, into *Server) {
-	if from.StoreDir != "" {
-		into.StoreDir = from.StoreDir
-		into.Meta = from.Meta
-	}
-	into.Alive = into.Alive || from.Alive
-	for k := range from.Sources {
-		into.Sources[k] = true
-	}
-	m.Servers = slices.DeleteFunc(m.Servers, func(s *Server) bool { return s == from })
-	if m.merged == nil {
-		m.merged = map[ServerID]ServerID{}
-	}
-	m.merged[from.ID] = into.ID
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
@@ -24,7 +25,7 @@ func TestRenameFollowedEverywhere(t *testing.T) {
 	defer b.Close()
 	m := Load(b)
 	l := &loader{b: b, m: m}
-	srv := m.server("dbg-1")
+	srv := m.Server("dbg-1")
 	if srv == nil {
 		t.Fatal("no dbg-1")
 	}
@@ -83,13 +84,13 @@ func TestRenameIsOneAssignment(t *testing.T) {
 	}
 	defer b.Close()
 	// records is every field of the model but the server records, the
-	// alias table and the notes (a placeholder's note goes with its name).
-	records := func(m *Model) map[string]string {
+	// alias table, the stream index and the notes (a placeholder's note goes with its name).
+	records := func(m *model.Model) map[string]string {
 		out := map[string]string{}
 		v := reflect.ValueOf(m).Elem()
 		for i := 0; i < v.NumField(); i++ {
 			name := v.Type().Field(i).Name
-			if name == "Servers" || name == "Notes" || !v.Type().Field(i).IsExported() {
+			if name == "Servers" || name == "Notes" || name == "Merged" || name == "StreamsByKey" || !v.Type().Field(i).IsExported() {
 				continue
 			}
 			var b strings.Builder
@@ -109,29 +110,29 @@ func TestRenameIsOneAssignment(t *testing.T) {
 
 	m := Load(b)
 	l := &loader{b: b, m: m}
-	srv := m.server("dbg-1")
+	srv := m.Server("dbg-1")
 	if srv == nil {
 		t.Fatal("no dbg-1")
 	}
 	id, n, before := srv.ID, len(m.Servers), records(m)
 	l.renameServer(srv, "zz-renamed", "store")
 	unchanged("a rename", before, records(m))
-	if srv.Name != "zz-renamed" || srv.ID != id || len(m.Servers) != n || len(m.merged) != 0 {
-		t.Errorf("rename: record %+v (id %s before), %d servers (%d before), %d aliases", srv, id, len(m.Servers), n, len(m.merged))
+	if srv.Name != "zz-renamed" || srv.ID != id || len(m.Servers) != n || len(m.Merged) != 0 {
+		t.Errorf("rename: record %+v (id %s before), %d servers (%d before), %d aliases", srv, id, len(m.Servers), n, len(m.Merged))
 	}
 	if got := m.Name(id); got != "zz-renamed" {
 		t.Errorf("the old id names %q", got)
 	}
 
-	into := m.server("dbg-2")
+	into := m.Server("dbg-2")
 	if into == nil {
 		t.Fatal("no dbg-2")
 	}
 	before = records(m)
 	l.renameServer(srv, "dbg-2", "log")
 	unchanged("a merge", before, records(m))
-	if len(m.Servers) != n-1 || m.server("zz-renamed") != nil || len(m.merged) != 1 || m.merged[id] != into.ID {
-		t.Errorf("merge: %d servers (%d before), aliases %v, want %s -> %s", len(m.Servers), n, m.merged, id, into.ID)
+	if len(m.Servers) != n-1 || m.Server("zz-renamed") != nil || len(m.Merged) != 1 || m.Merged[id] != into.ID {
+		t.Errorf("merge: %d servers (%d before), aliases %v, want %s -> %s", len(m.Servers), n, m.Merged, id, into.ID)
 	}
 	if got := m.Name(id); got != "dbg-2" {
 		t.Errorf("the merged id names %q, want dbg-2", got)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
@@ -42,7 +43,7 @@ func (c *countingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // loadCounting loads the bundle at p with every open of a file counted; it
 // also returns the bundle's FS as it was, to read without counting.
-func loadCounting(t *testing.T, p string) (*Model, map[string]int, fs.FS) {
+func loadCounting(t *testing.T, p string) (*model.Model, map[string]int, fs.FS) {
 	t.Helper()
 	b, err := bundle.Open(p, bundle.Limits{})
 	if err != nil {
@@ -129,7 +130,7 @@ func TestLockstepEqualsMessageByMessage(t *testing.T) {
 
 // liveDivergence compares the copies message by message: every live message
 // of each (a scan of its own, then Live.Messages over every sequence).
-func liveDivergence(t *testing.T, fsys fs.FS, copies []*StreamCopy) []DivergedSpan {
+func liveDivergence(t *testing.T, fsys fs.FS, copies []*model.StreamCopy) []model.DivergedSpan {
 	t.Helper()
 	type held struct {
 		copy   int
@@ -150,7 +151,7 @@ func liveDivergence(t *testing.T, fsys fs.FS, copies []*StreamCopy) []DivergedSp
 		seqs = append(seqs, s)
 	}
 	slices.Sort(seqs)
-	var out []DivergedSpan
+	var out []model.DivergedSpan
 	for _, s := range seqs {
 		sides := map[uint64]uint64{}
 		for _, h := range bySeq[s] {
@@ -164,7 +165,7 @@ func liveDivergence(t *testing.T, fsys fs.FS, copies []*StreamCopy) []DivergedSp
 			out[n-1].Last = s
 			continue
 		}
-		out = append(out, DivergedSpan{Range: report.Range{First: s, Last: s}, Sides: ms})
+		out = append(out, model.DivergedSpan{Range: report.Range{First: s, Last: s}, Sides: ms})
 	}
 	return out
 }
@@ -311,7 +312,7 @@ func TestCopyInAnotherFolderReadTogether(t *testing.T) {
 	}
 	want, _, _ := loadCounting(t, src)
 	got, opens, _ := loadCounting(t, dir)
-	comparison := func(m *Model) *ReplicaComparison {
+	comparison := func(m *model.Model) *model.ReplicaComparison {
 		for _, st := range m.Streams {
 			if st.Account == "APP" && st.Name == "RECORDS" {
 				return st.Comparison

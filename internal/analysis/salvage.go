@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/report"
@@ -87,14 +88,14 @@ type salvageSource func(send func(SalvagedMsg) error) error
 // differ, a copy before the WALs, and copies and servers in the model's
 // order. Each source is read once and streamed: memory does not grow with
 // the stream (a merge over one message per source).
-func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions, emit func(*SalvagedMsg) error) (*Salvage, error) {
-	st := m.stream(opts.Account, opts.Stream)
+func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit func(*SalvagedMsg) error) (*Salvage, error) {
+	st := m.Stream(opts.Account, opts.Stream)
 	group := opts.Group
 	if group == "" && st != nil {
 		group = st.Group
 	}
 	if group == "" {
-		group = m.assignedGroup(opts.Account, opts.Stream)
+		group = m.AssignedGroup(opts.Account, opts.Stream)
 	}
 	if st == nil && group == "" {
 		return nil, fmt.Errorf("no stream %s > %s in the bundle (no copy, capture or assignment; name its raft group with --group if only a WAL holds it)", opts.Account, opts.Stream)
@@ -128,7 +129,7 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions, emit func(*S
 	// A WAL message serves only where no copy read above covers its
 	// sequence: inside a copy's range the blocks are the truth (a sequence
 	// they lack there was deleted, by a limit, a KV rollup or a request).
-	var covering []*StreamCopy
+	var covering []*model.StreamCopy
 	if st != nil {
 		for _, c := range st.Copies {
 			if (opts.Server == "" || m.Name(c.Server) == opts.Server) && !c.Encrypted {
@@ -138,7 +139,7 @@ func SalvageStream(b *bundle.Bundle, m *Model, opts SalvageOptions, emit func(*S
 	}
 	missing := make([][]report.Range, len(covering))
 	for i, c := range covering {
-		missing[i] = copyMissing(m, st, c)
+		missing[i] = model.CopyMissing(m, st, c)
 	}
 	covered := func(seq uint64) bool {
 		for i, c := range covering {
@@ -587,7 +588,7 @@ func subjectMatches(filter, subject string) bool {
 }
 
 // groupDir is the folder of raft group g in srv's store, "" if absent.
-func groupDir(b *bundle.Bundle, srv *Server, g string) string {
+func groupDir(b *bundle.Bundle, srv *model.Server, g string) string {
 	for _, st := range b.Stores {
 		if st.Dir == srv.StoreDir && st.SysAccount != "" {
 			d := path.Join(st.Dir, st.SysAccount, "_js_", g)
@@ -625,22 +626,22 @@ func walMessagesKept(fsys fs.FS, dir, group string, ws *walState) (msgs, pending
 
 // keepWALMessages keeps, for server srv's WAL of stream group group, what
 // walMessagesKept found of its messages.
-func (l *loader) keepWALMessages(srv *Server, group string, wr *walRead) {
+func (l *loader) keepWALMessages(srv *model.Server, group string, wr *walRead) {
 	if vs := wr.values; len(vs) > 0 {
 		if l.walValues == nil {
-			l.walValues = map[string]map[ServerID][]walValue{}
+			l.walValues = map[string]map[model.ServerID][]walValue{}
 		}
 		if l.walValues[group] == nil {
-			l.walValues[group] = map[ServerID][]walValue{}
+			l.walValues[group] = map[model.ServerID][]walValue{}
 		}
 		l.walValues[group][srv.ID] = vs
 	}
 	if pend := wr.pending; len(pend) > 0 {
 		if l.walPending == nil {
-			l.walPending = map[string]map[ServerID][]report.Range{}
+			l.walPending = map[string]map[model.ServerID][]report.Range{}
 		}
 		if l.walPending[group] == nil {
-			l.walPending[group] = map[ServerID][]report.Range{}
+			l.walPending[group] = map[model.ServerID][]report.Range{}
 		}
 		l.walPending[group][srv.ID] = pend
 	}
@@ -649,10 +650,10 @@ func (l *loader) keepWALMessages(srv *Server, group string, wr *walRead) {
 		return
 	}
 	if l.walMessages == nil {
-		l.walMessages = map[string]map[ServerID][]report.Range{}
+		l.walMessages = map[string]map[model.ServerID][]report.Range{}
 	}
 	if l.walMessages[group] == nil {
-		l.walMessages[group] = map[ServerID][]report.Range{}
+		l.walMessages[group] = map[model.ServerID][]report.Range{}
 	}
 	l.walMessages[group][srv.ID] = rs
 }
@@ -667,95 +668,23 @@ func (l *loader) walSeqs() {
 		}
 		if by := l.walPending[st.Group]; st.Group != "" && len(by) > 0 {
 			st.WALPending = by
-			if rs := st.pendingBeyondBlocks(l.m); len(rs) > 0 {
+			if rs := st.PendingBeyondBlocks(l.m); len(rs) > 0 {
 				l.note("%s > %s: sequences %s, which the blocks of some copies lack, are in the raft WAL of group %s past its snapshot on %s: the servers apply them at their next start (pending, not lost)",
-					st.Account, st.Name, rangesText(rs), st.Group, strings.Join(pendingHolders(l.m, st, rs), ", "))
+					st.Account, st.Name, model.RangesText(rs), st.Group, strings.Join(pendingHolders(l.m, st, rs), ", "))
 			}
 		}
 	}
 }
 
-// pendingQuorum is the sequences that a quorum of the stream's replicas
-// hold in their WAL past their snapshot (Stream.WALPending): committed
-// entries every server applies at its next start, once a leader (which
-// holds them, having the longest log of a quorum) commits them again.
-// Seen on v2.15.3 after all three servers were killed under load
-// (testdata/perturbed/perturbed-crash-*): every server served them.
-func (st *Stream) pendingQuorum() []report.Range {
-	q := max(st.Replicas, len(st.AssignedTo))/2 + 1
-	if len(st.WALPending) < q {
-		return nil
-	}
-	type edge struct {
-		at    uint64
-		delta int
-	}
-	var es []edge
-	for _, rs := range st.WALPending {
-		for _, r := range rs {
-			es = append(es, edge{r.First, 1}, edge{r.Last + 1, -1})
-		}
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].at < es[j].at || es[i].at == es[j].at && es[i].delta < es[j].delta })
-	var out []report.Range
-	n := 0
-	for i, e := range es {
-		n += e.delta
-		if n >= q && i+1 < len(es) && es[i+1].at > e.at {
-			out = append(out, report.Range{First: e.at, Last: es[i+1].at - 1})
-		}
-	}
-	return seqset.Of(out...)
-}
-
-// pendingBeyondBlocks is pendingQuorum less what every copy's blocks hold.
-func (st *Stream) pendingBeyondBlocks(m *Model) []report.Range {
-	pend := seqset.Set(st.pendingQuorum())
-	var out seqset.Set
-	for _, c := range st.Copies {
-		lacks := seqset.Set(copyMissing(m, st, c)).Union(seqset.Set{{First: c.LastSeq + 1, Last: ^uint64(0) - 1}})
-		out = out.Union(pend.Intersect(lacks))
-	}
-	return out
-}
-
 // pendingHolders names the servers whose WAL holds any of rs past the snapshot.
-func pendingHolders(m *Model, st *Stream, rs []report.Range) []string {
+func pendingHolders(m *model.Model, st *model.Stream, rs []report.Range) []string {
 	var out []string
-	for _, srv := range serversOf(m, st.WALPending) {
+	for _, srv := range model.ServersOf(m, st.WALPending) {
 		if len(seqset.Set(st.WALPending[srv]).Intersect(rs)) > 0 {
 			out = append(out, m.Name(srv))
 		}
 	}
 	return out
-}
-
-// stream is the model's stream account > name: through the index the
-// loader's last step builds, or a scan for a model built by hand.
-func (m *Model) stream(account, name string) *Stream {
-	if m.streamsByKey != nil {
-		return m.streamsByKey[AssetKey{account, name}]
-	}
-	for _, st := range m.Streams {
-		if st.Account == account && st.Name == name {
-			return st
-		}
-	}
-	return nil
-}
-
-// assignedGroup is the raft group any server's meta state assigns the
-// stream, "" if none.
-func (m *Model) assignedGroup(account, name string) string {
-	for _, s := range m.Servers {
-		if s.Meta == nil {
-			continue
-		}
-		if a := s.Meta.Streams[AssetKey{account, name}]; a != nil && a.Group != "" {
-			return a.Group
-		}
-	}
-	return ""
 }
 
 func digestMsg(subject string, header, data []byte) uint64 {
@@ -785,7 +714,7 @@ func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions,
 	}
 	defer b.Close()
 	m := LoadWith(b, Options{Keys: keys})
-	if opts.Server != "" && m.server(opts.Server) == nil {
+	if opts.Server != "" && m.Server(opts.Server) == nil {
 		var names []string
 		for _, s := range m.Servers {
 			names = append(names, s.Name)
@@ -794,47 +723,34 @@ func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions,
 	}
 	if len(keys) > 0 {
 		// The messages are read through the same decrypting view Load used.
-		defer (&loader{b: b, m: &Model{}}).unseal(keys)()
+		defer (&loader{b: b, m: &model.Model{}}).unseal(keys)()
 	}
 	return SalvageStream(b, m, opts, emit)
-}
-
-// copyMissing are the sequences up to its last one that copy c of st lacks
-// through damage: records failing their checksum and what damage to its
-// files cost (Corruption.Lost).
-func copyMissing(m *Model, st *Stream, c *StreamCopy) []report.Range {
-	missing := append([]report.Range(nil), c.Unreadable...)
-	for _, k := range m.Corruptions {
-		if k.Server == c.Server && k.Account == st.Account && k.Stream == st.Name {
-			missing = append(missing, k.Lost...)
-		}
-	}
-	return seqset.Of(missing...)
 }
 
 // extractHint tells a remedy what `jsforensics extract` finds of the lost
 // sequences of one copy (server's; "" for none) elsewhere in the bundle:
 // in other copies' blocks and in the stream group's raft WALs. "" when it
 // finds none of them.
-func extractHint(m *Model, server ServerID, account, stream string, lost []report.Range) string {
-	st := m.stream(account, stream)
+func extractHint(m *model.Model, server model.ServerID, account, stream string, lost []report.Range) string {
+	st := m.Stream(account, stream)
 	if st == nil || len(lost) == 0 {
 		return ""
 	}
 	lostSet := seqset.Of(lost...)
 	var parts []string
 	for _, c := range st.Copies {
-		if m.same(c.Server, server) || c.Encrypted {
+		if m.Same(c.Server, server) || c.Encrypted {
 			continue
 		}
-		held := lostSet.Clip(c.FirstSeq, c.LastSeq).Subtract(copyMissing(m, st, c))
+		held := lostSet.Clip(c.FirstSeq, c.LastSeq).Subtract(model.CopyMissing(m, st, c))
 		if len(held) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %s's blocks", rangesText(held), m.Name(c.Server)))
+			parts = append(parts, fmt.Sprintf("%s in %s's blocks", model.RangesText(held), m.Name(c.Server)))
 		}
 	}
-	for _, srv := range serversOf(m, st.WALSeqs) {
+	for _, srv := range model.ServersOf(m, st.WALSeqs) {
 		if in := seqset.Set(st.WALSeqs[srv]).Intersect(lostSet); len(in) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", rangesText(in), m.Name(srv), st.Group))
+			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", model.RangesText(in), m.Name(srv), st.Group))
 		}
 	}
 	if len(parts) == 0 {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -58,7 +59,7 @@ var lifeKinds = map[string]bool{"start": true, "stop": true, "shutdown": true, "
 
 // stateChange says whether a log event is kept in full: a state change, or a
 // warning or error that names an asset.
-func stateChange(e TimelineEvent, level string) bool {
+func stateChange(e model.TimelineEvent, level string) bool {
 	if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
 		return true
 	}
@@ -71,11 +72,11 @@ func stateChange(e TimelineEvent, level string) bool {
 
 // runKey is what the events of one run share (within one file).
 type runKey struct {
-	server                       ServerID
+	server                       model.ServerID
 	kind, group, account, stream string
 }
 
-func keyOf(e *TimelineEvent) runKey {
+func keyOf(e *model.TimelineEvent) runKey {
 	return runKey{e.Server, e.Kind, e.Group, e.Account, e.Stream}
 }
 
@@ -136,17 +137,17 @@ func (w *headTail[T]) reset() {
 // Memory depends on the bounds and the number of kinds and assets, not on
 // the number of lines.
 type timelineSink struct {
-	m    *Model
+	m    *model.Model
 	opts TimelineOptions
 	enc  *json.Encoder
 	// encErr is the first error writing Events; later events are not written.
 	encErr error
 
 	// Per file, reset by startFile.
-	open      map[runKey]*TimelineEvent
+	open      map[runKey]*model.TimelineEvent
 	openOrder []runKey
-	kept      headTail[TimelineEvent]
-	folded    map[runKey]*TimelineEvent
+	kept      headTail[model.TimelineEvent]
+	folded    map[runKey]*model.TimelineEvent
 	foldOrder []runKey
 	// Counts of the current file for its note.
 	events, entries, foldedEntries, foldedEvents int
@@ -154,9 +155,9 @@ type timelineSink struct {
 	refs []logRef
 }
 
-func newTimelineSink(m *Model, opts TimelineOptions) *timelineSink {
-	t := &timelineSink{m: m, opts: opts, open: map[runKey]*TimelineEvent{}, folded: map[runKey]*TimelineEvent{},
-		kept: headTail[TimelineEvent]{head: timelineHead, tail: timelineTail}}
+func newTimelineSink(m *model.Model, opts TimelineOptions) *timelineSink {
+	t := &timelineSink{m: m, opts: opts, open: map[runKey]*model.TimelineEvent{}, folded: map[runKey]*model.TimelineEvent{},
+		kept: headTail[model.TimelineEvent]{head: timelineHead, tail: timelineTail}}
 	if opts.head > 0 || opts.tail > 0 {
 		t.kept.head, t.kept.tail = opts.head, opts.tail
 	}
@@ -177,7 +178,7 @@ func (t *timelineSink) startFile() {
 }
 
 // add takes one event of the current file.
-func (t *timelineSink) add(e TimelineEvent, level string) {
+func (t *timelineSink) add(e model.TimelineEvent, level string) {
 	t.events++
 	if t.enc != nil && t.encErr == nil {
 		// The report's field names (time, server, …) and the server's
@@ -230,7 +231,7 @@ func (t *timelineSink) closeRuns() {
 }
 
 // oneOrRun turns a run of one event back into that event.
-func oneOrRun(r TimelineEvent) TimelineEvent {
+func oneOrRun(r model.TimelineEvent) model.TimelineEvent {
 	if r.Count <= 1 {
 		r.Count, r.Until = 0, nil
 	}
@@ -238,7 +239,7 @@ func oneOrRun(r TimelineEvent) TimelineEvent {
 }
 
 // place keeps one entry, folding the one that falls out of the bounds.
-func (t *timelineSink) place(e TimelineEvent) {
+func (t *timelineSink) place(e model.TimelineEvent) {
 	t.entries++
 	if out, dropped := t.kept.push(e); dropped {
 		t.fold(out)
@@ -247,7 +248,7 @@ func (t *timelineSink) place(e TimelineEvent) {
 
 // fold adds an entry dropped from the middle of a long file to the run of
 // its kind and asset.
-func (t *timelineSink) fold(e TimelineEvent) {
+func (t *timelineSink) fold(e model.TimelineEvent) {
 	n := max(e.Count, 1)
 	t.foldedEntries++
 	t.foldedEvents += n
@@ -375,7 +376,7 @@ func (l *loader) sortTimeline() {
 	}
 	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
 	newIndex := make([]int, len(order))
-	sorted := make([]TimelineEvent, len(order))
+	sorted := make([]model.TimelineEvent, len(order))
 	for n, old := range order {
 		sorted[n] = m.Timeline[old]
 		newIndex[old] = n

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -136,7 +137,7 @@ func TestTimelineBoundsFoldTheMiddle(t *testing.T) {
 				m[e.File] = f
 			}
 			f.entries++
-			f.keys[keyOf(&TimelineEvent{Server: ServerID(e.Server), Kind: e.Kind, Group: e.Group, Account: e.Account, Stream: e.Stream})] = true
+			f.keys[keyOf(&model.TimelineEvent{Server: model.ServerID(e.Server), Kind: e.Kind, Group: e.Group, Account: e.Account, Stream: e.Stream})] = true
 			last := e.Time
 			if e.Until != nil {
 				last = *e.Until

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -270,7 +271,7 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	}
 	defer b.Close()
 	m := Load(b)
-	g := &Group{Name: "S-R3F-x", Kind: "stream"}
+	g := &model.Group{Name: "S-R3F-x", Kind: "stream"}
 	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
 	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}).text(), "scale the asset to R1 and back", "copy every server's folder")
 	warnedBefore(t, metaSplitRemedy(m, nil).text(), "move (do not delete)", "discards its assignments", "copy the stream folders that only one side assigns out")

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"strconv"
 	"strings"
 )
@@ -120,7 +121,7 @@ func countsMemberVotesOnly(v string) (yes, known bool) {
 }
 
 // minVersion is the oldest server version in the bundle, "" if none is known.
-func minVersion(m *Model) string {
+func minVersion(m *model.Model) string {
 	best := ""
 	for _, s := range m.Servers {
 		if _, _, _, ok := parseVersion(s.Version); !ok {

@@ -1,11 +1,11 @@
-package analysis
+package model
 
 import (
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-func appendUnique[T comparable](list []T, s T) []T {
+func AppendUnique[T comparable](list []T, s T) []T {
 	for _, x := range list {
 		if x == s {
 			return list
@@ -14,7 +14,7 @@ func appendUnique[T comparable](list []T, s T) []T {
 	return append(list, s)
 }
 
-func namesFor(m *Model, ids []string) []string {
+func NamesFor(m *Model, ids []string) []string {
 	var out []string
 	for _, id := range ids {
 		if n, ok := m.IDs[id]; ok {
@@ -26,7 +26,7 @@ func namesFor(m *Model, ids []string) []string {
 	return out
 }
 
-func dashIfEmpty(s string) string {
+func DashIfEmpty(s string) string {
 	if s == "" {
 		return "none"
 	}
@@ -35,9 +35,9 @@ func dashIfEmpty(s string) string {
 
 // maxRangesShown bounds the ranges listed in one finding's message; the
 // finding's ranges field holds them all.
-const maxRangesShown = 6
+const MaxRangesShown = 6
 
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -46,4 +46,4 @@ func plural(n int, one, many string) string {
 
 // rangesText lists rs for a finding's message: at most maxRangesShown
 // ranges, then how many more.
-func rangesText(rs []report.Range) string { return seqset.Format(rs, maxRangesShown) }
+func RangesText(rs []report.Range) string { return seqset.Format(rs, MaxRangesShown) }

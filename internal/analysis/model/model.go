@@ -1,16 +1,19 @@
-package analysis
+package model
 
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -39,11 +42,11 @@ type Model struct {
 
 	// streamsByKey indexes Streams by account and name once loading is
 	// done (Model.stream); nil on a model built by hand.
-	streamsByKey map[AssetKey]*Stream
+	StreamsByKey map[AssetKey]*Stream
 
 	// merged maps the id of a server record merged into another (two
 	// records found to be one server) to the id of the record it joined.
-	merged map[ServerID]ServerID
+	Merged map[ServerID]ServerID
 
 	// Timeline is every dated event, oldest first.
 	Timeline []TimelineEvent
@@ -106,7 +109,7 @@ type (
 
 // ackFormatJepsen marks an ack log that is a Jepsen history: published
 // values, no sequences.
-const ackFormatJepsen = acklog.FormatEDN
+const AckFormatJepsen = acklog.FormatEDN
 
 // ServerID is how every model record refers to a server: fixed when the
 // server record is made, while its Name may change (a rename, a merge of
@@ -174,7 +177,7 @@ type JetStreamAnswer struct {
 
 // ref is how a record refers to s: its ID, or for a record made by hand
 // without one (a check's small model) its name, which Name resolves to it.
-func (s *Server) ref() ServerID {
+func (s *Server) Ref() ServerID {
 	if s.ID == "" {
 		return ServerID(s.Name)
 	}
@@ -264,8 +267,8 @@ type StreamCopy struct {
 	// comparison of the copies read together with it (nil: read alone),
 	// member its bit there.
 	Live   *storeparse.Live
-	lock   *lockstep
-	member int
+	Lock   *Lockstep
+	Member int
 	// Clustered: the server's store holds raft groups (a _js_ folder); a
 	// non-clustered server's stream is never a replica of a cluster's.
 	Clustered bool
@@ -284,7 +287,7 @@ type StreamCopy struct {
 	BlockDamage bool
 	// read is the copy's place in the order the stores were read (store,
 	// account, folder), which the report keeps.
-	read int
+	Read int
 }
 
 // IndexRecord is what a stream copy's index.db says of the stream, and
@@ -487,7 +490,7 @@ type OnDisk struct {
 // id no server record has (a peer id no name hashes to, a small model
 // built by a test) is its own name.
 func (m *Model) Name(id ServerID) string {
-	if s := m.serverOf(id); s != nil {
+	if s := m.ServerOf(id); s != nil {
 		return s.Name
 	}
 	return string(m.canon(id))
@@ -496,8 +499,8 @@ func (m *Model) Name(id ServerID) string {
 // canon is the id id resolves to after merges: the id of a record in
 // Servers, or id itself when none.
 func (m *Model) canon(id ServerID) ServerID {
-	for seen := 0; seen <= len(m.merged); seen++ {
-		next, ok := m.merged[id]
+	for seen := 0; seen <= len(m.Merged); seen++ {
+		next, ok := m.Merged[id]
 		if !ok {
 			break
 		}
@@ -507,10 +510,10 @@ func (m *Model) canon(id ServerID) ServerID {
 }
 
 // same says whether two ids name the same server now.
-func (m *Model) same(a, b ServerID) bool { return m.Name(a) == m.Name(b) }
+func (m *Model) Same(a, b ServerID) bool { return m.Name(a) == m.Name(b) }
 
 // sortedNames are the names of ids, sorted.
-func sortedNames(m *Model, ids []ServerID) []string {
+func SortedNames(m *Model, ids []ServerID) []string {
 	out := m.Names(ids)
 	sort.Strings(out)
 	return out
@@ -518,7 +521,7 @@ func sortedNames(m *Model, ids []ServerID) []string {
 
 // serverOf returns the server record id refers to, or nil. An id no
 // record has is its own name (see Name): the record of that name, if any.
-func (m *Model) serverOf(id ServerID) *Server {
+func (m *Model) ServerOf(id ServerID) *Server {
 	if id == "" {
 		return nil
 	}
@@ -528,7 +531,7 @@ func (m *Model) serverOf(id ServerID) *Server {
 			return s
 		}
 	}
-	return m.server(string(id))
+	return m.Server(string(id))
 }
 
 // Names resolves ids to names, in the order given.
@@ -542,9 +545,9 @@ func (m *Model) Names(ids []ServerID) []string {
 
 // newID is the id of a server record made under name: the name, unless a
 // record (kept or merged) already has it as its id.
-func (m *Model) newID(name string) ServerID {
+func (m *Model) NewID(name string) ServerID {
 	taken := func(id ServerID) bool {
-		if _, ok := m.merged[id]; ok {
+		if _, ok := m.Merged[id]; ok {
 			return true
 		}
 		for _, s := range m.Servers {
@@ -562,13 +565,13 @@ func (m *Model) newID(name string) ServerID {
 }
 
 // reportView is v as the report says it, by name.
-func (m *Model) reportView(v GroupView) report.GroupView {
+func (m *Model) ReportView(v GroupView) report.GroupView {
 	return report.GroupView{Server: m.Name(v.Server), ClusterSize: v.ClusterSize, Quorum: v.Quorum, Term: v.Term, VotedFor: v.VotedFor,
 		Applied: v.Applied, Commit: v.Commit, Leader: v.Leader, Peers: v.Peers, Source: v.Source}
 }
 
 // reportOnDisk is d as the report says it, by name.
-func (m *Model) reportOnDisk(d OnDisk) report.OnDisk {
+func (m *Model) ReportOnDisk(d OnDisk) report.OnDisk {
 	return report.OnDisk{Server: m.Name(d.Server), FirstSeq: d.FirstSeq, LastSeq: d.LastSeq, Messages: d.Messages, Bytes: d.Bytes,
 		Deleted: d.Deleted, Path: d.Path, Source: d.Source, Consumers: d.Consumers, Unreadable: d.Unreadable}
 }
@@ -580,7 +583,7 @@ func (m *Model) reportEvent(e TimelineEvent) report.TimelineEvent {
 }
 
 // reportTimeline is the timeline as the report says it, by name.
-func (m *Model) reportTimeline() []report.TimelineEvent {
+func (m *Model) ReportTimeline() []report.TimelineEvent {
 	if m.Timeline == nil {
 		return nil
 	}
@@ -594,15 +597,15 @@ func (m *Model) reportTimeline() []report.TimelineEvent {
 // idOf is the id of the server named name now: that record's, or, when no
 // record has the name, the name itself as an id (what a record made later
 // under the name will take).
-func (m *Model) idOf(name string) ServerID {
-	if s := m.server(name); s != nil {
+func (m *Model) IDOf(name string) ServerID {
+	if s := m.Server(name); s != nil {
 		return s.ID
 	}
 	return ServerID(name)
 }
 
 // server returns the server named name, or nil.
-func (m *Model) server(name string) *Server {
+func (m *Model) Server(name string) *Server {
 	for _, s := range m.Servers {
 		if s.Name == name {
 			return s
@@ -612,7 +615,7 @@ func (m *Model) server(name string) *Server {
 }
 
 // serverByID returns the server whose peer id is id, or nil.
-func (m *Model) serverByID(id string) *Server {
+func (m *Model) ServerByID(id string) *Server {
 	for _, s := range m.Servers {
 		if s.PeerID == id {
 			return s
@@ -621,7 +624,7 @@ func (m *Model) serverByID(id string) *Server {
 	return nil
 }
 
-func sortedKeys[K ~string, V any](m map[K]V) []K {
+func SortedKeys[K ~string, V any](m map[K]V) []K {
 	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -631,7 +634,7 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 }
 
 // serversOf are the server ids keying byServer, by name.
-func serversOf[V any](m *Model, byServer map[ServerID]V) []ServerID {
+func ServersOf[V any](m *Model, byServer map[ServerID]V) []ServerID {
 	out := make([]ServerID, 0, len(byServer))
 	for k := range byServer {
 		out = append(out, k)
@@ -644,6 +647,139 @@ func serversOf[V any](m *Model, byServer map[ServerID]V) []ServerID {
 // server wrote it: not intact, or in a folder that lost a file to the
 // archive (a tar stream that breaks off loses every entry after the torn
 // one). What such a file holds is no store damage.
-func (m *Model) notAsWritten(file string) bool {
-	return m.Undelivered[file] || m.TornFolders[storeFolder(file)]
+func (m *Model) NotAsWritten(file string) bool {
+	return m.Undelivered[file] || m.TornFolders[StoreFolder(file)]
+}
+
+// Read is what the bundle reader recognized and could not read, as loading
+// found it: counts and paths only, no judgment (coverage makes that).
+type Read struct {
+	Stores, Logs, Captures, AckLogs int
+	// Unread are the files refused or not readable, and those the archive
+	// did not deliver intact.
+	Unread []report.UnreadFile
+	// CutAt is the entry inside which a tar stream ends ("" when it does
+	// not): a tar cannot be read past a torn entry, so every entry after it
+	// is missing unlisted.
+	CutAt string
+}
+
+// storeFolder is the stream or raft group folder a store file belongs to:
+// the folder above msgs/ or obs/, else the file's own folder.
+func StoreFolder(p string) string {
+	dir := path.Dir(p)
+	for d := dir; d != "." && d != "/"; d = path.Dir(d) {
+		switch path.Base(d) {
+		case "msgs", "obs", "snapshots":
+			return path.Dir(d)
+		}
+		if strings.HasSuffix(path.Dir(d), "/streams") || strings.HasSuffix(path.Dir(d), "/_js_") {
+			return d
+		}
+	}
+	return dir
+}
+
+// merge folds the server record from into into (two records found to be
+// one server): into takes from's store, liveness and sources, from leaves
+// Servers, and its id resolves to into's from now on.
+func (m *Model) Merge(from, into *Server) {
+	if from.StoreDir != "" {
+		into.StoreDir = from.StoreDir
+		into.Meta = from.Meta
+	}
+	into.Alive = into.Alive || from.Alive
+	for k := range from.Sources {
+		into.Sources[k] = true
+	}
+	m.Servers = slices.DeleteFunc(m.Servers, func(s *Server) bool { return s == from })
+	if m.Merged == nil {
+		m.Merged = map[ServerID]ServerID{}
+	}
+	m.Merged[from.ID] = into.ID
+}
+
+// pendingQuorum is the sequences that a quorum of the stream's replicas
+// hold in their WAL past their snapshot (Stream.WALPending): committed
+// entries every server applies at its next start, once a leader (which
+// holds them, having the longest log of a quorum) commits them again.
+// Seen on v2.15.3 after all three servers were killed under load
+// (testdata/perturbed/perturbed-crash-*): every server served them.
+func (st *Stream) PendingQuorum() []report.Range {
+	q := max(st.Replicas, len(st.AssignedTo))/2 + 1
+	if len(st.WALPending) < q {
+		return nil
+	}
+	type edge struct {
+		at    uint64
+		delta int
+	}
+	var es []edge
+	for _, rs := range st.WALPending {
+		for _, r := range rs {
+			es = append(es, edge{r.First, 1}, edge{r.Last + 1, -1})
+		}
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].at < es[j].at || es[i].at == es[j].at && es[i].delta < es[j].delta })
+	var out []report.Range
+	n := 0
+	for i, e := range es {
+		n += e.delta
+		if n >= q && i+1 < len(es) && es[i+1].at > e.at {
+			out = append(out, report.Range{First: e.at, Last: es[i+1].at - 1})
+		}
+	}
+	return seqset.Of(out...)
+}
+
+// pendingBeyondBlocks is pendingQuorum less what every copy's blocks hold.
+func (st *Stream) PendingBeyondBlocks(m *Model) []report.Range {
+	pend := seqset.Set(st.PendingQuorum())
+	var out seqset.Set
+	for _, c := range st.Copies {
+		lacks := seqset.Set(CopyMissing(m, st, c)).Union(seqset.Set{{First: c.LastSeq + 1, Last: ^uint64(0) - 1}})
+		out = out.Union(pend.Intersect(lacks))
+	}
+	return out
+}
+
+// stream is the model's stream account > name: through the index the
+// loader's last step builds, or a scan for a model built by hand.
+func (m *Model) Stream(account, name string) *Stream {
+	if m.StreamsByKey != nil {
+		return m.StreamsByKey[AssetKey{account, name}]
+	}
+	for _, st := range m.Streams {
+		if st.Account == account && st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// assignedGroup is the raft group any server's meta state assigns the
+// stream, "" if none.
+func (m *Model) AssignedGroup(account, name string) string {
+	for _, s := range m.Servers {
+		if s.Meta == nil {
+			continue
+		}
+		if a := s.Meta.Streams[AssetKey{account, name}]; a != nil && a.Group != "" {
+			return a.Group
+		}
+	}
+	return ""
+}
+
+// copyMissing are the sequences up to its last one that copy c of st lacks
+// through damage: records failing their checksum and what damage to its
+// files cost (Corruption.Lost).
+func CopyMissing(m *Model, st *Stream, c *StreamCopy) []report.Range {
+	missing := append([]report.Range(nil), c.Unreadable...)
+	for _, k := range m.Corruptions {
+		if k.Server == c.Server && k.Account == st.Account && k.Stream == st.Name {
+			missing = append(missing, k.Lost...)
+		}
+	}
+	return seqset.Of(missing...)
 }
