@@ -10,7 +10,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
@@ -36,7 +38,7 @@ type Options struct {
 
 // SelectChecks returns the registered checks that only and skip leave,
 // in registration order; an unknown code is an error.
-func SelectChecks(only, skip []string) ([]Check, error) {
+func SelectChecks(only, skip []string) ([]check.Check, error) {
 	known := map[string]bool{}
 	for _, c := range Checks {
 		known[c.Code] = true
@@ -46,7 +48,7 @@ func SelectChecks(only, skip []string) ([]Check, error) {
 			return nil, fmt.Errorf("no check %q (jsforensics checks lists them)", code)
 		}
 	}
-	var out []Check
+	var out []check.Check
 	for _, c := range Checks {
 		if (len(only) == 0 || slices.Contains(only, c.Code)) && !slices.Contains(skip, c.Code) {
 			out = append(out, c)
@@ -58,7 +60,7 @@ func SelectChecks(only, skip []string) ([]Check, error) {
 // CheckSettings validates settings against the registered checks.
 func CheckSettings(settings map[string]float64) error {
 	for k := range settings {
-		if _, ok := defaultSettings[k]; !ok {
+		if _, ok := defaultSettings()[k]; !ok {
 			return fmt.Errorf("no check setting %q (jsforensics checks lists them)", k)
 		}
 	}
@@ -100,7 +102,7 @@ func Run(path string, opts Options) (*report.Report, error) {
 }
 
 // Build runs checks over m and assembles the report.
-func Build(m *model.Model, checks []Check, settings map[string]float64) *report.Report {
+func Build(m *model.Model, checks []check.Check, settings map[string]float64) *report.Report {
 	rep := &report.Report{Schema: report.Schema, Bundle: m.Bundle}
 	for _, s := range m.Servers {
 		srv := report.Server{Name: s.Name, PeerID: s.PeerID, Cluster: s.Cluster, Version: s.Version, NameSource: s.NameSource}
@@ -137,11 +139,11 @@ func Build(m *model.Model, checks []Check, settings map[string]float64) *report.
 		rep.Streams = append(rep.Streams, rs)
 	}
 	rep.Timeline = m.ReportTimeline()
-	findings, outcomes := runChecks(m, checks, settings)
-	guardRemedies(m, findings)
-	guardServerRemovals(m, findings)
-	guardPartialBundle(m, findings)
-	resolveRefs(findings)
+	findings, outcomes := check.Run(m, checks, defaultSettings(), settings)
+	remedy.GuardRemedies(m, findings)
+	remedy.GuardServerRemovals(m, findings)
+	remedy.GuardPartialBundle(m, findings)
+	remedy.ResolveRefs(findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])
@@ -152,7 +154,7 @@ func Build(m *model.Model, checks []Check, settings map[string]float64) *report.
 	rep.Checks = outcomes
 	rep.Coverage = bundleCoverage(m, rep.Streams, outcomes)
 	rep.Histories = clientHistories(m, outcomes)
-	rep.Notes = append(append([]string(nil), m.Notes...), outcomeNotes(outcomes)...)
+	rep.Notes = append(append([]string(nil), m.Notes...), check.OutcomeNotes(outcomes)...)
 	rep.Normalize()
 	return rep
 }
@@ -304,7 +306,7 @@ func (l *loader) addServer(name, nameSource string) *model.Server {
 	}
 	s := &model.Server{ID: l.m.NewID(name), Name: name, NameSource: nameSource, Sources: map[string]bool{}}
 	if nameSource != "unknown" {
-		s.PeerID = peerID(name)
+		s.PeerID = model.PeerID(name)
 		l.knowName(name)
 	}
 	l.m.Servers = append(l.m.Servers, s)
@@ -316,7 +318,7 @@ func (l *loader) knowName(name string) {
 	if name == "" {
 		return
 	}
-	id := peerID(name)
+	id := model.PeerID(name)
 	if _, ok := l.m.IDs[id]; !ok {
 		l.m.IDs[id] = name
 	}
@@ -450,3 +452,29 @@ func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
 	}
 	return refs
 }
+
+// Checks is the one registered list. README.md's table of finding codes is
+// kept in step with it by TestREADMEListsEveryCheck.
+var Checks = []check.Check{
+	checkStoreCorrupt,
+	checkIndexMismatch,
+	checkPeerIDCorrupt,
+	checkPeerUnknown,
+	checkQuorumUnreachable,
+	checkMetaSplit,
+	checkOrphanRisk,
+	checkReplicaGap,
+	checkReplicaDivergence,
+	checkAckedLost,
+	checkUnsafeMembershipChange,
+	checkMetaNoLeader,
+	checkServerRenamed,
+	checkPeerOffline,
+	checkAssetLost,
+	checkDurabilityExposure,
+	checkJetStreamDisabled,
+	checkStreamWriteError,
+}
+
+// defaultSettings are every registered check's settings by "code.key".
+func defaultSettings() map[string]float64 { return check.Defaults(Checks) }

@@ -4,22 +4,24 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkAckedLost = Check{
+var checkAckedLost = check.Check{
 	Code:        "acked-lost",
 	Severity:    report.Critical,
 	Description: "sequences a publisher's ack log says the server acknowledged, or values a Jepsen history records as :ok, are held by no copy of the stream (beyond every copy's last sequence, in damage on every copy, or a value no copy holds)",
-	Skip: func(p *Pass) string {
+	Skip: func(p *check.Pass) string {
 		if len(p.Model.AckLogs) == 0 {
 			return "no ack log in the bundle"
 		}
 		return ""
 	},
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		var out []report.Finding
 		for _, sum := range p.Model.AckLogs {
 			if sum.Bad > 0 {
@@ -42,7 +44,7 @@ var checkAckedLost = Check{
 }
 
 // ackedLost compares one stream's acks with every copy of it.
-func ackedLost(p *Pass, sum *model.AckLog, sa *model.AckedStream) (report.Finding, bool) {
+func ackedLost(p *check.Pass, sum *model.AckLog, sa *model.AckedStream) (report.Finding, bool) {
 	m := p.Model
 	// A PubAck names no account: the stream is found by name.
 	var matches []*model.Stream
@@ -103,7 +105,7 @@ func ackedLost(p *Pass, sum *model.AckLog, sa *model.AckedStream) (report.Findin
 			f.Servers = append(f.Servers, m.Name(c.Server))
 		}
 	}
-	ackedLostRemedy(m, st, lost).apply(&f)
+	ackedLostRemedy(m, st, lost).Apply(&f)
 	return f, true
 }
 
@@ -111,7 +113,7 @@ func ackedLost(p *Pass, sum *model.AckLog, sa *model.AckedStream) (report.Findin
 // narrowed copy by copy. A copy holds its first..last range except damage;
 // below its first sequence the messages were removed (limits, purge), which
 // explains them. False (said) when a copy is encrypted.
-func seqsNotHeld(p *Pass, sum *model.AckLog, st *model.Stream, top uint64) (seqset.Set, bool) {
+func seqsNotHeld(p *check.Pass, sum *model.AckLog, st *model.Stream, top uint64) (seqset.Set, bool) {
 	m := p.Model
 	notHeld := seqset.Set{{First: 1, Last: top}}
 	for _, c := range st.Copies {
@@ -148,9 +150,9 @@ func streamStateEvents(m *model.Model, st *model.Stream) []model.TimelineEvent {
 	return out
 }
 
-func ackedLostRemedy(m *model.Model, st *model.Stream, lost []report.Range) prescription {
+func ackedLostRemedy(m *model.Model, st *model.Stream, lost []report.Range) remedy.Prescription {
 	where := walHolding(m, st, lost)
-	return prescribe("acked-lost-republish", args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
+	return remedy.Prescribe("acked-lost-republish", remedy.Args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
 		"account": st.Account, "stream": st.Name})
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
@@ -52,7 +53,7 @@ type historyVerdict struct {
 // any copy), a :seq is compared with the copies' sequences as an ack log's
 // is. :info is an unknown outcome and :fail not applied: neither is ever
 // lost. False, with the reason in p's skips, when it cannot judge.
-func judgeHistory(p *Pass, sum *model.AckLog) (*historyVerdict, bool) {
+func judgeHistory(p *check.Pass, sum *model.AckLog) (*historyVerdict, bool) {
 	m := p.Model
 	h := sum.History
 	if h == nil {
@@ -172,7 +173,7 @@ func judgeHistory(p *Pass, sum *model.AckLog) (*historyVerdict, bool) {
 
 // ackedLostHistory is the acked-lost finding of one Jepsen history, false
 // when it cannot be judged or loses nothing.
-func ackedLostHistory(p *Pass, sum *model.AckLog) (report.Finding, bool) {
+func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 	v, ok := judgeHistory(p, sum)
 	if !ok || len(v.lost) == 0 {
 		return report.Finding{}, false
@@ -268,7 +269,7 @@ func ackedLostHistory(p *Pass, sum *model.AckLog) (report.Finding, bool) {
 		f.Servers = append(f.Servers, m.Name(c.Server))
 	}
 	sort.Strings(f.Servers)
-	ackedLostRemedy(m, st, seqs).apply(&f)
+	ackedLostRemedy(m, st, seqs).Apply(&f)
 	return f, true
 }
 
@@ -282,7 +283,7 @@ func lostName(lp lostPub) string {
 // lostEvidence says when a lost value was acknowledged, where it was (its
 // sequence, the WAL that holds it) or between which held values it was
 // acknowledged, and whether a read saw it.
-func lostEvidence(p *Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *model.HistoryStream, lastNemesis int64, finalRead bool) string {
+func lostEvidence(p *check.Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *model.HistoryStream, lastNemesis int64, finalRead bool) string {
 	pub := lp.p
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q (process %s): invoked at index %d (%s), acknowledged at index %d (%s, line %d)", pub.Value, pub.Process, pub.Invoke, nanos(pub.InvokeTime), pub.Done, nanos(pub.DoneTime), pub.Line)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/acklog"
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -96,7 +97,7 @@ func TestAckedLostModel(t *testing.T) {
 func TestAckedLostEDNNotCompared(t *testing.T) {
 	sum := &acklog.Summary{File: "history.edn", Format: acklog.FormatEDN, EDNPublishes: 3}
 	m := ackModel(sum, copyAt("a", 1, 10))
-	fs, outcomes := runChecks(m, []Check{checkAckedLost}, nil)
+	fs, outcomes := runChecks(m, []check.Check{checkAckedLost}, defaultSettings(), nil)
 	if len(fs) != 0 {
 		t.Fatalf("finding from an EDN history: %s", fs[0].Message)
 	}

@@ -5,27 +5,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkAssetLost = Check{
+var checkAssetLost = check.Check{
 	Code:        "asset-lost",
 	Severity:    report.Critical,
 	Description: "a stream or consumer that existed (logs, captures, meta state, a stream group's WAL) is in no store, no API delete is recorded, and the bundle shows what removed it (the orphan cleanup, a join of meta groups founded apart, a rename, a server no member of its group, a meta snapshot dropped); the lack of a delete record alone is none: an intact meta state without it is what a compacted API delete leaves",
 	Skip:        noStores,
-	Requires:    []Fact{FactLostAssets},
-	Run: func(p *Pass) []report.Finding {
+	Requires:    []facts.Fact{facts.FactLostAssets},
+	Run: func(p *check.Pass) []report.Finding {
 		var out []report.Finding
 		for _, a := range p.Facts.LostAssets() {
-			out = append(out, a.finding(p.Model))
+			out = append(out, lostAssetFinding(p.Model, a))
 		}
 		return out
 	},
 }
 
-func (a *lostAsset) finding(m *model.Model) report.Finding {
+// lostAssetFinding is the finding of one lost asset, with its remedy.
+func lostAssetFinding(m *model.Model, a *facts.LostAsset) report.Finding {
 	what := fmt.Sprintf("stream %s > %s", a.Account, a.Stream)
 	if a.Consumer != "" {
 		what = fmt.Sprintf("consumer %s > %s > %s", a.Account, a.Stream, a.Consumer)
@@ -40,12 +44,12 @@ func (a *lostAsset) finding(m *model.Model) report.Finding {
 		}
 	}
 	last := ""
-	if n := len(a.Seen); n > 0 && !a.Seen[n-1].time.IsZero() {
-		last = fmt.Sprintf(", last seen %s (%s)", a.Seen[n-1].time.UTC().Format(time.RFC3339), a.Seen[n-1].text)
+	if n := len(a.Seen); n > 0 && !a.Seen[n-1].Time.IsZero() {
+		last = fmt.Sprintf(", last seen %s (%s)", a.Seen[n-1].Time.UTC().Format(time.RFC3339), a.Seen[n-1].Text)
 	}
 	f.Message = fmt.Sprintf("%s existed on %s%s%s and is in no store of the bundle, with no API delete recorded; removed by %s", what, strings.Join(a.Holders, ", "), size, last, a.Cause)
 	for _, s := range a.Seen {
-		f.Evidence = append(f.Evidence, "seen: "+s.text)
+		f.Evidence = append(f.Evidence, "seen: "+s.Text)
 	}
 	f.Evidence = append(f.Evidence, a.Assigned...)
 	if len(a.Consumers) > 0 {
@@ -54,7 +58,7 @@ func (a *lostAsset) finding(m *model.Model) report.Finding {
 	if len(a.Assigned) > 0 {
 		f.Evidence = append(f.Evidence, "an assignment remains although no store holds the data: the stream's messages are gone, not the assignment")
 	}
-	r := args{"account": a.Account, "stream": a.Stream}
+	r := remedy.Args{"account": a.Account, "stream": a.Stream}
 	for _, g := range m.Groups {
 		if g.Kind == natsfmt.GroupStream && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 {
 			r["group"] = g.Name
@@ -62,9 +66,9 @@ func (a *lostAsset) finding(m *model.Model) report.Finding {
 		}
 	}
 	if a.Consumer != "" {
-		prescribe("asset-lost-consumer", nil).apply(&f)
+		remedy.Prescribe("asset-lost-consumer", nil).Apply(&f)
 	} else {
-		prescribe("asset-lost-recreate", r).apply(&f)
+		remedy.Prescribe("asset-lost-recreate", r).Apply(&f)
 	}
 	return f
 }

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -15,11 +17,11 @@ import (
 // writes acknowledged in the last interval before a power loss may be gone.
 const defaultSyncInterval = 2 * time.Minute
 
-var checkDurabilityExposure = Check{
+var checkDurabilityExposure = check.Check{
 	Code:        "durability-exposure",
 	Severity:    report.Warning,
 	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",
-	Skip: func(p *Pass) string {
+	Skip: func(p *check.Pass) string {
 		for _, e := range p.Model.Timeline {
 			if e.Source == "log" {
 				return ""
@@ -27,7 +29,7 @@ var checkDurabilityExposure = Check{
 		}
 		return "no server log in the bundle: an unclean stop cannot be seen"
 	},
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		var out []report.Finding
 		covered := map[model.AssetKey]bool{}
 		for _, e := range p.Model.Exposures {
@@ -48,7 +50,7 @@ var checkDurabilityExposure = Check{
 					f.Evidence = append(f.Evidence, line)
 				}
 			}
-			prescribe("durability-compare", nil).apply(&f)
+			remedy.Prescribe("durability-compare", nil).Apply(&f)
 			out = append(out, f)
 			for _, s := range e.Streams {
 				covered[model.AssetKey{Account: s.Account, Stream: s.Stream}] = true
@@ -61,9 +63,9 @@ var checkDurabilityExposure = Check{
 				continue
 			}
 			if line := sameTailLost(p.Model, st); line != "" {
-				out = append(out, withRemedy(report.Finding{Account: st.Account, Stream: st.Name, Message: line,
+				out = append(out, remedy.WithRemedy(report.Finding{Account: st.Account, Stream: st.Name, Message: line,
 					Evidence: []string{"no unclean stop of these servers is in the logs of the bundle; the sync interval bounds what an unflushed power loss costs: " + syncSummary(p.Model)},
-				}, prescribe("durability-tail-lost", nil)))
+				}, remedy.Prescribe("durability-tail-lost", nil)))
 			}
 		}
 		return out

@@ -5,16 +5,18 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkIndexMismatch = Check{
+var checkIndexMismatch = check.Check{
 	Code:        "index-mismatch",
 	Severity:    report.Warning,
 	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
 	Skip:        noStores,
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		for _, x := range indexMismatches(m) {
@@ -26,18 +28,18 @@ var checkIndexMismatch = Check{
 				Server: m.Name(x.Server), Account: x.Account, Stream: x.Stream, File: x.File,
 				Message: x.Detail,
 			}
-			remedy := prescribe("index-db-stale-remove", args{"file": x.File, "saved": x.File + ".saved"})
+			rx := remedy.Prescribe("index-db-stale-remove", remedy.Args{"file": x.File, "saved": x.File + ".saved"})
 			switch {
 			case x.Damaged:
 				// The blocks lost what index.db still records: the mismatch
 				// is that damage, reported as store-corrupt.
 				f.Severity, f.Kind = report.Info, "damage"
-				remedy = prescribe("index-db-keep", nil)
+				rx = remedy.Prescribe("index-db-keep", nil)
 			case x.Outdated:
 				f.Severity, f.Kind = report.Info, "outdated"
-				remedy = prescribe("index-db-outdated", nil)
+				rx = remedy.Prescribe("index-db-outdated", nil)
 			}
-			remedy.apply(&f)
+			rx.Apply(&f)
 			out = append(out, f)
 		}
 		return out

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -44,7 +46,7 @@ func TestIndexMismatchOnModel(t *testing.T) {
 	m := storeModel(nil, streams)
 	m.TornFolders = map[string]bool{torn.Path: true}
 	c := checkIndexMismatch
-	p := &Pass{Model: m, Facts: ComputeFacts(m), check: &c}
+	p := check.NewPass(m, facts.ComputeAll(m), &c, defaultSettings(), nil)
 	fs := c.Run(p)
 	type got struct {
 		file, kind string
@@ -68,8 +70,8 @@ func TestIndexMismatchOnModel(t *testing.T) {
 	if strings.Contains(fs[2].Remedy, "remove "+damaged.Index.File) {
 		t.Errorf("damage: remedy removes index.db: %s", fs[2].Remedy)
 	}
-	if len(p.skipped) != 1 || !strings.Contains(p.skipped[0], torn.Index.File) || !strings.Contains(p.skipped[0], "not taken for an index mismatch") {
-		t.Errorf("the torn folder's mismatch is not said skipped: %q", p.skipped)
+	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], torn.Index.File) || !strings.Contains(p.Skipped[0], "not taken for an index mismatch") {
+		t.Errorf("the torn folder's mismatch is not said skipped: %q", p.Skipped)
 	}
 	if fs := runCheck(checkIndexMismatch, storeModel(nil, nil)); len(fs) != 0 {
 		t.Errorf("no mismatch, yet %s", summarize(fs))

@@ -6,7 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
@@ -31,11 +35,11 @@ var jsWriteFailKinds = []string{"raft-write-error", "filestore-write-error", "wa
 // (store.go isOutOfSpaceErr).
 const noSpace = "no space left on device"
 
-var checkJetStreamDisabled = Check{
+var checkJetStreamDisabled = check.Check{
 	Code:        "jetstream-disabled",
 	Severity:    report.Critical,
 	Description: "a server turned its own JetStream off while running (its log: \"JetStream out of resources, will be DISABLED\"; /jsz disabled: true; /healthz \"JetStream not enabled (10076)\"): it stores nothing and its replicas fall behind; since when, the cause it logged (disk full, resource limits, a write error), its store against its limit, the replicas behind, and how it comes back",
-	Skip: func(p *Pass) string {
+	Skip: func(p *check.Pass) string {
 		for _, s := range p.Model.Servers {
 			if s.Sources["log"] || s.Sources["jsz"] || s.Sources["healthz"] {
 				return ""
@@ -43,7 +47,7 @@ var checkJetStreamDisabled = Check{
 		}
 		return "no log, /jsz or /healthz in the bundle says whether JetStream ran"
 	},
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		events := jsLogEvents(m)
@@ -149,23 +153,16 @@ func jetStreamOff(m *model.Model, s *model.Server, idx []int) *jsOff {
 	if js := s.JetStream; js != nil {
 		lastOn := time.Time{}
 		for _, a := range js.On {
-			lastOn = later(lastOn, a.Time)
+			lastOn = facts.Later(lastOn, a.Time)
 		}
 		switch {
-		case jetStreamOffAtEnd(s):
+		case facts.JetStreamOffAtEnd(s):
 			d.back, d.backText = false, ""
 		case len(js.On) > 0 && !lastOn.Before(d.since):
 			d.back, d.backText = true, fmt.Sprintf("its /jsz at %s shows JetStream running", lastOn.UTC().Format(time.RFC3339))
 		}
 	}
 	return d
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // disabledCause classifies what the server logged before the disable.
@@ -305,7 +302,7 @@ func disabledFinding(m *model.Model, s *model.Server, d *jsOff) report.Finding {
 	case n > 1:
 		f.Message += fmt.Sprintf("; %d of its stream copies are behind (replica-gap)", n)
 	}
-	disabledRemedy(m, s, kind, d.back).apply(&f)
+	disabledRemedy(m, s, kind, d.back).Apply(&f)
 	return f
 }
 
@@ -400,30 +397,13 @@ func behindReplicas(m *model.Model, s *model.Server) []string {
 // diskfull-*); what a start on a still-full volume does, and whether the
 // meta state is gone, follow disableDeletesMeta (README versions table,
 // row diskfull).
-func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) prescription {
-	dropped, known := disableDeletesMeta(s.Version)
+func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) remedy.Prescription {
+	dropped, known := releases.DisableDeletesMeta(s.Version)
 	full := kind == "disk-full"
-	return prescribe("jetstream-disabled", args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
+	return remedy.Prescribe("jetstream-disabled", remedy.Args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
 		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})
-}
-
-// jetStreamOffAtEnd says whether s's captures end with its JetStream off
-// (its newest answer about it says so).
-func jetStreamOffAtEnd(s *model.Server) bool {
-	if s == nil || s.JetStream == nil || len(s.JetStream.Off) == 0 {
-		return false
-	}
-	js := s.JetStream
-	lastOff, lastOn := time.Time{}, time.Time{}
-	for _, a := range js.Off {
-		lastOff = later(lastOff, a.Time)
-	}
-	for _, a := range js.On {
-		lastOn = later(lastOn, a.Time)
-	}
-	return len(js.On) == 0 || !lastOff.Before(lastOn)
 }
 
 // disabledCauses chains what a server's disabled JetStream leaves behind
@@ -454,7 +434,7 @@ func disabledCauses(fs []report.Finding, used []bool) []report.Cause {
 		if indexes > 0 {
 			summary += fmt.Sprintf("; %d index.db file(s) it could not write are 0 bytes (store-corrupt; rebuilt from the blocks at start)", indexes)
 		}
-		step := remedyFirstStep(d)
+		step := remedy.RemedyFirstStep(d)
 		for _, i := range chain {
 			used[i] = true
 		}

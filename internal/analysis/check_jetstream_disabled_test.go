@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -150,7 +152,7 @@ func TestJetStreamDisabledVariations(t *testing.T) {
 
 func TestJetStreamDisabledSkip(t *testing.T) {
 	m := diskFullModel()
-	p := &Pass{Model: m, Facts: ComputeFacts(m), check: &checkJetStreamDisabled}
+	p := check.NewPass(m, facts.ComputeAll(m), &checkJetStreamDisabled, defaultSettings(), nil)
 	if why := checkJetStreamDisabled.Skip(p); why != "" {
 		t.Errorf("skipped with logs and captures: %s", why)
 	}

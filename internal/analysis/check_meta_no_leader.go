@@ -6,23 +6,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkMetaNoLeader = Check{
+var checkMetaNoLeader = check.Check{
 	Code:        "meta-no-leader",
 	Severity:    report.Critical,
 	Description: "logs or captured JSON show the meta group without a leader, persistently",
-	Settings:    []Setting{noLeaderPersist},
-	Skip: func(p *Pass) string {
+	Settings:    []check.Setting{noLeaderPersist},
+	Skip: func(p *check.Pass) string {
 		if len(p.Model.MetaLeaderStates) == 0 {
 			return "no log line or capture says who leads the meta group"
 		}
 		return ""
 	},
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var servers []string
 		var since *time.Time
@@ -45,7 +48,7 @@ var checkMetaNoLeader = Check{
 			Group: natsfmt.MetaGroup, Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
 			Message: fmt.Sprintf("the meta group has no leader on %s", strings.Join(servers, ", ")),
 		}
-		prescribe("meta-no-leader", nil).apply(&f)
+		remedy.Prescribe("meta-no-leader", nil).Apply(&f)
 		if since != nil && !since.IsZero() {
 			f.Message += " since " + since.UTC().Format(time.RFC3339)
 		}
@@ -56,7 +59,7 @@ var checkMetaNoLeader = Check{
 // noLeaderPersist is how long a no-leader state must last to count: a healthy
 // cluster's first seconds log "no meta leader" too, and elections settle in
 // well under this.
-var noLeaderPersist = Setting{Key: "persist", Default: 30, Unit: "seconds",
+var noLeaderPersist = check.Setting{Key: "persist", Default: 30, Unit: "seconds",
 	Description: "how long logs must show the meta group leaderless before it counts (a capture showing it counts at once)"}
 
 type stuckServer struct {
@@ -75,7 +78,7 @@ func stuckServers(m *model.Model, persist time.Duration) []stuckServer {
 	}
 	var out []stuckServer
 	for _, srv := range model.SortedKeys(by) {
-		if s := m.Server(srv); s != nil && jetStreamOffAtEnd(s) {
+		if s := m.Server(srv); s != nil && facts.JetStreamOffAtEnd(s) {
 			continue // its meta layer is stopped: no view of the group (jetstream-disabled)
 		}
 		states := by[srv]

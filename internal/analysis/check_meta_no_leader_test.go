@@ -1,9 +1,10 @@
 package analysis
 
 import (
-	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"testing"
 	"time"
+
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 )
 
 func TestMetaNoLeaderNeedsPersistence(t *testing.T) {

@@ -6,23 +6,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkMetaSplit = Check{
+var checkMetaSplit = check.Check{
 	Code:        "meta-split",
 	Severity:    report.Critical,
 	Description: "servers disagree on the meta group, or two meta groups were founded apart and met",
-	Skip: func(p *Pass) string {
+	Skip: func(p *check.Pass) string {
 		if len(p.Facts.MetaSidesAll()) == 0 && len(p.Model.MetaFoundings) == 0 {
 			return "no server's view of the meta group and no meta group founding is in the bundle"
 		}
 		return ""
 	},
-	Requires: []Fact{FactMetaSides, FactFoundingSplits, FactLostAssets},
-	Run: func(p *Pass) []report.Finding {
+	Requires: []facts.Fact{facts.FactMetaSides, facts.FactFoundingSplits, facts.FactLostAssets},
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		sides := p.Facts.MetaSides()
@@ -30,19 +34,19 @@ var checkMetaSplit = Check{
 			f := report.Finding{Group: natsfmt.MetaGroup}
 			var desc []string
 			for _, s := range sides {
-				f.Views = append(f.Views, s.view)
+				f.Views = append(f.Views, s.View)
 				desc = append(desc, fmt.Sprintf("%s: cluster_size %d, peers %s, leader %s, term %d",
-					strings.Join(s.servers, ","), s.view.ClusterSize, strings.Join(s.view.Peers, " "), model.DashIfEmpty(s.view.Leader), s.view.Term))
+					strings.Join(s.Servers, ","), s.View.ClusterSize, strings.Join(s.View.Peers, " "), model.DashIfEmpty(s.View.Leader), s.View.Term))
 			}
 			f.Message = fmt.Sprintf("the servers hold %d different views of the meta group", len(sides))
 			f.Evidence = desc
-			metaSplitRemedy(m, sides).apply(&f)
+			metaSplitRemedy(m, sides).Apply(&f)
 			out = append(out, f)
 		}
 		for _, pair := range p.Facts.FoundingSplits() {
 			a, b := pair[0], pair[1]
 			f := report.Finding{Group: natsfmt.MetaGroup}
-			founded := fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s", foundersOf(m, a), a[0].Leader, foundersOf(m, b), b[0].Leader)
+			founded := fmt.Sprintf("two meta groups were founded apart: %s elected %s, %s elected %s", facts.FoundersOf(m, a), a[0].Leader, facts.FoundersOf(m, b), b[0].Leader)
 			for _, side := range [][]model.MetaFounding{a, b} {
 				var srv []string
 				for _, x := range side {
@@ -67,10 +71,10 @@ var checkMetaSplit = Check{
 				if j.Timeline >= 0 {
 					f.TimelineRefs = append(f.TimelineRefs, j.Timeline)
 				}
-				prescribe("meta-split-merged", args{"v215": versionAtLeast(minVersion(m), 2, 15)}).apply(&f)
+				remedy.Prescribe("meta-split-merged", remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)}).Apply(&f)
 			} else {
 				f.Message = founded + "; when they meet the higher term wins and the other side's streams are dropped without a warning"
-				metaSplitRemedy(m, nil).apply(&f)
+				metaSplitRemedy(m, nil).Apply(&f)
 			}
 			slices.Sort(f.TimelineRefs)
 			f.TimelineRefs = slices.Compact(f.TimelineRefs)
@@ -121,14 +125,6 @@ func foundingEvent(m *model.Model, x model.MetaFounding) int {
 	return -1
 }
 
-func foundersOf(m *model.Model, fs []model.MetaFounding) string {
-	var s []string
-	for _, f := range fs {
-		s = append(s, m.Name(f.Server))
-	}
-	return strings.Join(s, ",")
-}
-
 // oneLeaderOneTerm says whether every side names the same meta leader in
 // the same known term: one group whose followers have not yet applied the
 // leader's membership change, not two groups. rename-v2.11.17 (run
@@ -136,9 +132,9 @@ func foundersOf(m *model.Model, fs []model.MetaFounding) string {
 // with two renamed servers' new ids, js-1 and js-2 still at 3, all three
 // naming leader LRlSnhTd in term 3; keeping one side and moving the other's
 // _meta_ aside was not what recovered it (the old names beside did).
-func oneLeaderOneTerm(sides []*metaSide) bool {
+func oneLeaderOneTerm(sides []*facts.MetaSide) bool {
 	for _, s := range sides {
-		if s.view.Leader == "" || s.view.Term == 0 || s.view.Leader != sides[0].view.Leader || s.view.Term != sides[0].view.Term {
+		if s.View.Leader == "" || s.View.Term == 0 || s.View.Leader != sides[0].View.Leader || s.View.Term != sides[0].View.Term {
 			return false
 		}
 	}
@@ -149,13 +145,13 @@ func oneLeaderOneTerm(sides []*metaSide) bool {
 // new cluster's own meta group (README versions table, row
 // supercluster-split: run on 2.15.2 only; older lines get the note that
 // holds on every version).
-func metaSplitRemedy(m *model.Model, sides []*metaSide) prescription {
-	return prescribe("meta-split-keep-one-side", args{"v215": versionAtLeast(minVersion(m), 2, 15)})
+func metaSplitRemedy(m *model.Model, sides []*facts.MetaSide) remedy.Prescription {
+	return remedy.Prescribe("meta-split-keep-one-side", remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)})
 }
 
 // vanishedStreams names the lost assets (asset-lost) that the founders of
 // one side held: what a merge of meta groups dropped.
-func vanishedStreams(m *model.Model, f *Facts, side []model.MetaFounding) []string {
+func vanishedStreams(m *model.Model, f *facts.Facts, side []model.MetaFounding) []string {
 	var out []string
 	for _, a := range f.LostAssets() {
 		for _, x := range side {

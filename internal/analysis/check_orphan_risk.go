@@ -5,16 +5,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkOrphanRisk = Check{
+var checkOrphanRisk = check.Check{
 	Code:        "orphan-risk",
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
-	Settings:    []Setting{maxExamples},
-	Skip: func(p *Pass) string {
+	Settings:    []check.Setting{check.MaxExamples},
+	Skip: func(p *check.Pass) string {
 		for _, st := range p.Model.Streams {
 			if len(st.Copies) > 0 {
 				return ""
@@ -22,8 +25,8 @@ var checkOrphanRisk = Check{
 		}
 		return "no stream copy is stored in the bundle"
 	},
-	Requires: []Fact{FactSplitWinner},
-	Run: func(p *Pass) []report.Finding {
+	Requires: []facts.Fact{facts.FactSplitWinner},
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		noMeta := map[string]bool{}
@@ -63,9 +66,9 @@ var checkOrphanRisk = Check{
 		out = dedupeFindings(out)
 		// Thousands of streams no meta state knows (a store restored
 		// beside a fresh cluster) are one finding per server and cause.
-		return collapse(len(out), func(i int) (string, string) {
+		return check.Collapse(len(out), func(i int) (string, string) {
 			return out[i].Server + "\x00" + string(out[i].Severity), orphanCause(out[i])
-		}, func(i int) report.Finding { return out[i] }, int(p.Setting(maxExamples.Key)))
+		}, func(i int) report.Finding { return out[i] }, int(p.Setting(check.MaxExamples.Key)))
 	},
 }
 
@@ -94,14 +97,14 @@ func orphanFindings(m *model.Model, srv *model.Server, meta *model.MetaState, st
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state (%s) holds no assignment for it: the server deletes it as an orphan 30 s after meta recovery (\"Detected orphaned stream\").%s",
 			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, meta.Source, lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("meta state of %s assigns %d streams, none named %s in account %s", srv.Name, len(meta.Streams), st.Name, st.Account))
-		orphanRemedy(srv, st, c).apply(&f)
+		orphanRemedy(srv, st, c).Apply(&f)
 		return []report.Finding{f}
 	case srv.PeerID != "" && len(a.Peers) > 0 && !slices.Contains(a.Peers, srv.PeerID):
 		f := base
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state places the stream on other peers (%s): the server removes its copy during meta recovery (\"JetStream removing stream\", a debug line only).%s",
 			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(model.NamesFor(m, a.Peers), ", "), lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("assignment group %s peers %s; this server is %s", a.Group, strings.Join(a.Peers, " "), srv.PeerID))
-		orphanRemedy(srv, st, c).apply(&f)
+		orphanRemedy(srv, st, c).Apply(&f)
 		return []report.Finding{f}
 	}
 	// The stream is assigned here: judge its consumers.
@@ -114,7 +117,7 @@ func orphanFindings(m *model.Model, srv *model.Server, meta *model.MetaState, st
 			Message:  fmt.Sprintf("%s stores consumer %s > %s > %s but its meta state has no assignment for it: it is deleted as an orphan after meta recovery", srv.Name, st.Account, st.Name, con.Name),
 			Evidence: append(ev, fmt.Sprintf("stream %s is assigned with %d consumers, not %s", st.Name, len(a.Consumers), con.Name)),
 		}
-		prescribe("orphan-consumer-recreate", args{"ackfloor": fmt.Sprint(con.AckFloorStream), "consumer": con.Name}).apply(&f)
+		remedy.Prescribe("orphan-consumer-recreate", remedy.Args{"ackfloor": fmt.Sprint(con.AckFloorStream), "consumer": con.Name}).Apply(&f)
 		out = append(out, f)
 	}
 	return out
@@ -130,8 +133,8 @@ func otherHolders(m *model.Model, st *model.Stream, except *model.Server) []stri
 	return out
 }
 
-func orphanRemedy(srv *model.Server, st *model.Stream, c *model.StreamCopy) prescription {
-	return prescribe("orphan-stream-copy-out", args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
+func orphanRemedy(srv *model.Server, st *model.Stream, c *model.StreamCopy) remedy.Prescription {
+	return remedy.Prescribe("orphan-stream-copy-out", remedy.Args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
 }
 
 func dedupeFindings(in []report.Finding) []report.Finding {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -49,8 +50,8 @@ func TestOrphanRiskSkipsServerWithoutMeta(t *testing.T) {
 	m := &model.Model{IDs: map[string]string{},
 		Servers: []*model.Server{{Name: "n1", StoreDir: "s1"}},
 		Streams: []*model.Stream{{Account: "A", Name: "S", Copies: []*model.StreamCopy{{Server: "n1"}}}}}
-	_, outcomes := runChecks(m, []Check{checkOrphanRisk}, nil)
-	if len(outcomes) != 1 || outcomes[0].Outcome != OutcomePassed || len(outcomes[0].Skipped) != 1 || !strings.Contains(outcomes[0].Skipped[0], "n1") {
+	_, outcomes := runChecks(m, []check.Check{checkOrphanRisk}, defaultSettings(), nil)
+	if len(outcomes) != 1 || outcomes[0].Outcome != check.OutcomePassed || len(outcomes[0].Skipped) != 1 || !strings.Contains(outcomes[0].Skipped[0], "n1") {
 		t.Fatalf("outcomes %+v", outcomes)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 func TestIncidentPeerIDCorrupt(t *testing.T) {
 	m := incidentModel()
-	fs, outcomes := runChecks(m, Checks, nil)
+	fs, outcomes := runChecks(m, Checks, defaultSettings(), nil)
 	if broke := notRun(outcomes); len(broke) > 0 {
 		t.Fatalf("checks not run: %v", broke)
 	}

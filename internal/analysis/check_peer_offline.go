@@ -6,7 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -24,7 +27,7 @@ type groupMembership struct {
 func currentViews(m *model.Model, g *model.Group) []model.View {
 	var out []model.View
 	for _, v := range g.Views {
-		if s := m.ServerOf(v.Server); s != nil && answeredCapture(s) && len(v.Peers) > 0 {
+		if s := m.ServerOf(v.Server); s != nil && model.AnsweredCapture(s) && len(v.Peers) > 0 {
 			out = append(out, v)
 		}
 	}
@@ -38,7 +41,7 @@ func currentViews(m *model.Model, g *model.Group) []model.View {
 	return out
 }
 
-func memberships(m *model.Model, f *Facts, id string, departed map[string]bool) []groupMembership {
+func memberships(m *model.Model, f *facts.Facts, id string, departed map[string]bool) []groupMembership {
 	var out []groupMembership
 	for _, g := range m.Groups {
 		var gm *groupMembership
@@ -69,12 +72,12 @@ func memberships(m *model.Model, f *Facts, id string, departed map[string]bool) 
 	return out
 }
 
-var checkPeerOffline = Check{
+var checkPeerOffline = check.Check{
 	Code:        "peer-offline",
 	Severity:    report.Warning,
 	Description: "a server that is known by name but answered no capture, that a group leader has not heard from and whose own log does not run on to the captures, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
-	Requires:    []Fact{FactDeparted},
-	Run: func(p *Pass) []report.Finding {
+	Requires:    []facts.Fact{facts.FactDeparted},
+	Run: func(p *check.Pass) []report.Finding {
 		m, departed := p.Model, p.Facts.Departed()
 		ids := model.SortedKeys(departed)
 		var out []report.Finding
@@ -113,7 +116,7 @@ var checkPeerOffline = Check{
 			if len(stalled) > 0 {
 				f.Message += fmt.Sprintf("; %s kept less than a quorum of live peers", strings.Join(stalled, ", "))
 			}
-			peerOfflineRemedy(m, ids, metaStalled).apply(&f)
+			peerOfflineRemedy(m, ids, metaStalled).Apply(&f)
 			out = append(out, f)
 		}
 		return out
@@ -125,12 +128,12 @@ var checkPeerOffline = Check{
 // a time, the next once the meta group has shrunk (remedies.go:
 // departed-server-remove). metaStalled: the meta group has less than a
 // quorum of live peers, so no removal can be applied before it is rescued.
-func peerOfflineRemedy(m *model.Model, ids []string, metaStalled bool) prescription {
+func peerOfflineRemedy(m *model.Model, ids []string, metaStalled bool) remedy.Prescription {
 	var removals []string
 	for _, id := range ids {
-		removals = append(removals, fmt.Sprintf("%s   # %s", peerRemoveCommand(id), m.IDs[id]))
+		removals = append(removals, fmt.Sprintf("%s   # %s", remedy.PeerRemoveCommand(id), m.IDs[id]))
 	}
-	return prescribe("departed-server-remove", args{"removals": removals, "readd": readdNote(m), "metastalled": metaStalled})
+	return remedy.Prescribe("departed-server-remove", remedy.Args{"removals": removals, "readd": remedy.ReaddNote(m), "metastalled": metaStalled})
 }
 
 // departureCauses chains the servers gone without peer-remove into one
@@ -174,5 +177,5 @@ func departureCauses(fs []report.Finding, used []bool) []report.Cause {
 			sev = report.Critical
 		}
 	}
-	return []report.Cause{{Summary: summary + ".", FirstStep: remedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain}}
+	return []report.Cause{{Summary: summary + ".", FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain}}
 }

@@ -4,29 +4,32 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkPeerUnknown = Check{
+var checkPeerUnknown = check.Check{
 	Code:        "peer-unknown",
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
 	Skip:        noGroupViewsOrLoneServer,
-	Requires:    []Fact{FactKnownIDs, FactUnknownPeers},
-	Run: func(p *Pass) []report.Finding {
+	Requires:    []facts.Fact{facts.FactKnownIDs, facts.FactUnknownPeers},
+	Run: func(p *check.Pass) []report.Finding {
 		var out []report.Finding
 		for _, s := range p.Facts.UnknownPeers() {
-			_, _, bits, ok := nearestKnown(p, s.peer)
-			if !natsfmt.ValidPeerID(s.peer) || (ok && bits <= maxNearBits(p)) {
+			_, _, bits, ok := nearestKnown(p, s.Peer)
+			if !natsfmt.ValidPeerID(s.Peer) || (ok && bits <= maxNearBits(p)) {
 				continue
 			}
 			f := report.Finding{
-				Group: s.group, Peer: s.peer,
-				Message:  fmt.Sprintf("raft group %s lists peer %s, which is no server in this bundle (a removed or renamed server, or one whose files are missing)", s.group, s.peer),
-				Evidence: []string{"listed by " + strings.Join(s.sources, ", ")},
+				Group: s.Group, Peer: s.Peer,
+				Message:  fmt.Sprintf("raft group %s lists peer %s, which is no server in this bundle (a removed or renamed server, or one whose files are missing)", s.Group, s.Peer),
+				Evidence: []string{"listed by " + strings.Join(s.Sources, ", ")},
 			}
-			prescribe("unknown-peer-remove", args{"peer": s.peer, "group": s.group}).apply(&f)
+			remedy.Prescribe("unknown-peer-remove", remedy.Args{"peer": s.Peer, "group": s.Group}).Apply(&f)
 			if heal := snapshotHeals(p, s); heal.text != "" {
 				// Only peers.idx lists it; what the next start does with
 				// it is the version's (peer-id-corrupt's rule).
@@ -34,7 +37,7 @@ var checkPeerUnknown = Check{
 				if heal.heals {
 					f.Severity = report.Info
 					f.Message += "; " + heal.short
-					heal.remedy.apply(&f)
+					heal.remedy.Apply(&f)
 				}
 			}
 			out = append(out, f)
@@ -46,7 +49,7 @@ var checkPeerUnknown = Check{
 // noGroupViewsOrLoneServer also skips a bundle of one server alone (a
 // single volume shipped by itself): that the peers it lists are missing
 // from the bundle says nothing of whether they are gone.
-func noGroupViewsOrLoneServer(p *Pass) string {
+func noGroupViewsOrLoneServer(p *check.Pass) string {
 	if r := noGroupViews(p); r != "" {
 		return r
 	}

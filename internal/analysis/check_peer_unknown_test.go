@@ -13,7 +13,7 @@ import (
 func TestPeerUnknownFarID(t *testing.T) {
 	m := incidentModel()
 	m.Groups[0].Views = []model.View{{GroupView: model.GroupView{Server: "nats-0", ClusterSize: 6, Peers: []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW", natsfmt.PeerID("nats-9")}, Source: "peers.idx"}}}
-	fs, _ := runChecks(m, Checks, nil)
+	fs, _ := runChecks(m, Checks, defaultSettings(), nil)
 	if n := len(byCode(fs, "peer-unknown")); n != 1 {
 		t.Errorf("%d peer-unknown, want 1", n)
 	}

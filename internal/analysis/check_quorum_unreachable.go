@@ -6,22 +6,26 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkQuorumUnreachable = Check{
+var checkQuorumUnreachable = check.Check{
 	Code:        "quorum-unreachable",
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist, whatever the cause (lost, departed or renamed servers, corrupt ids)",
 	Skip:        noGroupViewsOrLoneServer,
-	Requires:    []Fact{FactFormerIDs, FactDeparted},
-	Run: func(p *Pass) []report.Finding {
+	Requires:    []facts.Fact{facts.FactFormerIDs, facts.FactDeparted},
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		former := p.Facts.FormerIDs()
-		damaged := sizeDamaged(m)
+		damaged := facts.SizeDamaged(m)
 		for _, g := range m.Groups {
 			// A renamed server's own new id beside the old ids it is no
 			// member under (memberPeers) is left out, so that every view
@@ -29,7 +33,7 @@ var checkQuorumUnreachable = Check{
 			members := make([]model.View, len(g.Views))
 			for i, v := range g.Views {
 				members[i] = v
-				members[i].Peers = memberPeers(m, v, former)
+				members[i].Peers = facts.MemberPeers(m, v, former)
 			}
 			done := map[string]bool{}
 			first := len(out)
@@ -37,10 +41,10 @@ var checkQuorumUnreachable = Check{
 				// A view without its peer list (a leaderless /jsz) cannot
 				// tell which peers exist; a damaged size is store-corrupt's
 				// (peer_size.go), the group runs with its peers'.
-				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[viewKey(v)] || v.Source == "peers.idx" && damaged[v.File] {
+				if v.ClusterSize == 0 || len(v.Peers) == 0 || done[facts.ViewKey(v)] || v.Source == "peers.idx" && damaged[v.File] {
 					continue
 				}
-				done[viewKey(v)] = true
+				done[facts.ViewKey(v)] = true
 				quorum, reachable, missing := quorumOf(p.Facts, v.ClusterSize, v.Peers)
 				if reachable >= quorum {
 					continue
@@ -52,7 +56,7 @@ var checkQuorumUnreachable = Check{
 				var starts []string
 				stuck := false
 				for _, w := range members {
-					if viewKey(w) != viewKey(v) {
+					if facts.ViewKey(w) != facts.ViewKey(v) {
 						continue
 					}
 					st := startNote(p, w)
@@ -66,7 +70,7 @@ var checkQuorumUnreachable = Check{
 				}
 				var holders []string
 				for _, w := range members {
-					if viewKey(w) == viewKey(v) {
+					if facts.ViewKey(w) == facts.ViewKey(v) {
 						holders = model.AppendUnique(holders, m.Name(w.Server)+" ("+w.Source+")")
 					}
 				}
@@ -84,12 +88,12 @@ var checkQuorumUnreachable = Check{
 					f.Account = g.Account
 					f.Stream, f.Consumer, _ = strings.Cut(g.Asset, " > ")
 				}
-				quorumRemedy(m, g, v.ClusterSize, reachable, missing).apply(&f)
+				quorumRemedy(m, g, v.ClusterSize, reachable, missing).Apply(&f)
 				if renamed := renamedOf(missing, former); len(renamed) > 0 {
 					f.Evidence = append(f.Evidence, fmt.Sprintf("of the missing peers, %s are renamed servers' old ids: those servers run under new names (server-renamed)", strings.Join(renamed, ", ")))
 					if onlyFormer(missing, former) {
 						f.Message += "; every missing peer is a renamed server's old id (server-renamed)"
-						prescribe("quorum-renamed-old-ids", args{}).apply(&f)
+						remedy.Prescribe("quorum-renamed-old-ids", remedy.Args{}).Apply(&f)
 					}
 				}
 				f.Evidence = append(f.Evidence, starts...)
@@ -172,7 +176,7 @@ func namedIDs(m *model.Model, ids []string) []string {
 
 // missingPeers says of each missing peer id what the bundle knows of it: a
 // server that departed, or an id no server of the bundle holds.
-func missingPeers(m *model.Model, f *Facts, ids []string) []string {
+func missingPeers(m *model.Model, f *facts.Facts, ids []string) []string {
 	out := namedIDs(m, ids)
 	for i, id := range ids {
 		switch {
@@ -199,7 +203,7 @@ func renamedOf(ids []string, former map[string]model.Rename) []string {
 
 // quorumOf is the quorum a group of size needs and how many of peers exist
 // (present or live, not departed), with the others.
-func quorumOf(f *Facts, size int, peers []string) (quorum, reachable int, missing []string) {
+func quorumOf(f *facts.Facts, size int, peers []string) (quorum, reachable int, missing []string) {
 	quorum = natsfmt.Quorum(size)
 	for _, id := range peers {
 		if f.Exists(id) && !f.Departed()[id] {
@@ -219,7 +223,7 @@ type startPeers struct {
 	text      string
 }
 
-func startNote(p *Pass, v model.View) startPeers {
+func startNote(p *check.Pass, v model.View) startPeers {
 	if len(v.StartPeers) == 0 {
 		return startPeers{}
 	}
@@ -231,7 +235,7 @@ func startNote(p *Pass, v model.View) startPeers {
 	st := startPeers{reachable: r >= q}
 	snap := fmt.Sprintf("its snapshot %s holds another peer state (cluster_size %d, peers %s), %d of them existing (quorum %d)",
 		v.StartFile, v.StartSize, strings.Join(v.StartPeers, " "), r, q)
-	yes, known := startsFromSnapshotPeers(version)
+	yes, known := releases.StartsFromSnapshotPeers(version)
 	switch {
 	case yes:
 		st.governs = true
@@ -244,7 +248,7 @@ func startNote(p *Pass, v model.View) startPeers {
 	return st
 }
 
-func existing(f *Facts, peers []string) []string {
+func existing(f *facts.Facts, peers []string) []string {
 	var out []string
 	for _, p := range peers {
 		if f.Exists(p) && !f.Departed()[p] {
@@ -269,7 +273,7 @@ func tempServersNeeded(size, reachable int) int {
 // quorumRemedy is the way out of a group that cannot elect a leader
 // (remedies.go: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
 // meta-quorum-temporary-servers before).
-func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing []string) prescription {
+func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing []string) remedy.Prescription {
 	if g.Kind != natsfmt.GroupMeta {
 		// A consumer group's asset is "STREAM > CONSUMER": the stream peer
 		// removal takes the peer out of the stream and its consumers.
@@ -286,30 +290,30 @@ func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 				name = p
 				unnamed = append(unnamed, p)
 			}
-			removals = append(removals, streamPeerRemoveCommand(stream, name))
+			removals = append(removals, remedy.StreamPeerRemoveCommand(stream, name))
 		}
-		return prescribe("stream-quorum-peer-remove", args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
+		return remedy.Prescribe("stream-quorum-peer-remove", remedy.Args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
 			"removals": removals, "unnamed": strings.Join(unnamed, " "), "streamunknown": unknown})
 	}
-	v := minVersion(m)
-	a := args{"version": v, "missing": missing, "readd": readdNote(m), "quorum": natsfmt.Quorum(reachable)}
+	v := releases.MinVersion(m)
+	a := remedy.Args{"version": v, "missing": missing, "readd": remedy.ReaddNote(m), "quorum": natsfmt.Quorum(reachable)}
 	// Where the rescue's presence cannot be told before 2.15 (2.13, past a
 	// line's newest release read), the temporary servers below are the way
 	// that needs no such API.
-	if yes, known := hasMetaRescue(v); yes {
+	if yes, known := releases.HasMetaRescue(v); yes {
 		a["rescue"] = "nats-server " + v + " supports a quorum rescue."
 		if !known {
 			a["rescue"] = "nats-server 2.15.2 and 2.15.3 support a quorum rescue (source and runs); whether " + v +
 				" does cannot be told: if it answers that there is no such API (10039) or not at all, add temporary JetStream servers with new server_names instead, until the live peers reach a quorum."
 		}
-		return prescribe("meta-quorum-rescue", a)
+		return remedy.Prescribe("meta-quorum-rescue", a)
 	}
 	// A server started under a missing peer's name has its peer id
 	// (server_name hashes to it); with every peer of the group answering,
 	// votes from empty logs elect a leader (raft.go runAsCandidate, from
 	// 2.12.1: len(votes)+len(emptyVotes) == csz). Where new servers' votes
 	// do not count, that is the way out for lost servers of known names.
-	members, known := countsMemberVotesOnly(v)
+	members, known := releases.CountsMemberVotesOnly(v)
 	var names []string
 	for _, p := range missing {
 		if n := m.IDs[p]; n != "" && natsfmt.PeerID(n) == p {
@@ -317,7 +321,7 @@ func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 		}
 	}
 	if members && len(names) == len(missing) {
-		return prescribe("meta-quorum-same-names", args{"version": v, "names": strings.Join(names, ", "), "count": len(names),
+		return remedy.Prescribe("meta-quorum-same-names", remedy.Args{"version": v, "names": strings.Join(names, ", "), "count": len(names),
 			"size": size})
 	}
 	a["votesunknown"] = !known
@@ -328,7 +332,7 @@ func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 	// with it started together with the live servers; 2.11.17 with it added
 	// to the group already stuck.
 	a["tempstogether"] = strings.HasPrefix(v, "2.10.")
-	return prescribe("meta-quorum-temporary-servers", a)
+	return remedy.Prescribe("meta-quorum-temporary-servers", a)
 }
 
 // maxPlausibleTerm bounds a real raft term: every term is an election, and

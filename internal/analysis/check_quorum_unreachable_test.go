@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestIncidentQuorumUnreachable(t *testing.T) {
-	fs, _ := runChecks(incidentModel(), Checks, nil)
+	fs, _ := runChecks(incidentModel(), Checks, defaultSettings(), nil)
 	q := byCode(fs, "quorum-unreachable")
 	if len(q) != 1 {
 		t.Fatalf("%d quorum-unreachable findings, want 1: %+v", len(q), q)
@@ -99,7 +100,7 @@ func TestStartsFromSnapshotPeers(t *testing.T) {
 		// no source read: never released, or past the newest release read
 		"2.13.0": {false, false}, "2.11.18": {false, false}, "2.15.4": {false, false}, "2.16.0": {false, false}, "3.0.0": {false, false},
 	} {
-		yes, known := startsFromSnapshotPeers(v)
+		yes, known := releases.StartsFromSnapshotPeers(v)
 		if [2]bool{yes, known} != want {
 			t.Errorf("%q: %v %v, want %v", v, yes, known, want)
 		}
@@ -201,13 +202,13 @@ func TestLostQuorumByVersion(t *testing.T) {
 	}
 	for v, want := range map[string][2]bool{"2.10.27": {false, true}, "2.11.17": {false, true}, "2.12.4": {false, true},
 		"2.12.10": {false, false}, "2.12.15": {true, true}, "2.14.10": {true, true}, "2.15.3": {true, true}, "2.13.0": {false, false}} {
-		if yes, known := countsMemberVotesOnly(v); [2]bool{yes, known} != want {
+		if yes, known := releases.CountsMemberVotesOnly(v); [2]bool{yes, known} != want {
 			t.Errorf("countsMemberVotesOnly(%s) = %v %v, want %v", v, yes, known, want)
 		}
 	}
 	for v, want := range map[string][2]bool{"2.10.27": {false, true}, "2.14.10": {false, true}, "2.14.11": {false, false},
 		"2.13.0": {false, false}, "2.15.0": {true, true}, "2.15.3": {true, true}, "2.15.4": {true, false}, "2.16.0": {true, false}} {
-		if yes, known := hasMetaRescue(v); [2]bool{yes, known} != want {
+		if yes, known := releases.HasMetaRescue(v); [2]bool{yes, known} != want {
 			t.Errorf("hasMetaRescue(%s) = %v %v, want %v", v, yes, known, want)
 		}
 	}

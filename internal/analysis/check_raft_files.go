@@ -5,7 +5,9 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
 
@@ -78,7 +80,7 @@ var neverWritten = map[string]map[int][]string{
 // unproven says, for a server running version, why rule cannot be held
 // against its files ("" when it can): its release line has no fixture.
 func unproven(rule, version string) string {
-	ma, mi, _, ok := parseVersion(version)
+	ma, mi, _, ok := releases.ParseVersion(version)
 	if !ok {
 		return ""
 	}
@@ -163,7 +165,7 @@ func recordVerdicts(r *model.RaftRecord) []raftVerdict {
 // line no fixture proves the rule for, an info finding that cannot tell.
 // A file the archive did not deliver as written is not judged (said as a
 // part skipped).
-func raftFileDamage(p *Pass) []model.Corruption {
+func raftFileDamage(p *check.Pass) []model.Corruption {
 	m := p.Model
 	var out []model.Corruption
 	for _, r := range m.RaftRecords {

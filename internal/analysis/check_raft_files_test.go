@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -75,7 +77,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 	}
 	m := raftRecordModel(recs...)
 	m.Undelivered = map[string]bool{dir("n3", "S-torn") + "/tav.idx": true}
-	fs, outcomes := runChecks(m, []Check{checkStoreCorrupt}, nil)
+	fs, outcomes := runChecks(m, []check.Check{checkStoreCorrupt}, defaultSettings(), nil)
 	type want struct {
 		file   string
 		offset int64
@@ -121,7 +123,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 			t.Errorf("finding %d: %+v\nwant %+v", i, g, w)
 		}
 	}
-	if len(outcomes) != 1 || outcomes[0].Outcome != OutcomeFailed {
+	if len(outcomes) != 1 || outcomes[0].Outcome != check.OutcomeFailed {
 		t.Fatalf("outcomes %+v", outcomes)
 	}
 	skipped := strings.Join(outcomes[0].Skipped, "\n")
@@ -133,8 +135,8 @@ func TestRaftFilesOnModel(t *testing.T) {
 	}
 
 	// Only the healthy record: passed, nothing skipped.
-	fs, outcomes = runChecks(raftRecordModel(recs[1]), []Check{checkStoreCorrupt}, nil)
-	if len(fs) != 0 || outcomes[0].Outcome != OutcomePassed || len(outcomes[0].Skipped) != 0 {
+	fs, outcomes = runChecks(raftRecordModel(recs[1]), []check.Check{checkStoreCorrupt}, defaultSettings(), nil)
+	if len(fs) != 0 || outcomes[0].Outcome != check.OutcomePassed || len(outcomes[0].Skipped) != 0 {
 		t.Errorf("healthy record: %s, %+v", summarize(fs), outcomes[0])
 	}
 	// --skip store-corrupt leaves every one of them out.
@@ -154,7 +156,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 	for _, s := range nostore.Servers {
 		s.StoreDir = ""
 	}
-	if _, outcomes := runChecks(nostore, []Check{checkStoreCorrupt}, nil); outcomes[0].Outcome != OutcomeSkipped || outcomes[0].Reason != "the bundle holds no server's store" {
+	if _, outcomes := runChecks(nostore, []check.Check{checkStoreCorrupt}, defaultSettings(), nil); outcomes[0].Outcome != check.OutcomeSkipped || outcomes[0].Reason != "the bundle holds no server's store" {
 		t.Errorf("no store: %+v", outcomes[0])
 	}
 }
@@ -203,7 +205,7 @@ func TestNeverWrittenProven(t *testing.T) {
 				m := model(fx)
 				n := 0
 				for _, r := range m.RaftRecords {
-					_, mi, _, ok := parseVersion(serverVersion(m, r.Server))
+					_, mi, _, ok := releases.ParseVersion(serverVersion(m, r.Server))
 					if !ok || mi != line || !kind[rule](r) {
 						continue
 					}
@@ -316,8 +318,8 @@ func TestMetaSnapshotDamageOnModel(t *testing.T) {
 	bad := metaSnapRecord(t, "n2", flipBit(mid, 3)(append([]byte(nil), orig...)))
 	m := raftRecordModel(good, bad, metaSnapRecord(t, "n3", orig))
 	m.Servers[1].Version = "2.15.2"
-	fs, outcomes := runChecks(m, []Check{checkStoreCorrupt}, nil)
-	if len(fs) != 1 || outcomes[0].Outcome != OutcomeFailed {
+	fs, outcomes := runChecks(m, []check.Check{checkStoreCorrupt}, defaultSettings(), nil)
+	if len(fs) != 1 || outcomes[0].Outcome != check.OutcomeFailed {
 		t.Fatalf("%d findings (%s), want 1: %+v", len(fs), summarize(fs), outcomes)
 	}
 	f := fs[0]

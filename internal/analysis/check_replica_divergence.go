@@ -5,17 +5,19 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkReplicaDivergence = Check{
+var checkReplicaDivergence = check.Check{
 	Code:        "replica-divergence",
 	Severity:    report.Critical,
 	Description: "replicas hold different content under the same sequence",
 	Skip:        noReplicas,
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
@@ -46,7 +48,7 @@ var checkReplicaDivergence = Check{
 				Message: fmt.Sprintf("replicas of %s > %s hold different messages under the same %d sequence(s) (%s): acknowledged writes were lost or overwritten without an error",
 					st.Account, st.Name, count, model.RangesText(ranges)),
 			}
-			divergenceRemedy(st).apply(&f)
+			divergenceRemedy(st).Apply(&f)
 			for _, k := range model.SortedKeys(patterns) {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: content differs between %s", model.RangesText(patterns[k]), k))
 			}
@@ -59,12 +61,12 @@ var checkReplicaDivergence = Check{
 	},
 }
 
-func divergenceRemedy(st *model.Stream) prescription {
-	return prescribe("divergence-choose-copy", args{"stream": st.Name})
+func divergenceRemedy(st *model.Stream) remedy.Prescription {
+	return remedy.Prescribe("divergence-choose-copy", remedy.Args{"stream": st.Name})
 }
 
 // noReplicas skips the replica checks where no stream has two copies.
-func noReplicas(p *Pass) string {
+func noReplicas(p *check.Pass) string {
 	for _, st := range p.Model.Streams {
 		if len(st.Copies) > 1 {
 			return ""

@@ -7,17 +7,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkReplicaGap = Check{
+var checkReplicaGap = check.Check{
 	Code:        "replica-gap",
 	Severity:    report.Critical,
 	Description: "a replica lacks sequences that another replica of the same stream holds and no deletion explains",
 	Skip:        noReplicas,
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		for _, st := range m.Streams {
@@ -100,15 +102,15 @@ func gapFinding(m *model.Model, st *model.Stream, cmp *model.ReplicaComparison, 
 		hs := cmp.Servers(m, sp.Holders)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("sequences %s: held by %s (%d of %d current replicas)", model.RangesText([]report.Range{sp.Range}), strings.Join(hs, ", "), len(hs), nAssigned))
 	}
-	a := args{"copies": fmt.Sprintf("%d cop%s", fewest, model.Plural(fewest, "y", "ies")), "holders": strings.Join(names, ", "),
-		"server": m.Name(c.Server), "stream": st.Name, "removal": streamPeerRemoveCommand(st.Name, m.Name(c.Server))}
+	a := remedy.Args{"copies": fmt.Sprintf("%d cop%s", fewest, model.Plural(fewest, "y", "ies")), "holders": strings.Join(names, ", "),
+		"server": m.Name(c.Server), "stream": st.Name, "removal": remedy.StreamPeerRemoveCommand(st.Name, m.Name(c.Server))}
 	switch {
 	case kind == "behind" && state.down:
-		prescribe("replica-gap-start", a).apply(&f)
+		remedy.Prescribe("replica-gap-start", a).Apply(&f)
 	case kind == "behind":
-		prescribe("replica-gap-catch-up", a).apply(&f)
+		remedy.Prescribe("replica-gap-catch-up", a).Apply(&f)
 	default:
-		prescribe("replica-gap-rebuild", a).apply(&f)
+		remedy.Prescribe("replica-gap-rebuild", a).Apply(&f)
 	}
 	return f
 }

@@ -5,41 +5,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// memberPeers is a view's peer set without the renamed server's own new id
-// when that id is one too many: /raftz adds the answering node to its
-// peers, but on 2.15 a renamed server is no member of a group that knows it
-// by its old id (2.12 adds the new id to the meta group, which then counts
-// both).
-func memberPeers(m *model.Model, v model.View, former map[string]model.Rename) []string {
-	if len(v.Peers) <= v.ClusterSize {
-		return v.Peers
-	}
-	renamedSelf := false
-	for _, r := range former {
-		if r.New == m.Name(v.Server) {
-			renamedSelf = true
-		}
-	}
-	if !renamedSelf {
-		return v.Peers
-	}
-	self := ""
-	if s := m.ServerOf(v.Server); s != nil {
-		self = s.PeerID
-	}
-	var out []string
-	for _, p := range v.Peers {
-		if p != self {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // renameCost is what one group lost to renamed peers.
 type renameCost struct {
@@ -54,17 +27,17 @@ type renameCost struct {
 // servers' sizes differ while the group changes: rename-v2.11.17's leader
 // ran at size 5, its followers at 3, each as its /raftz said), else in
 // every view that lists it.
-func renameCosts(m *model.Model, f *Facts, id string, former map[string]model.Rename) []renameCost {
+func renameCosts(m *model.Model, f *facts.Facts, id string, former map[string]model.Rename) []renameCost {
 	var out []renameCost
 	self := former[id].New
 	for _, g := range m.Groups {
 		c := renameCost{group: g}
 		own := false
 		for _, v := range g.Views {
-			own = own || m.Name(v.Server) == self && containsString(memberPeers(m, v, former), id)
+			own = own || m.Name(v.Server) == self && containsString(facts.MemberPeers(m, v, former), id)
 		}
 		for _, v := range g.Views {
-			peers := memberPeers(m, v, former)
+			peers := facts.MemberPeers(m, v, former)
 			if !containsString(peers, id) || own && m.Name(v.Server) != self {
 				continue
 			}
@@ -152,12 +125,12 @@ func removedByRename(m *model.Model, r model.Rename) (lines []string, streams []
 	return lines, streams
 }
 
-var checkServerRenamed = Check{
+var checkServerRenamed = check.Check{
 	Code:        "server-renamed",
 	Severity:    report.Critical,
 	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
-	Requires:    []Fact{FactFormerIDs},
-	Run: func(p *Pass) []report.Finding {
+	Requires:    []facts.Fact{facts.FactFormerIDs},
+	Run: func(p *check.Pass) []report.Finding {
 		m, former := p.Model, p.Facts.FormerIDs()
 		var out []report.Finding
 		for _, id := range model.SortedKeys(former) {
@@ -204,7 +177,7 @@ var checkServerRenamed = Check{
 			if len(streams) > 0 {
 				f.Message += fmt.Sprintf("; at its first start as %s it deleted its copies of %s", r.New, strings.Join(streams, ", "))
 			}
-			renameRemedy(m, former).apply(&f)
+			renameRemedy(m, former).Apply(&f)
 			out = append(out, f)
 		}
 		return out
@@ -215,7 +188,7 @@ var checkServerRenamed = Check{
 // servers (testdata/bundles/rename-v2.15.2, rename-v2.12.1 and
 // rename-v2.12.15, want.json expect.remedies), by what the renamed servers
 // did to the meta group and by version.
-func renameRemedy(m *model.Model, former map[string]model.Rename) prescription {
+func renameRemedy(m *model.Model, former map[string]model.Rename) remedy.Prescription {
 	var renames []model.Rename
 	for _, id := range model.SortedKeys(former) {
 		renames = append(renames, former[id])
@@ -228,15 +201,15 @@ func renameRemedy(m *model.Model, former map[string]model.Rename) prescription {
 		for _, x := range s {
 			deleted = model.AppendUnique(deleted, x+" on "+r.New)
 		}
-		stops = append(stops, fmt.Sprintf("stop %s, then: %s", r.Old, peerRemoveCommand(peerID(r.Old))))
+		stops = append(stops, fmt.Sprintf("stop %s, then: %s", r.Old, remedy.PeerRemoveCommand(model.PeerID(r.Old))))
 	}
-	v := minVersion(m)
-	a := args{"version": model.DashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
+	v := releases.MinVersion(m)
+	a := remedy.Args{"version": model.DashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
 		"renamed": len(olds), "beside_size": 2 * len(olds), "beside_quorum": len(olds) + 1,
 		// $JS.API.META.RESCUE exists from 2.15 (v2.15.3 jetstream_api.go; not
 		// in 2.11.17, 2.12.15, 2.14.10 source; README row rename: 2.11.17
 		// answered it "JetStream not enabled for account", 10039).
-		"rescue": versionAtLeast(v, 2, 15)}
+		"rescue": releases.VersionAtLeast(v, 2, 15)}
 	if len(deleted) > 0 {
 		a["deleted"] = fmt.Sprintf(" (here: %s)", strings.Join(deleted, "; "))
 	}
@@ -254,11 +227,11 @@ func renameRemedy(m *model.Model, former map[string]model.Rename) prescription {
 	// revert; 2.13 was never released, so no bundle runs it.
 	switch {
 	case metaGrewByRename(m, former):
-		return prescribe("rename-old-names-beside", a)
-	case versionAtLeast(v, 2, 15):
-		return prescribe("rename-beside-or-revert", a)
+		return remedy.Prescribe("rename-old-names-beside", a)
+	case releases.VersionAtLeast(v, 2, 15):
+		return remedy.Prescribe("rename-beside-or-revert", a)
 	}
-	return prescribe("rename-revert", a)
+	return remedy.Prescribe("rename-revert", a)
 }
 
 // metaGrewByRename says whether some view of the meta group counts a
@@ -271,9 +244,9 @@ func metaGrewByRename(m *model.Model, former map[string]model.Rename) bool {
 			continue
 		}
 		for _, v := range g.Views {
-			peers := memberPeers(m, v, former)
+			peers := facts.MemberPeers(m, v, former)
 			for _, r := range former {
-				if containsString(peers, peerID(r.New)) {
+				if containsString(peers, model.PeerID(r.New)) {
 					return true
 				}
 			}
@@ -324,5 +297,5 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 	for _, i := range chain {
 		used[i] = true
 	}
-	return []report.Cause{{Summary: b.String(), FirstStep: remedyFirstStep(fs[chain[0]]), Severity: report.Critical, Findings: chain}}
+	return []report.Cause{{Summary: b.String(), FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: report.Critical, Findings: chain}}
 }

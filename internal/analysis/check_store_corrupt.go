@@ -5,19 +5,22 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkStoreCorrupt = Check{
+var checkStoreCorrupt = check.Check{
 	Code:        "store-corrupt",
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
 	Skip:        noStores,
-	Settings:    []Setting{maxExamples},
-	Run: func(p *Pass) []report.Finding {
+	Settings:    []check.Setting{check.MaxExamples},
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		// An encrypted store makes every file unreadable without its key:
@@ -34,7 +37,7 @@ var checkStoreCorrupt = Check{
 			if len(shown) > 5 {
 				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
 			}
-			out = append(out, withRemedy(report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
+			out = append(out, remedy.WithRemedy(report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
 			}, storeRemedy(m, model.Corruption{Kind: natsfmt.CorruptEncrypted})))
@@ -77,14 +80,14 @@ var checkStoreCorrupt = Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			storeRemedy(m, c).withNote(extractHint(m, c.Server, c.Account, c.Stream, c.Lost)).apply(&f)
+			storeRemedy(m, c).WithNote(extractHint(m, c.Server, c.Account, c.Stream, c.Lost)).Apply(&f)
 			if c.SnapshotPeers != "" {
 				version := serverVersion(m, c.Server)
-				yes, known := startsFromSnapshotPeers(version)
+				yes, known := releases.StartsFromSnapshotPeers(version)
 				switch {
 				case yes:
 					f.Message += fmt.Sprintf("; %s (%s) starts the group from the peer state of its snapshot %s and writes it to peers.idx at its next start: nothing is lost", f.Server, version, c.SnapshotPeers)
-					prescribe("peers-idx-healed-by-snapshot", args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers}).apply(&f)
+					remedy.Prescribe("peers-idx-healed-by-snapshot", remedy.Args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers}).Apply(&f)
 				case !known:
 					f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds a readable peer state: 2.12.5+ and 2.14+ start from it and rewrite peers.idx (nothing lost); 2.10, 2.11 and 2.12.0-2.12.4 read peers.idx", c.SnapshotPeers))
 				}
@@ -95,11 +98,11 @@ var checkStoreCorrupt = Check{
 			}
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
-				prescribe("store-empty-folder", args{"folder": path.Dir(c.File)}).apply(&f)
+				remedy.Prescribe("store-empty-folder", remedy.Args{"folder": path.Dir(c.File)}).Apply(&f)
 			}
 			return f
 		}
-		out = append(out, collapse(len(damage), key, build, int(p.Setting(maxExamples.Key)))...)
+		out = append(out, check.Collapse(len(damage), key, build, int(p.Setting(check.MaxExamples.Key)))...)
 		return append(out, sized...)
 	},
 }
@@ -147,7 +150,7 @@ func corruptionSeverity(m *model.Model, c model.Corruption) report.Severity {
 		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
 		return report.Warning
 	}
-	if yes, _ := startsFromSnapshotPeers(serverVersion(m, c.Server)); yes && c.SnapshotPeers != "" {
+	if yes, _ := releases.StartsFromSnapshotPeers(serverVersion(m, c.Server)); yes && c.SnapshotPeers != "" {
 		return report.Warning
 	}
 	return report.Critical
@@ -174,11 +177,11 @@ func corruptionCause(c model.Corruption) string {
 // storeRemedy says what an operator can do about a damaged file, chosen by
 // the file and the kind of damage (remedies.go: store-*,
 // meta-snapshot-move-aside).
-func storeRemedy(m *model.Model, c model.Corruption) prescription {
+func storeRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
-		return prescribe("store-sealed", nil)
+		return remedy.Prescribe("store-sealed", nil)
 	case c.Structure == natsfmt.StructMetaInf || c.Structure == natsfmt.StructMetaSum:
 		what := "meta.inf and meta.sum disagree"
 		if c.Kind == natsfmt.CorruptMissing {
@@ -198,22 +201,22 @@ func storeRemedy(m *model.Model, c model.Corruption) prescription {
 			if c.Kind == natsfmt.CorruptMissing {
 				next = "the server skips this consumer at start (\"Missing consumer metafile\" or \"checksum\")"
 			}
-			return prescribe("store-consumer-meta-files", args{"what": what, "next": next, "folder": path.Dir(c.File)})
+			return remedy.Prescribe("store-consumer-meta-files", remedy.Args{"what": what, "next": next, "folder": path.Dir(c.File)})
 		}
-		return prescribe("store-stream-meta-files", args{"what": what, "fix": fix, "folder": path.Dir(c.File)})
+		return remedy.Prescribe("store-stream-meta-files", remedy.Args{"what": what, "fix": fix, "folder": path.Dir(c.File)})
 	case c.Structure == natsfmt.StructIndexDB:
-		return prescribe("store-index-db", args{"folder": path.Dir(path.Dir(c.File))})
+		return remedy.Prescribe("store-index-db", remedy.Args{"folder": path.Dir(path.Dir(c.File))})
 	case c.Structure == natsfmt.StructConsumerState:
-		return prescribe("store-consumer-state", args{"file": c.File})
+		return remedy.Prescribe("store-consumer-state", remedy.Args{"file": c.File})
 	case isMetaSnapshot(c.File):
 		return metaSnapshotRemedy(m, c)
 	case c.Structure != natsfmt.StructBlockRecord:
-		return prescribe("store-other-file", args{"file": c.File})
+		return remedy.Prescribe("store-other-file", remedy.Args{"file": c.File})
 	}
-	a := args{"file": c.File, "indexdb": c.IndexDB, "seq": fmt.Sprint(c.Seq), "seqs": model.RangesText(c.Lost), "stream": c.Stream,
+	a := remedy.Args{"file": c.File, "indexdb": c.IndexDB, "seq": fmt.Sprint(c.Seq), "seqs": model.RangesText(c.Lost), "stream": c.Stream,
 		"replicas": c.Replicas, "replicated": c.Stream != "" && c.Replicas > 1, "single": c.Stream != "" && c.Replicas <= 1}
 	if c.Stream != "" {
-		a["removal"] = streamPeerRemoveCommand(c.Stream, m.Name(c.Server))
+		a["removal"] = remedy.StreamPeerRemoveCommand(c.Stream, m.Name(c.Server))
 		a["server"], a["fewer"] = m.Name(c.Server), c.Replicas-1
 	}
 	// A rebuild copies from the leader: it brings back only what another
@@ -227,9 +230,9 @@ func storeRemedy(m *model.Model, c model.Corruption) prescription {
 	}
 	switch {
 	case c.Kind == natsfmt.CorruptChecksum && c.OfDeleted:
-		return prescribe("store-block-deleted-record", a)
+		return remedy.Prescribe("store-block-deleted-record", a)
 	case c.Kind == natsfmt.CorruptChecksum:
-		return prescribe("store-block-record", a)
+		return remedy.Prescribe("store-block-record", a)
 	}
 	a["lost"] = "what the block held from the damage on"
 	if len(c.Lost) > 0 {
@@ -238,9 +241,9 @@ func storeRemedy(m *model.Model, c model.Corruption) prescription {
 	if c.Kind == natsfmt.CorruptMissing {
 		// The block file itself is gone: what is left to save is the rest.
 		a["folder"], a["block"] = path.Dir(path.Dir(c.File)), path.Base(c.File)
-		return prescribe("store-block-missing", a)
+		return remedy.Prescribe("store-block-missing", a)
 	}
-	return prescribe("store-block-lost", a)
+	return remedy.Prescribe("store-block-lost", a)
 }
 
 // otherCopyHolds: some other copy of c's stream holds every sequence c
@@ -268,19 +271,44 @@ func otherCopyHolds(m *model.Model, c model.Corruption) bool {
 // an R3 replica took the leader's snapshot in their place on 2.12.15 and
 // 2.15.3, not on 2.10.27: testdata/remedies/perturbed-replica-*.json). An
 // unknown version is taken for 2.10, whose step is the more careful.
-func resurrectedRemedy(m *model.Model, c model.Corruption) prescription {
-	old := !versionAtLeast(serverVersion(m, c.Server), 2, 11)
-	return prescribe("store-block-resurrected", args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
+func resurrectedRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
+	old := !releases.VersionAtLeast(serverVersion(m, c.Server), 2, 11)
+	return remedy.Prescribe("store-block-resurrected", remedy.Args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
 		"folder": path.Dir(path.Dir(c.File)), "stream": c.Stream, "server": m.Name(c.Server), "replicas": c.Replicas, "fewer": c.Replicas - 1,
 		"catchup": c.Replicas > 1 && !old, "nocatchup": c.Replicas > 1 && old, "single": c.Stream != "" && c.Replicas <= 1})
 }
 
 // noStores skips the store checks on a bundle that holds no store.
-func noStores(p *Pass) string {
+func noStores(p *check.Pass) string {
 	for _, s := range p.Model.Servers {
 		if s.StoreDir != "" {
 			return ""
 		}
 	}
 	return "the bundle holds no server's store"
+}
+
+// sealedMessage says what could not be read of a server's store sealed at
+// rest: by asset, with why (no key, or not this key), and that the figures
+// shown for its copies are not their content.
+func sealedMessage(server string, files []string, keysGiven bool) string {
+	why := "no key was given"
+	if keysGiven {
+		why = "the key given does not open it (see notes)"
+	}
+	streams, consumers, wals := sealedAssets(files)
+	var what []string
+	for _, k := range []struct {
+		names []string
+		one   string
+	}{{streams, "stream"}, {consumers, "consumer"}, {wals, "raft WAL"}} {
+		if n := len(k.names); n == 1 {
+			what = append(what, fmt.Sprintf("1 %s (%s)", k.one, k.names[0]))
+		} else if n > 1 {
+			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, listShort(k.names, 5)))
+		}
+	}
+	return fmt.Sprintf("the store of %s is encrypted at rest and %s: %s could not be read (%d files sealed). "+
+		"This says nothing of their state: their copies are listed as sealed, not as empty, and the replica comparison, index and WAL checks leave them out; "+
+		"its raft snapshots, peers.idx and tav.idx are not encrypted and are read", server, why, strings.Join(what, ", "), len(files))
 }

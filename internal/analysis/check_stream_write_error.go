@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -22,11 +24,11 @@ import (
 // own writes call handleOutOfSpace, which disables JetStream
 // (jetstream-disabled).
 
-var checkStreamWriteError = Check{
+var checkStreamWriteError = check.Check{
 	Code:        "stream-write-error",
 	Severity:    report.Critical,
 	Description: "a stream stopped taking writes on a server whose JetStream stayed enabled (its log: \"JetStream stream '<account> > <stream>' critical write error\"): every publish to it is refused until the server restarts; which stream, on which server, since when, the write that failed, and what to do",
-	Skip: func(p *Pass) string {
+	Skip: func(p *check.Pass) string {
 		for _, s := range p.Model.Servers {
 			if s.Sources["log"] {
 				return ""
@@ -34,7 +36,7 @@ var checkStreamWriteError = Check{
 		}
 		return "no server log in the bundle: the stream write errors are only in the log"
 	},
-	Run: func(p *Pass) []report.Finding {
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		events := jsLogEvents(m)
 		type key struct{ server, account, stream string }
@@ -109,6 +111,6 @@ func streamWriteErrorFinding(m *model.Model, server, account, stream string, i, 
 		f.Severity = report.Warning
 		f.Message = fmt.Sprintf("stream %s > %s on %s stopped taking writes at %s (%s); the server started again after it", account, stream, server, t.Format(time.RFC3339), cause)
 	}
-	prescribe("stream-write-error", args{"server": server, "stream": stream, "account": account, "diskfull": f.Kind == "disk-full", "other": f.Kind != "disk-full", "restarted": restarted}).apply(&f)
+	remedy.Prescribe("stream-write-error", remedy.Args{"server": server, "stream": stream, "account": account, "diskfull": f.Kind == "disk-full", "other": f.Kind != "disk-full", "restarted": restarted}).Apply(&f)
 	return f
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -99,8 +100,8 @@ func TestStreamWriteErrorFixture(t *testing.T) {
 // Without a server log there is nothing to judge: skipped, and why.
 func TestStreamWriteErrorSkippedWithoutLog(t *testing.T) {
 	m := &model.Model{IDs: map[string]string{}}
-	_, outcomes := runChecks(m, []Check{checkStreamWriteError}, nil)
-	if o := outcomes[0]; o.Outcome != OutcomeSkipped || !strings.Contains(o.Reason, "no server log") {
+	_, outcomes := runChecks(m, []check.Check{checkStreamWriteError}, defaultSettings(), nil)
+	if o := outcomes[0]; o.Outcome != check.OutcomeSkipped || !strings.Contains(o.Reason, "no server log") {
 		t.Errorf("%+v, want skipped because there is no server log", o)
 	}
 }

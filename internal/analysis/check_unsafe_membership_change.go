@@ -7,23 +7,26 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
 // unsafeWindow is how close two removals must be to count as one burst: a
 // group needs a few heartbeats (1 s each) and an election (4-9 s) to settle.
-var unsafeWindow = Setting{Key: "window", Default: 30, Unit: "seconds",
+var unsafeWindow = check.Setting{Key: "window", Default: 30, Unit: "seconds",
 	Description: "removals closer than this count as one burst"}
 
-var checkUnsafeMembershipChange = Check{
+var checkUnsafeMembershipChange = check.Check{
 	Code:        "unsafe-membership-change",
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
-	Settings:    []Setting{unsafeWindow},
-	Requires:    []Fact{FactMetaSides},
-	Run: func(p *Pass) []report.Finding {
+	Settings:    []check.Setting{unsafeWindow},
+	Requires:    []facts.Fact{facts.FactMetaSides},
+	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
 		for _, g := range m.Groups {
@@ -41,9 +44,9 @@ var checkUnsafeMembershipChange = Check{
 				for _, e := range burst {
 					ev = append(ev, describeHistory(m, e))
 				}
-				out = append(out, withRemedy(report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
+				out = append(out, remedy.WithRemedy(report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
-				}, prescribe("membership-one-at-a-time", args{"meta": g.Kind == natsfmt.GroupMeta})))
+				}, remedy.Prescribe("membership-one-at-a-time", remedy.Args{"meta": g.Kind == natsfmt.GroupMeta})))
 				burst = nil
 			}
 			for _, e := range removals {
@@ -63,7 +66,7 @@ var checkUnsafeMembershipChange = Check{
 // peer set of which the current assignment keeps fewer than a majority, the
 // group was moved onto new, empty peers faster than they could catch up: the
 // new majority can elect a leader that never held the data.
-func replacedMajorities(p *Pass) []report.Finding {
+func replacedMajorities(p *check.Pass) []report.Finding {
 	m := p.Model
 	removed := map[string]bool{}
 	for _, s := range p.Facts.Removed() {
@@ -80,7 +83,7 @@ func replacedMajorities(p *Pass) []report.Finding {
 			continue
 		}
 		for k, a := range srv.Meta.Streams {
-			ps := sortedCopy(a.Peers)
+			ps := model.SortedCopy(a.Peers)
 			key := strings.Join(ps, ",")
 			if byStream[k] == nil {
 				byStream[k] = map[string]*holding{}
@@ -135,14 +138,14 @@ func replacedMajorities(p *Pass) []report.Finding {
 			if kept >= natsfmt.Quorum(len(prev.peers)) {
 				continue
 			}
-			out = append(out, withRemedy(report.Finding{
+			out = append(out, remedy.WithRemedy(report.Finding{
 				Group: cur.group, Account: k.Account, Stream: k.Stream,
 				Events: []string{
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(prev.servers, ","), k.Account, k.Stream, strings.Join(model.NamesFor(m, prev.peers), ", ")),
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(model.NamesFor(m, cur.peers), ", ")),
 				},
 				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
-			}, prescribe("membership-replace-one-at-a-time", nil)))
+			}, remedy.Prescribe("membership-replace-one-at-a-time", nil)))
 		}
 	}
 	return out

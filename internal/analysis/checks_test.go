@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -48,17 +49,17 @@ func TestHealthyModelNoFindings(t *testing.T) {
 		m.Groups[0].Views[i].ClusterSize = 5
 		m.Groups[0].Views[i].Peers = []string{"S1Nunr6R", "yrzKKRBu", "cnrtt3eg", "bkCGheKT", "HuYMtjaW"}
 	}
-	fs, outcomes := runChecks(m, Checks, nil)
+	fs, outcomes := runChecks(m, Checks, defaultSettings(), nil)
 	if broke := notRun(outcomes); len(fs) != 0 || len(broke) != 0 {
 		t.Errorf("healthy model gave %+v, not run: %v", fs, broke)
 	}
 }
 
 func TestPanickingCheckIsReportedNotRun(t *testing.T) {
-	boom := Check{Code: "boom", Severity: report.Info, Run: func(*Pass) []report.Finding { panic("x") }}
-	fs, outcomes := runChecks(incidentModel(), []Check{boom, checkQuorumUnreachable}, nil)
-	notes := outcomeNotes(outcomes)
-	if len(outcomes) != 2 || outcomes[0].Outcome != OutcomeNotRun || outcomes[1].Outcome != OutcomeFailed {
+	boom := check.Check{Code: "boom", Severity: report.Info, Run: func(*check.Pass) []report.Finding { panic("x") }}
+	fs, outcomes := runChecks(incidentModel(), []check.Check{boom, checkQuorumUnreachable}, defaultSettings(), nil)
+	notes := check.OutcomeNotes(outcomes)
+	if len(outcomes) != 2 || outcomes[0].Outcome != check.OutcomeNotRun || outcomes[1].Outcome != check.OutcomeFailed {
 		t.Errorf("outcomes %+v", outcomes)
 	}
 	if len(fs) != 1 || len(notes) != 1 || !strings.Contains(notes[0], "check boom not run") {
@@ -104,7 +105,7 @@ func TestREADMEListsEveryCheck(t *testing.T) {
 func notRun(outcomes []report.CheckOutcome) []report.CheckOutcome {
 	var out []report.CheckOutcome
 	for _, o := range outcomes {
-		if o.Outcome == OutcomeNotRun {
+		if o.Outcome == check.OutcomeNotRun {
 			out = append(out, o)
 		}
 	}
@@ -116,17 +117,17 @@ func notRun(outcomes []report.CheckOutcome) []report.CheckOutcome {
 // counted as passed.
 func TestSkippedChecksSayWhy(t *testing.T) {
 	m := &model.Model{IDs: map[string]string{}, MetaLeaderStates: []model.MetaLeaderState{{Server: "a", Leader: "b", Timeline: -1}}}
-	_, outcomes := runChecks(m, Checks, nil)
+	_, outcomes := runChecks(m, Checks, defaultSettings(), nil)
 	by := map[string]report.CheckOutcome{}
 	for _, o := range outcomes {
 		by[o.Code] = o
 	}
 	for _, code := range []string{"store-corrupt", "index-mismatch", "orphan-risk", "replica-gap", "replica-divergence", "peer-id-corrupt", "quorum-unreachable"} {
-		if o := by[code]; o.Outcome != OutcomeSkipped || o.Reason == "" {
+		if o := by[code]; o.Outcome != check.OutcomeSkipped || o.Reason == "" {
 			t.Errorf("%s: %+v, want skipped with a reason", code, o)
 		}
 	}
-	if o := by["meta-no-leader"]; o.Outcome != OutcomePassed {
+	if o := by["meta-no-leader"]; o.Outcome != check.OutcomePassed {
 		t.Errorf("meta-no-leader: %+v, want passed (a leader is logged)", o)
 	}
 }
@@ -139,10 +140,10 @@ func TestSettingsOverrideThresholds(t *testing.T) {
 		{Time: at(0), Server: "a", Source: "log", Timeline: -1},
 		{Time: at(20 * time.Second), Server: "a", Source: "log", Timeline: -1},
 	}}
-	if fs, _ := runChecks(m, []Check{checkMetaNoLeader}, nil); len(fs) != 0 {
+	if fs, _ := runChecks(m, []check.Check{checkMetaNoLeader}, defaultSettings(), nil); len(fs) != 0 {
 		t.Fatalf("20 s leaderless is under the 30 s default: %+v", fs)
 	}
-	if fs, _ := runChecks(m, []Check{checkMetaNoLeader}, map[string]float64{"meta-no-leader.persist": 10}); len(fs) != 1 {
+	if fs, _ := runChecks(m, []check.Check{checkMetaNoLeader}, defaultSettings(), map[string]float64{"meta-no-leader.persist": 10}); len(fs) != 1 {
 		t.Fatalf("with persist=10 s, 20 s leaderless counts: %+v", fs)
 	}
 	if err := CheckSettings(map[string]float64{"meta-no-leader.nope": 1}); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -46,7 +47,7 @@ func bundleCoverage(m *model.Model, streams []report.Stream, outcomes []report.C
 		}
 	}
 	for _, o := range outcomes {
-		if o.Outcome == OutcomePassed || o.Outcome == OutcomeFailed {
+		if o.Outcome == check.OutcomePassed || o.Outcome == check.OutcomeFailed {
 			c.ChecksJudged = append(c.ChecksJudged, o.Code)
 		}
 	}

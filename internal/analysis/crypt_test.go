@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -259,17 +260,17 @@ func TestRemediesStartOnlyWithTheKey(t *testing.T) {
 	}
 	start := "Keep the stream folder. Start " + fx.want.Servers[0].Name + ": once up, it catches up from the stream leader."
 	other := "copy the file out first"
-	fs := []report.Finding{{Remedy: start}, {Remedy: other}, {Remedy: sealedRemedy}}
-	guardRemedies(m, fs)
+	fs := []report.Finding{{Remedy: start}, {Remedy: other}, {Remedy: remedy.SealedRemedy}}
+	remedy.GuardRemedies(m, fs)
 	if !strings.HasPrefix(fs[0].Remedy, start) || !strings.Contains(fs[0].Remedy, "never on a copy from a bundle") || !strings.Contains(fs[0].Remedy, fx.want.Servers[0].Name) {
 		t.Errorf("start remedy: %q", fs[0].Remedy)
 	}
-	if fs[1].Remedy != other || fs[2].Remedy != sealedRemedy {
+	if fs[1].Remedy != other || fs[2].Remedy != remedy.SealedRemedy {
 		t.Errorf("other remedies changed: %q, %q", fs[1].Remedy, fs[2].Remedy)
 	}
 	plain := &model.Model{}
 	fs = []report.Finding{{Remedy: start}}
-	guardRemedies(plain, fs)
+	remedy.GuardRemedies(plain, fs)
 	if fs[0].Remedy != start {
 		t.Errorf("caveat without encrypted stores: %q", fs[0].Remedy)
 	}

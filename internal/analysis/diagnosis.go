@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -27,7 +28,7 @@ func diagnose(fs []report.Finding) []report.Cause {
 		if used[i] || f.Severity == report.Info {
 			continue
 		}
-		out = append(out, report.Cause{Summary: f.Message, FirstStep: remedyFirstStep(f), Severity: f.Severity, Findings: []int{i}})
+		out = append(out, report.Cause{Summary: f.Message, FirstStep: remedy.RemedyFirstStep(f), Severity: f.Severity, Findings: []int{i}})
 		used[i] = true
 	}
 	for i := range out {
@@ -105,7 +106,7 @@ func quorumCauses(fs []report.Finding, used []bool) []report.Cause {
 		for _, i := range chain {
 			used[i] = true
 		}
-		out = append(out, report.Cause{Summary: b.String(), FirstStep: remedyFirstStep(q), Severity: report.Critical, Findings: chain})
+		out = append(out, report.Cause{Summary: b.String(), FirstStep: remedy.RemedyFirstStep(q), Severity: report.Critical, Findings: chain})
 	}
 	return out
 }
@@ -144,7 +145,7 @@ func splitCauses(fs []report.Finding, used []bool) []report.Cause {
 		for _, i := range chain {
 			used[i] = true
 		}
-		out = append(out, report.Cause{Summary: summary + ".", FirstStep: remedyFirstStep(s), Severity: report.Critical, Findings: chain})
+		out = append(out, report.Cause{Summary: summary + ".", FirstStep: remedy.RemedyFirstStep(s), Severity: report.Critical, Findings: chain})
 	}
 	return out
 }
@@ -174,7 +175,7 @@ func membershipCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		out = append(out, report.Cause{
 			Summary:   u.Message + "; and so: " + strings.Join(effects, "; ") + ".",
-			FirstStep: remedyFirstStep(fs[chain[1]]), Severity: report.Critical, Findings: chain,
+			FirstStep: remedy.RemedyFirstStep(fs[chain[1]]), Severity: report.Critical, Findings: chain,
 		})
 	}
 	return out
@@ -259,36 +260,9 @@ func storeCauses(fs []report.Finding, used []bool) []report.Cause {
 		for _, i := range chain {
 			used[i] = true
 		}
-		out = append(out, report.Cause{Summary: summary, FirstStep: remedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain})
+		out = append(out, report.Cause{Summary: summary, FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain})
 	}
 	return out
-}
-
-// firstStep is the first instruction of a remedy given as text only (a
-// finding with no RemedySteps): its first line without the list number
-// (with the indented commands it introduces when it ends in a colon), or
-// the first sentence of a one-paragraph remedy.
-func firstStep(remedy string) string {
-	lines := strings.Split(strings.TrimSpace(remedy), "\n")
-	first := strings.TrimSpace(lines[0])
-	if n := strings.IndexByte(first, ' '); n > 0 && strings.TrimLeft(first[:n], "0123456789") == "." {
-		first = strings.TrimSpace(first[n:])
-	}
-	if len(lines) == 1 {
-		if i := strings.Index(first, ". "); i > 0 {
-			first = first[:i+1]
-		}
-		return first
-	}
-	if strings.HasSuffix(first, ":") {
-		for _, l := range lines[1:] {
-			if !strings.HasPrefix(l, " ") {
-				break
-			}
-			first += "\n" + l
-		}
-	}
-	return first
 }
 
 // chainRefs is the union of the chain's findings' timeline references.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
@@ -36,18 +38,18 @@ func loadFixtures(t *testing.T) map[string]*model.Model {
 // require would leave it not run).
 func TestOnlyComputesRequiredFacts(t *testing.T) {
 	for name, m := range loadFixtures(t) {
-		all, _ := runChecks(m, Checks, nil)
+		all, _ := runChecks(m, Checks, defaultSettings(), nil)
 		for _, c := range Checks {
 			only, err := SelectChecks([]string{c.Code}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			f := computeFacts(m, requiredBy(only))
-			if want := closure(c.Requires); !slices.Equal(sortedFacts(f.computed), want) {
-				t.Errorf("%s: --only %s computed facts %v, want %v", name, c.Code, f.computed, want)
+			f := facts.Compute(m, check.RequiredBy(only))
+			if want := facts.Closure(c.Requires); !slices.Equal(sortedFacts(f.Computed), want) {
+				t.Errorf("%s: --only %s computed facts %v, want %v", name, c.Code, f.Computed, want)
 			}
-			got, outcomes := runChecks(m, only, nil)
-			if len(outcomes) != 1 || outcomes[0].Outcome == OutcomeNotRun {
+			got, outcomes := runChecks(m, only, defaultSettings(), nil)
+			if len(outcomes) != 1 || outcomes[0].Outcome == check.OutcomeNotRun {
 				t.Errorf("%s: --only %s: %+v", name, c.Code, outcomes)
 				continue
 			}
@@ -62,21 +64,21 @@ func TestOnlyComputesRequiredFacts(t *testing.T) {
 // facts it requires; no check is left without the facts it names.
 func TestFactsComputedOnce(t *testing.T) {
 	m := &model.Model{IDs: map[string]string{}}
-	f := computeFacts(m, requiredBy(Checks))
-	seen := map[Fact]bool{}
-	for _, k := range f.computed {
+	f := facts.Compute(m, check.RequiredBy(Checks))
+	seen := map[facts.Fact]bool{}
+	for _, k := range f.Computed {
 		if seen[k] {
 			t.Errorf("fact %s computed twice", k)
 		}
-		for _, r := range factDefs[k].requires {
+		for _, r := range facts.FactDefs[k].Requires {
 			if !seen[r] {
 				t.Errorf("fact %s computed before %s, which it requires", k, r)
 			}
 		}
 		seen[k] = true
 	}
-	for k := range numFacts {
-		if factNames[k] == "" || factDefs[k].compute == nil {
+	for k := range facts.NumFacts {
+		if facts.FactNames[k] == "" || facts.FactDefs[k].Compute == nil {
 			t.Errorf("fact %d has no name or no computation", k)
 		}
 	}
@@ -84,21 +86,21 @@ func TestFactsComputedOnce(t *testing.T) {
 
 // A check that reads a fact it does not require is not run, and says which.
 func TestUndeclaredFactNotRun(t *testing.T) {
-	c := Check{Code: "reads-undeclared", Run: func(p *Pass) []report.Finding {
+	c := check.Check{Code: "reads-undeclared", Run: func(p *check.Pass) []report.Finding {
 		_ = p.Facts.LostAssets()
 		return nil
 	}}
-	_, outcomes := runChecks(&model.Model{IDs: map[string]string{}}, []Check{c}, nil)
-	if len(outcomes) != 1 || outcomes[0].Outcome != OutcomeNotRun || !strings.Contains(outcomes[0].Reason, "lost-assets") {
+	_, outcomes := runChecks(&model.Model{IDs: map[string]string{}}, []check.Check{c}, defaultSettings(), nil)
+	if len(outcomes) != 1 || outcomes[0].Outcome != check.OutcomeNotRun || !strings.Contains(outcomes[0].Reason, "lost-assets") {
 		t.Errorf("outcome %+v, want not run for lost-assets", outcomes)
 	}
-	c.Requires = []Fact{FactLostAssets}
-	if _, outcomes := runChecks(&model.Model{IDs: map[string]string{}}, []Check{c}, nil); outcomes[0].Outcome != OutcomePassed {
+	c.Requires = []facts.Fact{facts.FactLostAssets}
+	if _, outcomes := runChecks(&model.Model{IDs: map[string]string{}}, []check.Check{c}, defaultSettings(), nil); outcomes[0].Outcome != check.OutcomePassed {
 		t.Errorf("with the fact required: %+v", outcomes[0])
 	}
 }
 
-func sortedFacts(fs []Fact) []Fact {
+func sortedFacts(fs []facts.Fact) []facts.Fact {
 	out := slices.Clone(fs)
 	slices.Sort(out)
 	return out

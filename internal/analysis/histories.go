@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -17,7 +18,7 @@ import (
 func clientHistories(m *model.Model, outcomes []report.CheckOutcome) []report.ClientHistory {
 	judge := false
 	for _, o := range outcomes {
-		judge = judge || (o.Code == checkAckedLost.Code && o.Outcome != OutcomeNotRun)
+		judge = judge || (o.Code == checkAckedLost.Code && o.Outcome != check.OutcomeNotRun)
 	}
 	var out []report.ClientHistory
 	for _, sum := range m.AckLogs {
@@ -33,12 +34,12 @@ func clientHistory(m *model.Model, sum *model.AckLog, judge bool) report.ClientH
 	ch := report.ClientHistory{File: sum.File, Capped: h.PubsCapped, Buckets: []report.HistoryBucket{}}
 	var v *historyVerdict
 	if judge {
-		p := &Pass{Model: m}
+		p := &check.Pass{Model: m}
 		ok := false
 		if v, ok = judgeHistory(p, sum); ok {
 			ch.Judged, ch.Account, ch.Stream = true, v.st.Account, v.st.Name
-		} else if n := len(p.skipped); n > 0 {
-			ch.Reason = p.skipped[n-1]
+		} else if n := len(p.Skipped); n > 0 {
+			ch.Reason = p.Skipped[n-1]
 		}
 	} else {
 		ch.Reason = "the acked-lost check did not run"

@@ -197,7 +197,7 @@ func scaledModel() *model.Model {
 // runAllChecks runs every registered check on m; none may fail to run.
 func runAllChecks(t *testing.T, m *model.Model) []report.Finding {
 	t.Helper()
-	fs, outcomes := runChecks(m, Checks, nil)
+	fs, outcomes := runChecks(m, Checks, defaultSettings(), nil)
 	if broke := notRun(outcomes); len(broke) > 0 {
 		t.Fatalf("checks not run: %v", broke)
 	}

@@ -1,8 +1,9 @@
 package analysis
 
 import (
-	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
 )
 
 // setAsideUndelivered keeps archive damage from reading as store damage: a

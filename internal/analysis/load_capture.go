@@ -18,11 +18,6 @@ import (
 // id, until a source names it (placeholderNames).
 const nodePlaceholder = "node-"
 
-// recentlySeen is how recent a raftz last_seen must be for the peer to count
-// as alive: heartbeats are 1 s apart and a leader steps down after 10 s of
-// silence.
-const recentlySeen = 30 * time.Second
-
 // captures takes every monitoring answer the bundle's sniff decoded (a
 // capture file is read and decoded once, there), and those of the audit
 // archives as read (audits).
@@ -144,13 +139,13 @@ func (l *loader) nodeNames() map[string]string {
 		if name == "" {
 			return
 		}
-		if id := peerID(name); idx[id] == "" {
+		if id := model.PeerID(name); idx[id] == "" {
 			idx[id] = name
 		}
 	}
 	for _, lg := range l.b.Logs {
 		// The banner's own pairing wins: it is what the server said of itself.
-		if lg.Node != "" && lg.Name != "" && peerID(lg.Name) == lg.Node {
+		if lg.Node != "" && lg.Name != "" && model.PeerID(lg.Name) == lg.Node {
 			idx[lg.Node] = lg.Name
 		}
 	}
@@ -414,7 +409,7 @@ func (l *loader) captureRaftz(srv *model.Server, c capture.Capture, at time.Time
 				if p.Name != "" {
 					l.m.IDs[id] = p.Name
 				}
-				if d, ok := p.LastSeenDuration(); ok && d < recentlySeen {
+				if d, ok := p.LastSeenDuration(); ok && d < model.RecentlySeen {
 					v.Alive = append(v.Alive, id)
 					if p.Name != "" {
 						s := l.addServer(p.Name, "capture")

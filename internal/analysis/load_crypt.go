@@ -127,37 +127,6 @@ func (l *loader) keyNotes(keyFiles map[string][]storecrypt.KeyFile) {
 	}
 }
 
-// sealedMessage says what could not be read of a server's store sealed at
-// rest: by asset, with why (no key, or not this key), and that the figures
-// shown for its copies are not their content.
-func sealedMessage(server string, files []string, keysGiven bool) string {
-	why := "no key was given"
-	if keysGiven {
-		why = "the key given does not open it (see notes)"
-	}
-	streams, consumers, wals := sealedAssets(files)
-	var what []string
-	for _, k := range []struct {
-		names []string
-		one   string
-	}{{streams, "stream"}, {consumers, "consumer"}, {wals, "raft WAL"}} {
-		if n := len(k.names); n == 1 {
-			what = append(what, fmt.Sprintf("1 %s (%s)", k.one, k.names[0]))
-		} else if n > 1 {
-			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, listShort(k.names, 5)))
-		}
-	}
-	return fmt.Sprintf("the store of %s is encrypted at rest and %s: %s could not be read (%d files sealed). "+
-		"This says nothing of their state: their copies are listed as sealed, not as empty, and the replica comparison, index and WAL checks leave them out; "+
-		"its raft snapshots, peers.idx and tav.idx are not encrypted and are read", server, why, strings.Join(what, ", "), len(files))
-}
-
-// sealedRemedy is the remedy text of a sealed store (remedies.go
-// store-sealed). Starting a server on a config whose key is redacted
-// destroys the data (issue 12: v2.12.1 brought every stream back empty and
-// deleted block files and consumer folders).
-var sealedRemedy = prescribe("store-sealed", nil).text()
-
 // markEncrypted records the servers whose store is encrypted at rest,
 // opened or not: a remedy that has one of them started must say on which
 // config (guardRemedies).

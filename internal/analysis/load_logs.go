@@ -266,7 +266,7 @@ func (l *loader) log(lg bundle.Log, carried string) string {
 		if b.Name != "" && b.Name != name && !renamed {
 			l.note("log %s: a boot at line %d names the server %q, not %q (renamed server?)", lg.Path, b.Line, b.Name, name)
 		}
-		if b.Node != "" && b.Name != "" && b.Node != peerID(b.Name) {
+		if b.Node != "" && b.Name != "" && b.Node != model.PeerID(b.Name) {
 			l.note("log %s line %d: node id %s does not match name %q", lg.Path, b.Line, b.Node, b.Name)
 		}
 	}
@@ -426,7 +426,7 @@ func leaderID(name string) string {
 	if name == "" || strings.HasPrefix(name, "(") {
 		return ""
 	}
-	return peerID(name)
+	return model.PeerID(name)
 }
 
 // maxElectionSpread is how far apart two servers' lines about one election

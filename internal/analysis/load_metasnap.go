@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -138,7 +139,7 @@ func metaSnapNextStart(srv *model.Server, damaged, members int) []string {
 	}
 	// README versions table, row metasnap (refusesCorruptMetaSnapshot);
 	// a version it cannot tell gets both accounts.
-	switch refuses, known := refusesCorruptMetaSnapshot(srv.Version); {
+	switch refuses, known := releases.RefusesCorruptMetaSnapshot(srv.Version); {
 	case refuses:
 		out = append(out, refuse)
 	case known:

@@ -177,7 +177,7 @@ func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *
 		ps := p.State
 		view.ClusterSize = int(ps.ClusterSize)
 		view.Quorum = ps.Quorum()
-		view.Peers = sortedCopy(ps.Peers)
+		view.Peers = model.SortedCopy(ps.Peers)
 		view.File, view.PeerOffsets = p.File, map[string]int64{}
 		for i, id := range ps.Peers {
 			view.PeerOffsets[id] = ps.PeerOffset(i)
@@ -194,10 +194,10 @@ func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *
 	}
 	if rec.Peers != nil {
 		view.Tracked = trackedPeers(view.Peers, srv.PeerID, ws.peerAdded)
-		view.Peers = sortedCopy(append(view.Peers, view.Tracked...))
+		view.Peers = model.SortedCopy(append(view.Peers, view.Tracked...))
 	}
 	if sp := ws.snapPeers; rec.Peers != nil && sp != nil && !ws.peersAfterSnap {
-		peers := sortedCopy(sp.Peers)
+		peers := model.SortedCopy(sp.Peers)
 		if int(sp.ClusterSize) != view.ClusterSize || !slices.Equal(peers, view.Peers) {
 			view.StartPeers, view.StartSize, view.StartFile = peers, int(sp.ClusterSize), ws.snapFile
 		}
@@ -312,7 +312,7 @@ func (l *loader) snapshot(srv *model.Server, g *model.Group, rd *raftRead) {
 	}
 	ev := model.HistoryEvent{Term: snap.Term, Index: snap.Index, Event: "peer-state", Server: srv.ID, Source: "snapshot"}
 	if snap.PeerState != nil {
-		ev.Peers = sortedCopy(snap.PeerState.Peers)
+		ev.Peers = model.SortedCopy(snap.PeerState.Peers)
 	}
 	g.History = append(g.History, ev)
 	if g.Kind == natsfmt.GroupMeta && snap.ChecksumOK && sr.MetaErr != nil {
@@ -468,8 +468,8 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 				ws.peersAfterSnap = ws.peersAfterSnap || !compacted
 				ps, err := e.PeerState(file)
 				if err == nil {
-					wr.history = append(wr.history, model.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: sortedCopy(ps.Peers), Source: "wal"})
-					text := fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", group, idx, ps.ClusterSize, strings.Join(sortedCopy(ps.Peers), " "))
+					wr.history = append(wr.history, model.HistoryEvent{Time: tp, Term: ae.Term, Index: idx, Event: "peer-state", Peers: model.SortedCopy(ps.Peers), Source: "wal"})
+					text := fmt.Sprintf("raft %s: peer state at index %d: cluster size %d, peers %s", group, idx, ps.ClusterSize, strings.Join(model.SortedCopy(ps.Peers), " "))
 					wr.timeline = append(wr.timeline, walTimelineEvent{at: tp, kind: "peer-state", file: file, text: func(func(string) string) string { return text }})
 				}
 			case raftlog.EntryAddPeer, raftlog.EntryRemovePeer:
@@ -672,12 +672,6 @@ func (l *loader) assignments() {
 // findGroup returns the model's group named name, or nil; by index, as it
 // is called for every group folder and every stream assignment.
 func (l *loader) findGroup(name string) *model.Group { return l.groupIndex[name] }
-
-func sortedCopy(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	return out
-}
 
 // walEvent puts a dated raft change from a WAL record on the timeline.
 func (l *loader) walEvent(t *time.Time, server, kind, group, text, file string) {

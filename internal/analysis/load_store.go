@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -40,9 +41,6 @@ func listed(fsys fs.FS, dir, name string) bool {
 	}
 	return false
 }
-
-// peerID is the raft node id nats-server derives from a server name.
-func peerID(name string) string { return natsfmt.PeerID(name) }
 
 // readSmall reads a small file of the bundle, refusing one over limit.
 func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
@@ -190,13 +188,13 @@ func (l *loader) nameStore(st bundle.Store) (name, source string) {
 	taken := func(n string) bool { s := l.m.Server(n); return s != nil && s.StoreDir != "" }
 	if len(self) > 0 {
 		for _, c := range cands {
-			if self[peerID(c.name)] && !taken(c.name) && (c.paired || len(self) == 1) {
+			if self[model.PeerID(c.name)] && !taken(c.name) && (c.paired || len(self) == 1) {
 				return c.name, c.source
 			}
 		}
 	}
 	for _, c := range cands {
-		if c.paired && all[peerID(c.name)] && !taken(c.name) {
+		if c.paired && all[model.PeerID(c.name)] && !taken(c.name) {
 			return c.name, c.source
 		}
 	}
@@ -560,7 +558,7 @@ func (l *loader) priorLastSeqs() {
 			if srv == nil {
 				continue
 			}
-			if yes, _ := keepsPriorLastSeq(srv.Version); !yes {
+			if yes, _ := releases.KeepsPriorLastSeq(srv.Version); !yes {
 				continue
 			}
 			c.Deleted += x.LastSeq - c.LastSeq

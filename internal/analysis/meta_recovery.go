@@ -2,8 +2,12 @@ package analysis
 
 import (
 	"fmt"
-	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"path"
+
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 )
 
 // What a server's meta recovery keeps, and the way out of a corrupt meta
@@ -14,7 +18,7 @@ import (
 // against which its stored streams are judged: its own, or, where its meta
 // snapshot is corrupt, what its version really recovers. why says how it
 // was chosen; skip, when meta is nil, why it cannot be judged.
-func recoveredMeta(p *Pass, srv *model.Server) (meta *model.MetaState, why, skip string) {
+func recoveredMeta(p *check.Pass, srv *model.Server) (meta *model.MetaState, why, skip string) {
 	switch {
 	case srv.Meta == nil:
 		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
@@ -22,7 +26,7 @@ func recoveredMeta(p *Pass, srv *model.Server) (meta *model.MetaState, why, skip
 		return srv.Meta, "", ""
 	}
 	// README versions table, row metasnap (refusesCorruptMetaSnapshot).
-	switch refuses, known := refusesCorruptMetaSnapshot(srv.Version); {
+	switch refuses, known := releases.RefusesCorruptMetaSnapshot(srv.Version); {
 	case refuses:
 		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
 	case !known && srv.Version != "":
@@ -35,7 +39,7 @@ func recoveredMeta(p *Pass, srv *model.Server) (meta *model.MetaState, why, skip
 	if srv.Meta.AfterSnapshot > 0 {
 		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current; the deletion comes at the one orphan check, 30 s after meta recovery, and only if a meta leader is known by then (checkForOrphans: \"skipping check for orphans, no meta-leader\" otherwise, never run again until a restart) and, on 2.11.17, not in every run even then (2026-12-02, the same damaged state restarted: deleted in some runs, no meta leader at the check in others, the check run and nothing deleted in others), so the deletion is a risk of the next start, not a certainty", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
 	}
-	leader := p.Facts.highestMetaTerm(p.Model)
+	leader := p.Facts.HighestMetaTerm(p.Model)
 	if leader == nil {
 		return nil, "", "its meta snapshot is corrupt, its meta WAL holds nothing after it, and no server holds a readable meta snapshot: what the meta leader will install cannot be told"
 	}
@@ -47,11 +51,11 @@ func recoveredMeta(p *Pass, srv *model.Server) (meta *model.MetaState, why, skip
 // the damaged servers' snapshots and meta WALs moved out of their stores,
 // the server with the intact snapshot is elected and installs it on them,
 // and every stream comes back whole.
-func metaSnapshotRemedy(m *model.Model, c model.Corruption) prescription {
+func metaSnapshotRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	meta := path.Dir(path.Dir(c.File))
 	v := serverVersion(m, c.Server)
 	order := metaSnapStartOrder(v)
-	return prescribe("meta-snapshot-move-aside", args{"server": m.Name(c.Server), "meta": meta, "version": model.DashIfEmpty(v),
+	return remedy.Prescribe("meta-snapshot-move-aside", remedy.Args{"server": m.Name(c.Server), "meta": meta, "version": model.DashIfEmpty(v),
 		"stagger": order == "stagger", "together": order == "together", "ordercannottell": order == ""})
 }
 
@@ -67,7 +71,7 @@ func metaSnapshotRemedy(m *model.Model, c model.Corruption) prescription {
 // server and one damaged one no leader in 2 runs of 3; testdata/remedies/metasnap-v2.10.27*)
 // or where no run was made (2.13, 2.16+).
 func metaSnapStartOrder(v string) string {
-	ma, mi, _, ok := parseVersion(v)
+	ma, mi, _, ok := releases.ParseVersion(v)
 	switch {
 	case !ok || ma != 2:
 		return ""

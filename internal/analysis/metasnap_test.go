@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -127,7 +129,7 @@ func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/after=%d", tc.version, tc.after), func(t *testing.T) {
 			m := metaSnapModel(tc.version, tc.after)
-			p := &Pass{Model: m, Facts: ComputeFacts(m), check: &checkOrphanRisk}
+			p := check.NewPass(m, facts.ComputeAll(m), &checkOrphanRisk, defaultSettings(), nil)
 			var got []string
 			for _, f := range checkOrphanRisk.Run(p) {
 				got = append(got, f.Stream)
@@ -139,8 +141,8 @@ func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("orphan-risk for %v, want %v", got, tc.want)
 			}
-			if skipped := len(p.skipped) > 0; skipped != tc.skipped {
-				t.Errorf("skipped %v (%v), want %v", skipped, p.skipped, tc.skipped)
+			if skipped := len(p.Skipped) > 0; skipped != tc.skipped {
+				t.Errorf("skipped %v (%v), want %v", skipped, p.Skipped, tc.skipped)
 			}
 		})
 	}

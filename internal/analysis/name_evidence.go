@@ -269,7 +269,7 @@ func (l *loader) evidenceNames() ([]nameAssignment, map[*model.Server][]string) 
 				continue
 			}
 			if !l.holdsPeerOf(st, name) {
-				why[srv] = append(why[srv], fmt.Sprintf("%s: points at %s, whose peer id %s is in none of its raft groups", src.name, name, peerID(name)))
+				why[srv] = append(why[srv], fmt.Sprintf("%s: points at %s, whose peer id %s is in none of its raft groups", src.name, name, model.PeerID(name)))
 				continue
 			}
 			picks[name] = append(picks[name], srv)
@@ -300,11 +300,11 @@ func (l *loader) evidenceNames() ([]nameAssignment, map[*model.Server][]string) 
 // node id).
 func (l *loader) holdsPeerOf(st bundle.Store, name string) bool {
 	all, _ := l.storePeerIDs(st)
-	if len(all) == 0 || all[peerID(name)] {
+	if len(all) == 0 || all[model.PeerID(name)] {
 		return true
 	}
 	for _, r := range l.m.Renames {
-		if r.New == name && all[peerID(r.Old)] {
+		if r.New == name && all[model.PeerID(r.Old)] {
 			return true
 		}
 	}

@@ -3,6 +3,8 @@ package analysis
 import (
 	"strings"
 	"testing"
+
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 )
 
 func TestPeerRemoveCommandQuotes(t *testing.T) {
@@ -12,11 +14,11 @@ func TestPeerRemoveCommandQuotes(t *testing.T) {
 		{"it's", `nats request '$JS.API.SERVER.REMOVE' '{"peer_id":"it'\''s"}'`},
 		{"yrzKKRBt", `nats server cluster peer-remove -f yrzKKRBt   # or: nats request '$JS.API.SERVER.REMOVE' '{"peer_id":"yrzKKRBt"}'`},
 	} {
-		if got := peerRemoveCommand(tc.id); got != tc.want {
+		if got := remedy.PeerRemoveCommand(tc.id); got != tc.want {
 			t.Errorf("%q:\n got %s\nwant %s", tc.id, got, tc.want)
 		}
 	}
-	if got := peerRemoveCommand("ab\xffcdefg"); !strings.HasPrefix(got, "#") {
+	if got := remedy.PeerRemoveCommand("ab\xffcdefg"); !strings.HasPrefix(got, "#") {
 		t.Errorf("non-UTF-8 id: %s", got)
 	}
 }

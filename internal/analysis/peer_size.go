@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -32,48 +32,30 @@ import (
 // peers listed" damage of them is left to this finding.
 func peerSizeFindings(m *model.Model) (out []report.Finding, covered map[string]bool) {
 	covered = map[string]bool{}
-	for _, g := range m.Groups {
-		for _, v := range g.Views {
-			// The peers the file lists (View.Tracked come from the WAL).
-			real := len(v.Peers) - len(v.Tracked)
-			if v.Source != "peers.idx" || v.File == "" || v.ClusterSize == real {
-				continue
-			}
-			sizes := map[int]bool{}
-			for _, o := range g.Views {
-				if o.Server != v.Server && o.ClusterSize > 0 {
-					sizes[o.ClusterSize] = true
-				}
-			}
-			if len(sizes) != 1 || !sizes[real] {
-				continue
-			}
-			if !peersAgree(g, v) {
-				continue
-			}
-			srv := m.Name(v.Server)
-			q, rq := v.ClusterSize/2+1, real/2+1
-			f := report.Finding{Code: "store-corrupt", Severity: report.Warning, Server: srv, Group: g.Name,
-				Account: g.Account, File: v.File, Offset: report.Ptr(int64(0)), Kind: "peer-state",
-				ClusterSize: v.ClusterSize, Quorum: q,
-			}
-			f.Message = fmt.Sprintf("%s's peers.idx of raft group %s says the group has %d peers (quorum %d), but lists %d and every other server's view of the group says %d (quorum %d): its cluster size was damaged (peers.idx has no checksum)",
-				srv, g.Name, v.ClusterSize, q, real, real, rq)
-			switch {
-			case q > rq:
-				f.Message += fmt.Sprintf("; at its next start %s cannot be elected by the %d real peers, follows the leader they elect and, once caught up, takes that leader's peer state (sent at every election) and writes it back to peers.idx: nothing is lost", srv, real)
-			case q == rq:
-				f.Message += fmt.Sprintf("; the quorum is the group's own (%d), and the leader's peer state rewrites the size at the next election: nothing is lost", q)
-			default:
-				f.Severity = report.Critical
-				f.Message += fmt.Sprintf("; at its next start %s can win an election with %d vote(s), fewer than the group's quorum of %d, and as leader it sends that size to every peer: the group then runs at quorum %d (seen on 2.10.27 with a _meta_ size of 1; where the others elect first, their leader's peer state rewrites it)", srv, q, rq, q)
-			}
-			if v.StartSize > 0 {
-				f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds size %d: 2.12.5+ and 2.14+ start from it", v.StartFile, v.StartSize))
-			}
-			out = append(out, f)
-			covered[v.File] = true
+	for _, d := range facts.SizeDamages(m) {
+		g, v, real := d.Group, d.View, d.Real
+		srv := m.Name(v.Server)
+		q, rq := v.ClusterSize/2+1, real/2+1
+		f := report.Finding{Code: "store-corrupt", Severity: report.Warning, Server: srv, Group: g.Name,
+			Account: g.Account, File: v.File, Offset: report.Ptr(int64(0)), Kind: "peer-state",
+			ClusterSize: v.ClusterSize, Quorum: q,
 		}
+		f.Message = fmt.Sprintf("%s's peers.idx of raft group %s says the group has %d peers (quorum %d), but lists %d and every other server's view of the group says %d (quorum %d): its cluster size was damaged (peers.idx has no checksum)",
+			srv, g.Name, v.ClusterSize, q, real, real, rq)
+		switch {
+		case q > rq:
+			f.Message += fmt.Sprintf("; at its next start %s cannot be elected by the %d real peers, follows the leader they elect and, once caught up, takes that leader's peer state (sent at every election) and writes it back to peers.idx: nothing is lost", srv, real)
+		case q == rq:
+			f.Message += fmt.Sprintf("; the quorum is the group's own (%d), and the leader's peer state rewrites the size at the next election: nothing is lost", q)
+		default:
+			f.Severity = report.Critical
+			f.Message += fmt.Sprintf("; at its next start %s can win an election with %d vote(s), fewer than the group's quorum of %d, and as leader it sends that size to every peer: the group then runs at quorum %d (seen on 2.10.27 with a _meta_ size of 1; where the others elect first, their leader's peer state rewrites it)", srv, q, rq, q)
+		}
+		if v.StartSize > 0 {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds size %d: 2.12.5+ and 2.14+ start from it", v.StartFile, v.StartSize))
+		}
+		out = append(out, f)
+		covered[v.File] = true
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, covered
@@ -82,26 +64,4 @@ func peerSizeFindings(m *model.Model) (out []report.Finding, covered map[string]
 // isSizeDamage: the loader's damage of a peers.idx cluster size (load_raftfiles.go peerIssues).
 func isSizeDamage(c *model.Corruption) bool {
 	return c.Structure == natsfmt.StructPeersIdx && c.Offset == 0 && strings.Contains(c.Message, "cluster size") && strings.Contains(c.Message, "peers listed")
-}
-
-// peersAgree: every other server's view of g that lists peers lists those
-// of v.
-func peersAgree(g *model.Group, v model.View) bool {
-	for _, o := range g.Views {
-		if o.Server == v.Server || len(o.Peers) == 0 {
-			continue
-		}
-		if !slices.Equal(sortedCopy(o.Peers), sortedCopy(v.Peers)) {
-			return false
-		}
-	}
-	return true
-}
-
-// sizeDamaged is the peers.idx files whose cluster size peerSizeFindings
-// reports as damaged: a check of the group's size reads the size the
-// group runs with (the peers the file lists) instead.
-func sizeDamaged(m *model.Model) map[string]bool {
-	_, covered := peerSizeFindings(m)
-	return covered
 }

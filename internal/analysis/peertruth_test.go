@@ -17,7 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -39,7 +41,7 @@ func withoutFiles(t *testing.T, fixture string, rel ...string) string {
 func advisesPeerRemove(fs []report.Finding, id string) []string {
 	var out []string
 	for _, f := range fs {
-		if strings.Contains(f.Remedy, peerRemoveCommand(id)) {
+		if strings.Contains(f.Remedy, remedy.PeerRemoveCommand(id)) {
 			out = append(out, f.Code)
 		}
 	}
@@ -102,7 +104,7 @@ func TestDepartedNeedsLeaderView(t *testing.T) {
 			}
 			v.Alive = []string{natsfmt.PeerID("n3")}
 			m.Groups = []*model.Group{{Name: "_meta_", Kind: "meta", Views: []model.View{v}}}
-			d := departedPeers(m, formerIDs(m))
+			d := facts.DepartedPeers(m, facts.FormerIDs(m))
 			if d[natsfmt.PeerID("n2")] != tc.departed {
 				t.Errorf("n2 departed = %v, want %v", d[natsfmt.PeerID("n2")], tc.departed)
 			}

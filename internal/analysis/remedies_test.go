@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -35,16 +37,16 @@ func checkSteps(t *testing.T, where string, steps []report.RemedyStep) {
 	saved := false
 	for _, s := range steps {
 		switch s.Kind {
-		case stepSave:
+		case remedy.StepSave:
 			saved = true
-		case stepAction:
+		case remedy.StepAction:
 			if destructive(s.Text, s.Commands) && !s.Destructive {
 				t.Errorf("%s: action %q names a destructive action but is not marked Destroys", where, s.Text)
 			}
 			if s.Destructive && !saved {
 				t.Errorf("%s: destructive action %q has no save step before it", where, s.Text)
 			}
-		case stepCost, stepVerify, stepNote:
+		case remedy.StepCost, remedy.StepVerify, remedy.StepNote:
 			if s.Destructive {
 				t.Errorf("%s: a %s step marked destructive: %q", where, s.Kind, s.Text)
 			}
@@ -58,10 +60,10 @@ func checkSteps(t *testing.T, where string, steps []report.RemedyStep) {
 // destructive action without a save step before it, marks every action
 // that names one, and cites only committed fixtures.
 func TestRemedyCatalogue(t *testing.T) {
-	for _, r := range remedyCatalogue {
+	for _, r := range remedy.RemedyCatalogue {
 		var steps []report.RemedyStep
 		for _, s := range r.Steps {
-			if s.Destroys && s.Kind != stepAction {
+			if s.Destroys && s.Kind != remedy.StepAction {
 				t.Errorf("%s: %s step marked Destroys", r.ID, s.Kind)
 			}
 			steps = append(steps, report.RemedyStep{Kind: s.Kind, Text: s.Text, Commands: s.Commands, Destructive: s.Destroys})
@@ -78,17 +80,20 @@ func TestRemedyCatalogue(t *testing.T) {
 // TestEveryRemedyIDPrescribed: the ids the checks prescribe are the
 // catalogue's, each used.
 func TestEveryRemedyIDPrescribed(t *testing.T) {
-	files, err := os.ReadDir(".")
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	used := map[string]bool{}
-	call := regexp.MustCompile(`prescribe\("([a-z0-9-]+)"`)
+	call := regexp.MustCompile(`[pP]rescribe\("([a-z0-9-]+)"`)
 	for _, f := range files {
-		if !strings.HasSuffix(f.Name(), ".go") || strings.HasSuffix(f.Name(), "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f.Name())
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,11 +102,11 @@ func TestEveryRemedyIDPrescribed(t *testing.T) {
 		}
 	}
 	for id := range used {
-		if remedyByID[id] == nil {
+		if remedy.RemedyByID[id] == nil {
 			t.Errorf("prescribe(%q): no such catalogue entry", id)
 		}
 	}
-	for _, r := range remedyCatalogue {
+	for _, r := range remedy.RemedyCatalogue {
 		if !used[r.ID] {
 			t.Errorf("catalogue entry %s is prescribed by no check", r.ID)
 		}
@@ -128,7 +133,7 @@ func TestCommittedReportsRemedies(t *testing.T) {
 			if strings.Contains(f.Remedy, "{{") {
 				t.Errorf("%s: remedy %s left a parameter unfilled: %s", where, f.RemedyID, f.Remedy)
 			}
-			if got := renderRemedy(f.RemedySteps, f.RemedyProven); got != f.Remedy {
+			if got := remedy.RenderRemedy(f.RemedySteps, f.RemedyProven); got != f.Remedy {
 				t.Errorf("%s: remedy text is not its steps:\n%s\nsteps:\n%s", where, f.Remedy, got)
 			}
 			checkSteps(t, where, f.RemedySteps)
@@ -136,7 +141,7 @@ func TestCommittedReportsRemedies(t *testing.T) {
 		for _, c := range rep.Diagnosis {
 			src := -1
 			for _, i := range c.Findings {
-				if len(rep.Findings[i].RemedySteps) > 0 && remedyFirstStep(rep.Findings[i]) == c.FirstStep {
+				if len(rep.Findings[i].RemedySteps) > 0 && remedy.RemedyFirstStep(rep.Findings[i]) == c.FirstStep {
 					src = i
 					break
 				}
@@ -153,7 +158,7 @@ func TestCommittedReportsRemedies(t *testing.T) {
 				continue
 			}
 			for _, s := range steps {
-				if s.Kind == stepSave && !strings.Contains(c.FirstStep, s.Text) {
+				if s.Kind == remedy.StepSave && !strings.Contains(c.FirstStep, s.Text) {
 					t.Errorf("%s: cause %q: first step lacks the save step %q of %s: %s", fx.name, c.Summary, s.Text, rep.Findings[src].RemedyID, c.FirstStep)
 				}
 			}
@@ -173,8 +178,8 @@ func TestGuardServerRemovals(t *testing.T) {
 	}
 	m.Timeline = []model.TimelineEvent{{Server: "logged", Kind: "start"}, {Server: "gone", Kind: "start"}, {Server: "gone", Kind: "shutdown"}}
 	fs := []report.Finding{{}}
-	prescribe("departed-server-remove", args{"removals": []string{peerRemoveCommand("AAAAAAAA"), peerRemoveCommand("BBBBBBBB"), peerRemoveCommand("CCCCCCCC")}}).apply(&fs[0])
-	guardServerRemovals(m, fs)
+	remedy.Prescribe("departed-server-remove", remedy.Args{"removals": []string{remedy.PeerRemoveCommand("AAAAAAAA"), remedy.PeerRemoveCommand("BBBBBBBB"), remedy.PeerRemoveCommand("CCCCCCCC")}}).Apply(&fs[0])
+	remedy.GuardServerRemovals(m, fs)
 	r := fs[0].Remedy
 	if strings.Contains(r, `"peer_id":"AAAAAAAA"`) || strings.Contains(r, `"peer_id":"BBBBBBBB"`) || !strings.Contains(r, `"peer_id":"CCCCCCCC"`) {
 		t.Errorf("removals of running servers kept, or of the stopped one dropped: %s", r)
@@ -196,7 +201,7 @@ func TestReaddNote(t *testing.T) {
 		"2.15.2": {true, true}, "2.15.3": {true, true},
 		"2.13.0": {false, false}, "2.11.18": {false, false}, "2.15.4": {false, false}, "2.16.0": {false, false}, "": {false, false},
 	} {
-		yes, known := readdsRemovedMetaPeer(v)
+		yes, known := remedy.ReaddsRemovedMetaPeer(v)
 		if [2]bool{yes, known} != want {
 			t.Errorf("%q: %v %v, want %v", v, yes, known, want)
 		}
@@ -207,7 +212,7 @@ func TestReaddNote(t *testing.T) {
 			m.Servers = append(m.Servers, &model.Server{Name: "s" + v, Version: v})
 		}
 		sort.Slice(m.Servers, func(i, j int) bool { return m.Servers[i].Name < m.Servers[j].Name })
-		return readdNote(m)
+		return remedy.ReaddNote(m)
 	}
 	if n := note("2.15.2"); !strings.Contains(n, "2.15.2 lets a peer removed from the meta group back in") {
 		t.Errorf("2.15.2: %q", n)
@@ -225,8 +230,8 @@ func TestReaddNote(t *testing.T) {
 // added, and a remedy with no destructive step is left alone.
 func TestGuardPartialBundle(t *testing.T) {
 	destructive := report.Finding{Code: "peer-unknown", RemedySteps: []report.RemedyStep{
-		{Kind: stepSave, Text: "save"}, {Kind: stepAction, Text: "remove", Destructive: true}}}
-	harmless := report.Finding{Code: "x", RemedySteps: []report.RemedyStep{{Kind: stepNote, Text: "n"}}}
+		{Kind: remedy.StepSave, Text: "save"}, {Kind: remedy.StepAction, Text: "remove", Destructive: true}}}
+	harmless := report.Finding{Code: "x", RemedySteps: []report.RemedyStep{{Kind: remedy.StepNote, Text: "n"}}}
 	for _, tc := range []struct {
 		name string
 		read model.Read
@@ -237,9 +242,9 @@ func TestGuardPartialBundle(t *testing.T) {
 		{"unread", model.Read{Unread: []report.UnreadFile{{Path: "x", Reason: "y"}}}, true},
 	} {
 		fs := []report.Finding{destructive, harmless}
-		guardPartialBundle(&model.Model{Read: tc.read}, fs)
+		remedy.GuardPartialBundle(&model.Model{Read: tc.read}, fs)
 		steps := fs[0].RemedySteps
-		got := len(steps) == 3 && steps[1].Kind == stepNote && strings.Contains(steps[1].Text, "Get the whole bundle") && steps[2].Destructive
+		got := len(steps) == 3 && steps[1].Kind == remedy.StepNote && strings.Contains(steps[1].Text, "Get the whole bundle") && steps[2].Destructive
 		if got != tc.want || (!tc.want && len(steps) != 2) {
 			t.Errorf("%s: steps %+v", tc.name, steps)
 		}
@@ -266,7 +271,7 @@ func outcomeFile(fixture string) string {
 // version in which the remedy was carried out, proven where the entry
 // claims success and not proven where it says the run failed.
 func TestProvenHeldToOutcomes(t *testing.T) {
-	for _, r := range remedyCatalogue {
+	for _, r := range remedy.RemedyCatalogue {
 		for _, p := range r.Proven {
 			path := outcomeFile(p.Fixture)
 			b, err := os.ReadFile("../../" + path)
@@ -336,7 +341,7 @@ func TestReaddRuns(t *testing.T) {
 		if !o.ReAdded && watched < 6*time.Minute {
 			t.Errorf("%s: watched %v only, short of the 5 min timeout", f, watched)
 		}
-		yes, known := readdsRemovedMetaPeer(strings.TrimPrefix(o.Version, "v"))
+		yes, known := remedy.ReaddsRemovedMetaPeer(strings.TrimPrefix(o.Version, "v"))
 		if !known || yes != o.ReAdded {
 			t.Errorf("%s: readdsRemovedMetaPeer(%s) = %v (known %v), the servers re-added it: %v", f, o.Version, yes, known, o.ReAdded)
 		}

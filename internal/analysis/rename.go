@@ -167,7 +167,7 @@ func (l *loader) renameServer(srv *model.Server, name, source string) {
 	if other := l.m.Server(name); other != nil && other != srv {
 		l.m.Merge(srv, other)
 	} else {
-		srv.Name, srv.NameSource, srv.PeerID = name, source, peerID(name)
+		srv.Name, srv.NameSource, srv.PeerID = name, source, model.PeerID(name)
 	}
 	if s := l.m.Server(name); s != nil && source == "store" {
 		s.NameSource = source

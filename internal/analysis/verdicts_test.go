@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -261,7 +262,7 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	}
 	for _, f := range findingsOn(rep, "index-mismatch", eventsDir+"/msgs/index.db") {
 		if strings.Contains(f.Remedy, "remove "+eventsDir+"/msgs/index.db") {
-			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+shellQuote(eventsDir+"/msgs/index.db"))
+			warnedBefore(t, f.Remedy, "remove "+eventsDir+"/msgs/index.db", "destroys its record", "cp "+remedy.ShellQuote(eventsDir+"/msgs/index.db"))
 		}
 	}
 
@@ -272,9 +273,9 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	defer b.Close()
 	m := Load(b)
 	g := &model.Group{Name: "S-R3F-x", Kind: "stream"}
-	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
-	warnedBefore(t, peerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}).text(), "scale the asset to R1 and back", "copy every server's folder")
-	warnedBefore(t, metaSplitRemedy(m, nil).text(), "move (do not delete)", "discards its assignments", "copy the stream folders that only one side assigns out")
+	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).Text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
+	warnedBefore(t, remedy.PeerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}).Text(), "scale the asset to R1 and back", "copy every server's folder")
+	warnedBefore(t, metaSplitRemedy(m, nil).Text(), "move (do not delete)", "discards its assignments", "copy the stream folders that only one side assigns out")
 }
 
 // n1OrdersBlock is the one block of R3 stream ORDERS on n1 of the flat

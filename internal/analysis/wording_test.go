@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -49,22 +50,22 @@ func TestRemediesReferToFindingsPresent(t *testing.T) {
 func TestResolveRefs(t *testing.T) {
 	fs := []report.Finding{
 		{Code: "meta-no-leader", RemedySteps: []report.RemedyStep{
-			{Kind: stepNote, Refers: []string{"quorum-unreachable", "peer-offline"}, Text: "see {{refs}} for why"},
-			{Kind: stepNote, Refers: []string{"!quorum-unreachable", "!peer-offline"}, Text: "no cause named"},
-			{Kind: stepAction, Text: "check the routes"},
+			{Kind: remedy.StepNote, Refers: []string{"quorum-unreachable", "peer-offline"}, Text: "see {{refs}} for why"},
+			{Kind: remedy.StepNote, Refers: []string{"!quorum-unreachable", "!peer-offline"}, Text: "no cause named"},
+			{Kind: remedy.StepAction, Text: "check the routes"},
 		}},
 		{Code: "peer-offline"},
 	}
-	resolveRefs(fs)
-	if got := fs[0].Remedy; got != "see peer-offline for why\ncheck the routes\n"+proofLine(nil) {
+	remedy.ResolveRefs(fs)
+	if got := fs[0].Remedy; got != "see peer-offline for why\ncheck the routes\n"+remedy.ProofLine(nil) {
 		t.Errorf("remedy %q", got)
 	}
 	fs = fs[:1]
 	fs[0].RemedySteps = []report.RemedyStep{
-		{Kind: stepNote, Refers: []string{"orphan-risk"}, Text: "see the orphan-risk findings"},
-		{Kind: stepNote, Refers: []string{"!orphan-risk"}, Text: "streams are deleted"},
+		{Kind: remedy.StepNote, Refers: []string{"orphan-risk"}, Text: "see the orphan-risk findings"},
+		{Kind: remedy.StepNote, Refers: []string{"!orphan-risk"}, Text: "streams are deleted"},
 	}
-	resolveRefs(fs)
+	remedy.ResolveRefs(fs)
 	if len(fs[0].RemedySteps) != 1 || fs[0].RemedySteps[0].Text != "streams are deleted" {
 		t.Errorf("steps %+v", fs[0].RemedySteps)
 	}

@@ -1,4 +1,4 @@
-package analysis
+package releases
 
 import (
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
@@ -7,7 +7,7 @@ import (
 )
 
 // parseVersion reads "2.10.22" (or "v2.10.22-beta") into its numbers.
-func parseVersion(v string) (major, minor, patch int, ok bool) {
+func ParseVersion(v string) (major, minor, patch int, ok bool) {
 	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
 	if i := strings.IndexAny(v, "-+ "); i >= 0 {
 		v = v[:i]
@@ -29,8 +29,8 @@ func parseVersion(v string) (major, minor, patch int, ok bool) {
 
 // versionAtLeast says whether v is at least major.minor; an unknown version
 // is treated as old, so remedies stay on what every version supports.
-func versionAtLeast(v string, major, minor int) bool {
-	ma, mi, _, ok := parseVersion(v)
+func VersionAtLeast(v string, major, minor int) bool {
+	ma, mi, _, ok := ParseVersion(v)
 	if !ok {
 		return false
 	}
@@ -49,8 +49,8 @@ func versionAtLeast(v string, major, minor int) bool {
 // versions table, row phantom: 2.10.22, 2.11.17 and 2.12.4 stayed at size
 // 10 with no leader after the incident-000 edit of peers.idx, 2.12.15,
 // 2.14.10 and 2.15.3 ran at 5 with a leader.
-func startsFromSnapshotPeers(v string) (yes, known bool) {
-	mi, pa, ok := sourceRead(v)
+func StartsFromSnapshotPeers(v string) (yes, known bool) {
+	mi, pa, ok := SourceRead(v)
 	if !ok {
 		return false, false
 	}
@@ -71,8 +71,8 @@ var newestSourceRead = map[int]int{10: 27, 11: 17, 12: 15, 14: 10, 15: 3}
 // sourceRead parses v into its 2.x minor and patch, ok only when the source
 // of that release line was read up to that patch: a version rule answers
 // "cannot tell" for any other.
-func sourceRead(v string) (minor, patch int, ok bool) {
-	ma, mi, pa, parsed := parseVersion(v)
+func SourceRead(v string) (minor, patch int, ok bool) {
+	ma, mi, pa, parsed := ParseVersion(v)
 	newest, line := newestSourceRead[mi]
 	if !parsed || ma != 2 || !line || pa > newest {
 		return 0, 0, false
@@ -89,12 +89,12 @@ func sourceRead(v string) (minor, patch int, ok bool) {
 // 2.15.3 and 2.16+, where it is likely kept but was not read; known false
 // also for 2.13 and past the newest release read of an older line (a patch
 // could add it).
-func hasMetaRescue(v string) (yes, known bool) {
-	ma, mi, _, ok := parseVersion(v)
+func HasMetaRescue(v string) (yes, known bool) {
+	ma, mi, _, ok := ParseVersion(v)
 	if !ok || ma != 2 || mi == 13 {
 		return false, false
 	}
-	_, _, read := sourceRead(v)
+	_, _, read := SourceRead(v)
 	return mi >= 15, read
 }
 
@@ -107,8 +107,8 @@ func hasMetaRescue(v string) (yes, known bool) {
 // two temporary servers beside the two survivors of five elected no meta
 // leader in 2 min on 2.12.15 and 2.14.10. known is false for 2.12.5-2.12.14
 // and where sourceRead cannot tell.
-func countsMemberVotesOnly(v string) (yes, known bool) {
-	mi, pa, ok := sourceRead(v)
+func CountsMemberVotesOnly(v string) (yes, known bool) {
+	mi, pa, ok := SourceRead(v)
 	switch {
 	case !ok:
 		return false, false
@@ -121,10 +121,10 @@ func countsMemberVotesOnly(v string) (yes, known bool) {
 }
 
 // minVersion is the oldest server version in the bundle, "" if none is known.
-func minVersion(m *model.Model) string {
+func MinVersion(m *model.Model) string {
 	best := ""
 	for _, s := range m.Servers {
-		if _, _, _, ok := parseVersion(s.Version); !ok {
+		if _, _, _, ok := ParseVersion(s.Version); !ok {
 			continue
 		}
 		if best == "" || versionLess(s.Version, best) {
@@ -135,8 +135,8 @@ func minVersion(m *model.Model) string {
 }
 
 func versionLess(a, b string) bool {
-	a1, a2, a3, _ := parseVersion(a)
-	b1, b2, b3, _ := parseVersion(b)
+	a1, a2, a3, _ := ParseVersion(a)
+	b1, b2, b3, _ := ParseVersion(b)
 	if a1 != b1 {
 		return a1 < b1
 	}
@@ -159,8 +159,8 @@ func versionLess(a, b string) bool {
 // exits). known is false for 2.12.5-2.12.14 (the change lies there, not
 // read), and where sourceRead cannot tell (2.13, past a line's newest
 // release read, 2.16+).
-func disableDeletesMeta(v string) (yes, known bool) {
-	mi, pa, ok := sourceRead(v)
+func DisableDeletesMeta(v string) (yes, known bool) {
+	mi, pa, ok := SourceRead(v)
 	switch {
 	case !ok:
 		return false, false
@@ -181,8 +181,8 @@ func disableDeletesMeta(v string) (yes, known bool) {
 // 2.11.17 and 2.12.15 runs were not committed). A release line is one side
 // or the other; known is false for 2.13 (never released, no side proven)
 // and where v does not parse as 2.x.
-func refusesCorruptMetaSnapshot(v string) (yes, known bool) {
-	ma, mi, _, ok := parseVersion(v)
+func RefusesCorruptMetaSnapshot(v string) (yes, known bool) {
+	ma, mi, _, ok := ParseVersion(v)
 	switch {
 	case !ok || ma != 2 || mi == 13:
 		return false, false
@@ -208,8 +208,8 @@ func refusesCorruptMetaSnapshot(v string) (yes, known bool) {
 // found lost data, as 2.10 (`if fs.ld != nil && prior.LastSeq > ...`);
 // 2.11.4 to 2.11.17 always (the same line without fs.ld). Only 2.11.4+ is
 // applied: the others' conditions are not in the bundle.
-func keepsPriorLastSeq(v string) (yes, known bool) {
-	mi, pa, ok := sourceRead(v)
+func KeepsPriorLastSeq(v string) (yes, known bool) {
+	mi, pa, ok := SourceRead(v)
 	if !ok || mi != 11 || pa < 4 {
 		return false, false
 	}

@@ -1,4 +1,4 @@
-package analysis
+package facts
 
 import (
 	"fmt"
@@ -41,62 +41,62 @@ const (
 	FactSplitWinner
 	// FactLostAssets: streams and consumers that existed and are in no store.
 	FactLostAssets
-	numFacts
+	NumFacts
 )
 
 // factNames are the facts' names, for messages and tests.
-var factNames = [numFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets"}
+var FactNames = [NumFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets"}
 
 func (k Fact) String() string {
-	if k < 0 || k >= numFacts {
+	if k < 0 || k >= NumFacts {
 		return fmt.Sprintf("fact(%d)", int(k))
 	}
-	return factNames[k]
+	return FactNames[k]
 }
 
 // factDef is how one fact is computed, from the model and the facts it
 // requires (computed before it).
 type factDef struct {
-	requires []Fact
-	compute  func(m *model.Model, f *Facts)
+	Requires []Fact
+	Compute  func(m *model.Model, f *Facts)
 }
 
 // factDefs is the one table of facts.
-var factDefs = [numFacts]factDef{
-	FactKnownIDs:  {compute: func(m *model.Model, f *Facts) { f.knownIDs = model.SortedKeys(m.IDs) }},
-	FactFormerIDs: {compute: func(m *model.Model, f *Facts) { f.former = formerIDs(m) }},
-	FactDeparted: {requires: []Fact{FactFormerIDs}, compute: func(m *model.Model, f *Facts) {
-		f.departed = departedPeers(m, f.FormerIDs())
+var FactDefs = [NumFacts]factDef{
+	FactKnownIDs:  {Compute: func(m *model.Model, f *Facts) { f.knownIDs = model.SortedKeys(m.IDs) }},
+	FactFormerIDs: {Compute: func(m *model.Model, f *Facts) { f.former = FormerIDs(m) }},
+	FactDeparted: {Requires: []Fact{FactFormerIDs}, Compute: func(m *model.Model, f *Facts) {
+		f.departed = DepartedPeers(m, f.FormerIDs())
 	}},
-	FactMetaSides: {requires: []Fact{FactFormerIDs}, compute: func(m *model.Model, f *Facts) {
+	FactMetaSides: {Requires: []Fact{FactFormerIDs}, Compute: func(m *model.Model, f *Facts) {
 		f.metaSidesAll = metaViewsAll(m, f.FormerIDs())
 		f.metaSides = f.dropRemoved(f.metaSidesAll)
-		kept := map[*metaSide]bool{}
+		kept := map[*MetaSide]bool{}
 		for _, s := range f.metaSides {
 			kept[s] = true
 		}
 		for _, s := range f.metaSidesAll {
 			if !kept[s] {
-				f.removed = append(f.removed, s.servers...)
+				f.removed = append(f.removed, s.Servers...)
 			}
 		}
 		sort.Strings(f.removed)
 	}},
-	FactFoundingSplits: {compute: func(m *model.Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
-	FactUnknownPeers:   {compute: func(m *model.Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
-	FactSplitWinner: {requires: []Fact{FactMetaSides, FactFoundingSplits}, compute: func(m *model.Model, f *Facts) {
+	FactFoundingSplits: {Compute: func(m *model.Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
+	FactUnknownPeers:   {Compute: func(m *model.Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
+	FactSplitWinner: {Requires: []Fact{FactMetaSides, FactFoundingSplits}, Compute: func(m *model.Model, f *Facts) {
 		if len(f.MetaSides()) > 1 || len(f.FoundingSplits()) > 0 {
-			f.splitWinner = f.highestMetaTerm(m)
+			f.splitWinner = f.HighestMetaTerm(m)
 		}
 	}},
-	FactLostAssets: {requires: []Fact{FactFoundingSplits, FactFormerIDs}, compute: func(m *model.Model, f *Facts) {
+	FactLostAssets: {Requires: []Fact{FactFoundingSplits, FactFormerIDs}, Compute: func(m *model.Model, f *Facts) {
 		f.lostAssets = lostAssets(m, f)
 	}},
 }
 
 // allFacts is every fact, in the order of the table.
 func allFacts() []Fact {
-	out := make([]Fact, numFacts)
+	out := make([]Fact, NumFacts)
 	for i := range out {
 		out[i] = Fact(i)
 	}
@@ -110,19 +110,19 @@ type Facts struct {
 	knownIDs       []string
 	former         map[string]model.Rename
 	departed       map[string]bool
-	metaSidesAll   []*metaSide
-	metaSides      []*metaSide
+	metaSidesAll   []*MetaSide
+	metaSides      []*MetaSide
 	removed        []string
 	foundingSplits [][2][]model.MetaFounding
-	unknownPeers   []peerSighting
+	unknownPeers   []PeerSighting
 	splitWinner    *model.Server
-	lostAssets     []*lostAsset
+	lostAssets     []*LostAsset
 
 	// have are the facts a reader may read: those computed, or for one
 	// check's view (only) those it requires.
-	have [numFacts]bool
+	have [NumFacts]bool
 	// computed lists the facts in the order they were computed.
-	computed []Fact
+	Computed []Fact
 
 	byName map[string]*model.Server
 	byID   map[string]*model.Server
@@ -146,11 +146,11 @@ func (f *Facts) Departed() map[string]bool { f.need(FactDeparted); return f.depa
 
 // MetaSidesAll is each distinct view of the meta group (one per set of
 // servers that agree), every server's freshest view taken.
-func (f *Facts) MetaSidesAll() []*metaSide { f.need(FactMetaSides); return f.metaSidesAll }
+func (f *Facts) MetaSidesAll() []*MetaSide { f.need(FactMetaSides); return f.metaSidesAll }
 
 // MetaSides is MetaSidesAll without the stale views of servers removed
 // from the group: more than one side is a split.
-func (f *Facts) MetaSides() []*metaSide { f.need(FactMetaSides); return f.metaSides }
+func (f *Facts) MetaSides() []*MetaSide { f.need(FactMetaSides); return f.metaSides }
 
 // Removed lists the servers whose stale meta view MetaSides leaves out.
 func (f *Facts) Removed() []string { f.need(FactMetaSides); return f.removed }
@@ -162,7 +162,7 @@ func (f *Facts) FoundingSplits() [][2][]model.MetaFounding {
 }
 
 // UnknownPeers lists, per group, the peer ids no known server has.
-func (f *Facts) UnknownPeers() []peerSighting { f.need(FactUnknownPeers); return f.unknownPeers }
+func (f *Facts) UnknownPeers() []PeerSighting { f.need(FactUnknownPeers); return f.unknownPeers }
 
 // SplitWinner is, where the meta views disagree or groups were founded
 // apart, the server whose meta state carries the highest term: the one a
@@ -171,15 +171,15 @@ func (f *Facts) SplitWinner() *model.Server { f.need(FactSplitWinner); return f.
 
 // LostAssets are the streams and consumers that existed and are in no
 // store now, with no API delete recorded (asset-lost, meta-split).
-func (f *Facts) LostAssets() []*lostAsset { f.need(FactLostAssets); return f.lostAssets }
+func (f *Facts) LostAssets() []*LostAsset { f.need(FactLostAssets); return f.lostAssets }
 
-// ComputeFacts derives every fact from a loaded model (what a test of one
+// ComputeAll derives every fact from a loaded model (what a test of one
 // check over a small model wants).
-func ComputeFacts(m *model.Model) *Facts { return computeFacts(m, allFacts()) }
+func ComputeAll(m *model.Model) *Facts { return Compute(m, allFacts()) }
 
-// computeFacts derives the facts needs names, and those they require,
+// Compute derives the facts needs names, and those they require,
 // each once, a fact after those it requires.
-func computeFacts(m *model.Model, needs []Fact) *Facts {
+func Compute(m *model.Model, needs []Fact) *Facts {
 	f := &Facts{byName: map[string]*model.Server{}, byID: map[string]*model.Server{}}
 	for _, s := range m.Servers {
 		if f.byName[s.Name] == nil {
@@ -194,12 +194,12 @@ func computeFacts(m *model.Model, needs []Fact) *Facts {
 		if f.have[k] {
 			return
 		}
-		for _, r := range factDefs[k].requires {
+		for _, r := range FactDefs[k].Requires {
 			visit(r)
 		}
-		factDefs[k].compute(m, f)
+		FactDefs[k].Compute(m, f)
 		f.have[k] = true
-		f.computed = append(f.computed, k)
+		f.Computed = append(f.Computed, k)
 	}
 	for _, k := range needs {
 		visit(k)
@@ -208,15 +208,15 @@ func computeFacts(m *model.Model, needs []Fact) *Facts {
 }
 
 // closure is needs with every fact they require, in table order.
-func closure(needs []Fact) []Fact {
-	var in [numFacts]bool
+func Closure(needs []Fact) []Fact {
+	var in [NumFacts]bool
 	var visit func(k Fact)
 	visit = func(k Fact) {
 		if in[k] {
 			return
 		}
 		in[k] = true
-		for _, r := range factDefs[k].requires {
+		for _, r := range FactDefs[k].Requires {
 			visit(r)
 		}
 	}
@@ -232,21 +232,12 @@ func closure(needs []Fact) []Fact {
 	return out
 }
 
-// requiredBy is every fact the checks require, directly or not.
-func requiredBy(checks []Check) []Fact {
-	var needs []Fact
-	for _, c := range checks {
-		needs = append(needs, c.Requires...)
-	}
-	return closure(needs)
-}
-
 // only is f as one check sees it: only the facts it requires (and what
 // they require) may be read.
-func (f *Facts) only(needs []Fact) *Facts {
+func (f *Facts) Only(needs []Fact) *Facts {
 	v := *f
-	v.have = [numFacts]bool{}
-	for _, k := range closure(needs) {
+	v.have = [NumFacts]bool{}
+	for _, k := range Closure(needs) {
 		v.have[k] = f.have[k]
 	}
 	return &v
@@ -267,7 +258,7 @@ func (f *Facts) Exists(id string) bool {
 
 // highestMetaTerm is the server with a readable meta state whose view of
 // the meta group carries the highest term.
-func (f *Facts) highestMetaTerm(m *model.Model) *model.Server {
+func (f *Facts) HighestMetaTerm(m *model.Model) *model.Server {
 	var best *model.Server
 	var bestTerm uint64
 	for _, g := range m.Groups {
@@ -288,22 +279,22 @@ func (f *Facts) highestMetaTerm(m *model.Model) *model.Server {
 }
 
 // peerSighting is every place one peer id of one group was seen.
-type peerSighting struct {
-	group   string
-	g       *model.Group // the group itself, for its views
-	peer    string
+type PeerSighting struct {
+	Group   string
+	G       *model.Group // the group itself, for its views
+	Peer    string
 	servers []string // servers whose view lists it
-	sources []string
+	Sources []string
 	// file and offset: the first peers.idx or tav.idx that holds it.
-	server, file string
-	offset       int64
+	Server, File string
+	Offset       int64
 }
 
 // unknownPeers lists, per group, the peer ids that map to no known server.
-func unknownPeers(m *model.Model) []peerSighting {
-	var out []peerSighting
+func unknownPeers(m *model.Model) []PeerSighting {
+	var out []PeerSighting
 	for _, g := range m.Groups {
-		seen := map[string]*peerSighting{}
+		seen := map[string]*PeerSighting{}
 		var order []string
 		sight := func(v model.View, p, source, file string, off int64) {
 			if _, ok := m.IDs[p]; ok {
@@ -311,15 +302,15 @@ func unknownPeers(m *model.Model) []peerSighting {
 			}
 			s := seen[p]
 			if s == nil {
-				s = &peerSighting{group: g.Name, g: g, peer: p}
+				s = &PeerSighting{Group: g.Name, G: g, Peer: p}
 				seen[p] = s
 				order = append(order, p)
 			}
-			if s.file == "" && file != "" {
-				s.server, s.file, s.offset = m.Name(v.Server), file, off
+			if s.File == "" && file != "" {
+				s.Server, s.File, s.Offset = m.Name(v.Server), file, off
 			}
 			s.servers = model.AppendUnique(s.servers, m.Name(v.Server))
-			s.sources = model.AppendUnique(s.sources, m.Name(v.Server)+" "+source)
+			s.Sources = model.AppendUnique(s.Sources, m.Name(v.Server)+" "+source)
 		}
 		for _, v := range g.Views {
 			for _, p := range v.Peers {
@@ -340,22 +331,22 @@ func unknownPeers(m *model.Model) []peerSighting {
 }
 
 // viewKey groups identical views of a group.
-func viewKey(v model.View) string {
+func ViewKey(v model.View) string {
 	p := append([]string(nil), v.Peers...)
 	sort.Strings(p)
 	return fmt.Sprintf("%d|%s", v.ClusterSize, strings.Join(p, ","))
 }
 
 // metaSide is one distinct view of the meta group and the servers holding it.
-type metaSide struct {
-	view    report.SplitView
-	servers []string
+type MetaSide struct {
+	View    report.SplitView
+	Servers []string
 	ids     map[string]bool // peer ids of the view
 }
 
 // metaViewsAll picks, per server, its freshest view of _meta_ (a live capture
 // over the store's files) and groups identical ones.
-func metaViewsAll(m *model.Model, former map[string]model.Rename) []*metaSide {
+func metaViewsAll(m *model.Model, former map[string]model.Rename) []*MetaSide {
 	var meta *model.Group
 	for _, g := range m.Groups {
 		if g.Kind == natsfmt.GroupMeta {
@@ -366,26 +357,26 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*metaSide {
 		return nil
 	}
 	best := map[string]model.View{}
-	damaged := sizeDamaged(m) // peer_size.go
+	damaged := SizeDamaged(m) // peer_size.go
 	for _, v := range meta.Views {
 		// A server whose JetStream is off runs no meta group: the size its
 		// /varz or /jsz still gives is no side (diskfull-v2.11.17, run
 		// 2026-12-02: df-2's /varz said cluster_size 2 with no leader, and
 		// 2.11.17's DisableJetStream had deleted its _meta_ folder,
 		// jetstream.go:677 meta.Delete; 2.12+ only stop the group).
-		if (v.Source == "varz" || v.Source == "jsz") && jetStreamOffAtEnd(m.ServerOf(v.Server)) {
+		if (v.Source == "varz" || v.Source == "jsz") && JetStreamOffAtEnd(m.ServerOf(v.Server)) {
 			continue
 		}
 		if v.Source == "peers.idx" && damaged[v.File] {
 			v.ClusterSize = len(v.Peers) - len(v.Tracked)
 		}
-		v.Peers = memberPeers(m, v, former)
+		v.Peers = MemberPeers(m, v, former)
 		cur, ok := best[m.Name(v.Server)]
 		if !ok || sourceRank(v.Source) < sourceRank(cur.Source) {
 			best[m.Name(v.Server)] = v
 		}
 	}
-	sides := map[string]*metaSide{}
+	sides := map[string]*MetaSide{}
 	var keys []string
 	// Views with a peer list first; a view without one (a leaderless /jsz)
 	// joins a side of the same size, or stands for its size alone.
@@ -396,10 +387,10 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*metaSide {
 		if v.ClusterSize == 0 && len(v.Peers) == 0 {
 			continue
 		}
-		k := viewKey(v)
+		k := ViewKey(v)
 		if len(v.Peers) == 0 {
 			for _, kk := range keys {
-				if sides[kk].view.ClusterSize == v.ClusterSize {
+				if sides[kk].View.ClusterSize == v.ClusterSize {
 					k = kk
 					break
 				}
@@ -409,21 +400,21 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*metaSide {
 		if s == nil {
 			peers := append([]string(nil), v.Peers...)
 			sort.Strings(peers)
-			s = &metaSide{view: report.SplitView{ClusterSize: v.ClusterSize, Peers: peers}, ids: map[string]bool{}}
+			s = &MetaSide{View: report.SplitView{ClusterSize: v.ClusterSize, Peers: peers}, ids: map[string]bool{}}
 			for _, p := range peers {
 				s.ids[p] = true
 			}
 			sides[k] = s
 			keys = append(keys, k)
 		}
-		s.servers = append(s.servers, srv)
-		s.view.Servers = append(s.view.Servers, srv)
+		s.Servers = append(s.Servers, srv)
+		s.View.Servers = append(s.View.Servers, srv)
 		if v.Leader != "" {
-			s.view.Leader = v.Leader
+			s.View.Leader = v.Leader
 		}
-		s.view.Term = max(s.view.Term, v.Term)
+		s.View.Term = max(s.View.Term, v.Term)
 	}
-	out := make([]*metaSide, 0, len(keys))
+	out := make([]*MetaSide, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, sides[k])
 	}
@@ -434,26 +425,26 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*metaSide {
 // server that is no peer of the prevailing view, and whose own (older) view
 // holds every prevailing peer, kept the peer set it had when it was removed.
 // That is no split: the group went on without it.
-func (f *Facts) dropRemoved(sides []*metaSide) []*metaSide {
+func (f *Facts) dropRemoved(sides []*MetaSide) []*MetaSide {
 	if len(sides) < 2 {
 		return sides
 	}
 	prev := sides[0]
 	for _, s := range sides[1:] {
-		if len(s.servers) > len(prev.servers) || len(s.servers) == len(prev.servers) && s.view.Term > prev.view.Term {
+		if len(s.Servers) > len(prev.Servers) || len(s.Servers) == len(prev.Servers) && s.View.Term > prev.View.Term {
 			prev = s
 		}
 	}
 	if len(prev.ids) == 0 {
 		return sides
 	}
-	out := []*metaSide{prev}
+	out := []*MetaSide{prev}
 	for _, s := range sides {
 		if s == prev {
 			continue
 		}
 		member := false
-		for _, srv := range s.servers {
+		for _, srv := range s.Servers {
 			if sv := f.Server(srv); sv != nil && prev.ids[sv.PeerID] {
 				member = true
 			}
@@ -534,10 +525,10 @@ func inFounders(m *model.Model, leader string, fs []model.MetaFounding) bool {
 // formerIDs maps the peer id of every name a server of the bundle ran under
 // before, and that no server runs under now, to that rename. Such an id
 // is one server's old identity, never a server of its own.
-func formerIDs(m *model.Model) map[string]model.Rename {
+func FormerIDs(m *model.Model) map[string]model.Rename {
 	out := map[string]model.Rename{}
 	for _, r := range m.Renames {
-		id := peerID(r.Old)
+		id := model.PeerID(r.Old)
 		if m.Server(r.Old) != nil || m.ServerByID(id) != nil {
 			continue // a server runs under that name (again)
 		}
@@ -564,7 +555,7 @@ func formerIDs(m *model.Model) map[string]model.Rename {
 // follower's view is silent on the other followers.
 // A departed server may still have its store and log in the bundle (a
 // StatefulSet keeps its volumes); what matters is that it is not running.
-func departedPeers(m *model.Model, former map[string]model.Rename) map[string]bool {
+func DepartedPeers(m *model.Model, former map[string]model.Rename) map[string]bool {
 	heard := map[string]bool{}
 	type miss struct {
 		at     *time.Time // the earliest capture that missed it
@@ -615,7 +606,7 @@ func departedPeers(m *model.Model, former map[string]model.Rename) map[string]bo
 			continue // peer-unknown's business
 		}
 		s := m.ServerByID(p)
-		if s != nil && answeredCapture(s) {
+		if s != nil && model.AnsweredCapture(s) {
 			continue
 		}
 		running, stopped := logEnd(m, s, ms.at)
@@ -659,26 +650,15 @@ func logEnd(m *model.Model, s *model.Server, at *time.Time) (running, stopped bo
 		if at == nil {
 			return !stop, stop
 		}
-		running = !e.Time.Before(at.Add(-recentlySeen))
+		running = !e.Time.Before(at.Add(-model.RecentlySeen))
 		return running, stop && !running
 	}
 	return false, false
 }
 
-// answeredCapture says whether a server answered a monitoring request of the
-// bundle (it was running when the captures were taken).
-func answeredCapture(s *model.Server) bool {
-	for k := range s.Sources {
-		if k != "log" && k != "store" {
-			return true
-		}
-	}
-	return false
-}
-
 // lostAsset is a stream (or a consumer of a stream that survives) that the
 // bundle shows existing and that no store holds.
-type lostAsset struct {
+type LostAsset struct {
 	Account, Stream, Consumer string
 	// Holders are the servers seen holding it, sorted.
 	Holders []string
@@ -701,9 +681,9 @@ type lostAsset struct {
 }
 
 type sighting struct {
-	time   time.Time
+	Time   time.Time
 	server string
-	text   string
+	Text   string
 }
 
 // lostAssets finds the streams the bundle shows existing (log lines of a
@@ -711,7 +691,7 @@ type sighting struct {
 // stream group's WAL) that no store holds, whose deletion no meta WAL
 // records, and whose removal the bundle shows a cause for (lostCause). A
 // holder whose store is not in the bundle leaves it undecided.
-func lostAssets(m *model.Model, f *Facts) []*lostAsset {
+func lostAssets(m *model.Model, f *Facts) []*LostAsset {
 	hasStore := map[string]bool{}
 	for _, s := range m.Servers {
 		if s.StoreDir != "" {
@@ -735,8 +715,8 @@ func lostAssets(m *model.Model, f *Facts) []*lostAsset {
 	for _, r := range m.MetaRemovals {
 		deleted[[3]string{r.Account, r.Stream, r.Consumer}] = true
 	}
-	assets := map[[3]string]*lostAsset{}
-	get := func(acc, stream, consumer string) *lostAsset {
+	assets := map[[3]string]*LostAsset{}
+	get := func(acc, stream, consumer string) *LostAsset {
 		k := [3]string{acc, stream, consumer}
 		if held[model.AssetKey{Account: acc, Stream: stream}] && consumer == "" || deleted[k] || deleted[[3]string{acc, stream, ""}] || consumer != "" && heldConsumer[k] {
 			return nil
@@ -746,12 +726,12 @@ func lostAssets(m *model.Model, f *Facts) []*lostAsset {
 		}
 		a := assets[k]
 		if a == nil {
-			a = &lostAsset{Account: acc, Stream: stream, Consumer: consumer}
+			a = &LostAsset{Account: acc, Stream: stream, Consumer: consumer}
 			assets[k] = a
 		}
 		return a
 	}
-	seenOn := func(a *lostAsset, srv string, t time.Time, text string) {
+	seenOn := func(a *LostAsset, srv string, t time.Time, text string) {
 		a.Holders = model.AppendUnique(a.Holders, srv)
 		a.Seen = append(a.Seen, sighting{t, srv, text})
 		if !t.IsZero() && (a.Time == nil || t.After(*a.Time)) {
@@ -814,7 +794,7 @@ func lostAssets(m *model.Model, f *Facts) []*lostAsset {
 			}
 		}
 	}
-	var out []*lostAsset
+	var out []*LostAsset
 	for _, a := range assets {
 		// An assignment alone (a stream assigned and never created on its
 		// peers) is no sign it held data; a sighting is.
@@ -830,7 +810,7 @@ func lostAssets(m *model.Model, f *Facts) []*lostAsset {
 		if undecided {
 			continue
 		}
-		sort.SliceStable(a.Seen, func(i, j int) bool { return a.Seen[i].time.Before(a.Seen[j].time) })
+		sort.SliceStable(a.Seen, func(i, j int) bool { return a.Seen[i].Time.Before(a.Seen[j].Time) })
 		sort.Strings(a.Assigned)
 		if a.Consumer == "" {
 			for _, st := range m.Streams {
@@ -870,7 +850,7 @@ func lostAssets(m *model.Model, f *Facts) []*lostAsset {
 // join of meta groups founded apart, a rename or a meta state that places
 // the stream on other peers, a meta snapshot a holder dropped; "" when
 // the bundle shows none.
-func lostCause(m *model.Model, f *Facts, a *lostAsset) (string, []int) {
+func lostCause(m *model.Model, f *Facts, a *LostAsset) (string, []int) {
 	var refs []int
 	var lines []string
 	for i, e := range m.Timeline {
@@ -887,7 +867,7 @@ func lostCause(m *model.Model, f *Facts, a *lostAsset) (string, []int) {
 			for _, x := range side {
 				if slices.Contains(a.Holders, m.Name(x.Server)) {
 					other := pair[1-si]
-					return fmt.Sprintf("a lineage join: the meta group founded by %s (leader %s) met the one founded by %s (leader %s), and the state with the higher term replaced this side's, which alone assigned it", foundersOf(m, side), side[0].Leader, foundersOf(m, other), other[0].Leader), nil
+					return fmt.Sprintf("a lineage join: the meta group founded by %s (leader %s) met the one founded by %s (leader %s), and the state with the higher term replaced this side's, which alone assigned it", FoundersOf(m, side), side[0].Leader, FoundersOf(m, other), other[0].Leader), nil
 				}
 			}
 		}

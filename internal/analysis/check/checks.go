@@ -1,4 +1,4 @@
-package analysis
+package check
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -27,7 +28,7 @@ type Check struct {
 	Run  func(*Pass) []report.Finding
 	// Requires are the facts the check reads (Pass.Facts); reading any
 	// other panics, and the check is reported as not run.
-	Requires []Fact
+	Requires []facts.Fact
 }
 
 // Setting is one threshold of a check.
@@ -43,16 +44,23 @@ type Setting struct {
 // skips it records.
 type Pass struct {
 	Model *model.Model
-	Facts *Facts
-	check *Check
-	// values are the settings of every check by "code.key".
-	values map[string]float64
+	Facts *facts.Facts
+	Check *Check
+	// values are the settings of every check by "code.key"; defaults those
+	// every registered check declares.
+	values, defaults map[string]float64
 	// skipped are the parts of the bundle the check could not judge.
-	skipped []string
+	Skipped []string
+}
+
+// NewPass is what check c sees of m with facts f: defaults are every
+// registered check's settings (Defaults), values override them.
+func NewPass(m *model.Model, f *facts.Facts, c *Check, defaults, values map[string]float64) *Pass {
+	return &Pass{Model: m, Facts: f, Check: c, defaults: defaults, values: values}
 }
 
 // Setting returns the value of one of the running check's settings.
-func (p *Pass) Setting(key string) float64 { return p.SettingOf(p.check.Code, key) }
+func (p *Pass) Setting(key string) float64 { return p.SettingOf(p.Check.Code, key) }
 
 // SettingOf returns the value of another check's setting, for checks that
 // must draw the same line (peer-unknown leaves to peer-id-corrupt what it
@@ -61,52 +69,29 @@ func (p *Pass) SettingOf(code, key string) float64 {
 	if v, ok := p.values[code+"."+key]; ok {
 		return v
 	}
-	if v, ok := defaultSettings[code+"."+key]; ok {
+	if v, ok := p.defaults[code+"."+key]; ok {
 		return v
 	}
 	// A check asking for a setting nobody declared is a bug: runOne turns
 	// the panic into "not run".
-	panic(fmt.Sprintf("check %s: no setting %s.%s", p.check.Code, code, key))
+	panic(fmt.Sprintf("check %s: no setting %s.%s", p.Check.Code, code, key))
 }
 
-// defaultSettings holds every registered check's settings by "code.key".
-var defaultSettings = map[string]float64{}
-
-func init() {
-	for _, c := range Checks {
+// Defaults are the settings of checks with their defaults, by "code.key".
+func Defaults(checks []Check) map[string]float64 {
+	out := map[string]float64{}
+	for _, c := range checks {
 		for _, s := range c.Settings {
-			defaultSettings[c.Code+"."+s.Key] = s.Default
+			out[c.Code+"."+s.Key] = s.Default
 		}
 	}
+	return out
 }
 
 // Skipf records a part of the bundle the check could not judge (a server
 // without readable meta state, say); the check's outcome lists them.
 func (p *Pass) Skipf(format string, args ...any) {
-	p.skipped = append(p.skipped, fmt.Sprintf(format, args...))
-}
-
-// Checks is the one registered list. README.md's table of finding codes is
-// kept in step with it by TestREADMEListsEveryCheck.
-var Checks = []Check{
-	checkStoreCorrupt,
-	checkIndexMismatch,
-	checkPeerIDCorrupt,
-	checkPeerUnknown,
-	checkQuorumUnreachable,
-	checkMetaSplit,
-	checkOrphanRisk,
-	checkReplicaGap,
-	checkReplicaDivergence,
-	checkAckedLost,
-	checkUnsafeMembershipChange,
-	checkMetaNoLeader,
-	checkServerRenamed,
-	checkPeerOffline,
-	checkAssetLost,
-	checkDurabilityExposure,
-	checkJetStreamDisabled,
-	checkStreamWriteError,
+	p.Skipped = append(p.Skipped, fmt.Sprintf(format, args...))
 }
 
 // Outcome results of a check.
@@ -120,11 +105,14 @@ const (
 // runChecks runs every check over m with the facts they require, each
 // computed once; a check that panics is reported as not run and the others
 // still run.
-func runChecks(m *model.Model, checks []Check, values map[string]float64) (findings []report.Finding, outcomes []report.CheckOutcome) {
-	facts := computeFacts(m, requiredBy(checks))
+//
+// defaults are the settings every registered check declares (Defaults): a
+// check may read another's (SettingOf) even when that one is not run.
+func Run(m *model.Model, checks []Check, defaults, values map[string]float64) (findings []report.Finding, outcomes []report.CheckOutcome) {
+	computed := facts.Compute(m, RequiredBy(checks))
 	for i := range checks {
 		c := &checks[i]
-		p := &Pass{Model: m, Facts: facts.only(c.Requires), check: c, values: values}
+		p := &Pass{Model: m, Facts: computed.Only(c.Requires), Check: c, values: values, defaults: defaults}
 		o := report.CheckOutcome{Code: c.Code}
 		fs, reason, err := runOne(p)
 		switch {
@@ -137,7 +125,7 @@ func runChecks(m *model.Model, checks []Check, values map[string]float64) (findi
 		default:
 			o.Outcome = OutcomePassed
 		}
-		o.Skipped = p.skipped
+		o.Skipped = p.Skipped
 		outcomes = append(outcomes, o)
 		for i := range fs {
 			if fs[i].Code == "" {
@@ -158,7 +146,7 @@ func runChecks(m *model.Model, checks []Check, values map[string]float64) (findi
 // outcomeNotes are the notes that say which checks did not judge
 // everything: one line for the checks skipped (grouped by reason), one per
 // check broken or skipped in part.
-func outcomeNotes(outcomes []report.CheckOutcome) []string {
+func OutcomeNotes(outcomes []report.CheckOutcome) []string {
 	var notes, reasons []string
 	skipped := map[string][]string{}
 	for _, o := range outcomes {
@@ -191,17 +179,26 @@ func runOne(p *Pass) (fs []report.Finding, skipped string, err error) {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	if p.check.Skip != nil {
-		if why := p.check.Skip(p); why != "" {
+	if p.Check.Skip != nil {
+		if why := p.Check.Skip(p); why != "" {
 			return nil, why, nil
 		}
 	}
-	return p.check.Run(p), "", nil
+	return p.Check.Run(p), "", nil
 }
 
-// runCheck runs one check over m with default settings, as a test does,
-// with the facts it requires.
-func runCheck(c Check, m *model.Model) []report.Finding {
-	p := &Pass{Model: m, Facts: computeFacts(m, c.Requires).only(c.Requires), check: &c}
+// RunOne runs one check over m, as a test does, with the facts it
+// requires and the given default settings.
+func RunOne(c Check, m *model.Model, defaults map[string]float64) []report.Finding {
+	p := &Pass{Model: m, Facts: facts.Compute(m, c.Requires).Only(c.Requires), Check: &c, defaults: defaults}
 	return c.Run(p)
+}
+
+// requiredBy is every fact the checks require, directly or not.
+func RequiredBy(checks []Check) []facts.Fact {
+	var needs []facts.Fact
+	for _, c := range checks {
+		needs = append(needs, c.Requires...)
+	}
+	return facts.Closure(needs)
 }

@@ -1,4 +1,4 @@
-package analysis
+package remedy
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 // Step kinds, in the order a remedy lists them: what the actions destroy,
 // what to save first, the actions, how to check; notes say what not to do.
 const (
-	stepCost   = "cost"
-	stepSave   = "save"
-	stepAction = "action"
-	stepVerify = "verify"
-	stepNote   = "note"
+	StepCost   = "cost"
+	StepSave   = "save"
+	StepAction = "action"
+	StepVerify = "verify"
+	StepNote   = "note"
 )
 
 // remedy is one entry of the remedy catalogue (remedies.go). Its texts are
@@ -51,17 +51,17 @@ type remedyStep struct {
 }
 
 // args are a prescription's parameters: strings, or string lists for Each.
-type args map[string]any
+type Args map[string]any
 
 // stepFuncs turn a parameter into command text.
 var stepFuncs = map[string]func(string) string{
-	"server-remove": peerRemoveCommand,
+	"server-remove": PeerRemoveCommand,
 	"shell":         shellWord,
 	"json":          jsonString,
 }
 
 // prescription is a catalogue entry with its parameters filled in.
-type prescription struct {
+type Prescription struct {
 	ID     string
 	Steps  []report.RemedyStep
 	Proven []report.RemedyProof
@@ -69,12 +69,12 @@ type prescription struct {
 
 // prescribe fills catalogue entry id with a. An id the catalogue does not
 // hold is a bug: it panics, and the check is reported not run.
-func prescribe(id string, a args) prescription {
-	r, ok := remedyByID[id]
+func Prescribe(id string, a Args) Prescription {
+	r, ok := RemedyByID[id]
 	if !ok {
 		panic("no remedy " + id + " in the catalogue")
 	}
-	p := prescription{ID: r.ID, Proven: r.Proven}
+	p := Prescription{ID: r.ID, Proven: r.Proven}
 	for _, s := range r.Steps {
 		if !a.holds(s.When) {
 			continue
@@ -97,7 +97,7 @@ func prescribe(id string, a args) prescription {
 }
 
 // holds says whether the step guarded by when is part of the remedy.
-func (a args) holds(when string) bool {
+func (a Args) holds(when string) bool {
 	if when == "" {
 		return true
 	}
@@ -114,7 +114,7 @@ func (a args) holds(when string) bool {
 	return set != neg
 }
 
-func (a args) list(name string) []string {
+func (a Args) list(name string) []string {
 	if v, ok := a[name].([]string); ok {
 		return v
 	}
@@ -126,7 +126,7 @@ func (a args) list(name string) []string {
 
 // fill expands the {{…}} of a template; each stands for the value of an
 // Each step's list.
-func (a args) fill(tmpl, each string) string {
+func (a Args) fill(tmpl, each string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(tmpl, "{{")
@@ -170,24 +170,24 @@ func (a args) fill(tmpl, each string) string {
 }
 
 // apply sets f's remedy: its id, its steps and their text.
-func (p prescription) apply(f *report.Finding) {
+func (p Prescription) Apply(f *report.Finding) {
 	f.RemedyID, f.RemedySteps, f.RemedyProven = p.ID, p.Steps, p.Proven
-	f.Remedy = renderRemedy(p.Steps, p.Proven)
+	f.Remedy = RenderRemedy(p.Steps, p.Proven)
 }
 
 // withRemedy is f with p applied, for findings built in one expression.
-func withRemedy(f report.Finding, p prescription) report.Finding {
-	p.apply(&f)
+func WithRemedy(f report.Finding, p Prescription) report.Finding {
+	p.Apply(&f)
 	return f
 }
 
 // text is p as the report's remedy text.
-func (p prescription) text() string { return renderRemedy(p.Steps, p.Proven) }
+func (p Prescription) Text() string { return RenderRemedy(p.Steps, p.Proven) }
 
 // withNote is p with a note step added at its end ("" adds nothing).
-func (p prescription) withNote(text string) prescription {
+func (p Prescription) WithNote(text string) Prescription {
 	if text = strings.TrimSpace(text); text != "" {
-		p.Steps = append(slices.Clone(p.Steps), report.RemedyStep{Kind: stepNote, Text: text})
+		p.Steps = append(slices.Clone(p.Steps), report.RemedyStep{Kind: StepNote, Text: text})
 	}
 	return p
 }
@@ -195,10 +195,10 @@ func (p prescription) withNote(text string) prescription {
 // renderRemedy lays the steps out as text, in their order (the cost and
 // the save steps before the actions), then says which runs proved it, for
 // a remedy with actions.
-func renderRemedy(steps []report.RemedyStep, proven []report.RemedyProof) string {
+func RenderRemedy(steps []report.RemedyStep, proven []report.RemedyProof) string {
 	text := renderSteps(steps)
-	if slices.ContainsFunc(steps, func(s report.RemedyStep) bool { return s.Kind == stepAction }) {
-		text += "\n" + proofLine(proven)
+	if slices.ContainsFunc(steps, func(s report.RemedyStep) bool { return s.Kind == StepAction }) {
+		text += "\n" + ProofLine(proven)
 	}
 	return text
 }
@@ -210,15 +210,15 @@ func renderSteps(steps []report.RemedyStep) string {
 	for _, s := range steps {
 		var line string
 		switch s.Kind {
-		case stepCost:
+		case StepCost:
 			line = "What this destroys: " + s.Text
-		case stepSave:
+		case StepSave:
 			saves++
 			line = "Save first: " + s.Text
 			if saves > 1 {
 				line = "Save also: " + s.Text
 			}
-		case stepVerify:
+		case StepVerify:
 			line = "Check: " + s.Text
 		default:
 			line = s.Text
@@ -233,7 +233,7 @@ func renderSteps(steps []report.RemedyStep) string {
 
 // proofLine says on which versions real-server runs carried the remedy out
 // with success, on which without, and that no other version was run.
-func proofLine(proven []report.RemedyProof) string {
+func ProofLine(proven []report.RemedyProof) string {
 	if len(proven) == 0 {
 		return "Not proven by execution: no real-server run of the fixtures has carried out this remedy."
 	}
@@ -262,7 +262,7 @@ func proofLine(proven []report.RemedyProof) string {
 // first action in every catalogue entry (TestRemedyCatalogue), so they are
 // always part of it.
 func firstSteps(steps []report.RemedyStep) []report.RemedyStep {
-	i := slices.IndexFunc(steps, func(s report.RemedyStep) bool { return s.Kind == stepAction })
+	i := slices.IndexFunc(steps, func(s report.RemedyStep) bool { return s.Kind == StepAction })
 	if i < 0 {
 		return steps
 	}
@@ -270,7 +270,7 @@ func firstSteps(steps []report.RemedyStep) []report.RemedyStep {
 }
 
 // remedyFirstStep is the first step of a finding's remedy as text.
-func remedyFirstStep(f report.Finding) string {
+func RemedyFirstStep(f report.Finding) string {
 	if len(f.RemedySteps) == 0 {
 		return firstStep(f.Remedy)
 	}
@@ -284,14 +284,14 @@ func addRemedyNote(f *report.Finding, note string, at func(report.RemedyStep) bo
 	if i < 0 {
 		i = len(f.RemedySteps)
 	}
-	f.RemedySteps = slices.Insert(slices.Clone(f.RemedySteps), i, report.RemedyStep{Kind: stepNote, Text: note})
-	f.Remedy = renderRemedy(f.RemedySteps, f.RemedyProven)
+	f.RemedySteps = slices.Insert(slices.Clone(f.RemedySteps), i, report.RemedyStep{Kind: StepNote, Text: note})
+	f.Remedy = RenderRemedy(f.RemedySteps, f.RemedyProven)
 }
 
 // resolveRefs keeps each remedy step that points to other findings only
 // where such a finding is in the report, and names in it those present: a
 // remedy never sends the reader to a finding that does not exist.
-func resolveRefs(findings []report.Finding) {
+func ResolveRefs(findings []report.Finding) {
 	present := map[string]bool{}
 	for _, f := range findings {
 		present[f.Code] = true
@@ -322,7 +322,7 @@ func resolveRefs(findings []report.Finding) {
 			steps = append(steps, s)
 		}
 		f.RemedySteps = steps
-		f.Remedy = renderRemedy(steps, f.RemedyProven)
+		f.Remedy = RenderRemedy(steps, f.RemedyProven)
 	}
 }
 
@@ -336,3 +336,36 @@ func joinAnd(words []string) string {
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
+
+// firstStep is the first instruction of a remedy given as text only (a
+// finding with no RemedySteps): its first line without the list number
+// (with the indented commands it introduces when it ends in a colon), or
+// the first sentence of a one-paragraph remedy.
+func firstStep(remedy string) string {
+	lines := strings.Split(strings.TrimSpace(remedy), "\n")
+	first := strings.TrimSpace(lines[0])
+	if n := strings.IndexByte(first, ' '); n > 0 && strings.TrimLeft(first[:n], "0123456789") == "." {
+		first = strings.TrimSpace(first[n:])
+	}
+	if len(lines) == 1 {
+		if i := strings.Index(first, ". "); i > 0 {
+			first = first[:i+1]
+		}
+		return first
+	}
+	if strings.HasSuffix(first, ":") {
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, " ") {
+				break
+			}
+			first += "\n" + l
+		}
+	}
+	return first
+}
+
+// sealedRemedy is the remedy text of a sealed store (remedies.go
+// store-sealed). Starting a server on a config whose key is redacted
+// destroys the data (issue 12: v2.12.1 brought every stream back empty and
+// deleted block files and consumer folders).
+var SealedRemedy = Prescribe("store-sealed", nil).Text()

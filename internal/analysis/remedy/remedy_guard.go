@@ -1,4 +1,4 @@
-package analysis
+package remedy
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func runningEvidence(m *model.Model, id string) string {
 	if s == nil {
 		return ""
 	}
-	if answeredCapture(s) {
+	if model.AnsweredCapture(s) {
 		return fmt.Sprintf("%s answered the bundle's captures", s.Name)
 	}
 	var last *model.TimelineEvent
@@ -48,7 +48,7 @@ func runningEvidence(m *model.Model, id string) string {
 // place: a running server that is removed disables its own JetStream and
 // its replicas are placed anew (jetstream_cluster.go processRemovePeer, read
 // in 2.10.22, 2.12.4 and 2.15.2). The findings keep their verdicts.
-func guardServerRemovals(m *model.Model, findings []report.Finding) {
+func GuardServerRemovals(m *model.Model, findings []report.Finding) {
 	for i := range findings {
 		f := &findings[i]
 		changed := false
@@ -77,12 +77,12 @@ func guardServerRemovals(m *model.Model, findings []report.Finding) {
 				steps = append(steps, s)
 			}
 			for _, n := range notes {
-				steps = append(steps, report.RemedyStep{Kind: stepNote, Text: n})
+				steps = append(steps, report.RemedyStep{Kind: StepNote, Text: n})
 			}
 		}
 		if changed {
 			f.RemedySteps = slices.Clip(steps)
-			f.Remedy = renderRemedy(f.RemedySteps, f.RemedyProven)
+			f.Remedy = RenderRemedy(f.RemedySteps, f.RemedyProven)
 		}
 	}
 }
@@ -91,7 +91,7 @@ func guardServerRemovals(m *model.Model, findings []report.Finding) {
 // remedy, that the bundle was not read whole (an archive cut short, files
 // unread): what it lacks may show a server running or a copy intact, so the
 // step waits for the whole bundle. The findings keep their verdicts.
-func guardPartialBundle(m *model.Model, findings []report.Finding) {
+func GuardPartialBundle(m *model.Model, findings []report.Finding) {
 	var why string
 	switch {
 	case m.Read.CutAt != "":
@@ -113,7 +113,7 @@ func guardPartialBundle(m *model.Model, findings []report.Finding) {
 // guardRemedies adds to every remedy that starts a server, in a bundle
 // with stores encrypted at rest, on which config to do it: a server started
 // on a bundle's copy of its config (key redacted) empties its streams.
-func guardRemedies(m *model.Model, findings []report.Finding) {
+func GuardRemedies(m *model.Model, findings []report.Finding) {
 	if len(m.EncryptedStores) == 0 {
 		return
 	}
@@ -124,13 +124,13 @@ func guardRemedies(m *model.Model, findings []report.Finding) {
 	slices.Sort(servers)
 	caveat := fmt.Sprintf(" The stores of %s are encrypted at rest: start a server only on its own config with the key its store was sealed with, never on a copy from a bundle (its key is redacted there): it would bring the streams back empty and delete their files.", strings.Join(servers, ", "))
 	starts := func(s report.RemedyStep) bool {
-		return s.Kind == stepAction && strings.Contains(strings.ToLower(s.Text), "start")
+		return s.Kind == StepAction && strings.Contains(strings.ToLower(s.Text), "start")
 	}
 	for i := range findings {
 		f := &findings[i]
 		r := strings.ToLower(f.Remedy)
 		switch {
-		case f.RemedyID == "store-sealed" || f.Remedy == sealedRemedy || !strings.Contains(r, "start") || strings.Contains(r, "encrypted at rest"):
+		case f.RemedyID == "store-sealed" || f.Remedy == SealedRemedy || !strings.Contains(r, "start") || strings.Contains(r, "encrypted at rest"):
 		case len(f.RemedySteps) > 0:
 			// Said before the first action that starts a server.
 			addRemedyNote(f, strings.TrimSpace(caveat), starts)

@@ -1,4 +1,4 @@
-package analysis
+package check
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // findings of one kind and cause on one server they become one finding with
 // the count and this many examples, as natscli's --max-examples does. The
 // report stays bounded whatever the number of streams.
-var maxExamples = Setting{Key: "max_examples", Default: 10, Unit: "findings",
+var MaxExamples = Setting{Key: "max_examples", Default: 10, Unit: "findings",
 	Description: "findings of one kind and cause on one server beyond this many are collapsed into one, with the count and this many examples"}
 
 // collapse returns the findings build(0..n-1) makes, merging those that
@@ -21,7 +21,7 @@ var maxExamples = Setting{Key: "max_examples", Default: 10, Unit: "findings",
 // merged finding is the first of them with Count set, its message saying how
 // many, and the first limit listed as evidence; the order is kept. Only the
 // findings shown are built, so memory follows limit, not n.
-func collapse(n int, key func(i int) (group, cause string), build func(i int) report.Finding, limit int) []report.Finding {
+func Collapse(n int, key func(i int) (group, cause string), build func(i int) report.Finding, limit int) []report.Finding {
 	limit = max(limit, 1)
 	keys := make([]string, n)
 	count := map[string]int{}

@@ -1,4 +1,4 @@
-package analysis
+package remedy
 
 import (
 	"fmt"
@@ -13,12 +13,12 @@ import (
 // an argument that starts with '@' as a file of arguments, and corrupt ids
 // can hold quotes, so the raw API request is given, with the id JSON- and
 // shell-quoted ("peer" takes a server name, "peer_id" an id).
-func peerRemoveCommand(id string) string {
+func PeerRemoveCommand(id string) string {
 	if !utf8.ValidString(id) {
 		return fmt.Sprintf("# peer id %q holds bytes that are not UTF-8, which no JSON request can carry; remove it from every server's _meta_/peers.idx while all servers are stopped (back up first), or on 2.15+ use the quorum rescue and let the leader's peer state replace it", id)
 	}
 	body := fmt.Sprintf(`{"peer_id":%s}`, jsonString(id))
-	cmd := "nats request '$JS.API.SERVER.REMOVE' " + shellQuote(body)
+	cmd := "nats request '$JS.API.SERVER.REMOVE' " + ShellQuote(body)
 	if natsfmt.ValidPeerID(id) {
 		cmd = fmt.Sprintf("nats server cluster peer-remove -f %s   # or: %s", id, cmd)
 	}
@@ -27,11 +27,11 @@ func peerRemoveCommand(id string) string {
 
 // peerRemoveRemedy removes corrupt ids with server removals
 // (remedies.go: meta-corrupt-id-remove, group-corrupt-id-remove).
-func peerRemoveRemedy(m *model.Model, group string, ids []string) prescription {
+func PeerRemoveRemedy(m *model.Model, group string, ids []string) Prescription {
 	if group == natsfmt.MetaGroup {
-		return prescribe("meta-corrupt-id-remove", args{"ids": ids})
+		return Prescribe("meta-corrupt-id-remove", Args{"ids": ids})
 	}
-	return prescribe("group-corrupt-id-remove", args{"group": group, "ids": ids})
+	return Prescribe("group-corrupt-id-remove", Args{"group": group, "ids": ids})
 }
 
 func jsonString(s string) string {
@@ -52,6 +52,6 @@ func jsonString(s string) string {
 	return b.String()
 }
 
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

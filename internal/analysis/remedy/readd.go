@@ -1,9 +1,11 @@
-package analysis
+package remedy
 
 import (
 	"fmt"
-	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 )
 
 // readdsRemovedMetaPeer says whether nats-server v lets a peer removed from
@@ -24,8 +26,8 @@ import (
 // on 2.11.17 and 2.15.2, and still out after 7 min on 2.10.27. known is
 // false where no source was read:
 // 2.13 (never released), past the newest release read of a line, 2.16+.
-func readdsRemovedMetaPeer(v string) (yes, known bool) {
-	mi, pa, ok := sourceRead(v)
+func ReaddsRemovedMetaPeer(v string) (yes, known bool) {
+	mi, pa, ok := releases.SourceRead(v)
 	if !ok {
 		return false, false
 	}
@@ -41,13 +43,13 @@ func readdsRemovedMetaPeer(v string) (yes, known bool) {
 // readdNote warns, for a remedy that removes servers from the meta group,
 // that the bundle's versions may let a removed server back in, or says that
 // it cannot tell for a version; "" where every version keeps it out.
-func readdNote(m *model.Model) string {
+func ReaddNote(m *model.Model) string {
 	var yes, unknown []string
 	for _, s := range m.Servers {
 		if s.Version == "" {
 			continue
 		}
-		switch y, known := readdsRemovedMetaPeer(s.Version); {
+		switch y, known := ReaddsRemovedMetaPeer(s.Version); {
 		case !known:
 			unknown = model.AppendUnique(unknown, s.Version)
 		case y:
@@ -56,7 +58,7 @@ func readdNote(m *model.Model) string {
 	}
 	const rule = "2.11.2 to 2.15.3 let a peer removed from the meta group back in 5 minutes after its removal if it still talks raft, 2.10 and 2.11.0-2.11.1 do not (raft.go trackPeer; run: back after 5 min on 2.11.17 and 2.15.2, still out after 7 min on 2.10.27)"
 	switch {
-	case len(unknown) > 0 || len(yes) == 0 && len(m.Servers) > 0 && minVersion(m) == "":
+	case len(unknown) > 0 || len(yes) == 0 && len(m.Servers) > 0 && releases.MinVersion(m) == "":
 		which := strings.Join(unknown, ", ")
 		if which == "" {
 			which = "the bundle's servers (no version in the bundle)"
