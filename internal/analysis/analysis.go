@@ -11,6 +11,12 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
+	"github.com/jsforensics/jsforensics/internal/analysis/diagnosis"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -150,7 +156,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 		}
 	}
 	rep.Findings = findings
-	rep.Diagnosis = diagnose(findings)
+	rep.Diagnosis = diagnosis.Diagnose(findings)
 	rep.Checks = outcomes
 	rep.Coverage = bundleCoverage(m, rep.Streams, outcomes)
 	rep.Histories = clientHistories(m, outcomes)
@@ -456,24 +462,24 @@ func relatedEvents(tl []report.TimelineEvent, f report.Finding) []int {
 // Checks is the one registered list. README.md's table of finding codes is
 // kept in step with it by TestREADMEListsEveryCheck.
 var Checks = []check.Check{
-	checkStoreCorrupt,
-	checkIndexMismatch,
-	checkPeerIDCorrupt,
-	checkPeerUnknown,
-	checkQuorumUnreachable,
-	checkMetaSplit,
-	checkOrphanRisk,
-	checkReplicaGap,
-	checkReplicaDivergence,
-	checkAckedLost,
-	checkUnsafeMembershipChange,
-	checkMetaNoLeader,
-	checkServerRenamed,
-	checkPeerOffline,
-	checkAssetLost,
-	checkDurabilityExposure,
-	checkJetStreamDisabled,
-	checkStreamWriteError,
+	store.CheckStoreCorrupt,
+	store.CheckIndexMismatch,
+	peers.CheckPeerIDCorrupt,
+	peers.CheckPeerUnknown,
+	peers.CheckQuorumUnreachable,
+	meta.CheckMetaSplit,
+	meta.CheckOrphanRisk,
+	replicas.CheckReplicaGap,
+	replicas.CheckReplicaDivergence,
+	replicas.CheckAckedLost,
+	peers.CheckUnsafeMembershipChange,
+	meta.CheckMetaNoLeader,
+	peers.CheckServerRenamed,
+	peers.CheckPeerOffline,
+	meta.CheckAssetLost,
+	store.CheckDurabilityExposure,
+	jetstream.CheckJetStreamDisabled,
+	jetstream.CheckStreamWriteError,
 }
 
 // defaultSettings are every registered check's settings by "code.key".

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -72,7 +73,7 @@ func TestMetaBlameOnModel(t *testing.T) {
 			if err == nil {
 				t.Fatal("the damage left meta.sum verifying")
 			}
-			c := corruptionFrom("n1", "$G", "ORDERS", dir1, err)
+			c := model.CorruptionFrom("n1", "$G", "ORDERS", dir1, err)
 			c.Replicas = 3
 			if c.Kind != natsfmt.CorruptMetaChecksum || c.Structure != natsfmt.StructMetaSum {
 				t.Fatalf("parser error %v is %s %s", err, c.Kind, c.Structure)
@@ -86,7 +87,7 @@ func TestMetaBlameOnModel(t *testing.T) {
 			if tc.meta {
 				m.Servers[0].Meta = &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{{Account: "$G", Stream: "ORDERS"}: {Config: read("n3", "meta.inf")}}}
 			}
-			fs := runCheck(checkStoreCorrupt, m)
+			fs := runCheck(store.CheckStoreCorrupt, m)
 			if len(fs) != 1 || fs[0].File != tc.file {
 				t.Fatalf("want one finding on %s: %s", tc.file, summarize(fs))
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -200,7 +201,7 @@ func TestAckedLostJepsenModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fs, outcomes := runChecks(historyModel(t, c.hist, c.last, c.held), []check.Check{checkAckedLost}, defaultSettings(), nil)
+			fs, outcomes := runChecks(historyModel(t, c.hist, c.last, c.held), []check.Check{replicas.CheckAckedLost}, defaultSettings(), nil)
 			if c.skipped != "" {
 				if len(fs) != 0 || len(outcomes[0].Skipped) == 0 || !strings.Contains(outcomes[0].Skipped[0], c.skipped) {
 					t.Fatalf("findings %d, outcome %+v", len(fs), outcomes[0])
@@ -262,7 +263,7 @@ const incident002 = `{:index 2022, :time 16109960074, :type :ok, :process 4, :f 
 // 158-5; the partition and the kill before them and the kills and the
 // leave after them are named.
 func TestAckedLostIncident002(t *testing.T) {
-	fs, outcomes := runChecks(historyModel(t, incident002, 5000, nil), []check.Check{checkAckedLost}, defaultSettings(), nil)
+	fs, outcomes := runChecks(historyModel(t, incident002, 5000, nil), []check.Check{replicas.CheckAckedLost}, defaultSettings(), nil)
 	if len(fs) != 1 {
 		t.Fatalf("%d findings (outcome %+v)", len(fs), outcomes[0])
 	}
@@ -316,7 +317,7 @@ func TestAckedLostJepsenInferred(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fs := runCheck(checkAckedLost, historyModel(t, c.hist, 2, held))
+			fs := runCheck(replicas.CheckAckedLost, historyModel(t, c.hist, 2, held))
 			if len(fs) != 1 {
 				t.Fatalf("%d findings", len(fs))
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/acklog"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -69,7 +70,7 @@ func TestAckedLostModel(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fs := runCheck(checkAckedLost, ackModel(sum, c.copies...))
+			fs := runCheck(replicas.CheckAckedLost, ackModel(sum, c.copies...))
 			if c.want == nil {
 				if len(fs) != 0 {
 					t.Fatalf("unexpected finding: %s", fs[0].Message)
@@ -97,7 +98,7 @@ func TestAckedLostModel(t *testing.T) {
 func TestAckedLostEDNNotCompared(t *testing.T) {
 	sum := &acklog.Summary{File: "history.edn", Format: acklog.FormatEDN, EDNPublishes: 3}
 	m := ackModel(sum, copyAt("a", 1, 10))
-	fs, outcomes := runChecks(m, []check.Check{checkAckedLost}, defaultSettings(), nil)
+	fs, outcomes := runChecks(m, []check.Check{replicas.CheckAckedLost}, defaultSettings(), nil)
 	if len(fs) != 0 {
 		t.Fatalf("finding from an EDN history: %s", fs[0].Message)
 	}

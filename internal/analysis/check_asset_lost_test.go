@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
@@ -35,7 +36,7 @@ func TestAssetLostModel(t *testing.T) {
 	m.MetaRemovals = []model.MetaRemoval{{Server: "a", Account: "APP", Stream: "DELETED", Index: 40}}
 	m.Timeline = []model.TimelineEvent{{Time: t0.Add(time.Minute), Server: "a", Kind: "orphan-stream", Account: "APP", Stream: "GONE",
 		Text: "Detected orphaned stream 'APP > GONE', will cleanup", File: "a.log", Line: 30}}
-	fs := runCheck(checkAssetLost, m)
+	fs := runCheck(meta.CheckAssetLost, m)
 	if len(fs) != 1 {
 		t.Fatalf("%d findings, want 1: %+v", len(fs), fs)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -35,8 +36,7 @@ func TestDurabilityExposureModel(t *testing.T) {
 		{Time: stop, Server: "a", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 		{Time: stop, Server: "b", Source: "log", Kind: string(natsfmt.EventUncleanStop), Text: "no clean shutdown logged"},
 	}
-	m.Exposures = exposures(m)
-	fs := runCheck(checkDurabilityExposure, m)
+	fs := runCheck(store.CheckDurabilityExposure, m)
 	if len(fs) != 1 || fs[0].Server != "a" {
 		t.Fatalf("findings %+v, want one for a", fs)
 	}
@@ -53,8 +53,7 @@ func TestDurabilityExposureModel(t *testing.T) {
 	// Without the unclean stops the same lost tail is still said, once,
 	// for the stream.
 	m.Timeline = m.Timeline[:0]
-	m.Exposures = exposures(m)
-	fs = runCheck(checkDurabilityExposure, m)
+	fs = runCheck(store.CheckDurabilityExposure, m)
 	if len(fs) != 1 || fs[0].Stream != "HOT" || fs[0].Server != "" || !strings.Contains(fs[0].Message, "same tail (61..70)") {
 		t.Errorf("without unclean stops: %+v", fs)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
@@ -45,7 +46,7 @@ func TestIndexMismatchOnModel(t *testing.T) {
 	}
 	m := storeModel(nil, streams)
 	m.TornFolders = map[string]bool{torn.Path: true}
-	c := checkIndexMismatch
+	c := store.CheckIndexMismatch
 	p := check.NewPass(m, facts.ComputeAll(m), &c, defaultSettings(), nil)
 	fs := c.Run(p)
 	type got struct {
@@ -73,7 +74,7 @@ func TestIndexMismatchOnModel(t *testing.T) {
 	if len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0], torn.Index.File) || !strings.Contains(p.Skipped[0], "not taken for an index mismatch") {
 		t.Errorf("the torn folder's mismatch is not said skipped: %q", p.Skipped)
 	}
-	if fs := runCheck(checkIndexMismatch, storeModel(nil, nil)); len(fs) != 0 {
+	if fs := runCheck(store.CheckIndexMismatch, storeModel(nil, nil)); len(fs) != 0 {
 		t.Errorf("no mismatch, yet %s", summarize(fs))
 	}
 }
@@ -86,7 +87,7 @@ func TestIndexMismatchReadOrder(t *testing.T) {
 	}
 	a := &model.StreamCopy{Server: "n1", Path: "s1/$G/streams/A", LastSeq: 1, Messages: 1, Index: x("s1/$G/streams/A"), Read: 1}
 	b := &model.StreamCopy{Server: "n1", Path: "s1/$G/streams/B", LastSeq: 1, Messages: 1, Index: x("s1/$G/streams/B"), Read: 0}
-	fs := runCheck(checkIndexMismatch, storeModel(nil, []*model.Stream{{Name: "A", Copies: []*model.StreamCopy{a}}, {Name: "B", Copies: []*model.StreamCopy{b}}}))
+	fs := runCheck(store.CheckIndexMismatch, storeModel(nil, []*model.Stream{{Name: "A", Copies: []*model.StreamCopy{a}}, {Name: "B", Copies: []*model.StreamCopy{b}}}))
 	if len(fs) != 2 || fs[0].Stream != "B" || fs[1].Stream != "A" {
 		t.Errorf("want B then A: %s", summarize(fs))
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
+	"github.com/jsforensics/jsforensics/internal/analysis/diagnosis"
 	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -64,7 +66,7 @@ func diskFullModel() *model.Model {
 
 func TestJetStreamDisabled(t *testing.T) {
 	m := diskFullModel()
-	fs := runCheck(checkJetStreamDisabled, m)
+	fs := runCheck(jetstream.CheckJetStreamDisabled, m)
 	if len(fs) != 1 {
 		t.Fatalf("%d findings, want one on c: %+v", len(fs), fs)
 	}
@@ -136,7 +138,7 @@ func TestJetStreamDisabledVariations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := diskFullModel()
 			tc.edit(m)
-			fs := runCheck(checkJetStreamDisabled, m)
+			fs := runCheck(jetstream.CheckJetStreamDisabled, m)
 			if tc.none {
 				if len(fs) != 0 {
 					t.Fatalf("unexpected findings: %+v", fs)
@@ -152,14 +154,14 @@ func TestJetStreamDisabledVariations(t *testing.T) {
 
 func TestJetStreamDisabledSkip(t *testing.T) {
 	m := diskFullModel()
-	p := check.NewPass(m, facts.ComputeAll(m), &checkJetStreamDisabled, defaultSettings(), nil)
-	if why := checkJetStreamDisabled.Skip(p); why != "" {
+	p := check.NewPass(m, facts.ComputeAll(m), &jetstream.CheckJetStreamDisabled, defaultSettings(), nil)
+	if why := jetstream.CheckJetStreamDisabled.Skip(p); why != "" {
 		t.Errorf("skipped with logs and captures: %s", why)
 	}
 	for _, s := range m.Servers {
 		s.Sources = map[string]bool{"store": true}
 	}
-	if why := checkJetStreamDisabled.Skip(p); why == "" {
+	if why := jetstream.CheckJetStreamDisabled.Skip(p); why == "" {
 		t.Error("not skipped with stores only")
 	}
 }
@@ -179,7 +181,7 @@ func TestJetStreamDisabledOthersChecks(t *testing.T) {
 	if n := len(byCode(fs, "jetstream-disabled")); n != 1 {
 		t.Fatalf("%d jetstream-disabled", n)
 	}
-	causes := diagnose(fs)
+	causes := diagnosis.Diagnose(fs)
 	if len(causes) == 0 || !strings.Contains(causes[0].Summary, "JetStream on c is disabled") || !strings.Contains(causes[0].FirstStep, "Make room first") || !strings.Contains(causes[0].FirstStep, "Save first") {
 		t.Fatalf("causes: %+v", causes)
 	}
@@ -315,7 +317,7 @@ func TestJetStreamDisabledFixtures(t *testing.T) {
 			// reload after growing it brings JetStream back (2.11.17's and
 			// 2.12.15's fixtures; 2.15.3 too in a run not committed,
 			// testdata/gen README).
-			if rl := x.Reload; !v211 && (!rl.Exited || !strings.Contains(rl.ExitLine, "[FTL] Can't start JetStream: write") || !strings.Contains(rl.ExitLine, noSpace)) {
+			if rl := x.Reload; !v211 && (!rl.Exited || !strings.Contains(rl.ExitLine, "[FTL] Can't start JetStream: write") || !strings.Contains(rl.ExitLine, jetstream.NoSpace)) {
 				t.Errorf("start without space: exited %v, %q", rl.Exited, rl.ExitLine)
 			}
 			if rl := x.Reload; (strings.Contains(name, "2.12") || v211) &&

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 )
 
@@ -18,11 +19,11 @@ func TestMetaNoLeaderNeedsPersistence(t *testing.T) {
 		{Time: t0.Add(time.Minute), Server: "b", Leader: "", Source: "log", Timeline: -1},
 		{Time: t0.Add(time.Minute + time.Second), Server: "b", Leader: "", Source: "log", Timeline: -1},
 	}
-	if fs := runCheck(checkMetaNoLeader, m); len(fs) != 0 {
+	if fs := runCheck(meta.CheckMetaNoLeader, m); len(fs) != 0 {
 		t.Fatalf("flagged a healthy election: %+v", fs)
 	}
 	m.MetaLeaderStates = append(m.MetaLeaderStates, model.MetaLeaderState{Time: t0.Add(5 * time.Minute), Server: "b", Leader: "", Source: "log", Timeline: 3})
-	fs := runCheck(checkMetaNoLeader, m)
+	fs := runCheck(meta.CheckMetaNoLeader, m)
 	if len(fs) != 1 || len(fs[0].Servers) != 1 || fs[0].Servers[0] != "b" || !fs[0].Since.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("want b stuck since t0+1m: %+v", fs)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
@@ -28,7 +29,7 @@ func TestMetaSplitViews(t *testing.T) {
 		g.Views = append(g.Views, v)
 	}
 	m.Groups = []*model.Group{g}
-	fs := runCheck(checkMetaSplit, m)
+	fs := runCheck(meta.CheckMetaSplit, m)
 	if len(fs) != 1 || len(fs[0].Views) != 2 {
 		t.Fatalf("want one split with two views: %+v", fs)
 	}
@@ -48,12 +49,12 @@ func TestMetaSplitFoundedApart(t *testing.T) {
 	for i, n := range []string{"new-0", "new-1", "new-2"} {
 		m.MetaFoundings = append(m.MetaFoundings, model.MetaFounding{Time: t0.Add(time.Minute + time.Duration(i)*time.Millisecond), Server: model.ServerID(n), Leader: "new-2", Source: "log"})
 	}
-	if fs := runCheck(checkMetaSplit, m); len(fs) != 1 {
+	if fs := runCheck(meta.CheckMetaSplit, m); len(fs) != 1 {
 		t.Fatalf("want one founded-apart split: %+v", fs)
 	}
 	// One founding, seen by all: nothing.
 	m.MetaFoundings = m.MetaFoundings[:3]
-	if fs := runCheck(checkMetaSplit, m); len(fs) != 0 {
+	if fs := runCheck(meta.CheckMetaSplit, m); len(fs) != 0 {
 		t.Fatalf("single founding flagged: %+v", fs)
 	}
 }

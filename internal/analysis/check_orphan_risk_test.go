@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -24,7 +25,7 @@ func TestOrphanRisk(t *testing.T) {
 		{Account: "$G", Name: "LOST", Replicas: 1, Copies: []*model.StreamCopy{{Server: "a", Path: "a/$G/streams/LOST", Messages: 7, Bytes: 700, Replicas: 1}}},
 		{Account: "$G", Name: "OTHER", Replicas: 1, Copies: []*model.StreamCopy{{Server: "a", Path: "a/$G/streams/OTHER", Messages: 1, Replicas: 1}}},
 	}
-	fs := runCheck(checkOrphanRisk, m)
+	fs := runCheck(meta.CheckOrphanRisk, m)
 	got := map[string]report.Finding{}
 	for _, f := range fs {
 		got[f.Stream+"/"+f.Consumer] = f
@@ -50,7 +51,7 @@ func TestOrphanRiskSkipsServerWithoutMeta(t *testing.T) {
 	m := &model.Model{IDs: map[string]string{},
 		Servers: []*model.Server{{Name: "n1", StoreDir: "s1"}},
 		Streams: []*model.Stream{{Account: "A", Name: "S", Copies: []*model.StreamCopy{{Server: "n1"}}}}}
-	_, outcomes := runChecks(m, []check.Check{checkOrphanRisk}, defaultSettings(), nil)
+	_, outcomes := runChecks(m, []check.Check{meta.CheckOrphanRisk}, defaultSettings(), nil)
 	if len(outcomes) != 1 || outcomes[0].Outcome != check.OutcomePassed || len(outcomes[0].Skipped) != 1 || !strings.Contains(outcomes[0].Skipped[0], "n1") {
 		t.Fatalf("outcomes %+v", outcomes)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -38,7 +39,7 @@ func TestPeerUnknownHealedBySnapshot(t *testing.T) {
 		}
 		m.Groups[0].Views = []model.View{{GroupView: model.GroupView{Server: "nats-0", ClusterSize: 6, Peers: append(slices.Clone(five), natsfmt.PeerID("nats-9")), Source: "peers.idx"},
 			StartPeers: five, StartSize: 5, StartFile: "snapshots/snap.1.30"}}
-		fs := byCode(runCheck(checkPeerUnknown, m), "")
+		fs := byCode(runCheck(peers.CheckPeerUnknown, m), "")
 		if len(fs) != 1 {
 			t.Fatalf("%s: %d findings", version, len(fs))
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
@@ -33,7 +34,7 @@ func TestQuorumRemedyRescueOn215(t *testing.T) {
 	for _, s := range m.Servers {
 		s.Version = "2.15.2"
 	}
-	q := byCode(runCheck(checkQuorumUnreachable, m), "")
+	q := byCode(runCheck(peers.CheckQuorumUnreachable, m), "")
 	if len(q) != 1 || !strings.Contains(q[0].Remedy, "$JS.API.META.RESCUE") {
 		t.Fatalf("want a rescue remedy on 2.15: %+v", q)
 	}
@@ -65,7 +66,7 @@ func TestQuorumFromSnapshotPeersByVersion(t *testing.T) {
 			v := &m.Groups[0].Views[i]
 			v.StartPeers, v.StartSize, v.StartFile = five, 5, "snapshots/snap.1.30"
 		}
-		q := byCode(runCheck(checkQuorumUnreachable, m), "")
+		q := byCode(runCheck(peers.CheckQuorumUnreachable, m), "")
 		if len(q) != tc.want {
 			t.Fatalf("%q: %d findings, want %d: %+v", tc.version, len(q), tc.want, q)
 		}
@@ -88,7 +89,7 @@ func TestQuorumFromSnapshotPeersByVersion(t *testing.T) {
 			v.StartPeers, v.StartSize, v.StartFile = five, 5, "snapshots/snap.1.30"
 		}
 	}
-	if q := byCode(runCheck(checkQuorumUnreachable, m), ""); len(q) != 1 {
+	if q := byCode(runCheck(peers.CheckQuorumUnreachable, m), ""); len(q) != 1 {
 		t.Errorf("live inflated view on 2.15.3: %d findings, want 1", len(q))
 	}
 }
@@ -191,7 +192,7 @@ func TestLostQuorumByVersion(t *testing.T) {
 			s.Version = tc.version
 		}
 		var got []report.Finding
-		for _, f := range runCheck(checkQuorumUnreachable, m) {
+		for _, f := range runCheck(peers.CheckQuorumUnreachable, m) {
 			if f.Group == "_meta_" {
 				got = append(got, f)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -77,7 +78,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 	}
 	m := raftRecordModel(recs...)
 	m.Undelivered = map[string]bool{dir("n3", "S-torn") + "/tav.idx": true}
-	fs, outcomes := runChecks(m, []check.Check{checkStoreCorrupt}, defaultSettings(), nil)
+	fs, outcomes := runChecks(m, []check.Check{store.CheckStoreCorrupt}, defaultSettings(), nil)
 	type want struct {
 		file   string
 		offset int64
@@ -91,7 +92,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 		{s1 + "/tav.idx", 16, report.Warning, "4 bytes after the vote"},
 		{s1 + "/commit.idx", 16, report.Warning, "2 bytes after the checksum"},
 		{meta2 + "/tav.idx", 0, report.Info, "empty: the server reads no term and no vote from it: no real-server fixture of the 2.11 release line shows what it writes here (only 2.10, 2.12, 2.14, 2.15 are proven), so this cannot be told from damage on 2.11.3"},
-		{meta3 + "/tav.idx", 0, report.Warning, fmt.Sprintf("term %d is more than %d above term 2", 1<<30, maxTermJump)},
+		{meta3 + "/tav.idx", 0, report.Warning, fmt.Sprintf("term %d is more than %d above term 2", 1<<30, model.MaxTermJump)},
 	}
 	var got []want
 	for _, f := range fs {
@@ -135,7 +136,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 	}
 
 	// Only the healthy record: passed, nothing skipped.
-	fs, outcomes = runChecks(raftRecordModel(recs[1]), []check.Check{checkStoreCorrupt}, defaultSettings(), nil)
+	fs, outcomes = runChecks(raftRecordModel(recs[1]), []check.Check{store.CheckStoreCorrupt}, defaultSettings(), nil)
 	if len(fs) != 0 || outcomes[0].Outcome != check.OutcomePassed || len(outcomes[0].Skipped) != 0 {
 		t.Errorf("healthy record: %s, %+v", summarize(fs), outcomes[0])
 	}
@@ -156,7 +157,7 @@ func TestRaftFilesOnModel(t *testing.T) {
 	for _, s := range nostore.Servers {
 		s.StoreDir = ""
 	}
-	if _, outcomes := runChecks(nostore, []check.Check{checkStoreCorrupt}, defaultSettings(), nil); outcomes[0].Outcome != check.OutcomeSkipped || outcomes[0].Reason != "the bundle holds no server's store" {
+	if _, outcomes := runChecks(nostore, []check.Check{store.CheckStoreCorrupt}, defaultSettings(), nil); outcomes[0].Outcome != check.OutcomeSkipped || outcomes[0].Reason != "the bundle holds no server's store" {
 		t.Errorf("no store: %+v", outcomes[0])
 	}
 }
@@ -167,16 +168,16 @@ func TestRaftFilesOnModel(t *testing.T) {
 // servers showed.
 func TestNeverWrittenProven(t *testing.T) {
 	kind := map[string]func(r *model.RaftRecord) bool{
-		rulePeerState:   func(r *model.RaftRecord) bool { return r.Peers != nil },
-		ruleClusterSize: func(r *model.RaftRecord) bool { return r.Peers != nil && r.Kind != "meta" },
-		ruleTavEmpty:    func(r *model.RaftRecord) bool { return r.TermVote != nil },
-		ruleTavTrailing: func(r *model.RaftRecord) bool { return r.TermVote != nil },
-		ruleTermJump:    func(r *model.RaftRecord) bool { return r.TermVote != nil && r.MaxTerm > 0 },
-		ruleCommitTrail: func(r *model.RaftRecord) bool { return r.Commit != nil },
-		ruleSnapName:    func(r *model.RaftRecord) bool { return r.Snapshot != nil && r.Snapshot.Decoded },
+		store.RulePeerState:   func(r *model.RaftRecord) bool { return r.Peers != nil },
+		store.RuleClusterSize: func(r *model.RaftRecord) bool { return r.Peers != nil && r.Kind != "meta" },
+		store.RuleTavEmpty:    func(r *model.RaftRecord) bool { return r.TermVote != nil },
+		store.RuleTavTrailing: func(r *model.RaftRecord) bool { return r.TermVote != nil },
+		store.RuleTermJump:    func(r *model.RaftRecord) bool { return r.TermVote != nil && r.MaxTerm > 0 },
+		store.RuleCommitTrail: func(r *model.RaftRecord) bool { return r.Commit != nil },
+		store.RuleSnapName:    func(r *model.RaftRecord) bool { return r.Snapshot != nil && r.Snapshot.Decoded },
 	}
 	models := map[string]*model.Model{}
-	model := func(fx string) *model.Model {
+	loadFixture := func(fx string) *model.Model {
 		if m := models[fx]; m != nil {
 			return m
 		}
@@ -195,24 +196,24 @@ func TestNeverWrittenProven(t *testing.T) {
 		models[fx] = Load(b)
 		return models[fx]
 	}
-	for rule, lines := range neverWritten {
+	for rule, lines := range store.NeverWritten {
 		if kind[rule] == nil {
 			t.Errorf("rule %q: no test of its files", rule)
 			continue
 		}
 		for line, fxs := range lines {
 			for _, fx := range fxs {
-				m := model(fx)
+				m := loadFixture(fx)
 				n := 0
 				for _, r := range m.RaftRecords {
-					_, mi, _, ok := releases.ParseVersion(serverVersion(m, r.Server))
+					_, mi, _, ok := releases.ParseVersion(model.ServerVersion(m, r.Server))
 					if !ok || mi != line || !kind[rule](r) {
 						continue
 					}
 					n++
-					for _, v := range recordVerdicts(r) {
-						if v.rule == rule {
-							t.Errorf("%s (2.%d): %s breaks %q: %s", fx, line, v.c.File, rule, v.c.Message)
+					for _, v := range store.RecordVerdicts(r) {
+						if v.Rule == rule {
+							t.Errorf("%s (2.%d): %s breaks %q: %s", fx, line, v.C.File, rule, v.C.Message)
 						}
 					}
 				}
@@ -318,7 +319,7 @@ func TestMetaSnapshotDamageOnModel(t *testing.T) {
 	bad := metaSnapRecord(t, "n2", flipBit(mid, 3)(append([]byte(nil), orig...)))
 	m := raftRecordModel(good, bad, metaSnapRecord(t, "n3", orig))
 	m.Servers[1].Version = "2.15.2"
-	fs, outcomes := runChecks(m, []check.Check{checkStoreCorrupt}, defaultSettings(), nil)
+	fs, outcomes := runChecks(m, []check.Check{store.CheckStoreCorrupt}, defaultSettings(), nil)
 	if len(fs) != 1 || outcomes[0].Outcome != check.OutcomeFailed {
 		t.Fatalf("%d findings (%s), want 1: %+v", len(fs), summarize(fs), outcomes)
 	}
@@ -327,7 +328,7 @@ func TestMetaSnapshotDamageOnModel(t *testing.T) {
 		!strings.Contains(f.Message, fmt.Sprintf("bit 3 of byte %d is flipped", mid)) || !strings.Contains(strings.Join(f.Evidence, " "), "Can't start JetStream") {
 		t.Errorf("finding: %s %v %s %s %v", f.Server, f.Offset, f.Kind, f.Message, f.Evidence)
 	}
-	if fs := runCheck(checkStoreCorrupt, raftRecordModel(good, metaSnapRecord(t, "n3", orig))); len(fs) != 0 {
+	if fs := runCheck(store.CheckStoreCorrupt, raftRecordModel(good, metaSnapRecord(t, "n3", orig))); len(fs) != 0 {
 		t.Errorf("intact snapshots, yet %s", summarize(fs))
 	}
 }

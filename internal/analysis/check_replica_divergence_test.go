@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -135,7 +136,7 @@ func TestReplicaDivergenceOnModel(t *testing.T) {
 		m.Streams = []*model.Stream{st}
 		return m
 	}
-	fs := runCheck(checkReplicaDivergence, mkModel([]model.DivergedSpan{{Range: report.Range{First: 40, Last: 40}, Sides: []uint64{0b001, 0b110}}}))
+	fs := runCheck(replicas.CheckReplicaDivergence, mkModel([]model.DivergedSpan{{Range: report.Range{First: 40, Last: 40}, Sides: []uint64{0b001, 0b110}}}))
 	if len(fs) != 1 {
 		t.Fatalf("%d findings: %s", len(fs), summarize(fs))
 	}
@@ -146,7 +147,7 @@ func TestReplicaDivergenceOnModel(t *testing.T) {
 	if !slicesContains(f.Evidence, "sequences 40: content differs between n1 | n2,n3") {
 		t.Errorf("evidence %q", f.Evidence)
 	}
-	if fs := runCheck(checkReplicaDivergence, mkModel(nil)); len(fs) != 0 {
+	if fs := runCheck(replicas.CheckReplicaDivergence, mkModel(nil)); len(fs) != 0 {
 		t.Errorf("copies agree, yet %s", summarize(fs))
 	}
 }

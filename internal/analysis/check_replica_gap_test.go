@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -23,14 +24,14 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	st := &model.Stream{Account: "$G", Name: "S", Copies: cmp.Copies, AssignedTo: []model.ServerID{"a", "b", "c"}, Comparison: cmp}
 	m := &model.Model{Streams: []*model.Stream{st}}
 
-	div := runCheck(checkReplicaDivergence, m)
+	div := runCheck(replicas.CheckReplicaDivergence, m)
 	if len(div) != 1 || len(div[0].Ranges) != 1 || div[0].Ranges[0] != (report.Range{First: 3, Last: 4}) || div[0].Seq != 3 {
 		t.Fatalf("divergence: %+v", div)
 	}
 	if !strings.Contains(div[0].Evidence[0], "a,b | c") {
 		t.Errorf("sides: %v", div[0].Evidence)
 	}
-	gap := runCheck(checkReplicaGap, m)
+	gap := runCheck(replicas.CheckReplicaGap, m)
 	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Kind != "hole" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 8}) {
 		t.Fatalf("gap: %+v", gap)
 	}
@@ -38,7 +39,7 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	// of kind behind, with the copies that exist.
 	c.LastSeq, c.Messages = 6, 6
 	cmp.Coverage = []model.CoverageSpan{span(7, 10, 0b011)}
-	gap = runCheck(checkReplicaGap, m)
+	gap = runCheck(replicas.CheckReplicaGap, m)
 	if len(gap) != 1 || gap[0].Server != "c" || gap[0].Kind != "behind" || gap[0].Ranges[0] != (report.Range{First: 7, Last: 10}) ||
 		!strings.Contains(gap[0].Message, "2 full copies") || !strings.Contains(gap[0].Message, "no log or capture shows c running") {
 		t.Fatalf("behind: %+v", gap)
@@ -47,14 +48,14 @@ func TestReplicaDivergenceAndGap(t *testing.T) {
 	// anything, and what only it holds is no current replica's gap.
 	st.AssignedTo = []model.ServerID{"a", "b"}
 	cmp.Coverage = []model.CoverageSpan{span(5, 5, 0b110), span(7, 10, 0b011)}
-	gap = runCheck(checkReplicaGap, m)
+	gap = runCheck(replicas.CheckReplicaGap, m)
 	if len(gap) != 1 || gap[0].Server != "a" || gap[0].Ranges[0] != (report.Range{First: 5, Last: 5}) ||
 		!reflect.DeepEqual(gap[0].Servers, []string{"b"}) || !strings.Contains(gap[0].Message, "1 full copy ") {
 		t.Errorf("gap among current replicas: %+v", gap)
 	}
 	// Below a replica's first sequence nothing is claimed.
 	a.FirstSeq = 6
-	if gap := runCheck(checkReplicaGap, m); len(gap) != 0 {
+	if gap := runCheck(replicas.CheckReplicaGap, m); len(gap) != 0 {
 		t.Errorf("below first: %+v", gap)
 	}
 }

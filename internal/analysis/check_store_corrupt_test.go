@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -30,7 +31,7 @@ func TestStoreCorruptOnModel(t *testing.T) {
 		{Server: "n2", File: "s2/a.blk", Kind: natsfmt.CorruptEncrypted},
 		{Server: "n2", File: "s2/b.blk", Kind: natsfmt.CorruptEncrypted},
 	}
-	fs := runCheck(checkStoreCorrupt, storeModel(cs, nil))
+	fs := runCheck(store.CheckStoreCorrupt, storeModel(cs, nil))
 	type got struct {
 		server string
 		seq    uint64
@@ -58,7 +59,7 @@ func TestStoreCorruptOnModel(t *testing.T) {
 	if !strings.Contains(fs[2].Remedy, "deleted before the damage") {
 		t.Errorf("deleted record's remedy: %s", fs[2].Remedy)
 	}
-	if fs := runCheck(checkStoreCorrupt, storeModel(nil, nil)); len(fs) != 0 {
+	if fs := runCheck(store.CheckStoreCorrupt, storeModel(nil, nil)); len(fs) != 0 {
 		t.Errorf("no damage, yet %s", summarize(fs))
 	}
 }
@@ -70,7 +71,7 @@ func TestStoreCorruptOnModel(t *testing.T) {
 func TestConsumerMetaRemedy(t *testing.T) {
 	for _, kind := range []natsfmt.CorruptionKind{natsfmt.CorruptMetaChecksum, natsfmt.CorruptMissing} {
 		c := model.Corruption{Server: "n1", Account: "$G", Stream: "S", File: "s1/$G/streams/S/obs/C/meta.sum", Kind: kind, Structure: natsfmt.StructMetaSum}
-		fs := runCheck(checkStoreCorrupt, storeModel([]model.Corruption{c}, nil))
+		fs := runCheck(store.CheckStoreCorrupt, storeModel([]model.Corruption{c}, nil))
 		if len(fs) != 1 {
 			t.Fatalf("%s: %d findings", kind, len(fs))
 		}
@@ -115,7 +116,7 @@ func TestStoreCorruptEvidenceOnModel(t *testing.T) {
 			message: "s1/$G/streams/S/meta.inf: fields of the wrong type (x): the server cannot unmarshal it and skips the stream"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := runCheck(checkStoreCorrupt, storeModel([]model.Corruption{tc.c}, nil))
+			fs := runCheck(store.CheckStoreCorrupt, storeModel([]model.Corruption{tc.c}, nil))
 			if len(fs) != 1 {
 				t.Fatalf("%d findings: %s", len(fs), summarize(fs))
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -100,7 +101,7 @@ func TestStreamWriteErrorFixture(t *testing.T) {
 // Without a server log there is nothing to judge: skipped, and why.
 func TestStreamWriteErrorSkippedWithoutLog(t *testing.T) {
 	m := &model.Model{IDs: map[string]string{}}
-	_, outcomes := runChecks(m, []check.Check{checkStreamWriteError}, defaultSettings(), nil)
+	_, outcomes := runChecks(m, []check.Check{jetstream.CheckStreamWriteError}, defaultSettings(), nil)
 	if o := outcomes[0]; o.Outcome != check.OutcomeSkipped || !strings.Contains(o.Reason, "no server log") {
 		t.Errorf("%+v, want skipped because there is no server log", o)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 )
@@ -18,7 +19,7 @@ func TestUnsafeMembershipChange(t *testing.T) {
 		{Time: at(2 * time.Second), Event: "remove-peer", Peer: "b", Source: "wal"},
 		{Time: at(time.Hour), Event: "remove-peer", Peer: "c", Source: "wal"},
 	}}
-	fs := runCheck(checkUnsafeMembershipChange, &model.Model{Groups: []*model.Group{g}})
+	fs := runCheck(peers.CheckUnsafeMembershipChange, &model.Model{Groups: []*model.Group{g}})
 	if len(fs) != 1 || len(fs[0].Events) != 2 {
 		t.Fatalf("want one burst of two removals: %+v", fs)
 	}
@@ -28,7 +29,7 @@ func TestUnsafeMembershipChange(t *testing.T) {
 	// The meta group's removals are server removals: no stream folder of
 	// its own to save, the servers' stores are.
 	g.Name, g.Kind = "_meta_", natsfmt.GroupMeta
-	fs = runCheck(checkUnsafeMembershipChange, &model.Model{Groups: []*model.Group{g}})
+	fs = runCheck(peers.CheckUnsafeMembershipChange, &model.Model{Groups: []*model.Group{g}})
 	if len(fs) != 1 || strings.Contains(fs[0].Remedy, "stream folder") || !strings.Contains(fs[0].Remedy, "JetStream folder") {
 		t.Errorf("the meta group's remedy: %+v", fs)
 	}
@@ -51,7 +52,7 @@ func TestReplacedMajority(t *testing.T) {
 		s.Meta = &model.MetaState{Streams: map[model.AssetKey]*model.Assignment{{Account: "APP", Stream: "R"}: {Account: "APP", Stream: "R", Group: "S-R3F-x", Peers: peers}}}
 	}
 	m := &model.Model{Servers: servers, IDs: ids}
-	fs := runCheck(checkUnsafeMembershipChange, m)
+	fs := runCheck(peers.CheckUnsafeMembershipChange, m)
 	if len(fs) != 1 || fs[0].Stream != "R" || len(fs[0].Events) != 2 {
 		t.Fatalf("%+v", fs)
 	}
@@ -61,7 +62,7 @@ func TestReplacedMajority(t *testing.T) {
 			s.Meta.Streams[model.AssetKey{Account: "APP", Stream: "R"}].Peers = []string{natsfmt.PeerID("n2"), natsfmt.PeerID("n3"), natsfmt.PeerID("n5")}
 		}
 	}
-	if fs := runCheck(checkUnsafeMembershipChange, m); len(fs) != 0 {
+	if fs := runCheck(peers.CheckUnsafeMembershipChange, m); len(fs) != 0 {
 		t.Fatalf("one replaced of three flagged: %+v", fs)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -57,7 +59,7 @@ func TestHealthyModelNoFindings(t *testing.T) {
 
 func TestPanickingCheckIsReportedNotRun(t *testing.T) {
 	boom := check.Check{Code: "boom", Severity: report.Info, Run: func(*check.Pass) []report.Finding { panic("x") }}
-	fs, outcomes := runChecks(incidentModel(), []check.Check{boom, checkQuorumUnreachable}, defaultSettings(), nil)
+	fs, outcomes := runChecks(incidentModel(), []check.Check{boom, peers.CheckQuorumUnreachable}, defaultSettings(), nil)
 	notes := check.OutcomeNotes(outcomes)
 	if len(outcomes) != 2 || outcomes[0].Outcome != check.OutcomeNotRun || outcomes[1].Outcome != check.OutcomeFailed {
 		t.Errorf("outcomes %+v", outcomes)
@@ -140,10 +142,10 @@ func TestSettingsOverrideThresholds(t *testing.T) {
 		{Time: at(0), Server: "a", Source: "log", Timeline: -1},
 		{Time: at(20 * time.Second), Server: "a", Source: "log", Timeline: -1},
 	}}
-	if fs, _ := runChecks(m, []check.Check{checkMetaNoLeader}, defaultSettings(), nil); len(fs) != 0 {
+	if fs, _ := runChecks(m, []check.Check{meta.CheckMetaNoLeader}, defaultSettings(), nil); len(fs) != 0 {
 		t.Fatalf("20 s leaderless is under the 30 s default: %+v", fs)
 	}
-	if fs, _ := runChecks(m, []check.Check{checkMetaNoLeader}, defaultSettings(), map[string]float64{"meta-no-leader.persist": 10}); len(fs) != 1 {
+	if fs, _ := runChecks(m, []check.Check{meta.CheckMetaNoLeader}, defaultSettings(), map[string]float64{"meta-no-leader.persist": 10}); len(fs) != 1 {
 		t.Fatalf("with persist=10 s, 20 s leaderless counts: %+v", fs)
 	}
 	if err := CheckSettings(map[string]float64{"meta-no-leader.nope": 1}); err == nil {

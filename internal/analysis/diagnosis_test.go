@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/diagnosis"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -54,7 +55,7 @@ func TestDiagnosisChains(t *testing.T) {
 		{Code: "orphan-risk", Severity: report.Critical, Server: "n2", Account: "A", Stream: "X"},
 		{Code: "index-mismatch", Severity: report.Info, Message: "outdated"},
 	}
-	got := diagnose(fs)
+	got := diagnosis.Diagnose(fs)
 	want := [][]int{{0, 1}, {2}, {3, 4}, {5}}
 	if len(got) != len(want) {
 		t.Fatalf("causes %+v", got)

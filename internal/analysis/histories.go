@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -18,7 +19,7 @@ import (
 func clientHistories(m *model.Model, outcomes []report.CheckOutcome) []report.ClientHistory {
 	judge := false
 	for _, o := range outcomes {
-		judge = judge || (o.Code == checkAckedLost.Code && o.Outcome != check.OutcomeNotRun)
+		judge = judge || (o.Code == replicas.CheckAckedLost.Code && o.Outcome != check.OutcomeNotRun)
 	}
 	var out []report.ClientHistory
 	for _, sum := range m.AckLogs {
@@ -32,22 +33,22 @@ func clientHistories(m *model.Model, outcomes []report.CheckOutcome) []report.Cl
 func clientHistory(m *model.Model, sum *model.AckLog, judge bool) report.ClientHistory {
 	h := sum.History
 	ch := report.ClientHistory{File: sum.File, Capped: h.PubsCapped, Buckets: []report.HistoryBucket{}}
-	var v *historyVerdict
+	var v *replicas.HistoryVerdict
 	if judge {
 		p := &check.Pass{Model: m}
 		ok := false
-		if v, ok = judgeHistory(p, sum); ok {
-			ch.Judged, ch.Account, ch.Stream = true, v.st.Account, v.st.Name
+		if v, ok = replicas.JudgeHistory(p, sum); ok {
+			ch.Judged, ch.Account, ch.Stream = true, v.St.Account, v.St.Name
 		} else if n := len(p.Skipped); n > 0 {
 			ch.Reason = p.Skipped[n-1]
 		}
 	} else {
 		ch.Reason = "the acked-lost check did not run"
 	}
-	lost := map[*HistoryPub]lostPub{}
+	lost := map[*model.HistoryPub]replicas.LostPub{}
 	if v != nil {
-		for _, lp := range v.lost {
-			lost[lp.p] = lp
+		for _, lp := range v.Lost {
+			lost[lp.P] = lp
 		}
 	}
 	// Buckets: at most report.MaxHistoryBuckets over the history's span,
@@ -80,7 +81,7 @@ func clientHistory(m *model.Model, sum *model.AckLog, judge bool) report.ClientH
 				b.Lost++
 				ch.Totals.Lost++
 				if len(b.LostValues) < report.MaxBucketValues {
-					b.LostValues = append(b.LostValues, lostName(lp))
+					b.LostValues = append(b.LostValues, replicas.LostName(lp))
 				} else {
 					b.LostOmitted++
 				}
@@ -107,7 +108,7 @@ func clientHistory(m *model.Model, sum *model.AckLog, judge bool) report.ClientH
 // lasts until the next operation that heals it (healer), through that
 // operation's completion; an operation that neither begins nor heals a
 // fault is an instant.
-func nemesisWindows(h *History) ([]report.NemesisWindow, int64) {
+func nemesisWindows(h *model.History) ([]report.NemesisWindow, int64) {
 	type op struct {
 		f, value          string
 		index, time       int64

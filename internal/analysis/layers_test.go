@@ -5,65 +5,158 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestChecksImportNoParser keeps the analysis split by role: checks, the
-// facts and the diagnosis are pure functions of the model, so their files
-// import the standard library, the report contract and the shared format
-// leaf (peer ids, quorum, kinds) and nothing else — no parser, no bundle
-// reader. Loading (load_*.go) is the only place with I/O.
-func TestChecksImportNoParser(t *testing.T) {
-	files, err := filepath.Glob("check_*.go")
+const modulePath = "github.com/jsforensics/jsforensics"
+
+// analysisImports are the packages of internal/analysis each role may
+// import (relative to internal/analysis; "checks/*" is any check family).
+// The graph is the architecture: load → model → facts → checks → remedy →
+// diagnosis, imports pointing one way (docs/architecture.md).
+var analysisImports = map[string][]string{
+	"model":     nil,
+	"releases":  {"model"},
+	"facts":     {"model", "releases"},
+	"check":     {"facts", "model"},
+	"checks/*":  {"check", "facts", "model", "releases", "remedy"},
+	"remedy":    {"model", "releases"},
+	"diagnosis": {"remedy", "model"},
+}
+
+// pureRoles may not read anything: no I/O package, no bundle reader.
+var pureRoles = []string{"model", "releases", "facts", "check", "checks/*", "remedy", "diagnosis"}
+
+// ioImports are the imports that read or write, and the bundle reader.
+var ioImports = map[string]bool{"os": true, "io": true, "io/fs": true, "io/ioutil": true, "bufio": true,
+	"path/filepath": true, "net": true, "net/http": true, "os/exec": true, "syscall": true,
+	modulePath + "/internal/bundle": true, modulePath + "/internal/storecrypt": true}
+
+// roleOf is the role a package folder of internal/analysis plays.
+func roleOf(dir string) string {
+	if strings.HasPrefix(dir, "checks/") {
+		return "checks/*"
+	}
+	return dir
+}
+
+// packageImports are the non-test imports of every package folder under
+// internal/analysis, by folder relative to it ("." for analysis itself).
+func packageImports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		for _, imp := range af.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !slices.Contains(out[dir], p) {
+				out[dir] = append(out[dir], p)
+			}
+		}
+		if _, ok := out[dir]; !ok {
+			out[dir] = []string{}
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "diagnosis.go")
-	allowed := map[string]bool{
-		"github.com/jsforensics/jsforensics/report":                     true,
-		"github.com/jsforensics/jsforensics/internal/natsfmt":           true,
-		"github.com/jsforensics/jsforensics/seqset":                     true,
-		"github.com/jsforensics/jsforensics/internal/analysis/model":    true,
-		"github.com/jsforensics/jsforensics/internal/analysis/facts":    true,
-		"github.com/jsforensics/jsforensics/internal/analysis/releases": true,
+	return out
+}
+
+// TestImportRules keeps the pipeline in the package graph: each role
+// imports only the roles below it, no check family imports another, and
+// the pure roles (model, facts, checks, remedies, diagnosis) import no I/O
+// package and no bundle reader. Loading is the only place with I/O.
+func TestImportRules(t *testing.T) {
+	pkgs := packageImports(t)
+	const prefix = modulePath + "/internal/analysis/"
+	var dirs []string
+	for d := range pkgs {
+		dirs = append(dirs, d)
 	}
-	checked := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	sort.Strings(dirs)
+	families := 0
+	for _, dir := range dirs {
+		role := roleOf(dir)
+		if role == "checks/*" {
+			families++
 		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		for _, imp := range af.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if strings.Contains(path, ".") && !allowed[path] && !strings.HasPrefix(path, "github.com/jsforensics/jsforensics/internal/analysis/") {
-				t.Errorf("%s imports %s: checks read the model, loading (load_*.go) reads the bundle", f, path)
+		allowed, ruled := analysisImports[role]
+		for _, p := range pkgs[dir] {
+			if slices.Contains(pureRoles, role) && ioImports[p] {
+				t.Errorf("%s imports %s: %s is a pure function of the model", dir, p, role)
+			}
+			rel, inside := strings.CutPrefix(p, prefix)
+			if !inside || !ruled {
+				continue
+			}
+			if !slices.Contains(allowed, roleOf(rel)) {
+				t.Errorf("%s imports %s: %s may import only %v", dir, rel, role, allowed)
 			}
 		}
 	}
-	if checked < 8 {
-		t.Fatalf("only %d check files found", checked)
+	for role := range analysisImports {
+		if role == "checks/*" {
+			continue
+		}
+		if _, ok := pkgs[role]; !ok {
+			t.Errorf("no package %s under internal/analysis", role)
+		}
+	}
+	if families < 4 {
+		t.Errorf("%d check families found under checks/", families)
 	}
 }
 
-// TestOneFilePerCheck: every registered check lives in check_<code>.go
-// beside its own check_<code>_test.go, so the folder lists the checks.
+// checkFile is the file under checks/ that defines the check of code
+// (checks/<family>/check_<code>.go), or "" when there is none.
+func checkFile(t *testing.T, code string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("checks", "*", "check_"+strings.ReplaceAll(code, "-", "_")+".go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		return ""
+	}
+	return files[0]
+}
+
+// TestOneFilePerCheck: every registered check lives in its family's
+// checks/<family>/check_<code>.go, and its tests in check_<code>_test.go
+// here, beside the fixtures' helpers, so the folders list the checks.
 func TestOneFilePerCheck(t *testing.T) {
 	for _, c := range Checks {
-		base := "check_" + strings.ReplaceAll(c.Code, "-", "_")
-		for _, f := range []string{base + ".go", base + "_test.go"} {
-			if _, err := os.Stat(f); err != nil {
-				t.Errorf("check %s: no %s", c.Code, f)
-			}
+		file := checkFile(t, c.Code)
+		if file == "" {
+			t.Errorf("check %s: no checks/*/check_%s.go", c.Code, strings.ReplaceAll(c.Code, "-", "_"))
+			continue
 		}
-		b, err := os.ReadFile(base + ".go")
+		test := "check_" + strings.ReplaceAll(c.Code, "-", "_") + "_test.go"
+		if _, err := os.Stat(test); err != nil {
+			t.Errorf("check %s: no %s", c.Code, test)
+		}
+		b, err := os.ReadFile(file)
 		if err == nil && !strings.Contains(string(b), "Code:        \""+c.Code+"\"") {
-			t.Errorf("%s does not define check %s", base+".go", c.Code)
+			t.Errorf("%s does not define check %s", file, c.Code)
 		}
 	}
 }

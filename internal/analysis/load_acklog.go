@@ -89,15 +89,6 @@ func (l *loader) matchHistories() {
 	}
 }
 
-// History is a Jepsen history as acklog decodes it; HistoryPub one value
-// it published.
-type (
-	History    = acklog.History
-	HistoryPub = acklog.Pub
-)
-
-const maxHistoryPubs = acklog.MaxHistoryPubs
-
 // matchHistory collects where the values sum's history published (all
 // outcomes: an :info value found is told apart from one not found) are
 // held: in the copies' blocks, from the one store scan (keepPayloads), and

@@ -26,43 +26,6 @@ func (l *loader) unseal(keys []string) (restore func()) {
 	return func() { l.b.FS = orig }
 }
 
-// sealedAssets names what a server's sealed files hold: the streams, the
-// consumers (stream/consumer) and the raft WALs (by group), each once.
-func sealedAssets(files []string) (streams, consumers, wals []string) {
-	seen := map[string]bool{}
-	add := func(list *[]string, name string) {
-		if !seen[name] {
-			seen[name] = true
-			*list = append(*list, name)
-		}
-	}
-	for _, f := range files {
-		p := strings.Split(f, "/")
-		for i := 0; i+1 < len(p); i++ {
-			switch {
-			case p[i] == "_js_":
-				add(&wals, p[i+1])
-			case p[i] == "streams" && i+3 < len(p) && p[i+2] == "obs":
-				add(&consumers, p[i+1]+"/"+p[i+3])
-			case p[i] == "streams":
-				add(&streams, p[i+1])
-			default:
-				continue
-			}
-			break
-		}
-	}
-	return streams, consumers, wals
-}
-
-// listShort is the first few names of a list and how many more there are.
-func listShort(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
-}
-
 // keyNotes says, per server, what the keys opened: every key file (the
 // store was read as a plain one), none (the key is not this store's: it
 // stays sealed, as without a key), or some (the rest are damaged or sealed

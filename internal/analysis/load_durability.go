@@ -45,10 +45,10 @@ func (l *loader) syncFrom(srv *model.Server, c *capture.JetStreamConfig, source 
 const maxIncludedConfig = 256 << 10
 
 // durability takes the sync settings of the server configs as read
-// (readConfigs), then the exposures of the unclean stops.
+// (readConfigs); the exposures of the unclean stops are a fact
+// (facts.FactExposures).
 func (l *loader) durability(configs []serverConfig) {
 	l.syncFromConfigs(configs)
-	l.m.Exposures = exposures(l.m)
 }
 
 // serverConfig is what one config file says of the server it configures,

@@ -574,7 +574,7 @@ func (l *loader) wal(srv *model.Server, g *model.Group, wr *walRead) {
 		}
 	}
 	for _, p := range wr.problems {
-		c := corruptionFrom(srv.ID, "", "", wr.dir, p)
+		c := model.CorruptionFrom(srv.ID, "", "", wr.dir, p)
 		c.Message = fmt.Sprintf("raft group %s WAL: %s", g.Name, c.Message)
 		l.m.Corruptions = append(l.m.Corruptions, c)
 	}
@@ -623,7 +623,7 @@ func (ws *walState) streamOp(wop *raftlog.WALOp, afterSnap bool) {
 
 // raftCorrupt records a raft file problem (the file is the one err names).
 func (l *loader) raftCorrupt(srv *model.Server, group string, err error) {
-	c := corruptionFrom(srv.ID, "", "", "", err)
+	c := model.CorruptionFrom(srv.ID, "", "", "", err)
 	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
 	l.m.Corruptions = append(l.m.Corruptions, c)
 }

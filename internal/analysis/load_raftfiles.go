@@ -149,23 +149,3 @@ func (l *loader) raftReads(st bundle.Store) []*raftRead { return l.raftRecs[st.D
 func (l *loader) raftReadOf(st bundle.Store, name string) *raftRead {
 	return l.raftByGroup[st.Dir][name]
 }
-
-// peerIssueInvalidID is the peer state issue peer-id-corrupt reports, not
-// store-corrupt.
-const peerIssueInvalidID = raftlog.IssueInvalidID
-
-// structure is the structure a corruption names (binfmt's).
-type structure = binfmt.Structure
-
-// raftFileCorruption is damage to the structure s of a raft group's file at
-// off, worded as the parsers word a format error.
-func raftFileCorruption(server model.ServerID, group, file string, off int64, s structure, msg string) model.Corruption {
-	c := corruptionFrom(server, "", "", "", binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, "%s", msg), s))
-	c.Message = fmt.Sprintf("raft group %s: %s", group, c.Message)
-	return c
-}
-
-// maxTermJump bounds how far a term can run ahead of the group's entries:
-// one election per term, a few seconds each; a server cut off for a year
-// reaches some millions.
-const maxTermJump = 1 << 24

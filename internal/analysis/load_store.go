@@ -343,7 +343,7 @@ func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder str
 		return
 	}
 	if rd.err != nil {
-		l.m.Corruptions = append(l.m.Corruptions, corruptionFrom(srv.ID, account, folder, dir, rd.err))
+		l.m.Corruptions = append(l.m.Corruptions, model.CorruptionFrom(srv.ID, account, folder, dir, rd.err))
 		return
 	}
 	scan := rd.scan
@@ -398,7 +398,7 @@ func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder str
 		l.note("%s: %s holds __msgs__ or __new_msgs__: a purge whose old blocks the server removes out of band (left by a crash if it still holds blocks)", srv.Name, dir)
 	}
 	for _, p := range scan.Problems {
-		cr := corruptionFrom(srv.ID, account, name, dir, p)
+		cr := model.CorruptionFrom(srv.ID, account, name, dir, p)
 		cr.Replicas = replicas
 		if blockCost(scan, &cr) {
 			c.BlockDamage = true
@@ -525,22 +525,6 @@ func (l *loader) streamEntry(account, name string) *model.Stream {
 	}
 	l.streamIndex[model.AssetKey{Account: account, Stream: name}] = s
 	return s
-}
-
-// corruptionFrom turns a parser error into a corruption fact.
-func corruptionFrom(server model.ServerID, account, stream, dir string, err error) model.Corruption {
-	c := model.Corruption{Server: server, Account: account, Stream: stream, File: dir, Message: err.Error()}
-	var ce *binfmt.CorruptError
-	if errors.As(err, &ce) {
-		if ce.File != "" {
-			c.File = ce.File
-		}
-		c.Offset, c.HasOffset, c.Seq = ce.Offset, true, ce.Seq
-	}
-	// The kind and structure come from the error, stamped by the parser's
-	// reader of the file, not from the file's name.
-	c.Kind, c.Structure = natsfmt.KindOf(err), binfmt.StructureOf(err)
-	return c
 }
 
 // priorLastSeqs sets each stream copy's figures to those its server reports

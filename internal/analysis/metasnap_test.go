@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -28,13 +30,13 @@ func realMetaSnapshot(t *testing.T) []byte {
 	return b
 }
 
-func snapFile(t *testing.T, srv string, b []byte) metaSnapFile {
+func snapFile(t *testing.T, srv string, b []byte) store.MetaSnapFile {
 	t.Helper()
 	snap, err := raftlog.DecodeSnapshot("snap.1.11", "_meta_", b)
 	if snap == nil {
 		t.Fatalf("%s: %v", srv, err)
 	}
-	return metaSnapFile{srv: &model.Server{Name: srv}, file: srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11", b: b, snap: snap}
+	return store.MetaSnapFile{Srv: &model.Server{Name: srv}, File: srv + "/$SYS/_js_/_meta_/snapshots/snap.1.11", B: b, Snap: snap}
 }
 
 // TestMetaSnapshotDamageLocated: one bit flipped in a copy of a real meta
@@ -44,31 +46,31 @@ func snapFile(t *testing.T, srv string, b []byte) metaSnapFile {
 func TestMetaSnapshotDamageLocated(t *testing.T) {
 	orig := realMetaSnapshot(t)
 	good := snapFile(t, "n2", orig)
-	if !good.snap.ChecksumOK {
+	if !good.Snap.ChecksumOK {
 		t.Fatal("the real snapshot fails its checksum")
 	}
-	data := int(good.snap.DataOffset)
+	data := int(good.Snap.DataOffset)
 	mid := data + (len(orig)-8-data)/2
 	twoBits := func(b []byte) []byte { return flipBit(mid+5, 4)(flipBit(mid, 1)(b)) }
 	for _, tc := range []struct {
 		name    string
 		corrupt func([]byte) []byte
-		others  []metaSnapFile
+		others  []store.MetaSnapFile
 		want    int64
 		say     string
 	}{
 		{"payload bit", flipBit(mid, 2), nil, int64(mid), "bit 2 of byte"},
 		{"header bit", flipBit(3, 0), nil, 3, "in the header"},
 		{"checksum bit", flipBit(len(orig)-3, 7), nil, int64(len(orig) - 3), "in the checksum itself"},
-		{"two bits, intact copy elsewhere", twoBits, []metaSnapFile{good}, int64(mid), "differ from n2's intact snapshot"},
+		{"two bits, intact copy elsewhere", twoBits, []store.MetaSnapFile{good}, int64(mid), "differ from n2's intact snapshot"},
 		{"two bits, nothing to compare", twoBits, nil, int64(len(orig) - 8), "not located"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := snapFile(t, "n1", tc.corrupt(append([]byte(nil), orig...)))
-			if bad.snap.ChecksumOK {
+			if bad.Snap.ChecksumOK {
 				t.Fatal("the damaged copy passes its checksum")
 			}
-			where, off := locateSnapshotDamage(bad, append([]metaSnapFile{bad}, tc.others...))
+			where, off := store.LocateSnapshotDamage(bad, append([]store.MetaSnapFile{bad}, tc.others...))
 			if off != tc.want || !strings.Contains(where, tc.say) {
 				t.Errorf("located at %d (%s), want %d and %q", off, where, tc.want, tc.say)
 			}
@@ -129,9 +131,9 @@ func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/after=%d", tc.version, tc.after), func(t *testing.T) {
 			m := metaSnapModel(tc.version, tc.after)
-			p := check.NewPass(m, facts.ComputeAll(m), &checkOrphanRisk, defaultSettings(), nil)
+			p := check.NewPass(m, facts.ComputeAll(m), &meta.CheckOrphanRisk, defaultSettings(), nil)
 			var got []string
-			for _, f := range checkOrphanRisk.Run(p) {
+			for _, f := range meta.CheckOrphanRisk.Run(p) {
 				got = append(got, f.Stream)
 				if !slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, "meta snapshot is corrupt") }) {
 					t.Errorf("%s: evidence does not say why: %v", f.Stream, f.Evidence)
@@ -152,16 +154,16 @@ func TestOrphanRiskCorruptMetaSnapshot(t *testing.T) {
 // on 2.15, the lost quorum.
 func TestMetaSnapNextStart(t *testing.T) {
 	m := metaSnapModel("2.15.2", 1)
-	ev := strings.Join(metaSnapNextStart(m.Servers[0], 2, 3), " ")
+	ev := strings.Join(store.MetaSnapNextStart(m.Servers[0], 2, 3), " ")
 	if !strings.Contains(ev, "Can't start JetStream") || !strings.Contains(ev, "below the quorum of 2") || strings.Contains(ev, "orphans") {
 		t.Errorf("2.15: %s", ev)
 	}
 	m = metaSnapModel("2.12.1", 1)
-	ev = strings.Join(metaSnapNextStart(m.Servers[0], 2, 3), " ")
+	ev = strings.Join(store.MetaSnapNextStart(m.Servers[0], 2, 3), " ")
 	if !strings.Contains(ev, "deletes as orphans") || strings.Contains(ev, "Can't start") {
 		t.Errorf("2.12 with WAL entries: %s", ev)
 	}
-	ev = strings.Join(metaSnapNextStart(m.Servers[1], 2, 3), " ")
+	ev = strings.Join(store.MetaSnapNextStart(m.Servers[1], 2, 3), " ")
 	if !strings.Contains(ev, "installs its own snapshot") || strings.Contains(ev, "orphans") {
 		t.Errorf("2.12 with an empty WAL: %s", ev)
 	}

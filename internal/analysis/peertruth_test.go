@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
@@ -166,10 +167,10 @@ func TestAssetLostNeedsCause(t *testing.T) {
 			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}, Restored: &three}}}
 		return m
 	}
-	if fs := runCheck(checkAssetLost, mkModel(false)); len(fs) != 0 {
+	if fs := runCheck(meta.CheckAssetLost, mkModel(false)); len(fs) != 0 {
 		t.Errorf("no cause in the bundle, yet %d finding(s): %s", len(fs), fs[0].Message)
 	}
-	fs := runCheck(checkAssetLost, mkModel(true))
+	fs := runCheck(meta.CheckAssetLost, mkModel(true))
 	if len(fs) != 1 || !strings.Contains(fs[0].Message, "meta snapshot dropped") {
 		t.Errorf("snapshot dropped by its holder: %+v", fs)
 	}

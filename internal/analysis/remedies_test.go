@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
@@ -386,7 +387,7 @@ func TestMetaSnapStartOrderRuns(t *testing.T) {
 			if strings.Contains(last, "then started") {
 				order = "stagger"
 			}
-			want := metaSnapStartOrder(o.Version)
+			want := store.MetaSnapStartOrder(o.Version)
 			if want == "" {
 				if untold[o.Version] == nil {
 					untold[o.Version] = map[string][2]int{}

@@ -24,9 +24,6 @@ import (
 // findings today: file, then function ("Recv.name" for a method).
 var loadFindingAllowed = map[string]string{}
 
-// checkIOAllowed are check and fact functions that reach I/O today.
-var checkIOAllowed = map[string]string{}
-
 // pkgFunc is one function or method of the package, as the tests see it.
 type pkgFunc struct {
 	file, name string // name is "Recv.name" for a method
@@ -157,43 +154,11 @@ func callKey(f *pkgFunc) string {
 	return f.name
 }
 
-// closeOver marks every function that calls, directly or not, a function
-// marked by has, and returns the marked set by call key.
-func closeOver(funcs []*pkgFunc, has func(*pkgFunc) bool) map[string]bool {
-	marked := map[string]bool{}
-	for _, f := range funcs {
-		if has(f) {
-			marked[callKey(f)] = true
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, f := range funcs {
-			if marked[callKey(f)] {
-				continue
-			}
-			for c := range f.calls {
-				if marked[c] {
-					marked[callKey(f)] = true
-					changed = true
-					break
-				}
-			}
-		}
-	}
-	return marked
-}
-
 // isLoadFile says whether a file of the package feeds the Model: the
 // loaders, the model's own code and what they call to read (rename,
 // salvage, the timeline sink, progress).
 func isLoadFile(name string) bool {
 	return strings.HasPrefix(name, "load_") || slices.Contains([]string{"rename.go", "salvage.go", "timeline.go", "progress.go", "model.go"}, name)
-}
-
-// isCheckFile says whether a file of the package is a check or the facts.
-func isCheckFile(name string) bool {
-	return strings.HasPrefix(name, "check_") || name == "facts.go"
 }
 
 // TestLoadMakesNoFinding: load code makes no report.Finding, calls no
@@ -249,59 +214,6 @@ func TestLoadMakesNoFinding(t *testing.T) {
 	}
 }
 
-// TestChecksDoNoIO: checks and facts import nothing that reads or writes,
-// touch no bundle FS, call no readSmall, and call no function of the
-// package that does, directly or not.
-func TestChecksDoNoIO(t *testing.T) {
-	files, funcs := parsePackage(t)
-	n := 0
-	for name, af := range files {
-		if !isCheckFile(name) {
-			continue
-		}
-		n++
-		for _, imp := range af.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			if ioPackages[p] {
-				t.Errorf("%s imports %s: checks and facts are pure functions of the model", name, p)
-			}
-		}
-	}
-	if n < 10 {
-		t.Fatalf("only %d check files found", n)
-	}
-	readers := closeOver(funcs, func(f *pkgFunc) bool { return f.io })
-	got := map[string]bool{}
-	for _, f := range funcs {
-		if !isCheckFile(f.file) {
-			continue
-		}
-		var why []string
-		if f.io {
-			why = append(why, "reads the bundle or the OS")
-		}
-		for c := range f.calls {
-			if readers[c] {
-				why = append(why, "calls "+strings.TrimPrefix(c, ".")+", which does I/O")
-			}
-		}
-		if len(why) == 0 {
-			continue
-		}
-		key := f.file + " " + f.name
-		got[key] = true
-		if _, ok := checkIOAllowed[key]; !ok {
-			sort.Strings(why)
-			t.Errorf("%s %s: check code %s", f.file, f.name, strings.Join(why, "; "))
-		}
-	}
-	for key, why := range checkIOAllowed {
-		if !got[key] {
-			t.Errorf("checkIOAllowed lists %s (%s), which no longer does I/O: remove the entry", key, why)
-		}
-	}
-}
-
 // modelRunners run checks over a model a test builds; bundleReaders load
 // one from files instead.
 var (
@@ -317,7 +229,7 @@ func TestEveryCheckTestedOnModel(t *testing.T) {
 	var lacking []string
 	for _, c := range Checks {
 		base := "check_" + strings.ReplaceAll(c.Code, "-", "_")
-		varName := checkVarName(t, base+".go", c.Code)
+		varName := checkVarName(t, checkFile(t, c.Code), c.Code)
 		af, err := parser.ParseFile(token.NewFileSet(), base+"_test.go", nil, 0)
 		if err != nil {
 			lacking = append(lacking, c.Code+" (no "+base+"_test.go)")
@@ -339,7 +251,8 @@ func TestEveryCheckTestedOnModel(t *testing.T) {
 					}
 					if sel, isSel := x.Fun.(*ast.SelectorExpr); isSel {
 						loads = loads || bundleReaders[sel.Sel.Name] && sel.Sel.Name != "Run" || sel.Sel.Name == "Open"
-						if id, isID := sel.X.(*ast.Ident); isID && id.Name == varName && sel.Sel.Name == "Run" {
+						// family.CheckX.Run(p)
+						if x, isSel := sel.X.(*ast.SelectorExpr); isSel && x.Sel.Name == varName && sel.Sel.Name == "Run" {
 							runs = true
 						}
 					}

@@ -728,37 +728,6 @@ func Extract(path string, lim bundle.Limits, keys []string, opts SalvageOptions,
 	return SalvageStream(b, m, opts, emit)
 }
 
-// extractHint tells a remedy what `jsforensics extract` finds of the lost
-// sequences of one copy (server's; "" for none) elsewhere in the bundle:
-// in other copies' blocks and in the stream group's raft WALs. "" when it
-// finds none of them.
-func extractHint(m *model.Model, server model.ServerID, account, stream string, lost []report.Range) string {
-	st := m.Stream(account, stream)
-	if st == nil || len(lost) == 0 {
-		return ""
-	}
-	lostSet := seqset.Of(lost...)
-	var parts []string
-	for _, c := range st.Copies {
-		if m.Same(c.Server, server) || c.Encrypted {
-			continue
-		}
-		held := lostSet.Clip(c.FirstSeq, c.LastSeq).Subtract(model.CopyMissing(m, st, c))
-		if len(held) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %s's blocks", model.RangesText(held), m.Name(c.Server)))
-		}
-	}
-	for _, srv := range model.ServersOf(m, st.WALSeqs) {
-		if in := seqset.Set(st.WALSeqs[srv]).Intersect(lostSet); len(in) > 0 {
-			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", model.RangesText(in), m.Name(srv), st.Group))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
-}
-
 // replayAgain reads a stream group's WAL a second time, for a WAL too long
 // for the first pass to hold its messages (maxReplayMsgs): the messages no
 // removal takes, and those holding a looked-for value, streamed with none

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -25,7 +26,7 @@ func TestRemedyFollowsStructure(t *testing.T) {
 		// Named like a block but not one: no block remedy.
 		{model.Corruption{File: "s/snapshots/9.blk", Structure: natsfmt.StructSnapshotTrailer, Kind: natsfmt.CorruptChecksum}, "Inspect it with `jsforensics dump`"},
 	} {
-		if got := remedy.RenderRemedy(storeRemedy(&model.Model{}, c.c).Steps, nil); !strings.Contains(got, c.want) {
+		if got := remedy.RenderRemedy(store.StoreRemedy(&model.Model{}, c.c).Steps, nil); !strings.Contains(got, c.want) {
 			t.Errorf("%s (%s): remedy %q, want it to say %q", c.c.File, c.c.Structure, got, c.want)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/bundle"
@@ -273,9 +275,9 @@ func TestDestructiveRemediesWarnFirst(t *testing.T) {
 	defer b.Close()
 	m := Load(b)
 	g := &model.Group{Name: "S-R3F-x", Kind: "stream"}
-	warnedBefore(t, quorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).Text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
+	warnedBefore(t, peers.QuorumRemedy(m, g, 3, 1, []string{"abcdefgh"}).Text(), "remove each missing peer", "deletes the removed peer's copy", "copy every server's folder")
 	warnedBefore(t, remedy.PeerRemoveRemedy(m, "S-R3F-x", []string{"abcdefgh"}).Text(), "scale the asset to R1 and back", "copy every server's folder")
-	warnedBefore(t, metaSplitRemedy(m, nil).Text(), "move (do not delete)", "discards its assignments", "copy the stream folders that only one side assigns out")
+	warnedBefore(t, meta.MetaSplitRemedy(m, nil).Text(), "move (do not delete)", "discards its assignments", "copy the stream folders that only one side assigns out")
 }
 
 // n1OrdersBlock is the one block of R3 stream ORDERS on n1 of the flat

@@ -41,11 +41,14 @@ const (
 	FactSplitWinner
 	// FactLostAssets: streams and consumers that existed and are in no store.
 	FactLostAssets
+	// FactExposures: the unclean stops and the streams written in the sync
+	// interval before each.
+	FactExposures
 	NumFacts
 )
 
 // factNames are the facts' names, for messages and tests.
-var FactNames = [NumFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets"}
+var FactNames = [NumFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets", "exposures"}
 
 func (k Fact) String() string {
 	if k < 0 || k >= NumFacts {
@@ -92,6 +95,7 @@ var FactDefs = [NumFacts]factDef{
 	FactLostAssets: {Requires: []Fact{FactFoundingSplits, FactFormerIDs}, Compute: func(m *model.Model, f *Facts) {
 		f.lostAssets = lostAssets(m, f)
 	}},
+	FactExposures: {Compute: func(m *model.Model, f *Facts) { f.exposures = exposures(m) }},
 }
 
 // allFacts is every fact, in the order of the table.
@@ -117,6 +121,7 @@ type Facts struct {
 	unknownPeers   []PeerSighting
 	splitWinner    *model.Server
 	lostAssets     []*LostAsset
+	exposures      []model.Exposure
 
 	// have are the facts a reader may read: those computed, or for one
 	// check's view (only) those it requires.
@@ -168,6 +173,10 @@ func (f *Facts) UnknownPeers() []PeerSighting { f.need(FactUnknownPeers); return
 // apart, the server whose meta state carries the highest term: the one a
 // merge keeps. Nil otherwise.
 func (f *Facts) SplitWinner() *model.Server { f.need(FactSplitWinner); return f.splitWinner }
+
+// Exposures are the unclean stops and the streams written in the sync
+// interval before each (durability-exposure).
+func (f *Facts) Exposures() []model.Exposure { f.need(FactExposures); return f.exposures }
 
 // LostAssets are the streams and consumers that existed and are in no
 // store now, with no API delete recorded (asset-lost, meta-split).

@@ -57,10 +57,6 @@ type Model struct {
 	// leader with a peer set, from logs or raft state.
 	MetaFoundings []MetaFounding
 
-	// Exposures are the unclean stops and the streams written in the sync
-	// interval before each.
-	Exposures []Exposure
-
 	// MetaRemovals are the stream and consumer deletions the meta WALs
 	// record (API deletes): what removed an asset on purpose.
 	MetaRemovals []MetaRemoval

@@ -1,4 +1,4 @@
-package analysis
+package store
 
 import (
 	"fmt"
@@ -19,13 +19,13 @@ import (
 
 // Rules of what nats-server never writes into a raft group's small files.
 const (
-	rulePeerState   = "peer state"         // PeerState.Check: duplicate ids, size 0 or below the ids, no or a bad trailer, trailing bytes
-	ruleClusterSize = "group cluster size" // a stream or consumer group's size above its peers
-	ruleTavEmpty    = "empty tav.idx"
-	ruleTavTrailing = "bytes after the vote"
-	ruleTermJump    = "term far above the entries"
-	ruleCommitTrail = "bytes after the commit checksum"
-	ruleSnapName    = "snapshot named for another term or index"
+	RulePeerState   = "peer state"         // PeerState.Check: duplicate ids, size 0 or below the ids, no or a bad trailer, trailing bytes
+	RuleClusterSize = "group cluster size" // a stream or consumer group's size above its peers
+	RuleTavEmpty    = "empty tav.idx"
+	RuleTavTrailing = "bytes after the vote"
+	RuleTermJump    = "term far above the entries"
+	RuleCommitTrail = "bytes after the commit checksum"
+	RuleSnapName    = "snapshot named for another term or index"
 )
 
 // neverWritten names, per rule and per 2.x release line, the committed
@@ -34,42 +34,42 @@ const (
 // to it). A server of a release line no fixture covers gets an info finding
 // saying the file cannot be told from what that line writes, never damage.
 // An unknown version is judged as damage: no line read writes it.
-var neverWritten = map[string]map[int][]string{
-	rulePeerState: {
+var NeverWritten = map[string]map[int][]string{
+	RulePeerState: {
 		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
 		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
 		14: {"metasnap-v2.14.10"},
 		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
 	},
-	ruleClusterSize: {
+	RuleClusterSize: {
 		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
 		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
 		14: {"metasnap-v2.14.10"},
 		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
 	},
-	ruleTavEmpty: {
+	RuleTavEmpty: {
 		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
 		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
 		14: {"metasnap-v2.14.10"},
 		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
 	},
-	ruleTavTrailing: {
+	RuleTavTrailing: {
 		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
 		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
 		14: {"metasnap-v2.14.10"},
 		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
 	},
-	ruleTermJump: {
+	RuleTermJump: {
 		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
 		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
 		14: {"metasnap-v2.14.10"},
 		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
 	},
 	// commit.idx is written by 2.15 only (raft.go openCommitFile).
-	ruleCommitTrail: {
+	RuleCommitTrail: {
 		15: {"v2.15.2-flat", "orphan-v2.15.2", "perturbed-crash-v2.15.3"},
 	},
-	ruleSnapName: {
+	RuleSnapName: {
 		10: {"v2.10.22-per-server", "orphan-v2.10.22", "perturbed-crash-v2.10.27"},
 		12: {"v2.12.1-archive", "lifecycle-v2.12.1", "perturbed-crash-v2.12.15"},
 		14: {"metasnap-v2.14.10"},
@@ -84,12 +84,12 @@ func unproven(rule, version string) string {
 	if !ok {
 		return ""
 	}
-	if ma == 2 && len(neverWritten[rule][mi]) > 0 {
+	if ma == 2 && len(NeverWritten[rule][mi]) > 0 {
 		return ""
 	}
 	var lines []string
 	for _, l := range []int{10, 11, 12, 13, 14, 15, 16} {
-		if len(neverWritten[rule][l]) > 0 {
+		if len(NeverWritten[rule][l]) > 0 {
 			lines = append(lines, fmt.Sprintf("2.%d", l))
 		}
 	}
@@ -99,16 +99,16 @@ func unproven(rule, version string) string {
 // raftVerdict is one rule broken by a file of a raft group record, as the
 // corruption store-corrupt reports.
 type raftVerdict struct {
-	rule string
-	c    model.Corruption
+	Rule string
+	C    model.Corruption
 }
 
 // recordVerdicts are the rules r's files break, in the order the files
 // are read.
-func recordVerdicts(r *model.RaftRecord) []raftVerdict {
+func RecordVerdicts(r *model.RaftRecord) []raftVerdict {
 	var out []raftVerdict
-	add := func(rule, file string, off int64, s structure, format string, args ...any) {
-		out = append(out, raftVerdict{rule, raftFileCorruption(r.Server, r.Group, file, off, s, fmt.Sprintf(format, args...))})
+	add := func(rule, file string, off int64, s model.Structure, format string, args ...any) {
+		out = append(out, raftVerdict{rule, model.RaftFileCorruption(r.Server, r.Group, file, off, s, fmt.Sprintf(format, args...))})
 	}
 	if p := r.Peers; p != nil {
 		// Ids outside the alphabet are peer-id-corrupt's (with this file
@@ -116,20 +116,20 @@ func recordVerdicts(r *model.RaftRecord) []raftVerdict {
 		// bootstrapping _meta_ only: the server keeps a stream or consumer
 		// group's size equal to its peers.
 		for _, is := range p.Issues {
-			if is.Kind == peerIssueInvalidID {
+			if is.Kind == model.PeerIssueInvalidID {
 				continue
 			}
-			add(rulePeerState, p.File, is.Offset, natsfmt.StructPeersIdx, "peer state: %s", is.Detail)
+			add(RulePeerState, p.File, is.Offset, natsfmt.StructPeersIdx, "peer state: %s", is.Detail)
 		}
 		if ps := p.State; r.Kind != natsfmt.GroupMeta && int64(ps.ClusterSize) > int64(len(ps.Peers)) {
-			add(ruleClusterSize, p.File, 0, natsfmt.StructPeersIdx, "cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))
+			add(RuleClusterSize, p.File, 0, natsfmt.StructPeersIdx, "cluster size %d above the %d peers listed: for a stream or consumer group the server keeps them equal", ps.ClusterSize, len(ps.Peers))
 		}
 	}
 	if s := r.Snapshot; s != nil && s.Decoded && (s.Term != s.NameTerm || s.Index != s.NameIndex) {
 		// The server picks its snapshot by name; one whose header says
 		// otherwise was renamed or overwritten, and is not what its name
 		// promises (snap.3.13 holding index 12 is not the newest).
-		add(ruleSnapName, s.File, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", s.NameTerm, s.NameIndex, s.Term, s.Index)
+		add(RuleSnapName, s.File, 0, natsfmt.StructSnapshotHeader, "named for term %d index %d but holds term %d index %d", s.NameTerm, s.NameIndex, s.Term, s.Index)
 	}
 	if t := r.TermVote; t != nil {
 		// A term below one the group's own snapshot or WAL entries carry is
@@ -145,17 +145,17 @@ func recordVerdicts(r *model.RaftRecord) []raftVerdict {
 		tv := t.TermVote
 		switch {
 		case t.Size == 0:
-			add(ruleTavEmpty, t.File, 0, natsfmt.StructTermVote, "empty: the server reads no term and no vote from it")
+			add(RuleTavEmpty, t.File, 0, natsfmt.StructTermVote, "empty: the server reads no term and no vote from it")
 		case tv.Trailing > 0:
-			add(ruleTavTrailing, t.File, int64(t.Size-tv.Trailing), natsfmt.StructTermVote, "%d bytes after the vote", tv.Trailing)
-		case tv.HasTerm && tv.Term > r.MaxTerm+maxTermJump && r.MaxTerm > 0:
-			add(ruleTermJump, t.File, 0, natsfmt.StructTermVote, "term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, maxTermJump, r.MaxTerm)
+			add(RuleTavTrailing, t.File, int64(t.Size-tv.Trailing), natsfmt.StructTermVote, "%d bytes after the vote", tv.Trailing)
+		case tv.HasTerm && tv.Term > r.MaxTerm+model.MaxTermJump && r.MaxTerm > 0:
+			add(RuleTermJump, t.File, 0, natsfmt.StructTermVote, "term %d is more than %d above term %d of the group's own snapshot or WAL entries", tv.Term, model.MaxTermJump, r.MaxTerm)
 		}
 	}
 	// A commit.idx whose checksum fails is the decoder's error; bytes after
 	// it make the server ignore the file too and start from its WAL.
 	if c := r.Commit; c != nil && c.Index.Trailing > 0 {
-		add(ruleCommitTrail, c.File, int64(c.Size-c.Index.Trailing), natsfmt.StructCommitIdx, "%d bytes after the checksum", c.Index.Trailing)
+		add(RuleCommitTrail, c.File, int64(c.Size-c.Index.Trailing), natsfmt.StructCommitIdx, "%d bytes after the checksum", c.Index.Trailing)
 	}
 	return out
 }
@@ -169,14 +169,14 @@ func raftFileDamage(p *check.Pass) []model.Corruption {
 	m := p.Model
 	var out []model.Corruption
 	for _, r := range m.RaftRecords {
-		version := serverVersion(m, r.Server)
-		for _, v := range recordVerdicts(r) {
-			c := v.c
+		version := model.ServerVersion(m, r.Server)
+		for _, v := range RecordVerdicts(r) {
+			c := v.C
 			if m.NotAsWritten(c.File) {
 				p.Skipf("%s: %s is not in the bundle as the server wrote it (the archive did not deliver it or its folder intact), so it is not judged", m.Name(r.Server), c.File)
 				continue
 			}
-			if why := unproven(v.rule, version); why != "" {
+			if why := unproven(v.Rule, version); why != "" {
 				c.Message += ": " + why
 				c.Unproven = true
 			}
@@ -204,7 +204,7 @@ func snapshotPeersFile(r *model.RaftRecord) string {
 // corruption naming where the damage is and what the server's version does
 // with it on its next start.
 func metaSnapshotDamage(m *model.Model) []model.Corruption {
-	var snaps []metaSnapFile
+	var snaps []MetaSnapFile
 	var recs []*model.SnapshotRecord
 	var damaged int
 	for _, r := range m.RaftRecords {
@@ -216,7 +216,7 @@ func metaSnapshotDamage(m *model.Model) []model.Corruption {
 		if srv == nil {
 			srv = &model.Server{ID: r.Server, Name: string(r.Server)}
 		}
-		snaps = append(snaps, metaSnapFile{srv: srv, file: s.File, b: s.Raw, snap: s.Meta})
+		snaps = append(snaps, MetaSnapFile{Srv: srv, File: s.File, B: s.Raw, Snap: s.Meta})
 		recs = append(recs, s)
 		if !s.ChecksumOK {
 			damaged++
@@ -224,27 +224,27 @@ func metaSnapshotDamage(m *model.Model) []model.Corruption {
 	}
 	var out []model.Corruption
 	for i, s := range snaps {
-		if s.snap.ChecksumOK || m.NotAsWritten(s.file) {
+		if s.Snap.ChecksumOK || m.NotAsWritten(s.File) {
 			continue
 		}
-		c := model.Corruption{Server: s.srv.ID, File: s.file, Kind: natsfmt.CorruptChecksum, HasOffset: true}
-		where, off := locateSnapshotDamage(s, snaps)
+		c := model.Corruption{Server: s.Srv.ID, File: s.File, Kind: natsfmt.CorruptChecksum, HasOffset: true}
+		where, off := LocateSnapshotDamage(s, snaps)
 		c.Offset = off
-		switch hoff := int64(len(s.b) - 8); {
+		switch hoff := int64(len(s.B) - 8); {
 		case off >= hoff:
 			c.Structure = natsfmt.StructSnapshotTrailer
-		case off < s.snap.DataOffset:
+		case off < s.Snap.DataOffset:
 			c.Structure = natsfmt.StructSnapshotHeader
 		default:
 			c.Structure = natsfmt.StructSnapshotData
 		}
-		c.Message = fmt.Sprintf("raft group _meta_: snapshot %s (term %d, index %d) fails its checksum: %s", path.Base(s.file), s.snap.Term, s.snap.Index, where)
+		c.Message = fmt.Sprintf("raft group _meta_: snapshot %s (term %d, index %d) fails its checksum: %s", path.Base(s.File), s.Snap.Term, s.Snap.Index, where)
 		if rec := recs[i]; rec.MetaErr != nil {
 			c.Evidence = append(c.Evidence, "its payload does not decode either: "+rec.MetaErr.Error())
 		} else {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("its payload still decodes (%d stream assignments) but the server does not apply a snapshot that fails its checksum, so they are not counted as its state", len(rec.MetaAssign)))
 		}
-		c.Evidence = append(c.Evidence, metaSnapNextStart(s.srv, damaged, len(snaps))...)
+		c.Evidence = append(c.Evidence, MetaSnapNextStart(s.Srv, damaged, len(snaps))...)
 		out = append(out, c)
 	}
 	return out

@@ -1,4 +1,4 @@
-package analysis
+package store
 
 import (
 	"fmt"
@@ -6,19 +6,15 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
-	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// defaultSyncInterval is nats-server's default filestore sync interval
-// (filestore.go defaultSyncInterval, every version checked: 2 minutes):
-// writes acknowledged in the last interval before a power loss may be gone.
-const defaultSyncInterval = 2 * time.Minute
-
-var checkDurabilityExposure = check.Check{
+var CheckDurabilityExposure = check.Check{
 	Code:        "durability-exposure",
+	Requires:    []facts.Fact{facts.FactExposures},
 	Severity:    report.Warning,
 	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",
 	Skip: func(p *check.Pass) string {
@@ -32,7 +28,7 @@ var checkDurabilityExposure = check.Check{
 	Run: func(p *check.Pass) []report.Finding {
 		var out []report.Finding
 		covered := map[model.AssetKey]bool{}
-		for _, e := range p.Model.Exposures {
+		for _, e := range p.Facts.Exposures() {
 			if e.Sync.Always || len(e.Streams) == 0 {
 				continue
 			}
@@ -116,51 +112,4 @@ func sameTailLost(m *model.Model, st *model.Stream) string {
 		return fmt.Sprintf("every replica of %s > %s ends at seq %d while %s's captured /jsz saw seq %d: every replica lost the same tail (%d..%d); this is what a coordinated power loss inside the sync interval looks like (nats-server#7564), and no server logs that acknowledged writes are gone", st.Account, st.Name, last, from, seen, last+1, seen)
 	}
 	return ""
-}
-
-// exposures lists, for every unclean stop on the timeline, the stream
-// copies of that server whose blocks hold messages timestamped in the sync
-// interval before it.
-func exposures(m *model.Model) []model.Exposure {
-	var out []model.Exposure
-	for i, e := range m.Timeline {
-		if e.Kind != string(natsfmt.EventUncleanStop) {
-			continue
-		}
-		srv := m.ServerOf(e.Server)
-		if srv == nil {
-			continue
-		}
-		x := model.Exposure{Server: srv.Ref(), Stop: e.Time, Timeline: i, Sync: model.SyncSetting{Interval: defaultSyncInterval, Source: "the default; no capture or config in the bundle says otherwise"}}
-		if srv.Sync != nil {
-			x.Sync = *srv.Sync
-		} else if srv.SyncUnknown != "" {
-			x.Sync.Source = "unknown: " + srv.SyncUnknown + "; the window shown is the default's (2m0s)"
-		}
-		from := e.Time.Add(-x.Sync.Interval).UnixNano()
-		to := e.Time.UnixNano()
-		for _, st := range m.Streams {
-			for _, c := range st.Copies {
-				if !m.Same(c.Server, srv.Ref()) || x.Sync.Always {
-					continue
-				}
-				es := model.ExposedStream{Account: st.Account, Stream: st.Name, Path: c.Path, Replicas: max(st.Replicas, c.Replicas)}
-				for _, b := range c.Blocks {
-					if b.Msgs == 0 || b.LastTS < from || b.FirstTS > to {
-						continue
-					}
-					if es.Messages == 0 {
-						es.FirstSeq = b.FirstSeq
-					}
-					es.Messages += b.Msgs
-					es.LastSeq = max(es.LastSeq, b.LastSeq)
-				}
-				if es.Messages > 0 {
-					x.Streams = append(x.Streams, es)
-				}
-			}
-		}
-		out = append(out, x)
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package analysis
+package store
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkIndexMismatch = check.Check{
+var CheckIndexMismatch = check.Check{
 	Code:        "index-mismatch",
 	Severity:    report.Warning,
 	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
-	Skip:        noStores,
+	Skip:        check.NoStores,
 	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding

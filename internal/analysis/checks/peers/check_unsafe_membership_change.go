@@ -1,4 +1,4 @@
-package analysis
+package peers
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 var unsafeWindow = check.Setting{Key: "window", Default: 30, Unit: "seconds",
 	Description: "removals closer than this count as one burst"}
 
-var checkUnsafeMembershipChange = check.Check{
+var CheckUnsafeMembershipChange = check.Check{
 	Code:        "unsafe-membership-change",
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",

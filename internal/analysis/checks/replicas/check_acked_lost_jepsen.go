@@ -1,4 +1,4 @@
-package analysis
+package replicas
 
 import (
 	"fmt"
@@ -22,8 +22,8 @@ const (
 )
 
 // lostPub is an acknowledged publish no copy holds.
-type lostPub struct {
-	p   *HistoryPub
+type LostPub struct {
+	P   *model.HistoryPub
 	seq uint64 // its sequence: the op's :seq, or where a WAL holds it; 0 unknown
 	wal []model.ValueHeld
 }
@@ -31,13 +31,13 @@ type lostPub struct {
 // historyVerdict is the acked-lost judgement of one Jepsen history: which
 // of its acknowledged publishes no copy of the stream holds. The check's
 // finding and the report's plot of the history (histories.go) read it.
-type historyVerdict struct {
-	h      *History
-	st     *model.Stream
+type HistoryVerdict struct {
+	h      *model.History
+	St     *model.Stream
 	hs     *model.HistoryStream
-	oks    []*HistoryPub
-	lost   []lostPub
-	isLost map[*HistoryPub]bool
+	oks    []*model.HistoryPub
+	Lost   []LostPub
+	isLost map[*model.HistoryPub]bool
 	// comparable: some copy holds a published value as its payload;
 	// byReads: judged by the reads after the last nemesis op alone.
 	comparable, byReads, finalReads bool
@@ -53,7 +53,7 @@ type historyVerdict struct {
 // any copy), a :seq is compared with the copies' sequences as an ack log's
 // is. :info is an unknown outcome and :fail not applied: neither is ever
 // lost. False, with the reason in p's skips, when it cannot judge.
-func judgeHistory(p *check.Pass, sum *model.AckLog) (*historyVerdict, bool) {
+func JudgeHistory(p *check.Pass, sum *model.AckLog) (*HistoryVerdict, bool) {
 	m := p.Model
 	h := sum.History
 	if h == nil {
@@ -66,7 +66,7 @@ func judgeHistory(p *check.Pass, sum *model.AckLog) (*historyVerdict, bool) {
 			hm = x
 		}
 	}
-	var oks []*HistoryPub
+	var oks []*model.HistoryPub
 	for _, pub := range h.Pubs {
 		if pub.Outcome == "ok" {
 			oks = append(oks, pub)
@@ -77,7 +77,7 @@ func judgeHistory(p *check.Pass, sum *model.AckLog) (*historyVerdict, bool) {
 		return nil, false
 	}
 	if h.PubsCapped {
-		p.Skipf("%s: more than %d published values: the values past them not compared", sum.File, maxHistoryPubs)
+		p.Skipf("%s: more than %d published values: the values past them not compared", sum.File, model.MaxHistoryPubs)
 	}
 	// The stream: the one holding the history's values (a history names
 	// none); without any value found, the bundle's only stream.
@@ -132,8 +132,8 @@ func judgeHistory(p *check.Pass, sum *model.AckLog) (*historyVerdict, bool) {
 		}
 	}
 	pending := seqset.Set(st.PendingQuorum())
-	held := func(pub *HistoryPub) (bool, lostPub) {
-		lp := lostPub{p: pub, seq: pub.Seq}
+	held := func(pub *model.HistoryPub) (bool, LostPub) {
+		lp := LostPub{P: pub, seq: pub.Seq}
 		if pub.ReadBy > lastNemesis {
 			return true, lp
 		}
@@ -159,26 +159,26 @@ func judgeHistory(p *check.Pass, sum *model.AckLog) (*historyVerdict, bool) {
 		}
 		return false, lp
 	}
-	var lost []lostPub
-	isLost := map[*HistoryPub]bool{}
+	var lost []LostPub
+	isLost := map[*model.HistoryPub]bool{}
 	for _, pub := range oks {
 		if ok, lp := held(pub); !ok {
 			lost = append(lost, lp)
 			isLost[pub] = true
 		}
 	}
-	return &historyVerdict{h: h, st: st, hs: hs, oks: oks, lost: lost, isLost: isLost,
+	return &HistoryVerdict{h: h, St: st, hs: hs, oks: oks, Lost: lost, isLost: isLost,
 		comparable: comparable, byReads: byReads, finalReads: finalReads, lastNemesis: lastNemesis}, true
 }
 
 // ackedLostHistory is the acked-lost finding of one Jepsen history, false
 // when it cannot be judged or loses nothing.
 func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
-	v, ok := judgeHistory(p, sum)
-	if !ok || len(v.lost) == 0 {
+	v, ok := JudgeHistory(p, sum)
+	if !ok || len(v.Lost) == 0 {
 		return report.Finding{}, false
 	}
-	m, h, st, hs, oks, lost, isLost := p.Model, v.h, v.st, v.hs, v.oks, v.lost, v.isLost
+	m, h, st, hs, oks, lost, isLost := p.Model, v.h, v.St, v.hs, v.oks, v.Lost, v.isLost
 	comparable, byReads, lastNemesis, finalReads := v.comparable, v.byReads, v.lastNemesis, v.finalReads
 	sort.SliceStable(lost, func(i, j int) bool {
 		a, b := lost[i], lost[j]
@@ -188,7 +188,7 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 		if a.seq != b.seq {
 			return a.seq < b.seq
 		}
-		return a.p.Done < b.p.Done
+		return a.P.Done < b.P.Done
 	})
 	var seqs seqset.Set
 	var names []string
@@ -197,7 +197,7 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 			seqs.Add(lp.seq)
 		}
 		if len(names) < maxLostListed {
-			names = append(names, lostName(lp))
+			names = append(names, LostName(lp))
 		}
 	}
 	inferred := ""
@@ -243,13 +243,13 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 	}
 	all := make([]string, 0, min(len(lost), maxLostNamed))
 	for _, lp := range lost[:min(len(lost), maxLostNamed)] {
-		all = append(all, lostName(lp))
+		all = append(all, LostName(lp))
 	}
 	if len(lost) > maxLostNamed {
 		all = append(all, fmt.Sprintf("and %d more", len(lost)-maxLostNamed))
 	}
 	f.Evidence = append(f.Evidence, "lost values: "+strings.Join(all, ", "))
-	okOrder := append([]*HistoryPub(nil), oks...)
+	okOrder := append([]*model.HistoryPub(nil), oks...)
 	sort.SliceStable(okOrder, func(i, j int) bool { return okOrder[i].Done < okOrder[j].Done })
 	for i, lp := range lost {
 		if i == maxLostListed {
@@ -273,18 +273,18 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 	return f, true
 }
 
-func lostName(lp lostPub) string {
+func LostName(lp LostPub) string {
 	if lp.seq != 0 {
-		return fmt.Sprintf("%q (seq %d)", lp.p.Value, lp.seq)
+		return fmt.Sprintf("%q (seq %d)", lp.P.Value, lp.seq)
 	}
-	return fmt.Sprintf("%q", lp.p.Value)
+	return fmt.Sprintf("%q", lp.P.Value)
 }
 
 // lostEvidence says when a lost value was acknowledged, where it was (its
 // sequence, the WAL that holds it) or between which held values it was
 // acknowledged, and whether a read saw it.
-func lostEvidence(p *check.Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*HistoryPub]bool, hs *model.HistoryStream, lastNemesis int64, finalRead bool) string {
-	pub := lp.p
+func lostEvidence(p *check.Pass, lp LostPub, okOrder []*model.HistoryPub, isLost map[*model.HistoryPub]bool, hs *model.HistoryStream, lastNemesis int64, finalRead bool) string {
+	pub := lp.P
 	var b strings.Builder
 	fmt.Fprintf(&b, "%q (process %s): invoked at index %d (%s), acknowledged at index %d (%s, line %d)", pub.Value, pub.Process, pub.Invoke, nanos(pub.InvokeTime), pub.Done, nanos(pub.DoneTime), pub.Line)
 	switch {
@@ -307,7 +307,7 @@ func lostEvidence(p *check.Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*
 	}
 	// The neighbours: the nearest acknowledged values, in the order of
 	// their acknowledgements, that a copy holds or a final read returned.
-	heldPub := func(q *HistoryPub) bool {
+	heldPub := func(q *model.HistoryPub) bool {
 		return !isLost[q] && (q.ReadBy > lastNemesis || (hs != nil && len(hs.Held[q.Value]) > 0))
 	}
 	i := sort.Search(len(okOrder), func(i int) bool { return okOrder[i].Done >= pub.Done })
@@ -331,7 +331,7 @@ func lostEvidence(p *check.Pass, lp lostPub, okOrder []*HistoryPub, isLost map[*
 	return b.String()
 }
 
-func heldName(q *HistoryPub, hs *model.HistoryStream) string {
+func heldName(q *model.HistoryPub, hs *model.HistoryStream) string {
 	if hs == nil {
 		return fmt.Sprintf("%q", q.Value)
 	}
@@ -345,13 +345,13 @@ func heldName(q *HistoryPub, hs *model.HistoryStream) string {
 
 // window is the history time from the first lost value's invoke to the
 // last one's acknowledgement.
-func window(lost []lostPub) (from, to int64) {
+func window(lost []LostPub) (from, to int64) {
 	from, to = -1, -1
 	for _, lp := range lost {
-		if t := lp.p.InvokeTime; t >= 0 && (from < 0 || t < from) {
+		if t := lp.P.InvokeTime; t >= 0 && (from < 0 || t < from) {
 			from = t
 		}
-		if t := lp.p.DoneTime; t > to {
+		if t := lp.P.DoneTime; t > to {
 			to = t
 		}
 	}
@@ -361,7 +361,7 @@ func window(lost []lostPub) (from, to int64) {
 // nemesisAround lists the nemesis operations around the window: the last
 // ones before it began, every one inside, and the first after it ended
 // (kills, partitions, member removals: what made the writes unsafe).
-func nemesisAround(h *History, from, to int64) []string {
+func nemesisAround(h *model.History, from, to int64) []string {
 	ops := h.Nemesis
 	if len(ops) == 0 {
 		return []string{"the history holds no nemesis operation"}
@@ -407,7 +407,7 @@ func nanos(t int64) string {
 // of unknown outcome missing from the copies was invoked before then, the L
 // lost values are exactly H+1..H+L; otherwise they lie within
 // H+1..H+L+U, U those publishes (said, not claimed as ranges).
-func inferLostSeqs(h *History, st *model.Stream, hs *model.HistoryStream, lost []lostPub) ([]report.Range, string) {
+func inferLostSeqs(h *model.History, st *model.Stream, hs *model.HistoryStream, lost []LostPub) ([]report.Range, string) {
 	var top *model.StreamCopy
 	for _, c := range st.Copies {
 		if top == nil || c.LastSeq > top.LastSeq {
@@ -420,7 +420,7 @@ func inferLostSeqs(h *History, st *model.Stream, hs *model.HistoryStream, lost [
 	}
 	var lastAck int64
 	for _, lp := range lost {
-		lastAck = max(lastAck, lp.p.Done)
+		lastAck = max(lastAck, lp.P.Done)
 	}
 	var unknown uint64
 	for _, pub := range h.Pubs {

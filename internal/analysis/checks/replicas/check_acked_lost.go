@@ -1,4 +1,4 @@
-package analysis
+package replicas
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkAckedLost = check.Check{
+var CheckAckedLost = check.Check{
 	Code:        "acked-lost",
 	Severity:    report.Critical,
 	Description: "sequences a publisher's ack log says the server acknowledged, or values a Jepsen history records as :ok, are held by no copy of the stream (beyond every copy's last sequence, in damage on every copy, or a value no copy holds)",

@@ -1,4 +1,4 @@
-package analysis
+package meta
 
 import (
 	"fmt"
@@ -8,11 +8,12 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/facts"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkOrphanRisk = check.Check{
+var CheckOrphanRisk = check.Check{
 	Code:        "orphan-risk",
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
@@ -167,4 +168,36 @@ func orphanCause(f report.Finding) string {
 		why += " (" + f.Evidence[0] + ")"
 	}
 	return what + " " + why
+}
+
+// recoveredMeta is the meta state srv holds once its meta layer recovers,
+// against which its stored streams are judged: its own, or, where its meta
+// snapshot is corrupt, what its version really recovers. why says how it
+// was chosen; skip, when meta is nil, why it cannot be judged.
+func recoveredMeta(p *check.Pass, srv *model.Server) (meta *model.MetaState, why, skip string) {
+	switch {
+	case srv.Meta == nil:
+		return nil, "", "its store holds no readable meta state, so what its meta recovery keeps cannot be told"
+	case !srv.Meta.SnapshotCorrupt:
+		return srv.Meta, "", ""
+	}
+	// README versions table, row metasnap (refusesCorruptMetaSnapshot).
+	switch refuses, known := releases.RefusesCorruptMetaSnapshot(srv.Version); {
+	case refuses:
+		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)
+	case !known && srv.Version != "":
+		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and whether %s drops it (2.12 and older) or refuses to start JetStream on it (2.14+) cannot be told, so what its meta recovery keeps cannot be told", srv.Version)
+	}
+	old := "nats-server 2.12 and older"
+	if srv.Version == "" {
+		old = "if it runs 2.12 or older (its version is not in the bundle), nats-server"
+	}
+	if srv.Meta.AfterSnapshot > 0 {
+		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current; the deletion comes at the one orphan check, 30 s after meta recovery, and only if a meta leader is known by then (checkForOrphans: \"skipping check for orphans, no meta-leader\" otherwise, never run again until a restart) and, on 2.11.17, not in every run even then (2026-12-02, the same damaged state restarted: deleted in some runs, no meta leader at the check in others, the check run and nothing deleted in others), so the deletion is a risk of the next start, not a certainty", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
+	}
+	leader := p.Facts.HighestMetaTerm(p.Model)
+	if leader == nil {
+		return nil, "", "its meta snapshot is corrupt, its meta WAL holds nothing after it, and no server holds a readable meta snapshot: what the meta leader will install cannot be told"
+	}
+	return leader.Meta, fmt.Sprintf("its meta snapshot is corrupt and its meta WAL holds nothing after it: %s drops the snapshot and the meta leader installs its own (judged against the meta state of %s)", old, leader.Name), ""
 }

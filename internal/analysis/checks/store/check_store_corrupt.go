@@ -1,4 +1,4 @@
-package analysis
+package store
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ import (
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkStoreCorrupt = check.Check{
+var CheckStoreCorrupt = check.Check{
 	Code:        "store-corrupt",
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
-	Skip:        noStores,
+	Skip:        check.NoStores,
 	Settings:    []check.Setting{check.MaxExamples},
 	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
@@ -40,7 +40,7 @@ var checkStoreCorrupt = check.Check{
 			out = append(out, remedy.WithRemedy(report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
-			}, storeRemedy(m, model.Corruption{Kind: natsfmt.CorruptEncrypted})))
+			}, StoreRemedy(m, model.Corruption{Kind: natsfmt.CorruptEncrypted})))
 		}
 		sized, covered := peerSizeFindings(m) // peer_size.go
 		var damage []*model.Corruption
@@ -80,9 +80,9 @@ var checkStoreCorrupt = check.Check{
 			if c.HasOffset {
 				f.Offset = report.Ptr(c.Offset)
 			}
-			storeRemedy(m, c).WithNote(extractHint(m, c.Server, c.Account, c.Stream, c.Lost)).Apply(&f)
+			StoreRemedy(m, c).WithNote(extractHint(m, c.Server, c.Account, c.Stream, c.Lost)).Apply(&f)
 			if c.SnapshotPeers != "" {
-				version := serverVersion(m, c.Server)
+				version := model.ServerVersion(m, c.Server)
 				yes, known := releases.StartsFromSnapshotPeers(version)
 				switch {
 				case yes:
@@ -150,18 +150,10 @@ func corruptionSeverity(m *model.Model, c model.Corruption) report.Severity {
 		c.Structure == natsfmt.StructTermVote || c.Structure == natsfmt.StructCommitIdx {
 		return report.Warning
 	}
-	if yes, _ := releases.StartsFromSnapshotPeers(serverVersion(m, c.Server)); yes && c.SnapshotPeers != "" {
+	if yes, _ := releases.StartsFromSnapshotPeers(model.ServerVersion(m, c.Server)); yes && c.SnapshotPeers != "" {
 		return report.Warning
 	}
 	return report.Critical
-}
-
-// serverVersion is the version server id runs, "" when not known.
-func serverVersion(m *model.Model, id model.ServerID) string {
-	if s := m.ServerOf(id); s != nil {
-		return s.Version
-	}
-	return ""
 }
 
 // corruptionCause is what store-corrupt findings share when they are one
@@ -177,7 +169,7 @@ func corruptionCause(c model.Corruption) string {
 // storeRemedy says what an operator can do about a damaged file, chosen by
 // the file and the kind of damage (remedies.go: store-*,
 // meta-snapshot-move-aside).
-func storeRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
+func StoreRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
@@ -272,20 +264,10 @@ func otherCopyHolds(m *model.Model, c model.Corruption) bool {
 // 2.15.3, not on 2.10.27: testdata/remedies/perturbed-replica-*.json). An
 // unknown version is taken for 2.10, whose step is the more careful.
 func resurrectedRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
-	old := !releases.VersionAtLeast(serverVersion(m, c.Server), 2, 11)
+	old := !releases.VersionAtLeast(model.ServerVersion(m, c.Server), 2, 11)
 	return remedy.Prescribe("store-block-resurrected", remedy.Args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
 		"folder": path.Dir(path.Dir(c.File)), "stream": c.Stream, "server": m.Name(c.Server), "replicas": c.Replicas, "fewer": c.Replicas - 1,
 		"catchup": c.Replicas > 1 && !old, "nocatchup": c.Replicas > 1 && old, "single": c.Stream != "" && c.Replicas <= 1})
-}
-
-// noStores skips the store checks on a bundle that holds no store.
-func noStores(p *check.Pass) string {
-	for _, s := range p.Model.Servers {
-		if s.StoreDir != "" {
-			return ""
-		}
-	}
-	return "the bundle holds no server's store"
 }
 
 // sealedMessage says what could not be read of a server's store sealed at
@@ -296,7 +278,7 @@ func sealedMessage(server string, files []string, keysGiven bool) string {
 	if keysGiven {
 		why = "the key given does not open it (see notes)"
 	}
-	streams, consumers, wals := sealedAssets(files)
+	streams, consumers, wals := model.SealedAssets(files)
 	var what []string
 	for _, k := range []struct {
 		names []string
@@ -305,10 +287,78 @@ func sealedMessage(server string, files []string, keysGiven bool) string {
 		if n := len(k.names); n == 1 {
 			what = append(what, fmt.Sprintf("1 %s (%s)", k.one, k.names[0]))
 		} else if n > 1 {
-			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, listShort(k.names, 5)))
+			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, model.ListShort(k.names, 5)))
 		}
 	}
 	return fmt.Sprintf("the store of %s is encrypted at rest and %s: %s could not be read (%d files sealed). "+
 		"This says nothing of their state: their copies are listed as sealed, not as empty, and the replica comparison, index and WAL checks leave them out; "+
 		"its raft snapshots, peers.idx and tav.idx are not encrypted and are read", server, why, strings.Join(what, ", "), len(files))
+}
+
+// metaSnapshotRemedy is what to do about a corrupt meta snapshot. What the
+// generator's remedy run proved (metasnap-v2.12.1, metasnap-v2.15.2): with
+// the damaged servers' snapshots and meta WALs moved out of their stores,
+// the server with the intact snapshot is elected and installs it on them,
+// and every stream comes back whole.
+func metaSnapshotRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
+	meta := path.Dir(path.Dir(c.File))
+	v := model.ServerVersion(m, c.Server)
+	order := MetaSnapStartOrder(v)
+	return remedy.Prescribe("meta-snapshot-move-aside", remedy.Args{"server": m.Name(c.Server), "meta": meta, "version": model.DashIfEmpty(v),
+		"stagger": order == "stagger", "together": order == "together", "ordercannottell": order == ""})
+}
+
+// metaSnapStartOrder is the start order of the damaged servers, with a
+// majority of the meta peers damaged, that the remedy runs proved on v's
+// release line (go run . remedies; testdata/remedies/metasnap-v2.11.17*.json,
+// testdata/bundles/metasnap-*/remedy-outcome.json): "stagger" (the intact
+// server and one damaged one, then the others once the intact one leads)
+// on 2.11, where all together elected a damaged server; "together" on
+// 2.12, 2.14 and 2.15, where 2.12.1 elected no leader from the intact
+// server and one damaged one; "" where the runs show no order that works
+// (2.10.27: together elected a damaged server in 2 runs of 2, the intact
+// server and one damaged one no leader in 2 runs of 3; testdata/remedies/metasnap-v2.10.27*)
+// or where no run was made (2.13, 2.16+).
+func MetaSnapStartOrder(v string) string {
+	ma, mi, _, ok := releases.ParseVersion(v)
+	switch {
+	case !ok || ma != 2:
+		return ""
+	case mi == 11:
+		return "stagger"
+	case mi == 12 || mi == 14 || mi == 15:
+		return "together"
+	}
+	return ""
+}
+
+// extractHint tells a remedy what `jsforensics extract` finds of the lost
+// sequences of one copy (server's; "" for none) elsewhere in the bundle:
+// in other copies' blocks and in the stream group's raft WALs. "" when it
+// finds none of them.
+func extractHint(m *model.Model, server model.ServerID, account, stream string, lost []report.Range) string {
+	st := m.Stream(account, stream)
+	if st == nil || len(lost) == 0 {
+		return ""
+	}
+	lostSet := seqset.Of(lost...)
+	var parts []string
+	for _, c := range st.Copies {
+		if m.Same(c.Server, server) || c.Encrypted {
+			continue
+		}
+		held := lostSet.Clip(c.FirstSeq, c.LastSeq).Subtract(model.CopyMissing(m, st, c))
+		if len(held) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s's blocks", model.RangesText(held), m.Name(c.Server)))
+		}
+	}
+	for _, srv := range model.ServersOf(m, st.WALSeqs) {
+		if in := seqset.Set(st.WALSeqs[srv]).Intersect(lostSet); len(in) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s's raft WAL of %s", model.RangesText(in), m.Name(srv), st.Group))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" `jsforensics extract BUNDLE --stream '%s/%s' -o msgs.jsonl` (it writes nothing into the bundle) finds these sequences: %s.", account, stream, strings.Join(parts, "; "))
 }

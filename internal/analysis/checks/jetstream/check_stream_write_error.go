@@ -1,4 +1,4 @@
-package analysis
+package jetstream
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ import (
 // own writes call handleOutOfSpace, which disables JetStream
 // (jetstream-disabled).
 
-var checkStreamWriteError = check.Check{
+var CheckStreamWriteError = check.Check{
 	Code:        "stream-write-error",
 	Severity:    report.Critical,
 	Description: "a stream stopped taking writes on a server whose JetStream stayed enabled (its log: \"JetStream stream '<account> > <stream>' critical write error\"): every publish to it is refused until the server restarts; which stream, on which server, since when, the write that failed, and what to do",
@@ -94,8 +94,8 @@ func streamWriteErrorFinding(m *model.Model, server, account, stream string, i, 
 	t := e.Time.UTC()
 	f := report.Finding{Server: server, Servers: []string{server}, Account: account, Stream: stream, Since: &t, TimelineRefs: []int{i}, Kind: "write-error"}
 	cause := "a write to its store failed"
-	if strings.Contains(e.Text, noSpace) {
-		f.Kind, cause = "disk-full", "the filesystem holding its store is full ("+noSpace+")"
+	if strings.Contains(e.Text, NoSpace) {
+		f.Kind, cause = "disk-full", "the filesystem holding its store is full ("+NoSpace+")"
 	}
 	f.Evidence = append(f.Evidence, "the stream's write error: "+eventLine(e))
 	if p := failedWrite(e.Text); p != "" {

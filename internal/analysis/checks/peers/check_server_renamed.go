@@ -1,4 +1,4 @@
-package analysis
+package peers
 
 import (
 	"fmt"
@@ -125,7 +125,7 @@ func removedByRename(m *model.Model, r model.Rename) (lines []string, streams []
 	return lines, streams
 }
 
-var checkServerRenamed = check.Check{
+var CheckServerRenamed = check.Check{
 	Code:        "server-renamed",
 	Severity:    report.Critical,
 	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
@@ -253,49 +253,4 @@ func metaGrewByRename(m *model.Model, former map[string]model.Rename) bool {
 		}
 	}
 	return false
-}
-
-// renameCauses chains the servers renamed in place into one cause, with
-// the leaderless meta group it leaves as its consequence (diagnose).
-func renameCauses(fs []report.Finding, used []bool) []report.Cause {
-	var chain []int
-	var who []string
-	var meta *report.Finding
-	old := map[string]bool{}
-	for i := range fs {
-		f := &fs[i]
-		if f.Code != "server-renamed" || used[i] {
-			continue
-		}
-		chain = append(chain, i)
-		who = append(who, strings.SplitN(f.Message, ":", 2)[0])
-		old[f.Peer] = true
-		if f.Group == natsfmt.MetaGroup && meta == nil {
-			meta = f
-		}
-	}
-	if len(chain) == 0 {
-		return nil
-	}
-	// The groups the old ids leave below quorum are its consequences.
-	stalledChain, stalled := stalledBy(fs, used, old)
-	chain = append(chain, stalledChain...)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(who), strings.Join(who, "; "))
-	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {
-		fmt.Fprintf(&b, "; the meta group (size %d, quorum %d) has %d live peer(s) and elects no leader", meta.ClusterSize, meta.Quorum, *meta.Reachable)
-		for i, f := range fs {
-			if f.Code == "meta-no-leader" && !used[i] {
-				chain = append(chain, i)
-			}
-		}
-	}
-	if len(stalled) > 0 {
-		fmt.Fprintf(&b, "; %d group(s) cannot reach quorum without the old ids (%s: quorum-unreachable)", len(stalled), strings.Join(stalled, ", "))
-	}
-	b.WriteString(".")
-	for _, i := range chain {
-		used[i] = true
-	}
-	return []report.Cause{{Summary: b.String(), FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: report.Critical, Findings: chain}}
 }

@@ -1,4 +1,4 @@
-package analysis
+package peers
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkQuorumUnreachable = check.Check{
+var CheckQuorumUnreachable = check.Check{
 	Code:        "quorum-unreachable",
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist, whatever the cause (lost, departed or renamed servers, corrupt ids)",
@@ -88,7 +88,7 @@ var checkQuorumUnreachable = check.Check{
 					f.Account = g.Account
 					f.Stream, f.Consumer, _ = strings.Cut(g.Asset, " > ")
 				}
-				quorumRemedy(m, g, v.ClusterSize, reachable, missing).Apply(&f)
+				QuorumRemedy(m, g, v.ClusterSize, reachable, missing).Apply(&f)
 				if renamed := renamedOf(missing, former); len(renamed) > 0 {
 					f.Evidence = append(f.Evidence, fmt.Sprintf("of the missing peers, %s are renamed servers' old ids: those servers run under new names (server-renamed)", strings.Join(renamed, ", ")))
 					if onlyFormer(missing, former) {
@@ -273,7 +273,7 @@ func tempServersNeeded(size, reachable int) int {
 // quorumRemedy is the way out of a group that cannot elect a leader
 // (remedies.go: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
 // meta-quorum-temporary-servers before).
-func quorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing []string) remedy.Prescription {
+func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing []string) remedy.Prescription {
 	if g.Kind != natsfmt.GroupMeta {
 		// A consumer group's asset is "STREAM > CONSUMER": the stream peer
 		// removal takes the peer out of the stream and its consumers.

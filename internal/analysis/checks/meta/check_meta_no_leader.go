@@ -1,4 +1,4 @@
-package analysis
+package meta
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkMetaNoLeader = check.Check{
+var CheckMetaNoLeader = check.Check{
 	Code:        "meta-no-leader",
 	Severity:    report.Critical,
 	Description: "logs or captured JSON show the meta group without a leader, persistently",

@@ -1,4 +1,4 @@
-package analysis
+package replicas
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkReplicaDivergence = check.Check{
+var CheckReplicaDivergence = check.Check{
 	Code:        "replica-divergence",
 	Severity:    report.Critical,
 	Description: "replicas hold different content under the same sequence",

@@ -1,4 +1,4 @@
-package analysis
+package diagnosis
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // their own (critical and warning ones; info findings are left to the list).
 // It reads only the findings (their codes, groups, peers, figures), so it is
 // the same whatever the renderer.
-func diagnose(fs []report.Finding) []report.Cause {
+func Diagnose(fs []report.Finding) []report.Cause {
 	used := make([]bool, len(fs))
 	var out []report.Cause
 	for _, c := range []func([]report.Finding, []bool) []report.Cause{renameCauses, departureCauses, quorumCauses, splitCauses, membershipCauses, disabledCauses, storeCauses, orphanCauses} {
@@ -273,24 +273,4 @@ func chainRefs(fs []report.Finding, chain []int) []int {
 	}
 	slices.Sort(refs)
 	return slices.Compact(refs)
-}
-
-// stalledBy finds the quorum-unreachable findings not yet used whose
-// missing peers are all in peers: the groups those peers leave below
-// quorum, a cause's consequences. It returns their indexes and groups.
-func stalledBy(fs []report.Finding, used []bool, peers map[string]bool) (chain []int, groups []string) {
-	for i, f := range fs {
-		if f.Code != "quorum-unreachable" || used[i] || len(f.Missing) == 0 {
-			continue
-		}
-		all := true
-		for _, p := range f.Missing {
-			all = all && peers[p]
-		}
-		if all {
-			chain = append(chain, i)
-			groups = model.AppendUnique(groups, f.Group)
-		}
-	}
-	return chain, groups
 }

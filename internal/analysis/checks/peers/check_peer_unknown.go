@@ -1,4 +1,4 @@
-package analysis
+package peers
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkPeerUnknown = check.Check{
+var CheckPeerUnknown = check.Check{
 	Code:        "peer-unknown",
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",

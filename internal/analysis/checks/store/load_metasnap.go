@@ -1,4 +1,4 @@
-package analysis
+package store
 
 import (
 	"bytes"
@@ -24,11 +24,11 @@ import (
 
 // metaSnapFile is one server's newest meta snapshot as read
 // (SnapshotRecord), beside the others for comparison.
-type metaSnapFile struct {
-	srv  *model.Server
-	file string
-	b    []byte
-	snap *raftlog.Snapshot
+type MetaSnapFile struct {
+	Srv  *model.Server
+	File string
+	B    []byte
+	Snap *raftlog.Snapshot
 }
 
 // bitSearchLimit bounds the single-bit search for the damage in a snapshot
@@ -41,41 +41,41 @@ const bitSearchLimit = 4 << 10
 // the single bit whose flip restores the checksum, else the first byte that
 // differs from another server's snapshot of the same term, index and
 // length, else where its S2 payload stops decoding.
-func locateSnapshotDamage(s metaSnapFile, all []metaSnapFile) (string, int64) {
-	hoff := len(s.b) - 8
+func LocateSnapshotDamage(s MetaSnapFile, all []MetaSnapFile) (string, int64) {
+	hoff := len(s.B) - 8
 	region := func(off int) string {
 		switch {
 		case off < 20:
 			return "in the header"
-		case int64(off) < s.snap.DataOffset:
+		case int64(off) < s.Snap.DataOffset:
 			return "in the peer state"
 		case off < hoff:
-			return fmt.Sprintf("in the meta payload (bytes %d..%d)", s.snap.DataOffset, hoff)
+			return fmt.Sprintf("in the meta payload (bytes %d..%d)", s.Snap.DataOffset, hoff)
 		}
 		return "in the checksum itself"
 	}
 	if hoff <= bitSearchLimit {
-		if off, bit, ok := singleBitFlip(s.b, natsfmt.MetaGroup); ok {
+		if off, bit, ok := singleBitFlip(s.B, natsfmt.MetaGroup); ok {
 			return fmt.Sprintf("bit %d of byte %d is flipped (the one single-bit change that restores the checksum), %s", bit, off, region(off)), int64(off)
 		}
 	}
 	for _, o := range all {
-		if o.srv == s.srv || !o.snap.ChecksumOK || o.snap.Term != s.snap.Term || o.snap.Index != s.snap.Index || len(o.b) != len(s.b) {
+		if o.Srv == s.Srv || !o.Snap.ChecksumOK || o.Snap.Term != s.Snap.Term || o.Snap.Index != s.Snap.Index || len(o.B) != len(s.B) {
 			continue
 		}
 		var diff []int
 		for i := 0; i < hoff; i++ {
-			if s.b[i] != o.b[i] {
+			if s.B[i] != o.B[i] {
 				diff = append(diff, i)
 			}
 		}
 		if len(diff) > 0 && len(diff) <= 16 {
-			return fmt.Sprintf("%d byte(s) differ from %s's intact snapshot of the same term and index, the first at byte %d (%08b, %s has %08b), %s", len(diff), o.srv.Name, diff[0], s.b[diff[0]], o.srv.Name, o.b[diff[0]], region(diff[0])), int64(diff[0])
+			return fmt.Sprintf("%d byte(s) differ from %s's intact snapshot of the same term and index, the first at byte %d (%08b, %s has %08b), %s", len(diff), o.Srv.Name, diff[0], s.B[diff[0]], o.Srv.Name, o.B[diff[0]], region(diff[0])), int64(diff[0])
 		}
 	}
-	if _, err := raftlog.DecodeMetaSnapshot(s.file, s.snap.DataOffset, s.snap.Data); err != nil {
+	if _, err := raftlog.DecodeMetaSnapshot(s.File, s.Snap.DataOffset, s.Snap.Data); err != nil {
 		var ce *binfmt.CorruptError
-		if errors.As(err, &ce) && ce.Offset > s.snap.DataOffset {
+		if errors.As(err, &ce) && ce.Offset > s.Snap.DataOffset {
 			return fmt.Sprintf("its S2 payload stops decoding at byte %d, at or after the damage (%v)", ce.Offset, err), ce.Offset
 		}
 	}
@@ -114,7 +114,7 @@ func singleBitFlip(b []byte, group string) (off int, bit uint, ok bool) {
 
 // metaSnapNextStart says what the server's version does with its corrupt
 // meta snapshot on its next start.
-func metaSnapNextStart(srv *model.Server, damaged, members int) []string {
+func MetaSnapNextStart(srv *model.Server, damaged, members int) []string {
 	var out []string
 	after := 0
 	if srv.Meta != nil {

@@ -1,4 +1,4 @@
-package analysis
+package meta
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-var checkMetaSplit = check.Check{
+var CheckMetaSplit = check.Check{
 	Code:        "meta-split",
 	Severity:    report.Critical,
 	Description: "servers disagree on the meta group, or two meta groups were founded apart and met",
@@ -40,7 +40,7 @@ var checkMetaSplit = check.Check{
 			}
 			f.Message = fmt.Sprintf("the servers hold %d different views of the meta group", len(sides))
 			f.Evidence = desc
-			metaSplitRemedy(m, sides).Apply(&f)
+			MetaSplitRemedy(m, sides).Apply(&f)
 			out = append(out, f)
 		}
 		for _, pair := range p.Facts.FoundingSplits() {
@@ -74,7 +74,7 @@ var checkMetaSplit = check.Check{
 				remedy.Prescribe("meta-split-merged", remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)}).Apply(&f)
 			} else {
 				f.Message = founded + "; when they meet the higher term wins and the other side's streams are dropped without a warning"
-				metaSplitRemedy(m, nil).Apply(&f)
+				MetaSplitRemedy(m, nil).Apply(&f)
 			}
 			slices.Sort(f.TimelineRefs)
 			f.TimelineRefs = slices.Compact(f.TimelineRefs)
@@ -145,7 +145,7 @@ func oneLeaderOneTerm(sides []*facts.MetaSide) bool {
 // new cluster's own meta group (README versions table, row
 // supercluster-split: run on 2.15.2 only; older lines get the note that
 // holds on every version).
-func metaSplitRemedy(m *model.Model, sides []*facts.MetaSide) remedy.Prescription {
+func MetaSplitRemedy(m *model.Model, sides []*facts.MetaSide) remedy.Prescription {
 	return remedy.Prescribe("meta-split-keep-one-side", remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)})
 }
 

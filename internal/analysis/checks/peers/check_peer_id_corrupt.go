@@ -1,4 +1,4 @@
-package analysis
+package peers
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func nearestKnown(p *check.Pass, id string) (peer, server string, bits int, ok b
 	return
 }
 
-var checkPeerIDCorrupt = check.Check{
+var CheckPeerIDCorrupt = check.Check{
 	Code:        "peer-id-corrupt",
 	Severity:    report.Critical,
 	Description: "a raft peer set holds an id no server can have, or a few bit flips from a known server's id",

@@ -1,8 +1,7 @@
-package analysis
+package peers
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -72,7 +71,7 @@ func memberships(m *model.Model, f *facts.Facts, id string, departed map[string]
 	return out
 }
 
-var checkPeerOffline = check.Check{
+var CheckPeerOffline = check.Check{
 	Code:        "peer-offline",
 	Severity:    report.Warning,
 	Description: "a server that is known by name but answered no capture, that a group leader has not heard from and whose own log does not run on to the captures, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
@@ -134,48 +133,4 @@ func peerOfflineRemedy(m *model.Model, ids []string, metaStalled bool) remedy.Pr
 		removals = append(removals, fmt.Sprintf("%s   # %s", remedy.PeerRemoveCommand(id), m.IDs[id]))
 	}
 	return remedy.Prescribe("departed-server-remove", remedy.Args{"removals": removals, "readd": remedy.ReaddNote(m), "metastalled": metaStalled})
-}
-
-// departureCauses chains the servers gone without peer-remove into one
-// cause, with the groups they left below quorum (quorum-unreachable whose
-// missing peers are all departed) as its consequences (diagnose).
-func departureCauses(fs []report.Finding, used []bool) []report.Cause {
-	var chain []int
-	gone := map[string]bool{}
-	var names []string
-	for i, f := range fs {
-		if f.Code == "peer-offline" && !used[i] {
-			chain = append(chain, i)
-			gone[f.Peer] = true
-			names = append(names, f.Server)
-		}
-	}
-	if len(chain) == 0 {
-		return nil
-	}
-	stalledChain, stalled := stalledBy(fs, used, gone)
-	chain = append(chain, stalledChain...)
-	var behind []string
-	for i, f := range fs {
-		// A departed server's copy missing what the group took since.
-		if f.Code == "replica-gap" && !used[i] && slices.Contains(names, f.Server) {
-			chain = append(chain, i)
-			behind = append(behind, f.Server+"'s copy of "+f.Account+" > "+f.Stream)
-		}
-	}
-	summary := fmt.Sprintf("%d server(s) left without peer-remove (%s) and still count as peers", len(names), strings.Join(names, ", "))
-	if len(behind) > 0 {
-		summary += fmt.Sprintf("; %s missed the writes since", strings.Join(behind, ", "))
-	}
-	sev := report.Warning
-	if len(stalled) > 0 {
-		summary += fmt.Sprintf("; %d group(s) kept less than a quorum of live peers and take no writes (%s)", len(stalled), strings.Join(stalled, ", "))
-	}
-	for _, i := range chain {
-		used[i] = true
-		if fs[i].Severity == report.Critical {
-			sev = report.Critical
-		}
-	}
-	return []report.Cause{{Summary: summary + ".", FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain}}
 }

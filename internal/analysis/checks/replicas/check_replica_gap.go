@@ -1,4 +1,4 @@
-package analysis
+package replicas
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-var checkReplicaGap = check.Check{
+var CheckReplicaGap = check.Check{
 	Code:        "replica-gap",
 	Severity:    report.Critical,
 	Description: "a replica lacks sequences that another replica of the same stream holds and no deletion explains",

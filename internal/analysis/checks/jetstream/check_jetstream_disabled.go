@@ -1,4 +1,4 @@
-package analysis
+package jetstream
 
 import (
 	"fmt"
@@ -33,9 +33,9 @@ var jsWriteFailKinds = []string{"raft-write-error", "filestore-write-error", "wa
 
 // noSpace is the error text of a write that found the filesystem full
 // (store.go isOutOfSpaceErr).
-const noSpace = "no space left on device"
+const NoSpace = "no space left on device"
 
-var checkJetStreamDisabled = check.Check{
+var CheckJetStreamDisabled = check.Check{
 	Code:        "jetstream-disabled",
 	Severity:    report.Critical,
 	Description: "a server turned its own JetStream off while running (its log: \"JetStream out of resources, will be DISABLED\"; /jsz disabled: true; /healthz \"JetStream not enabled (10076)\"): it stores nothing and its replicas fall behind; since when, the cause it logged (disk full, resource limits, a write error), its store against its limit, the replicas behind, and how it comes back",
@@ -177,8 +177,8 @@ func disabledCause(m *model.Model, d *jsOff) (kind, text string) {
 		return "", false
 	}
 	for _, i := range append(append([]int(nil), d.causes...), d.off...) {
-		if t := m.Timeline[i].Text; strings.Contains(t, noSpace) || strings.Contains(t, "out of space") {
-			return "disk-full", "the filesystem holding its store is full (" + noSpace + ")"
+		if t := m.Timeline[i].Text; strings.Contains(t, NoSpace) || strings.Contains(t, "out of space") {
+			return "disk-full", "the filesystem holding its store is full (" + NoSpace + ")"
 		}
 	}
 	if t, ok := texts("permission-denied"); ok {
@@ -232,7 +232,7 @@ func disabledFinding(m *model.Model, s *model.Server, d *jsOff) report.Finding {
 		shown = append(shown, d.causes[0])
 	}
 	for _, i := range d.causes {
-		if t := m.Timeline[i].Text; strings.Contains(t, noSpace) {
+		if t := m.Timeline[i].Text; strings.Contains(t, NoSpace) {
 			if i != d.causes[0] {
 				f.Evidence = append(f.Evidence, "first write that found no space: "+eventLine(m.Timeline[i]))
 				shown = append(shown, i)
@@ -244,7 +244,7 @@ func disabledFinding(m *model.Model, s *model.Server, d *jsOff) report.Finding {
 		}
 	}
 	if len(shown) == 1 {
-		if p := failedWrite(m.Timeline[shown[0]].Text); p != "" && !strings.Contains(m.Timeline[shown[0]].Text, noSpace) {
+		if p := failedWrite(m.Timeline[shown[0]].Text); p != "" && !strings.Contains(m.Timeline[shown[0]].Text, NoSpace) {
 			f.Evidence = append(f.Evidence, "the write that failed: "+p)
 		}
 	}
@@ -404,41 +404,4 @@ func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) rem
 		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})
-}
-
-// disabledCauses chains what a server's disabled JetStream leaves behind
-// into its cause (diagnose): its stream copies behind (replica-gap) and the
-// index.db files it failed to write (store-corrupt of kind index).
-func disabledCauses(fs []report.Finding, used []bool) []report.Cause {
-	var out []report.Cause
-	for di, d := range fs {
-		if d.Code != "jetstream-disabled" || used[di] {
-			continue
-		}
-		chain := []int{di}
-		behind, indexes := 0, 0
-		for i, f := range fs {
-			if used[i] || i == di || f.Server != d.Server {
-				continue
-			}
-			switch {
-			case f.Code == "replica-gap" && f.Kind == "behind":
-				chain = append(chain, i)
-				behind++
-			case f.Code == "store-corrupt" && f.Kind == string(natsfmt.CorruptIndex) && d.Kind == "disk-full":
-				chain = append(chain, i)
-				indexes++
-			}
-		}
-		summary := d.Message
-		if indexes > 0 {
-			summary += fmt.Sprintf("; %d index.db file(s) it could not write are 0 bytes (store-corrupt; rebuilt from the blocks at start)", indexes)
-		}
-		step := remedy.RemedyFirstStep(d)
-		for _, i := range chain {
-			used[i] = true
-		}
-		out = append(out, report.Cause{Summary: summary + ".", FirstStep: step, Severity: d.Severity, Findings: chain})
-	}
-	return out
 }

@@ -1,0 +1,138 @@
+package diagnosis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// disabledCauses chains what a server's disabled JetStream leaves behind
+// into its cause (diagnose): its stream copies behind (replica-gap) and the
+// index.db files it failed to write (store-corrupt of kind index).
+func disabledCauses(fs []report.Finding, used []bool) []report.Cause {
+	var out []report.Cause
+	for di, d := range fs {
+		if d.Code != "jetstream-disabled" || used[di] {
+			continue
+		}
+		chain := []int{di}
+		behind, indexes := 0, 0
+		for i, f := range fs {
+			if used[i] || i == di || f.Server != d.Server {
+				continue
+			}
+			switch {
+			case f.Code == "replica-gap" && f.Kind == "behind":
+				chain = append(chain, i)
+				behind++
+			case f.Code == "store-corrupt" && f.Kind == string(natsfmt.CorruptIndex) && d.Kind == "disk-full":
+				chain = append(chain, i)
+				indexes++
+			}
+		}
+		summary := d.Message
+		if indexes > 0 {
+			summary += fmt.Sprintf("; %d index.db file(s) it could not write are 0 bytes (store-corrupt; rebuilt from the blocks at start)", indexes)
+		}
+		step := remedy.RemedyFirstStep(d)
+		for _, i := range chain {
+			used[i] = true
+		}
+		out = append(out, report.Cause{Summary: summary + ".", FirstStep: step, Severity: d.Severity, Findings: chain})
+	}
+	return out
+}
+
+// departureCauses chains the servers gone without peer-remove into one
+// cause, with the groups they left below quorum (quorum-unreachable whose
+// missing peers are all departed) as its consequences (diagnose).
+func departureCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	gone := map[string]bool{}
+	var names []string
+	for i, f := range fs {
+		if f.Code == "peer-offline" && !used[i] {
+			chain = append(chain, i)
+			gone[f.Peer] = true
+			names = append(names, f.Server)
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	stalledChain, stalled := model.StalledBy(fs, used, gone)
+	chain = append(chain, stalledChain...)
+	var behind []string
+	for i, f := range fs {
+		// A departed server's copy missing what the group took since.
+		if f.Code == "replica-gap" && !used[i] && slices.Contains(names, f.Server) {
+			chain = append(chain, i)
+			behind = append(behind, f.Server+"'s copy of "+f.Account+" > "+f.Stream)
+		}
+	}
+	summary := fmt.Sprintf("%d server(s) left without peer-remove (%s) and still count as peers", len(names), strings.Join(names, ", "))
+	if len(behind) > 0 {
+		summary += fmt.Sprintf("; %s missed the writes since", strings.Join(behind, ", "))
+	}
+	sev := report.Warning
+	if len(stalled) > 0 {
+		summary += fmt.Sprintf("; %d group(s) kept less than a quorum of live peers and take no writes (%s)", len(stalled), strings.Join(stalled, ", "))
+	}
+	for _, i := range chain {
+		used[i] = true
+		if fs[i].Severity == report.Critical {
+			sev = report.Critical
+		}
+	}
+	return []report.Cause{{Summary: summary + ".", FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: sev, Findings: chain}}
+}
+
+// renameCauses chains the servers renamed in place into one cause, with
+// the leaderless meta group it leaves as its consequence (diagnose).
+func renameCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	var who []string
+	var meta *report.Finding
+	old := map[string]bool{}
+	for i := range fs {
+		f := &fs[i]
+		if f.Code != "server-renamed" || used[i] {
+			continue
+		}
+		chain = append(chain, i)
+		who = append(who, strings.SplitN(f.Message, ":", 2)[0])
+		old[f.Peer] = true
+		if f.Group == natsfmt.MetaGroup && meta == nil {
+			meta = f
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	// The groups the old ids leave below quorum are its consequences.
+	stalledChain, stalled := model.StalledBy(fs, used, old)
+	chain = append(chain, stalledChain...)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(who), strings.Join(who, "; "))
+	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {
+		fmt.Fprintf(&b, "; the meta group (size %d, quorum %d) has %d live peer(s) and elects no leader", meta.ClusterSize, meta.Quorum, *meta.Reachable)
+		for i, f := range fs {
+			if f.Code == "meta-no-leader" && !used[i] {
+				chain = append(chain, i)
+			}
+		}
+	}
+	if len(stalled) > 0 {
+		fmt.Fprintf(&b, "; %d group(s) cannot reach quorum without the old ids (%s: quorum-unreachable)", len(stalled), strings.Join(stalled, ", "))
+	}
+	b.WriteString(".")
+	for _, i := range chain {
+		used[i] = true
+	}
+	return []report.Cause{{Summary: b.String(), FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: report.Critical, Findings: chain}}
+}
