@@ -103,7 +103,9 @@ type Bundle struct {
 	Path string `json:"path"` // as given to Open
 	FS   fs.FS  `json:"-"`    // read-only view of the bundle's files; refuses paths escaping Root
 	// Root is the on-disk folder behind FS (the directory itself, or the
-	// temporary unpack folder); "" for an archive read in place.
+	// temporary unpack folder); "" for an archive read in place. The
+	// archives found inside the bundle are served from a folder of their
+	// own (nest.go).
 	Root string `json:"-"`
 	// Archive is the archive format Open unpacked ("zip", "tar", "tar.gz"),
 	// empty for a directory bundle.
@@ -142,6 +144,15 @@ type Bundle struct {
 	late      lateDamage
 	tmp       string // temporary folder to remove, "" for a directory bundle
 	closed    bool
+
+	lim     Limits  // as Open took them, for the archives inside the bundle
+	nest    *nestFS // FS beneath any wrap: the bundle with its archives mounted
+	nested  *nested // where those archives are unpacked; nil until one is
+	pending []string
+	// spentBytes and spentEntries are what the bundle's own archive
+	// unpacked: the archives inside it draw on the rest of the Limits.
+	spentBytes   int64
+	spentEntries int
 }
 
 // Config is one nats-server config file of the bundle, as read.
@@ -191,6 +202,10 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 		}
 		if zr, zf, ok := zipInPlace(path, fi.Size(), lim); ok {
 			b.Archive, b.zipFile = kindZip, zf
+			b.spentEntries = len(zr.File)
+			for _, e := range zr.File {
+				b.spentBytes += int64(e.UncompressedSize64) // zipInPlace bounds their sum
+			}
 			b.FS = &zipFS{zr: zr, b: b, name: filepath.Base(path)}
 			if err := b.wrapAndInventory(lim, wrap); err != nil {
 				b.Close()
@@ -248,8 +263,11 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 	return b, nil
 }
 
-// wrapAndInventory puts wrap (if any) around FS, then inventories it.
+// wrapAndInventory puts the mounts of the archives inside the bundle, then
+// wrap (if any), around FS, and inventories it.
 func (b *Bundle) wrapAndInventory(lim Limits, wrap func(fs.FS) fs.FS) error {
+	b.nest = &nestFS{base: b.FS}
+	b.FS = b.nest
 	if wrap != nil {
 		b.FS = wrap(b.FS)
 	}
@@ -275,9 +293,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits, unpacked func(r
 		return err
 	}
 	b.Archive = kind
-	if err := x.unpackNested(); err != nil {
-		return err
-	}
+	b.spentBytes, b.spentEntries = x.total, x.entries
 	x.watch.end()
 	b.Problems = append(b.Problems, x.problems...)
 	b.Notes = append(b.Notes, x.notes...)
@@ -321,6 +337,7 @@ func (b *Bundle) Close() error {
 	if b.inPlace != nil {
 		errs = append(errs, b.inPlace.Close())
 	}
+	errs = append(errs, b.nested.close())
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))
 	}
