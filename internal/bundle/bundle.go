@@ -1,5 +1,6 @@
 // Package bundle opens a NATS JetStream support bundle — a directory, a .zip,
-// a .tar.gz/.tgz or a plain .tar — and inventories it by content: JetStream
+// a .tar.gz/.tgz, a plain .tar, or one file (a server log, a capture, an ack
+// log: single.go) — and inventories it by content: JetStream
 // store roots, nats-server logs and monitoring captures, wherever they sit and
 // whatever they are called. It does not parse stores, logs or captures beyond
 // what it takes to recognise them; other packages do that through Bundle.FS.
@@ -94,8 +95,8 @@ var ErrLimit = errors.New("bundle limit exceeded")
 var ErrNoRoom = errors.New("not enough free space to unpack")
 
 // ErrNotBundle is wrapped by the error Open returns when the path is neither a
-// directory nor an archive it can read.
-var ErrNotBundle = errors.New("not a directory, zip, tar or tar.gz")
+// directory, nor an archive, nor one file it reads as a bundle (single.go).
+var ErrNotBundle = errors.New("not a bundle")
 
 // Bundle is an opened support bundle and its inventory. Every path in it is a
 // slash-separated path relative to the bundle root, usable with FS.
@@ -198,7 +199,7 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 		b.Root = abs
 	} else {
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: %w", path, ErrNotBundle)
+			return nil, fmt.Errorf("%s: %w: it is a %s, neither a folder nor a regular file; %s", path, ErrNotBundle, fileType(fi.Mode()), bundleForms)
 		}
 		if zr, zf, ok := zipInPlace(path, fi.Size(), lim); ok {
 			b.Archive, b.zipFile = kindZip, zf
@@ -223,6 +224,13 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 		case !errors.Is(err, errNotInPlace):
 			b.Close()
 			return nil, err
+		}
+		if !isArchive(path, fi.Size()) {
+			if err := b.openOneFile(path, lim, wrap); err != nil {
+				b.Close()
+				return nil, err
+			}
+			return b, nil
 		}
 		if err := checkRoom(path, fi.Size(), lim); err != nil {
 			return nil, err
@@ -342,4 +350,14 @@ func (b *Bundle) Close() error {
 		errs = append(errs, os.RemoveAll(b.tmp))
 	}
 	return errors.Join(errs...)
+}
+
+// isArchive says whether the file at path starts as a zip, tar or .tar.gz.
+func isArchive(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true // unpacking says why it cannot be read
+	}
+	defer f.Close()
+	return sniffArchive(f, size) != ""
 }
