@@ -29,8 +29,8 @@ import (
 // folder (checked before unpacking starts) and the ratio of what an entry
 // expands to against what it is compressed to.
 type Limits struct {
-	// MaxTotalBytes caps the bytes unpacked from an archive, nested archives
-	// included. Default 1 TiB.
+	// MaxTotalBytes caps the bytes unpacked from the bundle's archive and
+	// the archives inside the bundle (a folder bundle's too). Default 1 TiB.
 	MaxTotalBytes int64
 	// MaxEntries caps the archive entries unpacked (and the files and folders
 	// walked in any bundle). Default 2,000,000 (100,000 streams of a few
@@ -47,7 +47,8 @@ type Limits struct {
 	// folder of zeroed preallocated files is small and honest). Default
 	// 1 GiB.
 	RatioFloor int64
-	// TempDir is where an archive is unpacked; "" is os.TempDir() (TMPDIR).
+	// TempDir is where an archive is unpacked, and the archives inside a
+	// bundle of any form; "" is os.TempDir() (TMPDIR).
 	TempDir string
 	// SpillBytes caps the temporary space a .tar.gz read in place takes
 	// (the small files it keeps, the checkpoints it reads the others
