@@ -1,5 +1,6 @@
 // Package bundle opens a NATS JetStream support bundle — a directory, a .zip,
-// a .tar.gz/.tgz or a plain .tar — and inventories it by content: JetStream
+// a .tar.gz/.tgz, a plain .tar, or one file (a server log, a capture, an ack
+// log: single.go) — and inventories it by content: JetStream
 // store roots, nats-server logs and monitoring captures, wherever they sit and
 // whatever they are called. It does not parse stores, logs or captures beyond
 // what it takes to recognise them; other packages do that through Bundle.FS.
@@ -28,8 +29,8 @@ import (
 // folder (checked before unpacking starts) and the ratio of what an entry
 // expands to against what it is compressed to.
 type Limits struct {
-	// MaxTotalBytes caps the bytes unpacked from an archive, nested archives
-	// included. Default 1 TiB.
+	// MaxTotalBytes caps the bytes unpacked from the bundle's archive and
+	// the archives inside the bundle (a folder bundle's too). Default 1 TiB.
 	MaxTotalBytes int64
 	// MaxEntries caps the archive entries unpacked (and the files and folders
 	// walked in any bundle). Default 2,000,000 (100,000 streams of a few
@@ -46,7 +47,8 @@ type Limits struct {
 	// folder of zeroed preallocated files is small and honest). Default
 	// 1 GiB.
 	RatioFloor int64
-	// TempDir is where an archive is unpacked; "" is os.TempDir() (TMPDIR).
+	// TempDir is where an archive is unpacked, and the archives inside a
+	// bundle of any form; "" is os.TempDir() (TMPDIR).
 	TempDir string
 	// SpillBytes caps the temporary space a .tar.gz read in place takes
 	// (the small files it keeps, the checkpoints it reads the others
@@ -94,8 +96,8 @@ var ErrLimit = errors.New("bundle limit exceeded")
 var ErrNoRoom = errors.New("not enough free space to unpack")
 
 // ErrNotBundle is wrapped by the error Open returns when the path is neither a
-// directory nor an archive it can read.
-var ErrNotBundle = errors.New("not a directory, zip, tar or tar.gz")
+// directory, nor an archive, nor one file it reads as a bundle (single.go).
+var ErrNotBundle = errors.New("not a bundle")
 
 // Bundle is an opened support bundle and its inventory. Every path in it is a
 // slash-separated path relative to the bundle root, usable with FS.
@@ -103,7 +105,9 @@ type Bundle struct {
 	Path string `json:"path"` // as given to Open
 	FS   fs.FS  `json:"-"`    // read-only view of the bundle's files; refuses paths escaping Root
 	// Root is the on-disk folder behind FS (the directory itself, or the
-	// temporary unpack folder); "" for an archive read in place.
+	// temporary unpack folder); "" for an archive read in place. The
+	// archives found inside the bundle are served from a folder of their
+	// own (nest.go).
 	Root string `json:"-"`
 	// Archive is the archive format Open unpacked ("zip", "tar", "tar.gz"),
 	// empty for a directory bundle.
@@ -142,6 +146,15 @@ type Bundle struct {
 	late      lateDamage
 	tmp       string // temporary folder to remove, "" for a directory bundle
 	closed    bool
+
+	lim     Limits  // as Open took them, for the archives inside the bundle
+	nest    *nestFS // FS beneath any wrap: the bundle with its archives mounted
+	nested  *nested // where those archives are unpacked; nil until one is
+	pending []string
+	// spentBytes and spentEntries are what the bundle's own archive
+	// unpacked: the archives inside it draw on the rest of the Limits.
+	spentBytes   int64
+	spentEntries int
 }
 
 // Config is one nats-server config file of the bundle, as read.
@@ -187,10 +200,14 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 		b.Root = abs
 	} else {
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: %w", path, ErrNotBundle)
+			return nil, fmt.Errorf("%s: %w: it is a %s, neither a folder nor a regular file; %s", path, ErrNotBundle, fileType(fi.Mode()), bundleForms)
 		}
 		if zr, zf, ok := zipInPlace(path, fi.Size(), lim); ok {
 			b.Archive, b.zipFile = kindZip, zf
+			b.spentEntries = len(zr.File)
+			for _, e := range zr.File {
+				b.spentBytes += int64(e.UncompressedSize64) // zipInPlace bounds their sum
+			}
 			b.FS = &zipFS{zr: zr, b: b, name: filepath.Base(path)}
 			if err := b.wrapAndInventory(lim, wrap); err != nil {
 				b.Close()
@@ -208,6 +225,13 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 		case !errors.Is(err, errNotInPlace):
 			b.Close()
 			return nil, err
+		}
+		if !isArchive(path, fi.Size()) {
+			if err := b.openOneFile(path, lim, wrap); err != nil {
+				b.Close()
+				return nil, err
+			}
+			return b, nil
 		}
 		if err := checkRoom(path, fi.Size(), lim); err != nil {
 			return nil, err
@@ -248,8 +272,11 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 	return b, nil
 }
 
-// wrapAndInventory puts wrap (if any) around FS, then inventories it.
+// wrapAndInventory puts the mounts of the archives inside the bundle, then
+// wrap (if any), around FS, and inventories it.
 func (b *Bundle) wrapAndInventory(lim Limits, wrap func(fs.FS) fs.FS) error {
+	b.nest = &nestFS{base: b.FS}
+	b.FS = b.nest
 	if wrap != nil {
 		b.FS = wrap(b.FS)
 	}
@@ -275,9 +302,7 @@ func (b *Bundle) unpackFile(path string, size int64, lim Limits, unpacked func(r
 		return err
 	}
 	b.Archive = kind
-	if err := x.unpackNested(); err != nil {
-		return err
-	}
+	b.spentBytes, b.spentEntries = x.total, x.entries
 	x.watch.end()
 	b.Problems = append(b.Problems, x.problems...)
 	b.Notes = append(b.Notes, x.notes...)
@@ -321,8 +346,19 @@ func (b *Bundle) Close() error {
 	if b.inPlace != nil {
 		errs = append(errs, b.inPlace.Close())
 	}
+	errs = append(errs, b.nested.close())
 	if b.tmp != "" {
 		errs = append(errs, os.RemoveAll(b.tmp))
 	}
 	return errors.Join(errs...)
+}
+
+// isArchive says whether the file at path starts as a zip, tar or .tar.gz.
+func isArchive(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true // unpacking says why it cannot be read
+	}
+	defer f.Close()
+	return sniffArchive(f, size) != ""
 }

@@ -14,9 +14,9 @@ import (
 // A zip is read in place, without unpacking, when every entry can be served
 // as it is: a regular file or a folder under a valid name (no "..", no
 // absolute or backslashed name, no duplicate), stored or deflated, not
-// encrypted, not itself an archive (nested archives are unpacked), its local
-// header where the directory says, and its declared sizes within the
-// limits. Otherwise the zip is unpacked. Damage found only when an entry is
+// encrypted, its local header where the directory says, and its declared
+// sizes within the limits (an archive among the entries is read like any
+// archive inside a bundle: nest.go). Otherwise the zip is unpacked. Damage found only when an entry is
 // read (a CRC-32 mismatch at its end) is recorded as it is met: see
 // ReadDamage and NotDelivered.
 
@@ -43,7 +43,7 @@ func zipInPlace(path string, size int64, lim Limits) (*zip.Reader, *os.File, boo
 		_, offErr := e.DataOffset()
 		ok := name != "" && fs.ValidPath(name) && !strings.ContainsAny(e.Name, "\\\x00") && !seen[name] &&
 			(mode.IsRegular() || mode.IsDir()) && e.Flags&0x1 == 0 && (e.Method == zip.Store || e.Method == zip.Deflate) &&
-			(mode.IsDir() || archiveSuffix(name) == "") && offErr == nil &&
+			offErr == nil &&
 			e.UncompressedSize64 <= uint64(lim.MaxEntryBytes)
 		total += e.UncompressedSize64
 		if !ok || total > uint64(lim.MaxTotalBytes) {

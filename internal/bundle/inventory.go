@@ -18,63 +18,31 @@ import (
 
 // inventory walks b.FS and fills Stores, Logs, Captures and Problems. Each
 // folder is listed once, in the order fs.WalkDir visits it, and each file
-// opened once.
+// opened once. The archives found among the files are mounted as they are
+// met (readArchive); their folders are walked and read next, round after
+// round, down to maxArchiveLevels.
 func (b *Bundle) inventory(lim Limits) error {
-	var files []string
-	walked := 0
-	var walk func(p string) error
-	walk = func(p string) error {
-		ents, err := fs.ReadDir(b.FS, p)
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			b.problem(p, "unreadable: %v", err)
-		} else {
-			if st, ok := sniffStore(b.FS, p, ents); ok {
-				b.Stores = append(b.Stores, st)
-				return nil // a folder inside a store root is not another one
-			}
-			if len(ents) == 0 && namedLikeCapture(p) {
-				b.problem(p, "an empty folder where a file named like a capture or log is expected")
-			}
-		}
-		for _, d := range ents {
-			q := path.Join(p, d.Name())
-			walked++
-			if walked > lim.MaxEntries {
-				return fmt.Errorf("%w: more than %d files and folders (at %q)", ErrLimit, lim.MaxEntries, q)
-			}
-			switch {
-			case d.Type()&fs.ModeSymlink != 0:
-				b.problem(q, "symlink not followed")
-			case d.IsDir():
-				if err := walk(q); err != nil {
-					return err
-				}
-			case d.Type().IsRegular():
-				files = append(files, q)
-			default:
-				b.problem(q, "special file (%v) skipped", d.Type())
-			}
-		}
-		return nil
+	b.lim = lim
+	if b.nest == nil {
+		b.nest = &nestFS{base: b.FS}
+		b.FS = b.nest
 	}
-	walked++ // the root, as fs.WalkDir counts it
-	if err := walk("."); err != nil {
+	w := &walker{b: b, lim: lim, walked: 1} // the root, as fs.WalkDir counts it
+	if err := w.walk("."); err != nil {
 		return err
 	}
-	// Audit manifests first: an archive's entry whose content gives no kind
-	// of answer (an empty one) is then decoded in its one read as the kind
-	// its manifest tags it with.
-	for _, p := range files {
-		if isAuditManifest(p) {
-			b.sniffFile(p)
+	for {
+		b.sniffFiles(w.files)
+		if len(b.pending) == 0 {
+			break
 		}
-	}
-	for _, p := range files {
-		if !isAuditManifest(p) {
-			b.sniffFile(p)
+		mounts := b.pending
+		b.pending, w.files = nil, nil
+		for _, m := range mounts {
+			w.walked++ // the mount, as its parent's listing would count it
+			if err := w.walk(m); err != nil {
+				return err
+			}
 		}
 	}
 	applyAuditManifests(b.manifests, b.Captures)
@@ -90,6 +58,70 @@ func (b *Bundle) inventory(lim Limits) error {
 		return b.Problems[i].Reason < b.Problems[j].Reason
 	})
 	return nil
+}
+
+// walker lists the folders of a bundle below a start, collecting its files
+// outside store roots.
+type walker struct {
+	b      *Bundle
+	lim    Limits
+	walked int
+	files  []string
+}
+
+func (w *walker) walk(p string) error {
+	b := w.b
+	ents, err := fs.ReadDir(b.FS, p)
+	if err != nil {
+		if p == "." {
+			return err
+		}
+		b.problem(p, "unreadable: %v", err)
+	} else {
+		if st, ok := sniffStore(b.FS, p, ents); ok {
+			b.Stores = append(b.Stores, st)
+			return nil // a folder inside a store root is not another one
+		}
+		if len(ents) == 0 && namedLikeCapture(p) {
+			b.problem(p, "an empty folder where a file named like a capture or log is expected")
+		}
+	}
+	for _, d := range ents {
+		q := path.Join(p, d.Name())
+		w.walked++
+		if w.walked > w.lim.MaxEntries {
+			return fmt.Errorf("%w: more than %d files and folders (at %q)", ErrLimit, w.lim.MaxEntries, q)
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			b.problem(q, "symlink not followed")
+		case d.IsDir():
+			if err := w.walk(q); err != nil {
+				return err
+			}
+		case d.Type().IsRegular():
+			w.files = append(w.files, q)
+		default:
+			b.problem(q, "special file (%v) skipped", d.Type())
+		}
+	}
+	return nil
+}
+
+// sniffFiles sniffs files, audit manifests first: an archive's entry whose
+// content gives no kind of answer (an empty one) is then decoded in its one
+// read as the kind its manifest tags it with.
+func (b *Bundle) sniffFiles(files []string) {
+	for _, p := range files {
+		if isAuditManifest(p) {
+			b.sniffFile(p)
+		}
+	}
+	for _, p := range files {
+		if !isAuditManifest(p) {
+			b.sniffFile(p)
+		}
+	}
 }
 
 func (b *Bundle) problem(p, format string, args ...any) {
@@ -129,6 +161,10 @@ func (b *Bundle) sniffFile(p string) {
 	}
 	head = head[:n]
 	whole := int64(n) == fi.Size()
+	if kind := sniffArchive(bytes.NewReader(head), int64(n)); kind != "" {
+		b.readArchive(p, f, fi.Size(), head, kind)
+		return
+	}
 
 	text, compressed := head, false
 	if bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
@@ -152,7 +188,9 @@ func (b *Bundle) sniffFile(p string) {
 		return
 	}
 	if compressed || !looksJSON(head) {
-		if notCaptured(p, head) {
+		if suf := archiveSuffix(p); suf != "" {
+			b.problem(p, "named like an archive but is none: no zip, tar or gzipped tar header at offset 0 (starts %q), though named %s: not read", head[:min(len(head), 16)], suf)
+		} else if notCaptured(p, head) {
 			b.problem(p, "at offset 0: neither a server log nor JSON, though named like a capture or log (starts %q)", head[:min(len(head), 16)])
 		}
 		return

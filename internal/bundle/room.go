@@ -12,10 +12,20 @@ import (
 // room for what the archive at path unpacks to: exactly for a zip (its
 // directory lists every size), a lower bound for a tar (its own size) and a
 // .tar.gz (its own size, or the gzip trailer's size when larger: that field
-// holds the size modulo 4 GiB). Nested archives add to this, unknown until
-// they are found; a full disk while unpacking is then an error naming the
-// folder.
+// holds the size modulo 4 GiB). Nested archives are checked the same way
+// when they are found (roomFor); a full disk while unpacking is then an
+// error naming the folder.
 func checkRoom(path string, size int64, lim Limits) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return roomFor(path, f, size, lim)
+}
+
+// roomFor is checkRoom for the archive r of size bytes, called name.
+func roomFor(name string, r io.ReaderAt, size int64, lim Limits) error {
 	dir := lim.TempDir
 	if dir == "" {
 		dir = os.TempDir()
@@ -24,21 +34,16 @@ func checkRoom(path string, size int64, lim Limits) error {
 	if !ok {
 		return nil
 	}
-	need, how := unpackedSize(path, size)
+	need, how := unpackedSize(r, size)
 	if need <= free {
 		return nil
 	}
 	return fmt.Errorf("%w: %s unpacks to %s bytes (%s), %s has %d free; choose a folder with more room with --tmpdir or TMPDIR",
-		ErrNoRoom, path, fmt.Sprint(need), how, dir, free)
+		ErrNoRoom, name, fmt.Sprint(need), how, dir, free)
 }
 
-// unpackedSize estimates what the archive at path unpacks to, and says how.
-func unpackedSize(path string, size int64) (int64, string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return size, "its own size"
-	}
-	defer f.Close()
+// unpackedSize estimates what the archive r unpacks to, and says how.
+func unpackedSize(f io.ReaderAt, size int64) (int64, string) {
 	switch sniffArchive(f, size) {
 	case kindZip:
 		zr, err := zip.NewReader(f, size)

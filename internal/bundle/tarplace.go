@@ -20,8 +20,8 @@ import (
 
 // A .tar or .tar.gz is read in place, without unpacking it, when every
 // entry can be served from it: a folder, or a regular file that is not
-// sparse and not itself an archive (nested archives are unpacked). Otherwise
-// it is unpacked as before.
+// sparse (an archive among the entries is read like any archive inside a
+// bundle: nest.go). Otherwise it is unpacked as before.
 //
 // A plain .tar serves each file from the archive's own bytes. A .tar.gz is
 // inflated once (pass 1) to list its entries, check the limits and each
@@ -119,6 +119,7 @@ func (b *Bundle) openTarInPlace(path string, size int64, lim Limits, unpacked fu
 		return err
 	}
 	x.watch.end()
+	b.spentBytes, b.spentEntries = x.total, x.entries
 	t.sortTree(t.root)
 	b.Archive, b.FS, b.inPlace = kind, t, t
 	b.Problems = append(b.Problems, x.problems...)
@@ -150,7 +151,7 @@ func (t *tarFS) Close() error { return t.close() }
 
 // servable says whether a regular entry can be served in place.
 func servable(hdr *tar.Header) bool {
-	if hdr.Typeflag == tar.TypeGNUSparse || archiveSuffix(hdr.Name) != "" {
+	if hdr.Typeflag == tar.TypeGNUSparse {
 		return false
 	}
 	for k := range hdr.PAXRecords {

@@ -139,7 +139,7 @@ func TestTarGzFilesFromCheckpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tf := b.FS.(*tarFS)
+		tf := b.nest.base.(*tarFS)
 		if len(tf.pins) < 4 {
 			t.Errorf("level %d: %d checkpoints pinned", level, len(tf.pins))
 		}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -30,15 +29,16 @@ const (
 // copyBufSize is the buffer entries are copied through.
 const copyBufSize = 256 << 10
 
-// extractor unpacks archives into dst, sharing one budget of bytes and
-// entries across the outer archive and the archives nested in it.
+// extractor unpacks archives into dst. The archives inside a bundle are
+// unpacked by one of their own, that starts from what the bundle's archive
+// took (Bundle.spentBytes, spentEntries): one budget of bytes and entries
+// for the bundle.
 type extractor struct {
 	dst      *os.Root
 	lim      Limits
 	total    int64 // bytes written so far
 	entries  int   // entries seen so far (refused ones included)
-	nested   bool  // unpacking a nested archive: do not look for more
-	files    []string
+	nested   bool  // unpacking an archive inside the bundle: its reads are no progress of the bundle's
 	problems []Problem
 	notes    []string // statements about how the archive was read, not damage
 	// undelivered are the files whose entries were torn or unreadable.
@@ -247,7 +247,6 @@ func (x *extractor) extractZip(name string, r io.ReaderAt, size int64, prefix st
 			// The bytes read do not match what the directory says (bad
 			// checksum, wrong size): what was written cannot be trusted.
 			x.dst.Remove(p)
-			x.dropFile(p)
 			x.torn(p, "archive damage: entry %q of %s, data at offset %d: unreadable after %d bytes: %v; not delivered", f.Name, name, off, n, err)
 		}
 	}
@@ -323,7 +322,6 @@ func (x *extractor) extractZipLocal(name string, r io.ReaderAt, size int64, pref
 				return found, err
 			}
 			x.dst.Remove(p)
-			x.dropFile(p)
 			x.torn(p, "archive damage: entry %q of %s, local header at offset %d: unreadable after %d bytes: %v; not delivered", e.name, name, e.header, n, err)
 			continue
 		}
@@ -631,22 +629,11 @@ func (x *extractor) writeFile(archive, entry, p string, r io.Reader, mtime time.
 		}
 		return n, fmt.Errorf("%w: %s: entry %q expands past the %d-byte total limit", ErrLimit, archive, entry, x.lim.MaxTotalBytes)
 	}
-	if !x.nested {
-		x.files = append(x.files, p)
-	}
 	return n, err
 }
 
-func (x *extractor) dropFile(p string) {
-	for i, f := range x.files {
-		if f == p {
-			x.files = append(x.files[:i], x.files[i+1:]...)
-			return
-		}
-	}
-}
-
-// archiveSuffixes are the names under which a nested archive is unpacked.
+// archiveSuffixes are the suffixes an archive inside a bundle loses to name
+// the folder it is mounted at (nest.go).
 var archiveSuffixes = []string{".tar.gz", ".tgz", ".tar", ".zip"}
 
 func archiveSuffix(name string) string {
@@ -657,57 +644,4 @@ func archiveSuffix(name string) string {
 		}
 	}
 	return ""
-}
-
-// unpackNested unpacks, one level deep, the archives found among the files
-// the outer archive held (a per-server tar.gz inside a zip), each into a
-// folder named after it without its suffix (or "<name>.unpacked" when that
-// name is taken). Limits are shared with the outer archive.
-func (x *extractor) unpackNested() error {
-	files := append([]string(nil), x.files...)
-	sort.Strings(files)
-	x.nested = true
-	for _, p := range files {
-		suf := archiveSuffix(p)
-		if suf == "" {
-			continue
-		}
-		if err := x.unpackOne(p, suf); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (x *extractor) unpackOne(p, suf string) error {
-	f, err := x.dst.Open(p)
-	if err != nil {
-		x.problem(p, "nested archive unreadable: %v", err)
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		x.problem(p, "nested archive unreadable: %v", err)
-		return nil
-	}
-	if sniffArchive(f, fi.Size()) == "" {
-		x.problem(p, "named like an archive but is none: not unpacked")
-		return nil
-	}
-	dir := p[:len(p)-len(suf)]
-	if _, err := x.dst.Lstat(dir); err == nil {
-		dir = p + ".unpacked"
-		if _, err := x.dst.Lstat(dir); err == nil {
-			x.problem(p, "nested archive not unpacked: %s and %s already exist", p[:len(p)-len(suf)], dir)
-			return nil
-		}
-	}
-	if _, err := x.extract(p, f, fi.Size(), dir); err != nil {
-		if errors.Is(err, ErrLimit) {
-			return err
-		}
-		x.problem(p, "nested archive not unpacked: %v", err)
-	}
-	return nil
 }
