@@ -12,8 +12,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
-func init() { topCommands = append(topCommands, newAnalyzeCmd) }
-
 type analyzeOptions struct {
 	reportFlags
 	set      map[string]string // check settings, "code.key" -> value

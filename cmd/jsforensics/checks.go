@@ -12,11 +12,9 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis"
 )
 
-func init() { topCommands = append(topCommands, newChecksCmd) }
-
 // newChecksCmd lists the registered checks, as natscli's `audit checks` does:
 // code, usual severity, what raises it, and its settings with defaults.
-func newChecksCmd(stdout, stderr io.Writer) *cobra.Command {
+func newChecksCmd(stdout io.Writer) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "checks",

@@ -19,10 +19,6 @@ type storeDumpOptions struct {
 	key  string
 }
 
-func init() {
-	dumpCommands = append(dumpCommands, newDumpBlkCmd, newDumpIndexCmd, newDumpMetaCmd, newDumpOdatCmd)
-}
-
 func (o *storeDumpOptions) flags(c *cobra.Command, keyHelp string) {
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON lines instead of text")
 	c.Flags().StringVar(&o.key, "checksum-key", "", keyHelp)

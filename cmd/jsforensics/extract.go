@@ -14,8 +14,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
-func init() { topCommands = append(topCommands, newExtractCmd) }
-
 type extractOptions struct {
 	stream string // ACCOUNT/NAME
 	server string

@@ -11,8 +11,6 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-func init() { topCommands = append(topCommands, newRenderCmd) }
-
 // reportFlags say how a report is written: analyze and render share them,
 // so render of a saved JSON report prints what analyze printed.
 type reportFlags struct {
@@ -128,7 +126,7 @@ func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOpti
 	return nil
 }
 
-func newRenderCmd(stdout, _ io.Writer) *cobra.Command {
+func newRenderCmd(stdout io.Writer) *cobra.Command {
 	var f reportFlags
 	c := &cobra.Command{
 		Use:   "render REPORT.json",
