@@ -106,7 +106,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	s, err := analysis.Extract(path, o.limits, keys, analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group},
 		func(m *analysis.SalvagedMsg) error {
 			counts[m.From]++
-			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: parseHeaders(m.Header),
+			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: headersByName(parseHeaders(m.Header)),
 				Data: m.Data, Time: time.Unix(0, m.TS).UTC(),
 				Source: extractedSource{Server: m.Server, File: m.File, Offset: m.Offset, From: m.From, Term: m.Term, Index: m.Index}}
 			if line.Data == nil {
@@ -143,30 +143,4 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	return nil
-}
-
-// parseHeaders reads a NATS header block ("NATS/1.0\r\nKey: value\r\n…\r\n\r\n")
-// into its keys and values; nil when there is none or it is not one.
-func parseHeaders(h []byte) map[string][]string {
-	text, ok := strings.CutPrefix(string(h), "NATS/1.0")
-	if !ok {
-		return nil
-	}
-	lines := strings.Split(text, "\r\n")
-	out := map[string][]string{}
-	for _, l := range lines[1:] {
-		if l == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return nil
-		}
-		k = strings.TrimSpace(k)
-		out[k] = append(out[k], strings.TrimSpace(v))
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
