@@ -122,5 +122,5 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) (runErr erro
 	if err != nil {
 		return err
 	}
-	return o.emit(rep, format, ropts, stdout)
+	return o.emit(rep, format, ropts, stdout, stderr)
 }

@@ -24,6 +24,7 @@ type reportFlags struct {
 	brief   bool
 	since   string
 	until   string
+	noPager bool
 }
 
 // defaultWidth is the text report's width off a terminal (a file, a pipe):
@@ -42,6 +43,7 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().BoolVar(&f.brief, "brief", false, "print only what happened and what to do first (text and markdown)")
 	c.Flags().StringVar(&f.since, "since", "", "keep the timeline from this time: RFC 3339 (2026-11-30T01:40:00Z) or a duration before the bundle's last event (10m)")
 	c.Flags().StringVar(&f.until, "until", "", "keep the timeline up to this time: RFC 3339 or a duration before the bundle's last event")
+	c.Flags().BoolVar(&f.noPager, "no-pager", false, "on a terminal, print the report directly instead of through $PAGER (default "+defaultPager+")")
 	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream and consumer names, subjects and paths (the same name, the same token) to share the report; server names, ids and figures stay")
 }
 
@@ -87,9 +89,10 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 	return format, o, nil
 }
 
-// emit narrows and redacts rep as the flags say, writes it, and returns
-// the exit code of what it wrote (report.Status) as an exitError unless ok.
-func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOptions, stdout io.Writer) error {
+// emit narrows and redacts rep as the flags say, writes it (through the
+// pager on a terminal), and returns the exit code of what it wrote
+// (report.Status) as an exitError unless ok.
+func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOptions, stdout, stderr io.Writer) error {
 	w, err := report.ParseWindow(f.since, f.until)
 	if err != nil {
 		return err
@@ -109,10 +112,22 @@ func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOpti
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(file.writerOr(stdout))
+	out := file.writerOr(stdout)
+	var pager *pagerProc
+	if tty, ok := stdout.(*os.File); ok && file == nil && o.is && !f.noPager {
+		if command := pagerCommand(); command != "" {
+			if p, err := startPager(command, tty, stderr); err == nil {
+				pager, out = p, p
+			}
+		}
+	}
+	bw := bufio.NewWriter(out)
 	err = format.write(bw, rep, o)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
+	}
+	if pager != nil {
+		pager.wait()
 	}
 	if file != nil {
 		err = file.finish(err)
@@ -136,7 +151,7 @@ would have: the same bytes for the same format and flags.
 
 ` + exitCodes,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			guard, err := newInputGuard(args[0])
 			if err != nil {
 				return err
@@ -154,7 +169,7 @@ would have: the same bytes for the same format and flags.
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			return f.emit(rep, format, o, stdout)
+			return f.emit(rep, format, o, stdout, cmd.ErrOrStderr())
 		},
 	}
 	addReportFlags(c, &f)
