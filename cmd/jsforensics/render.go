@@ -39,7 +39,7 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().StringSliceVar(&f.filter.Servers, "server", nil, "report only what concerns these servers (names, comma-separated)")
 	c.Flags().StringSliceVar(&f.filter.Accounts, "account", nil, "report only what concerns these accounts")
 	c.Flags().StringSliceVar(&f.filter.Streams, "stream", nil, "report only what concerns these streams (NAME or ACCOUNT/NAME)")
-	c.Flags().IntVar(&f.width, "width", -1, fmt.Sprintf("fit the text report to this many columns (default: the terminal's width on a terminal, else %d; 0: no limit)", defaultWidth))
+	addWidthFlag(c, &f.width, "fit the text report to")
 	c.Flags().BoolVar(&f.brief, "brief", false, "print only what happened and what to do first (text and markdown)")
 	c.Flags().StringVar(&f.since, "since", "", "keep the timeline from this time: RFC 3339 (2026-11-30T01:40:00Z) or a duration before the bundle's last event (10m)")
 	c.Flags().StringVar(&f.until, "until", "", "keep the timeline up to this time: RFC 3339 or a duration before the bundle's last event")
@@ -49,6 +49,20 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 
 // minWidth is the narrowest --width: a timeline line's time and server.
 const minWidth = 40
+
+// addWidthFlag adds --width (-1 when not given) to c; what says what is
+// fitted ("fit the text report to").
+func addWidthFlag(c *cobra.Command, width *int, what string) {
+	c.Flags().IntVar(width, "width", -1, fmt.Sprintf("%s this many columns (default: the terminal's width on a terminal, else %d; 0: no limit)", what, defaultWidth))
+}
+
+// checkWidth refuses a --width too narrow to lay anything out.
+func checkWidth(width int) error {
+	if width != -1 && (width < 0 || width > 0 && width < minWidth) {
+		return fmt.Errorf("--width %d: give at least %d columns, or 0 for no limit", width, minWidth)
+	}
+	return nil
+}
 
 // prepare checks the flags before any work: the format exists, a binary
 // one is not written to a terminal, and the output is not inside the input
@@ -64,8 +78,8 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 	if err := checkOutput("-o", f.output, f.force); err != nil {
 		return outputFormat{}, renderOptions{}, err
 	}
-	if f.width != -1 && (f.width < 0 || f.width > 0 && f.width < minWidth) {
-		return outputFormat{}, renderOptions{}, fmt.Errorf("--width %d: give at least %d columns, or 0 for no limit", f.width, minWidth)
+	if err := checkWidth(f.width); err != nil {
+		return outputFormat{}, renderOptions{}, err
 	}
 	if f.brief && format.name != "text" && format.name != "markdown" {
 		return outputFormat{}, renderOptions{}, fmt.Errorf("--brief is for --format text and markdown, not %s", format.name)
