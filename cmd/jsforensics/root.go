@@ -31,7 +31,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newAnalyzeCmd(stdout, stderr),
 		newChecksCmd(stdout),
-		newDumpCmd(stdout),
+		newDumpCmd(stdout, stderr),
 		newExtractCmd(stdout, stderr),
 		newRenderCmd(stdout),
 		newSchemaCmd(stdout),
@@ -41,15 +41,25 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // newDumpCmd is the parent of the per-parser dump subcommands (dump_store.go,
-// dump_raft.go), listed here.
-func newDumpCmd(stdout io.Writer) *cobra.Command {
+// dump_raft.go), listed here. Without one it is a usage error: the file's
+// type is not guessed.
+func newDumpCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "dump",
+		Use:   "dump TYPE FILE",
 		Short: "Print every decoded record of one file (works on broken files)",
+		Long: `Dump prints every record one parser decodes from one file, and goes on past
+damage, saying where it is. TYPE says what the file is (its parser); it is never guessed.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%q is not a file type to dump: give one of %s, then the file", args[0], subcommandNames(cmd))
+			}
+			return fmt.Errorf("say which file to dump and its type: one of %s, then the file", subcommandNames(cmd))
+		},
+		RunE: func(*cobra.Command, []string) error { return nil }, // Args refuses every call
 	}
 	c.AddCommand(
 		// filestore files (storeparse)
-		newDumpBlkCmd(stdout),
+		newDumpBlkCmd(stdout, stderr),
 		newDumpIndexCmd(stdout),
 		newDumpMetaCmd(stdout),
 		newDumpOdatCmd(stdout),
@@ -61,6 +71,17 @@ func newDumpCmd(stdout io.Writer) *cobra.Command {
 		newDumpWALCmd(stdout),
 	)
 	return c
+}
+
+// subcommandNames lists c's subcommands, comma-separated.
+func subcommandNames(c *cobra.Command) string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {
