@@ -44,7 +44,7 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().StringVar(&f.since, "since", "", "keep the timeline from this time: RFC 3339 (2026-11-30T01:40:00Z) or a duration before the bundle's last event (10m)")
 	c.Flags().StringVar(&f.until, "until", "", "keep the timeline up to this time: RFC 3339 or a duration before the bundle's last event")
 	c.Flags().BoolVar(&f.noPager, "no-pager", false, "on a terminal, print the report directly instead of through $PAGER (default "+defaultPager+")")
-	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream and consumer names, subjects and paths (the same name, the same token) to share the report; server names, ids and figures stay")
+	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream, consumer and cluster names, subjects, paths and the message payloads the report quotes (the same name, the same token) to share the report; server names, ids and figures stay")
 }
 
 // minWidth is the narrowest --width: a timeline line's time and server.
