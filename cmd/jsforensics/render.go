@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -53,8 +54,31 @@ const minWidth = 40
 // addWidthFlag adds --width (-1 when not given) to c; what says what is
 // fitted ("fit the text report to").
 func addWidthFlag(c *cobra.Command, width *int, what string) {
-	c.Flags().IntVar(width, "width", -1, fmt.Sprintf("%s this many columns (default: the terminal's width on a terminal, else %d; 0: no limit)", what, defaultWidth))
+	*width = -1
+	c.Flags().Var(widthFlag{width}, "width", fmt.Sprintf("%s this many columns, 0 for no limit (default: the terminal's width, or %d off a terminal)", what, defaultWidth))
 }
+
+// widthFlag is --width's value. Not given, it is -1, which the help does
+// not print as a default: the help says what the default is.
+type widthFlag struct{ p *int }
+
+func (w widthFlag) String() string {
+	if w.p == nil || *w.p == -1 {
+		return ""
+	}
+	return strconv.Itoa(*w.p)
+}
+
+func (w widthFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of columns", s)
+	}
+	*w.p = n
+	return nil
+}
+
+func (w widthFlag) Type() string { return "int" }
 
 // checkWidth refuses a --width too narrow to lay anything out.
 func checkWidth(width int) error {
