@@ -220,10 +220,6 @@ func SortedFindings(in []Finding) []Finding {
 	return out
 }
 
-func indentLines(s, indent string) string {
-	return strings.ReplaceAll(s, "\n", "\n"+indent)
-}
-
 // FormatTime renders an optional time for tables.
 func FormatTime(t *time.Time) string {
 	if t == nil || t.IsZero() {
