@@ -39,7 +39,7 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().BoolVar(&f.verbose, "verbose", false, "under every finding its own timeline excerpt in full (by default each event is shown once, under the cause it explains)")
 	c.Flags().StringSliceVar(&f.filter.Servers, "server", nil, "report only what concerns these servers (names, comma-separated)")
 	c.Flags().StringSliceVar(&f.filter.Accounts, "account", nil, "report only what concerns these accounts")
-	c.Flags().StringSliceVar(&f.filter.Streams, "stream", nil, "report only what concerns these streams (NAME or ACCOUNT/NAME)")
+	c.Flags().StringSliceVar(&f.filter.Streams, "stream", nil, "report only what concerns these streams: ACCOUNT/NAME, 'ACCOUNT > NAME', or NAME when one account has it")
 	addWidthFlag(c, &f.width, "fit the text report to")
 	c.Flags().BoolVar(&f.brief, "brief", false, "print only what happened and what to do first (text and markdown)")
 	c.Flags().StringVar(&f.since, "since", "", "keep the timeline from this time: RFC 3339 (2026-11-30T01:40:00Z) or a duration before the bundle's last event (10m)")
@@ -105,6 +105,9 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 	if err := checkWidth(f.width); err != nil {
 		return outputFormat{}, renderOptions{}, err
 	}
+	if err := checkStreamFlags(f.filter.Streams); err != nil {
+		return outputFormat{}, renderOptions{}, err
+	}
 	if f.brief && format.name != "text" && format.name != "markdown" {
 		return outputFormat{}, renderOptions{}, fmt.Errorf("--brief is for --format text and markdown, not %s", format.name)
 	}
@@ -137,6 +140,9 @@ func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOpti
 	}
 	sel := f.filter
 	if sel.Since, sel.Until, err = w.Resolve(rep); err != nil {
+		return err
+	}
+	if sel.Streams, err = resolveStreamFlags(rep, sel.Streams, sel.Accounts); err != nil {
 		return err
 	}
 	rep = sel.Apply(rep)
