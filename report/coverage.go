@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Coverage says what the analysis read of the bundle, what it could not,
@@ -143,27 +142,30 @@ func (s Selection) unmatched(r *Report) []Unjudged {
 		}) && !slices.ContainsFunc(r.Groups, func(g Group) bool {
 			return groupStream(g.Asset) == n && (acc == "" || g.Account == acc)
 		}) {
-			out = append(out, Unjudged{Kind: UnjudgedFilterUnmatched, Reason: fmt.Sprintf("--stream %s matches no stream of the bundle: nothing was judged for it", name)})
+			known := "it names none"
+			if k := r.KnownStreams(); len(k) > 0 {
+				known = StreamList(k)
+			}
+			out = append(out, Unjudged{Kind: UnjudgedFilterUnmatched, Reason: fmt.Sprintf("--stream %s matches no stream of the bundle (%s): nothing was judged for it", name, known)})
 		}
 	}
 	return out
 }
 
 // splitStreamName reads NAME, ACCOUNT/NAME or the report's own form
-// "ACCOUNT > NAME" into account ("" for any) and name.
+// "ACCOUNT > NAME" into account ("" for any) and name, as ParseStreamName
+// does; a name it refuses is taken whole, a bare name no stream has.
 func splitStreamName(s string) (account, name string) {
-	if a, n, ok := strings.Cut(s, " > "); ok {
-		return strings.TrimSpace(a), strings.TrimSpace(n)
+	ref, err := ParseStreamName(s)
+	if err != nil {
+		return "", s
 	}
-	if a, n, ok := strings.Cut(s, "/"); ok {
-		return a, n
-	}
-	return "", s
+	return ref.Account, ref.Name
 }
 
 func orNone(names []string) string {
 	if len(names) == 0 {
 		return "it names none"
 	}
-	return strings.Join(names, ", ")
+	return SomeNames(names)
 }

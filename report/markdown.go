@@ -39,9 +39,13 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 		}
 	}
 	for k, c := range r.Diagnosis {
+		if k > 0 {
+			ew.printf("\n")
+		}
 		ew.printf("%d. **%s**: %s\n", k+1, c.Severity, mdEscape(c.Summary))
 		if c.FirstStep != "" {
-			ew.printf("   First: %s\n", mdEscape(indentLines(c.FirstStep, "   ")))
+			ew.printf("\n")
+			mdSteps(ew, "   ", "First: ", c.FirstStep)
 		}
 	}
 	ew.printf("\nBundle `%s`, tool %s: **%d critical**, %d warning, %d info findings; %d servers, %d streams, %d raft groups.\n",
@@ -69,7 +73,9 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 			ew.printf("\n")
 		}
 		if cells[findingRemedy] != "" {
-			ew.printf("Remedy:\n\n```\n%s\n```\n\n", cells[findingRemedy])
+			ew.printf("Remedy:\n\n")
+			mdSteps(ew, "", "", cells[findingRemedy])
+			ew.printf("\n")
 		}
 		mdExcerpt(ew, r, l.Own[row])
 	}
@@ -89,6 +95,53 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 		mdTable(ew, TimelineTable(r))
 	}
 	return ew.err
+}
+
+// mdSteps writes a remedy or a first step (StepParts): each line of prose a
+// paragraph, wrapped by the reader, its backquoted commands as code spans;
+// each run of commands a fenced code block, as typed. Every line starts
+// with indent (a list item's continuation); lead comes before the first
+// paragraph.
+func mdSteps(ew *errWriter, indent, lead, s string) {
+	for i, p := range StepParts(s) {
+		if i > 0 {
+			ew.printf("\n")
+		}
+		if p.Commands == nil {
+			if i == 0 {
+				ew.printf("%s%s%s\n", indent, mdEscape(lead), mdProse(p.Text))
+			} else {
+				ew.printf("%s%s\n", indent, mdProse(p.Text))
+			}
+			continue
+		}
+		fence := "```"
+		for strings.Contains(strings.Join(p.Commands, "\n"), fence) {
+			fence += "`"
+		}
+		ew.printf("%s%s\n", indent, fence)
+		for _, c := range p.Commands {
+			ew.printf("%s%s\n", indent, c)
+		}
+		ew.printf("%s%s\n", indent, fence)
+	}
+}
+
+// mdProse escapes a line of prose but for its backquoted spans, which stay
+// code spans.
+func mdProse(s string) string {
+	var b strings.Builder
+	for i, part := range CodeSpans(s) {
+		switch {
+		case i%2 == 0:
+			b.WriteString(mdEscape(part))
+		case part == "":
+			b.WriteString(mdEscape("``"))
+		default:
+			b.WriteString("`" + part + "`")
+		}
+	}
+	return b.String()
 }
 
 // mdExcerpt prints an excerpt as a short table.

@@ -9,18 +9,27 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // Redact returns a copy of r fit to share with a vendor (--redact):
 // account, stream and consumer names, subjects (and the payload-derived
-// values that travel in them, such as KV keys) and the directories of
-// paths are replaced by tokens, "acc-3f9a", "stream-81c2",
-// "consumer-07be", "subj-c1d0", "path-5e22", "bundle-9a0f", wherever they
-// appear: in the fields that hold them and in every message, evidence,
-// remedy, summary, note and timeline text. The same input gives the same
-// token throughout the report. Server names and ids, peer ids, raft group
-// names, codes, times and every figure stay, so the findings read the same.
+// values that travel in them, such as KV keys), the directories of paths,
+// cluster names and the message payloads the report quotes (a client
+// history's values) are replaced by tokens, "acc-3f9a", "stream-81c2",
+// "consumer-07be", "subj-c1d0", "path-5e22", "bundle-9a0f", "cluster-4d1e",
+// "val-90ab", wherever they appear: in the fields that hold them and in
+// every message, evidence, remedy, summary, note and timeline text. The
+// same input gives the same token throughout the report. Server names and
+// ids, peer ids, raft group names, codes, times and every figure stay, so
+// the findings read the same.
+//
+// A cluster name is often a plain word ("new", "east", "nats"), so in free
+// text it is replaced only where it stands as a cluster: after "cluster",
+// "Cluster:" or "Cluster name is", after a server name and a slash ("n1/east", as the meta
+// leader is logged), and quoted (a gateway's name). A payload value is
+// replaced where it is quoted, as the report quotes it.
 //
 // Tokens are keyed by a hash of the whole unredacted report: whoever holds
 // only the redacted one cannot confirm a guessed name by hashing it, while
@@ -42,8 +51,15 @@ func Redact(r *Report) (*Report, error) {
 		rd.bundle, rd.bundleToken = out.Bundle, rd.token("bundle", out.Bundle)
 	}
 	rd.collectNames(&out)
+	rd.collectClusters(&out)
+	rd.collectValues(&out)
 	rd.walk(reflect.ValueOf(&out).Elem())
-	out.Notes = append(out.Notes, "redacted: account, stream and consumer names, subjects and path directories are tokens (acc-…, stream-…, consumer-…, subj-…, path-…), the same name the same token; server names, ids and figures are as found")
+	for i := range out.Servers {
+		if c := r.Servers[i].Cluster; c != "" {
+			out.Servers[i].Cluster = rd.token("cluster", c)
+		}
+	}
+	out.Notes = append(out.Notes, "redacted: account, stream, consumer and cluster names, subjects, path directories and quoted message payloads are tokens (acc-…, stream-…, consumer-…, cluster-…, subj-…, path-…, val-…), the same name the same token; server names, ids and figures are as found")
 	return &out, nil
 }
 
@@ -57,6 +73,44 @@ type redactor struct {
 	odd  []string
 	used map[string]bool // tokens handed out, to lengthen one on a collision
 	memo map[string]string
+	// clusters are the patterns of the cluster names where they stand as
+	// one (see Redact), with their tokens.
+	clusters []clusterPattern
+	// values maps each quoted payload value ("\"0-46\"", as %q writes it)
+	// to its quoted token; valueOrder lists them longest first.
+	values     map[string]string
+	valueOrder []string
+}
+
+type clusterPattern struct {
+	re    *regexp.Regexp
+	token string
+}
+
+// serverPhrases are the server's log phrases where "new" follows
+// "cluster" and names no cluster ("JetStream cluster new metadata
+// leader: …"): a cluster named new is not replaced there.
+var serverPhrases = []string{" metadata leader", " remote metadata leader", " stream leader", " consumer leader"}
+
+// replace puts the token for the cluster name wherever the pattern finds
+// it: group 1 before it and group 2 after it are kept.
+func (c clusterPattern) replace(s string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range c.re.FindAllStringSubmatchIndex(s, -1) {
+		name := s[m[3]:m[4]]
+		if name == "new" && slices.ContainsFunc(serverPhrases, func(p string) bool { return strings.HasPrefix(s[m[4]:], p) }) {
+			continue
+		}
+		b.WriteString(s[last:m[3]])
+		b.WriteString(c.token)
+		last = m[4]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // token is kind-HEX: the shortest prefix (4 digits at least) of the keyed
@@ -128,6 +182,94 @@ func (rd *redactor) collectNames(r *Report) {
 	slices.SortFunc(rd.odd, func(a, b string) int { return len(b) - len(a) })
 }
 
+// collectClusters makes the patterns of the report's cluster names: after
+// "cluster", "Cluster:" or "Cluster name is" (log lines, varz), after a
+// server name and a slash ("n1/C", the meta leader as logged), and quoted
+// (a gateway). Longest name first, so a name that holds another is
+// replaced whole.
+func (rd *redactor) collectClusters(r *Report) {
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range r.Servers {
+		if c := s.Cluster; c != "" && !seen[c] {
+			seen[c] = true
+			names = append(names, c)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return len(b) - len(a) })
+	// A server name (any: a log may use one the server no longer has)
+	// standing alone before the slash, not a path's folder.
+	const server = `[A-Za-z0-9_$-]+`
+	for _, c := range names {
+		q := regexp.QuoteMeta(c)
+		// Group 1 stands before the name and group 2 after it; both kept.
+		for _, pat := range []string{
+			`((?i:\bcluster)(?::|\s+name\s+is|\s+name\s+updated\s+to)?\s+)` + q + `($|[^A-Za-z0-9_$/-])`,
+			`((?:^|[\s:(,])` + server + `/)` + q + `($|[^A-Za-z0-9_$/-])`,
+			`(")` + q + `(")`,
+		} {
+			rd.clusters = append(rd.clusters, clusterPattern{re: regexp.MustCompile(pat), token: rd.token("cluster", c)})
+		}
+	}
+}
+
+// collectValues finds the message payloads the report quotes: a client
+// history's lost values, and every quoted value of an acked-lost finding's
+// message and of its evidence lines that list values ("lost values: …") or
+// begin with one (a lost value, with the held values it was acknowledged
+// between). Its other evidence lines (log lines, copies) quote no payload.
+func (rd *redactor) collectValues(r *Report) {
+	rd.values = map[string]string{}
+	add := func(s string) {
+		for _, q := range quotedStrings(s) {
+			if _, ok := rd.values[q]; !ok {
+				v, _ := strconv.Unquote(q)
+				rd.values[q] = strconv.Quote(rd.token("val", v))
+				rd.valueOrder = append(rd.valueOrder, q)
+			}
+		}
+	}
+	for _, h := range r.Histories {
+		for _, b := range h.Buckets {
+			for _, v := range b.LostValues {
+				add(v)
+			}
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Code != "acked-lost" {
+			continue
+		}
+		add(f.Message)
+		for _, e := range f.Evidence {
+			if strings.HasPrefix(e, `"`) || strings.HasPrefix(e, "lost values: ") {
+				add(e)
+			}
+		}
+	}
+	slices.SortFunc(rd.valueOrder, func(a, b string) int { return len(b) - len(a) })
+}
+
+// quotedStrings returns the Go-quoted strings in s ("\"0-46\"" as %q writes
+// them), in order.
+func quotedStrings(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			break
+		}
+		q, err := strconv.QuotedPrefix(s[i+j:])
+		if err != nil {
+			i += j + 1
+			continue
+		}
+		out = append(out, q)
+		i += j + len(q)
+	}
+	return out
+}
+
 // walk rewrites every exported string reachable from v.
 func (rd *redactor) walk(v reflect.Value) {
 	switch v.Kind() {
@@ -179,8 +321,14 @@ func (rd *redactor) text(s string) string {
 	if s == "" {
 		return s
 	}
+	for _, q := range rd.valueOrder {
+		s = strings.ReplaceAll(s, q, rd.values[q])
+	}
 	if rd.bundle != "" {
 		s = strings.ReplaceAll(s, rd.bundle, rd.bundleToken)
+	}
+	for _, c := range rd.clusters {
+		s = c.replace(s)
 	}
 	s = absPath.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.IndexByte(m, '/')

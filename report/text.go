@@ -25,6 +25,25 @@ type TextOptions struct {
 	// Brief prints only what happened and what to do first: the
 	// diagnosis, what could not be judged, and the counts.
 	Brief bool
+
+	// kindWidth is the kind column of timeline lines: the report's longest
+	// kind, at most maxKindWidth (set by WriteTextWith).
+	kindWidth int
+}
+
+// maxKindWidth bounds the kind column of a timeline line, so a kind longer
+// than any the server's logs give (the longest, snapshot-install-failed,
+// has 23 characters) leaves the text its room; a longer one is cut with …
+// and its text still follows.
+const maxKindWidth = 24
+
+// kindColumn is the width of the kind column for r's timeline.
+func kindColumn(r *Report) int {
+	w := 0
+	for _, e := range r.Timeline {
+		w = max(w, textWidth(e.Kind))
+	}
+	return min(w, maxKindWidth)
 }
 
 // WriteText writes the plain text report (no colour, no width limit).
@@ -37,6 +56,7 @@ func WriteText(w io.Writer, r *Report) error { return WriteTextWith(w, r, TextOp
 // in natscli's look, and the timeline.
 func WriteTextWith(w io.Writer, r *Report, o TextOptions) error {
 	ew := &errWriter{w: w}
+	o.kindWidth = kindColumn(r)
 	counts := r.CountBySeverity()
 	o.para(ew, "", "  ", fmt.Sprintf("jsforensics %s: %s", r.ToolVersion, r.Bundle))
 	o.diagnosis(ew, r)
@@ -147,7 +167,10 @@ func (o TextOptions) excerpt(ew *errWriter, r *Report, indent string, x excerpt)
 
 // event prints one timeline event: time, server, kind, then its text.
 func (o TextOptions) event(ew *errWriter, indent string, t time.Time, server, kind, body string) {
-	head := fmt.Sprintf("%s%s %-9s %-16s ", indent, t.UTC().Format("2006-01-02T15:04:05.000Z"), server, kind)
+	if textWidth(kind) > o.kindWidth {
+		kind = string([]rune(kind)[:max(o.kindWidth-1, 0)]) + "…"
+	}
+	head := fmt.Sprintf("%s%s %-9s %s ", indent, t.UTC().Format("2006-01-02T15:04:05.000Z"), server, kind+strings.Repeat(" ", o.kindWidth-textWidth(kind)))
 	if o.Width > 0 && textWidth(head)+longestWord(body) > o.Width {
 		// Narrow: the text goes under the heading.
 		ew.printf("%s\n", strings.TrimRight(head, " "))
@@ -195,10 +218,6 @@ func SortedFindings(in []Finding) []Finding {
 		out[row] = in[i]
 	}
 	return out
-}
-
-func indentLines(s, indent string) string {
-	return strings.ReplaceAll(s, "\n", "\n"+indent)
 }
 
 // FormatTime renders an optional time for tables.

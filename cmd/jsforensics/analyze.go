@@ -12,8 +12,6 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
-func init() { topCommands = append(topCommands, newAnalyzeCmd) }
-
 type analyzeOptions struct {
 	reportFlags
 	set      map[string]string // check settings, "code.key" -> value
@@ -124,5 +122,5 @@ func (o *analyzeOptions) run(path string, stdout, stderr io.Writer) (runErr erro
 	if err != nil {
 		return err
 	}
-	return o.emit(rep, format, ropts, stdout)
+	return o.emit(rep, format, ropts, stdout, stderr)
 }

@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
 )
@@ -94,29 +101,115 @@ func TestOnlyAndSkip(t *testing.T) {
 	}
 }
 
-// TestChecksJSON: checks --json prints one line per registered check, with
-// every setting under the key --set takes.
+// TestChecksJSON: checks --json prints one JSON array, an element per
+// registered check in the list's order, with every setting under the key
+// --set takes.
 func TestChecksJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"checks", "--json"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != len(analysis.Checks) {
-		t.Fatalf("%d lines, want %d", len(lines), len(analysis.Checks))
+	var got []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("not one JSON array: %v", err)
 	}
-	for i, l := range lines {
-		var c checkJSON
-		if err := json.Unmarshal([]byte(l), &c); err != nil {
-			t.Fatal(err)
+	if len(got) != len(analysis.Checks) {
+		t.Fatalf("%d checks, want %d", len(got), len(analysis.Checks))
+	}
+	for i, c := range got {
+		for _, k := range []string{"code", "severity", "description", "settings"} {
+			if _, ok := c[k]; !ok {
+				t.Errorf("check %d has no %q: %v", i, k, c)
+			}
 		}
-		if c.Code != analysis.Checks[i].Code || c.Severity == "" || c.Description == "" || len(c.Settings) != len(analysis.Checks[i].Settings) {
-			t.Errorf("line %d: %+v", i, c)
+	}
+	var checks []checkJSON
+	if err := json.Unmarshal(out.Bytes(), &checks); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range checks {
+		if c.Code != analysis.Checks[i].Code || c.Severity != string(analysis.Checks[i].Severity) || c.Description != analysis.Checks[i].Description || len(c.Settings) != len(analysis.Checks[i].Settings) {
+			t.Errorf("check %d: %+v", i, c)
 		}
 		for _, s := range c.Settings {
 			if _, err := parseSettings(map[string]string{s.Key: "1"}); err != nil {
 				t.Errorf("setting %s not taken by --set: %v", s.Key, err)
 			}
+			if s.Unit == "" || s.Description == "" {
+				t.Errorf("setting %s: %+v", s.Key, s)
+			}
+		}
+	}
+}
+
+// TestChecksWrap: the list fits --width, or the terminal's width, and
+// wrapping loses and reorders no word: it reads as the unwrapped list.
+func TestChecksWrap(t *testing.T) {
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	unwrapped := string(runCLI(t, "checks", "--width", "0"))
+	long := 0
+	for _, l := range strings.Split(unwrapped, "\n") {
+		long = max(long, utf8.RuneCountInString(l))
+	}
+	if long <= 100 {
+		t.Fatalf("the unwrapped list is at most %d wide: nothing to wrap", long)
+	}
+	fits := func(what, out string, width int) {
+		t.Helper()
+		for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			if n := utf8.RuneCountInString(l); n > width {
+				t.Errorf("%s: line %d is %d wide: %q", what, i+1, n, l)
+			}
+		}
+		if words(out) != words(unwrapped) {
+			t.Errorf("%s: wrapped, the list does not read as unwrapped", what)
+		}
+	}
+	for _, w := range []int{48, 60, 80, 100, 140} {
+		fits(fmt.Sprintf("--width %d", w), string(runCLI(t, "checks", "--width", strconv.Itoa(w))), w)
+	}
+	fits("off a terminal", string(runCLI(t, "checks")), defaultWidth)
+
+	// On a terminal: its width.
+	master, slave := openPTY(t)
+	defer master.Close()
+	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 72}); err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&screen, master); close(done) }()
+	var errb bytes.Buffer
+	code := run([]string{"checks"}, slave, &errb)
+	slave.Close()
+	<-done
+	if code != exitOK {
+		t.Fatalf("on a terminal: exit %d: %s", code, errb.String())
+	}
+	fits("a terminal of 72 columns", strings.ReplaceAll(screen.String(), "\r\n", "\n"), 72)
+
+	var errb2 bytes.Buffer
+	if code := run([]string{"checks", "--width", "10"}, io.Discard, &errb2); code != exitUnknown {
+		t.Errorf("--width 10: exit %d", code)
+	}
+}
+
+func TestWrapWords(t *testing.T) {
+	for _, tc := range []struct {
+		in          string
+		first, rest int
+		want        []string
+	}{
+		{"a bb ccc dddd", 6, 6, []string{"a bb", "ccc", "dddd"}},
+		{"a bb ccc dddd", 8, 4, []string{"a bb ccc", "dddd"}},
+		{"aaaa bb cc", 4, 5, []string{"aaaa", "bb cc"}},
+		{"a.very_long_key=1 x", 8, 8, []string{"a.very_long_key=1", "x"}},
+		{"  spaces   collapse ", 0, 0, []string{"spaces collapse"}},
+		{"one line", 8, 8, []string{"one line"}},
+		{"", 10, 10, []string{""}},
+	} {
+		if got := wrapWords(strings.Fields(tc.in), tc.first, tc.rest); !slices.Equal(got, tc.want) {
+			t.Errorf("wrapWords(%q, %d, %d) = %q, want %q", tc.in, tc.first, tc.rest, got, tc.want)
 		}
 	}
 }

@@ -34,36 +34,9 @@ var headerKinds = map[string]string{
 // maxHeaderText bounds one header value on a text line (JSON has it whole).
 const maxHeaderText = 120
 
-type headerPair struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// headerPairs reads a NATS header block ("NATS/1.0[ status]\r\nKey: value\r\n…")
-// in stored order; nil when it is not one.
-func headerPairs(h []byte) []headerPair {
-	text, ok := strings.CutPrefix(string(h), "NATS/1.0")
-	if !ok {
-		return nil
-	}
-	lines := strings.Split(text, "\r\n")
-	var out []headerPair
-	for _, l := range lines[1:] {
-		if l == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return nil
-		}
-		out = append(out, headerPair{strings.TrimSpace(k), strings.TrimSpace(v)})
-	}
-	return out
-}
-
 // describeHeaders is storeparse.DumpOptions.Headers for `dump blk`.
 func describeHeaders(hdr, data []byte) (map[string]any, string) {
-	pairs := headerPairs(hdr)
+	pairs := parseHeaders(hdr)
 	if pairs == nil {
 		return nil, ""
 	}

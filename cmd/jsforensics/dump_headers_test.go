@@ -142,15 +142,7 @@ func TestDumpNamesNewerHeaders(t *testing.T) {
 	}
 }
 
-func TestHeaderPairs(t *testing.T) {
-	got := headerPairs([]byte("NATS/1.0\r\nNats-TTL: 1h\r\nNats-Rollup: sub\r\nX: a:b\r\n\r\n"))
-	want := []headerPair{{"Nats-TTL", "1h"}, {"Nats-Rollup", "sub"}, {"X", "a:b"}}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %v, want %v", got, want)
-	}
-	if headerPairs([]byte("garbage")) != nil {
-		t.Error("not a header block, yet pairs")
-	}
+func TestDescribeHeaders(t *testing.T) {
 	f, text := describeHeaders([]byte("NATS/1.0\r\nNats-Incr: +5\r\n\r\n"), []byte(`{"val":"6"}`))
 	if f["counter_value"] != "6" || !strings.Contains(text, `Nats-Incr="+5" (counter) counter=6`) {
 		t.Errorf("counter: %v %q", f, text)

@@ -25,10 +25,6 @@ type raftDumpOptions struct {
 	group string
 }
 
-func init() {
-	dumpCommands = append(dumpCommands, newDumpPeersCmd, newDumpTavCmd, newDumpCommitCmd, newDumpSnapCmd, newDumpWALCmd)
-}
-
 func (o *raftDumpOptions) flags(c *cobra.Command) {
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON lines instead of text")
 	c.Flags().StringVar(&o.group, "group", "", "raft group name, the checksum key (default: from the path)")

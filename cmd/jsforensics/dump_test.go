@@ -65,20 +65,37 @@ func TestDumpBrokenFile(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b[40] ^= 0x10
 	p := filepath.Join(dir, "1.blk")
+
+	// A torn tail alone, as a crash leaves it: a warning, and every record
+	// before it printed.
 	if err := os.WriteFile(p, b[:len(b)-7], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run([]string{"dump", "blk", p}, &out, &errb); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	if code := run([]string{"dump", "blk", p}, &out, &errb); code != exitWarning || !strings.Contains(errb.String(), "torn tail") {
+		t.Fatalf("torn tail: exit %d, want %d: %s", code, exitWarning, errb.String())
+	}
+	whole := string(runCLI(t, "dump", "blk", "--checksum-key", "ORDERS-1", src))
+	if n := strings.Count(out.String(), "\nrecord "); n == 0 || n != strings.Count(whole, "\nrecord ")-1 {
+		t.Errorf("torn tail: %d records printed, want all but the last of:\n%s", n, whole)
+	}
+
+	// A checksum failing inside the block as well: critical.
+	b[40] ^= 0x10
+	if err := os.WriteFile(p, b[:len(b)-7], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"dump", "blk", p}, &out, &errb); code != exitCritical || !strings.Contains(errb.String(), "damaged inside") {
+		t.Fatalf("bad checksum: exit %d, want %d: %s", code, exitCritical, errb.String())
 	}
 	if !strings.Contains(out.String(), "offset") {
 		t.Errorf("no problem with an offset printed:\n%s", out.String())
 	}
 	out.Reset()
-	if code := run([]string{"dump", "blk", "--json", p}, &out, &errb); code != exitOK {
+	if code := run([]string{"dump", "blk", "--json", p}, &out, &errb); code != exitCritical {
 		t.Fatalf("--json exit %d: %s", code, errb.String())
 	}
 	errorsWithOffset := 0
@@ -153,5 +170,72 @@ func TestDumpRelativePath(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"dump", "index", "index.db"}, &out, &errb); code != exitOK || strings.Contains(out.String(), "checksum mismatch") {
 		t.Errorf("dump index index.db: exit %d %s%s", code, out.String(), errb.String())
+	}
+}
+
+// TestDumpNeedsType: dump without a file type is a usage error naming the
+// types, never its help with exit 0.
+func TestDumpNeedsType(t *testing.T) {
+	file := filepath.Join(bundles, "v2.15.2-flat/bundle/store-n1/$G/streams/ORDERS/msgs/1.blk")
+	for _, args := range [][]string{{"dump"}, {"dump", file}} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		if code != exitUnknown || !strings.Contains(errb.String(), "usage: jsforensics dump TYPE FILE") || !strings.Contains(errb.String(), "blk, commit, index") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errb.String())
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q: printed %q", args, out.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"dump", "--help"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "blk") {
+		t.Errorf("dump --help: exit %d, %q", code, out.String())
+	}
+}
+
+// TestDumpBlkOnOtherFiles: dump blk of a file that is not a message block
+// says so, and what it looks like; a real block outside a stream folder
+// still asks for its checksum key.
+func TestDumpBlkOnOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "nats.conf")
+	if err := os.WriteFile(conf, []byte("# cluster config\nlisten: 4222\njetstream {store_dir: /data}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"dump", "blk", conf}, &out, &errb)
+	if code != exitUnknown || !strings.Contains(errb.String(), "is not a message block") ||
+		!strings.Contains(errb.String(), `looks like text: "# cluster config"`) || strings.Contains(errb.String(), "checksum key") {
+		t.Errorf("nats.conf: exit %d, stderr %q", code, errb.String())
+	}
+
+	blk, err := os.ReadFile(filepath.Join(bundles, "v2.15.2-flat/bundle/store-n1/$G/streams/ORDERS/msgs/1.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := filepath.Join(dir, "copy.blk")
+	if err := os.WriteFile(loose, blk, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := run([]string{"dump", "blk", loose}, &out, &errb); code != exitUnknown || !strings.Contains(errb.String(), "give --checksum-key") {
+		t.Errorf("a block outside its stream folder: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestLooksLike(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"listen: 4222\nport: 1\n", `it looks like text: "listen: 4222"`},
+		{"  {\"a\": 1}", `it looks like JSON: "{\"a\": 1}"`},
+		{"\x1f\x8b\x08\x00", "it looks like gzip"},
+		{"PK\x03\x04rest", "it looks like a zip archive"},
+		{"\x00\x01\x02\xff", "first bytes 00 01 02 ff"},
+		{strings.Repeat("x", 70), `it looks like text: "` + strings.Repeat("x", 60) + `…"`},
+		{"caf\xc3", `it looks like text: "caf\xc3"`}, // a rune cut at the end of what was read
+		{"", "no bytes could be read"},
+	} {
+		if got := looksLike([]byte(tc.in)); got != tc.want {
+			t.Errorf("looksLike(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

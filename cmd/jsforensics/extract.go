@@ -5,19 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/report"
 )
 
-func init() { topCommands = append(topCommands, newExtractCmd) }
-
 type extractOptions struct {
-	stream string // ACCOUNT/NAME
+	stream string // as report.ParseStreamName reads it
 	server string
 	group  string
 	output string
@@ -29,7 +27,7 @@ type extractOptions struct {
 func newExtractCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o extractOptions
 	c := &cobra.Command{
-		Use:   "extract BUNDLE --stream ACCOUNT/NAME -o FILE",
+		Use:   "extract BUNDLE --stream STREAM -o FILE",
 		Short: "Write every message of a stream the bundle still holds as JSON lines, ready to republish",
 		Long: `Extract reads a stream's messages from every copy's blocks (records past a damaged
 one included; deleted messages left out) and from the stream group's raft WAL, and writes
@@ -42,7 +40,7 @@ content is written once per content. The bundle is never written to.`,
 			return o.run(args[0], stdout, stderr)
 		},
 	}
-	c.Flags().StringVar(&o.stream, "stream", "", "the stream, ACCOUNT/NAME (e.g. '$G/ORDERS')")
+	c.Flags().StringVar(&o.stream, "stream", "", "the stream: ACCOUNT/NAME ('$G/ORDERS'), 'ACCOUNT > NAME', or NAME when one account has it")
 	c.Flags().StringVar(&o.server, "server", "", "read only this server's copy and WAL")
 	c.Flags().StringVar(&o.group, "group", "", "the stream's raft group (S-…) when nothing in the bundle names it")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the messages to this file, - for stdout (required; never inside the bundle)")
@@ -75,9 +73,8 @@ type extractedSource struct {
 }
 
 func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
-	acc, name, ok := strings.Cut(o.stream, "/")
-	if !ok || acc == "" || name == "" {
-		return fmt.Errorf("--stream %q: want ACCOUNT/NAME, e.g. '$G/ORDERS'", o.stream)
+	if _, err := report.ParseStreamName(o.stream); err != nil {
+		return fmt.Errorf("--stream: %w", err)
 	}
 	guard, err := newInputGuard(path)
 	if err != nil {
@@ -96,6 +93,11 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ref, err := extractStream(path, o.limits, o.stream)
+	if err != nil {
+		return err
+	}
+	acc, name := ref.Account, ref.Name
 	f, err := createOutput(o.output)
 	if err != nil {
 		return err
@@ -108,7 +110,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	s, err := analysis.Extract(path, o.limits, keys, analysis.SalvageOptions{Account: acc, Stream: name, Server: o.server, Group: o.group},
 		func(m *analysis.SalvagedMsg) error {
 			counts[m.From]++
-			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: parseHeaders(m.Header),
+			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: headersByName(parseHeaders(m.Header)),
 				Data: m.Data, Time: time.Unix(0, m.TS).UTC(),
 				Source: extractedSource{Server: m.Server, File: m.File, Offset: m.Offset, From: m.From, Term: m.Term, Index: m.Index}}
 			if line.Data == nil {
@@ -124,7 +126,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		err = f.finish(err)
 	}
 	if err != nil {
-		return err
+		return noStreamAnswer(err, path, o.limits)
 	}
 	fmt.Fprintf(stderr, "wrote %d message(s) of %s > %s to %s: %d from blocks, %d from a raft WAL only",
 		s.Written, acc, name, o.output, counts[analysis.FromBlocks], counts[analysis.FromRaftWAL])
@@ -145,30 +147,4 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	return nil
-}
-
-// parseHeaders reads a NATS header block ("NATS/1.0\r\nKey: value\r\n…\r\n\r\n")
-// into its keys and values; nil when there is none or it is not one.
-func parseHeaders(h []byte) map[string][]string {
-	text, ok := strings.CutPrefix(string(h), "NATS/1.0")
-	if !ok {
-		return nil
-	}
-	lines := strings.Split(text, "\r\n")
-	out := map[string][]string{}
-	for _, l := range lines[1:] {
-		if l == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			return nil
-		}
-		k = strings.TrimSpace(k)
-		out[k] = append(out[k], strings.TrimSpace(v))
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }

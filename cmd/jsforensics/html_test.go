@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -610,5 +611,53 @@ func TestLanesNameRemoteLeaders(t *testing.T) {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("no lane period %q", want)
 		}
+	}
+}
+
+// TestLaneStopsFollowingWhenJetStreamIsOff: on the diskfull bundles (real
+// 2.11, 2.12 and 2.15 servers), df-2 runs out of disk and disables
+// JetStream but runs on: its lane follows no meta leader from that moment
+// (a "JetStream off" period) to its stop.
+func TestLaneStopsFollowingWhenJetStreamIsOff(t *testing.T) {
+	period := regexp.MustCompile(`data-period="([^"]+)"[^>]*><title>([^<]*)</title>`)
+	for _, v := range []string{"v2.11.17", "v2.12.15", "v2.15.3"} {
+		t.Run(v, func(t *testing.T) {
+			rep, page := renderHTML(t, filepath.Join(bundles, "diskfull-"+v, "bundle"))
+			var off string
+			for _, e := range rep.Timeline {
+				if e.Server == "df-2" && e.Kind == "out-of-resources" {
+					off = e.Time.UTC().Format("2006-01-02T15:04:05.000Z")
+					break
+				}
+			}
+			if off == "" {
+				t.Fatal("df-2 never ran out of resources")
+			}
+			s := string(page)
+			i := strings.Index(s, `class="lane" data-server="df-2"`)
+			if i < 0 {
+				t.Fatal("no lane for df-2")
+			}
+			lane := s[i:]
+			if j := strings.Index(lane[1:], `class="lane" data-server=`); j >= 0 {
+				lane = lane[:j+1]
+			}
+			var got []string
+			for _, m := range period.FindAllStringSubmatch(lane, -1) {
+				got = append(got, m[1])
+			}
+			at := slices.IndexFunc(period.FindAllStringSubmatch(lane, -1), func(m []string) bool {
+				return m[1] == "off" && strings.Contains(m[2], "JetStream disabled "+off)
+			})
+			if at < 0 {
+				t.Fatalf("df-2's lane has no JetStream-off period from %s: %q", off, got)
+			}
+			if rest := got[at+1:]; !slices.Equal(rest, []string{"down"}) {
+				t.Errorf("after JetStream went off, df-2's lane shows %q, want only its stop", rest)
+			}
+			if at == 0 || got[at-1] != "other" && got[at-1] != "self" {
+				t.Errorf("before, df-2's lane should follow a leader: %q", got)
+			}
+		})
 	}
 }

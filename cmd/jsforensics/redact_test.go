@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -99,7 +102,7 @@ func xlsxText(t *testing.T, b []byte) string {
 // figures and every number of the report are unchanged, and server names,
 // peer ids, codes and times stay as they were.
 func TestRedact(t *testing.T) {
-	for _, b := range []string{"v2.10.22-per-server", "rename-v2.15.2", "acked-lost-v2.15.2", "orphan-v2.15.2"} {
+	for _, b := range []string{"v2.10.22-per-server", "rename-v2.15.2", "acked-lost-v2.15.2", "orphan-v2.15.2", "acked-lost-jepsen-v2.15.2"} {
 		t.Run(b, func(t *testing.T) {
 			dir := filepath.Join(bundles, b, "bundle")
 			plainJSON := runCLI(t, "analyze", dir, "--format", "json")
@@ -111,6 +114,26 @@ func TestRedact(t *testing.T) {
 			if len(names) < 3 {
 				t.Fatalf("fixture holds too few names to test: %v", names)
 			}
+			var clusters []string
+			for _, s := range plain.Servers {
+				if s.Cluster != "" && !slices.Contains(clusters, s.Cluster) {
+					clusters = append(clusters, s.Cluster)
+				}
+			}
+			// The payloads the report quotes: a history's lost values, as %q wrote them.
+			var values []string
+			for _, h := range plain.Histories {
+				for _, bk := range h.Buckets {
+					for _, v := range bk.LostValues {
+						if q, err := strconv.QuotedPrefix(v); err == nil {
+							values = append(values, q)
+						}
+					}
+				}
+			}
+			if b == "acked-lost-jepsen-v2.15.2" && (len(values) == 0 || len(clusters) == 0) {
+				t.Fatalf("the Jepsen fixture quotes %d values and names %d clusters", len(values), len(clusters))
+			}
 			for _, f := range outputFormats {
 				out := fileOut(t, "analyze", dir, "--format", f.name, "--redact")
 				text := string(out)
@@ -121,6 +144,18 @@ func TestRedact(t *testing.T) {
 					// As a whole word: "APP" may stay in "HAPPENED".
 					if regexp.MustCompile(`(^|[^A-Za-z0-9_$-])` + regexp.QuoteMeta(n) + `($|[^A-Za-z0-9_$-])`).MatchString(text) {
 						t.Errorf("--format %s --redact holds %q", f.name, n)
+					}
+				}
+				text = html.UnescapeString(text)
+				for _, c := range clusters {
+					// Where the report names a cluster: "Cluster:  C", "cluster C,", "n1/C", "C" quoted.
+					if m := regexp.MustCompile(`(?i:cluster)(:| name is)?\s+` + regexp.QuoteMeta(c) + `\b|/` + regexp.QuoteMeta(c) + `($|[^A-Za-z0-9_$/-])|"` + regexp.QuoteMeta(c) + `"`).FindString(text); m != "" {
+						t.Errorf("--format %s --redact names cluster %q: %q", f.name, c, m)
+					}
+				}
+				for _, v := range values {
+					if strings.Contains(text, v) {
+						t.Errorf("--format %s --redact holds the payload %s", f.name, v)
 					}
 				}
 			}

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jsforensics/jsforensics/report"
 )
-
-func init() { topCommands = append(topCommands, newRenderCmd) }
 
 // reportFlags say how a report is written: analyze and render share them,
 // so render of a saved JSON report prints what analyze printed.
@@ -26,6 +25,7 @@ type reportFlags struct {
 	brief   bool
 	since   string
 	until   string
+	noPager bool
 }
 
 // defaultWidth is the text report's width off a terminal (a file, a pipe):
@@ -39,16 +39,54 @@ func addReportFlags(c *cobra.Command, f *reportFlags) {
 	c.Flags().BoolVar(&f.verbose, "verbose", false, "under every finding its own timeline excerpt in full (by default each event is shown once, under the cause it explains)")
 	c.Flags().StringSliceVar(&f.filter.Servers, "server", nil, "report only what concerns these servers (names, comma-separated)")
 	c.Flags().StringSliceVar(&f.filter.Accounts, "account", nil, "report only what concerns these accounts")
-	c.Flags().StringSliceVar(&f.filter.Streams, "stream", nil, "report only what concerns these streams (NAME or ACCOUNT/NAME)")
-	c.Flags().IntVar(&f.width, "width", -1, fmt.Sprintf("fit the text report to this many columns (default: the terminal's width on a terminal, else %d; 0: no limit)", defaultWidth))
+	c.Flags().StringSliceVar(&f.filter.Streams, "stream", nil, "report only what concerns these streams: ACCOUNT/NAME, 'ACCOUNT > NAME', or NAME when one account has it")
+	addWidthFlag(c, &f.width, "fit the text report to")
 	c.Flags().BoolVar(&f.brief, "brief", false, "print only what happened and what to do first (text and markdown)")
 	c.Flags().StringVar(&f.since, "since", "", "keep the timeline from this time: RFC 3339 (2026-11-30T01:40:00Z) or a duration before the bundle's last event (10m)")
 	c.Flags().StringVar(&f.until, "until", "", "keep the timeline up to this time: RFC 3339 or a duration before the bundle's last event")
-	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream and consumer names, subjects and paths (the same name, the same token) to share the report; server names, ids and figures stay")
+	c.Flags().BoolVar(&f.noPager, "no-pager", false, "on a terminal, print the report directly instead of through $PAGER (default "+defaultPager+")")
+	c.Flags().BoolVar(&f.redact, "redact", false, "hash account, stream, consumer and cluster names, subjects, paths and the message payloads the report quotes (the same name, the same token) to share the report; server names, ids and figures stay")
 }
 
 // minWidth is the narrowest --width: a timeline line's time and server.
 const minWidth = 40
+
+// addWidthFlag adds --width (-1 when not given) to c; what says what is
+// fitted ("fit the text report to").
+func addWidthFlag(c *cobra.Command, width *int, what string) {
+	*width = -1
+	c.Flags().Var(widthFlag{width}, "width", fmt.Sprintf("%s this many columns, 0 for no limit (default: the terminal's width, or %d off a terminal)", what, defaultWidth))
+}
+
+// widthFlag is --width's value. Not given, it is -1, which the help does
+// not print as a default: the help says what the default is.
+type widthFlag struct{ p *int }
+
+func (w widthFlag) String() string {
+	if w.p == nil || *w.p == -1 {
+		return ""
+	}
+	return strconv.Itoa(*w.p)
+}
+
+func (w widthFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a number of columns", s)
+	}
+	*w.p = n
+	return nil
+}
+
+func (w widthFlag) Type() string { return "int" }
+
+// checkWidth refuses a --width too narrow to lay anything out.
+func checkWidth(width int) error {
+	if width != -1 && (width < 0 || width > 0 && width < minWidth) {
+		return fmt.Errorf("--width %d: give at least %d columns, or 0 for no limit", width, minWidth)
+	}
+	return nil
+}
 
 // prepare checks the flags before any work: the format exists, a binary
 // one is not written to a terminal, and the output is not inside the input
@@ -64,8 +102,11 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 	if err := checkOutput("-o", f.output, f.force); err != nil {
 		return outputFormat{}, renderOptions{}, err
 	}
-	if f.width != -1 && (f.width < 0 || f.width > 0 && f.width < minWidth) {
-		return outputFormat{}, renderOptions{}, fmt.Errorf("--width %d: give at least %d columns, or 0 for no limit", f.width, minWidth)
+	if err := checkWidth(f.width); err != nil {
+		return outputFormat{}, renderOptions{}, err
+	}
+	if err := checkStreamFlags(f.filter.Streams); err != nil {
+		return outputFormat{}, renderOptions{}, err
 	}
 	if f.brief && format.name != "text" && format.name != "markdown" {
 		return outputFormat{}, renderOptions{}, fmt.Errorf("--brief is for --format text and markdown, not %s", format.name)
@@ -89,15 +130,19 @@ func (f *reportFlags) prepare(stdout io.Writer, guard *inputGuard) (outputFormat
 	return format, o, nil
 }
 
-// emit narrows and redacts rep as the flags say, writes it, and returns
-// the exit code of what it wrote (report.Status) as an exitError unless ok.
-func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOptions, stdout io.Writer) error {
+// emit narrows and redacts rep as the flags say, writes it (through the
+// pager on a terminal), and returns the exit code of what it wrote
+// (report.Status) as an exitError unless ok.
+func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOptions, stdout, stderr io.Writer) error {
 	w, err := report.ParseWindow(f.since, f.until)
 	if err != nil {
 		return err
 	}
 	sel := f.filter
 	if sel.Since, sel.Until, err = w.Resolve(rep); err != nil {
+		return err
+	}
+	if sel.Streams, err = resolveStreamFlags(rep, sel.Streams, sel.Accounts); err != nil {
 		return err
 	}
 	rep = sel.Apply(rep)
@@ -111,10 +156,22 @@ func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOpti
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(file.writerOr(stdout))
+	out := file.writerOr(stdout)
+	var pager *pagerProc
+	if tty, ok := stdout.(*os.File); ok && file == nil && o.is && !f.noPager {
+		if command := pagerCommand(); command != "" {
+			if p, err := startPager(command, tty, stderr); err == nil {
+				pager, out = p, p
+			}
+		}
+	}
+	bw := bufio.NewWriter(out)
 	err = format.write(bw, rep, o)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
+	}
+	if pager != nil {
+		pager.wait()
 	}
 	if file != nil {
 		err = file.finish(err)
@@ -128,7 +185,7 @@ func (f *reportFlags) emit(rep *report.Report, format outputFormat, o renderOpti
 	return nil
 }
 
-func newRenderCmd(stdout, _ io.Writer) *cobra.Command {
+func newRenderCmd(stdout io.Writer) *cobra.Command {
 	var f reportFlags
 	c := &cobra.Command{
 		Use:   "render REPORT.json",
@@ -138,7 +195,7 @@ would have: the same bytes for the same format and flags.
 
 ` + exitCodes,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			guard, err := newInputGuard(args[0])
 			if err != nil {
 				return err
@@ -156,7 +213,7 @@ would have: the same bytes for the same format and flags.
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			return f.emit(rep, format, o, stdout)
+			return f.emit(rep, format, o, stdout, cmd.ErrOrStderr())
 		},
 	}
 	addReportFlags(c, &f)

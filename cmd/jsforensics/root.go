@@ -14,22 +14,9 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// dumpCmd is the parent of the per-parser dump subcommands; each parser's
-// dump lives in its own file and adds itself in newRootCmd.
-func newDumpCmd(stdout io.Writer) *cobra.Command {
-	c := &cobra.Command{
-		Use:   "dump",
-		Short: "Print every decoded record of one file (works on broken files)",
-	}
-	for _, add := range dumpCommands {
-		c.AddCommand(add(stdout))
-	}
-	return c
-}
-
-// dumpCommands lists the dump subcommand constructors; files dump_*.go append to it.
-var dumpCommands []func(stdout io.Writer) *cobra.Command
-
+// newRootCmd builds the command tree from one explicit list, as bbolt's and
+// natscli's do: each subcommand's file has its constructor, and this is the
+// only place that adds one.
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "jsforensics",
@@ -41,15 +28,61 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newVersionCmd(stdout), newDumpCmd(stdout))
-	for _, add := range topCommands {
-		root.AddCommand(add(stdout, stderr))
-	}
+	root.AddCommand(
+		newAnalyzeCmd(stdout, stderr),
+		newChecksCmd(stdout),
+		newDumpCmd(stdout, stderr),
+		newExtractCmd(stdout, stderr),
+		newRenderCmd(stdout),
+		newSchemaCmd(stdout),
+		newVersionCmd(stdout),
+	)
 	return root
 }
 
-// topCommands lists further subcommands (analyze, …); their files append to it.
-var topCommands []func(stdout, stderr io.Writer) *cobra.Command
+// newDumpCmd is the parent of the per-parser dump subcommands (dump_store.go,
+// dump_raft.go), listed here. Without one it is a usage error: the file's
+// type is not guessed.
+func newDumpCmd(stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "dump TYPE FILE",
+		Short: "Print every decoded record of one file (works on broken files)",
+		Long: `Dump prints every record one parser decodes from one file, and goes on past
+damage, saying where it is. TYPE says what the file is (its parser); it is never guessed.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%q is not a file type to dump: give one of %s, then the file", args[0], subcommandNames(cmd))
+			}
+			return fmt.Errorf("say which file to dump and its type: one of %s, then the file", subcommandNames(cmd))
+		},
+		RunE: func(*cobra.Command, []string) error { return nil }, // Args refuses every call
+	}
+	c.AddCommand(
+		// filestore files (storeparse)
+		newDumpBlkCmd(stdout, stderr),
+		newDumpIndexCmd(stdout),
+		newDumpMetaCmd(stdout),
+		newDumpOdatCmd(stdout),
+		// raft group files (raftlog)
+		newDumpPeersCmd(stdout),
+		newDumpTavCmd(stdout),
+		newDumpCommitCmd(stdout),
+		newDumpSnapCmd(stdout),
+		newDumpWALCmd(stdout),
+	)
+	return c
+}
+
+// subcommandNames lists c's subcommands, comma-separated.
+func subcommandNames(c *cobra.Command) string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return strings.Join(names, ", ")
+}
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{

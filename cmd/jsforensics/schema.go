@@ -8,9 +8,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-func init() { topCommands = append(topCommands, newSchemaCmd) }
-
-func newSchemaCmd(stdout, _ io.Writer) *cobra.Command {
+func newSchemaCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON Schema of the report (analyze --format json); docs/report.md explains it",

@@ -95,3 +95,29 @@ func identifiers(r *report.Report) []string {
 	}
 	return out
 }
+
+// TestWidthHelp: --width's help says its default in words, once, with no
+// "(default -1)" after it; a width that is not a number is a usage error.
+func TestWidthHelp(t *testing.T) {
+	for _, cmd := range []string{"analyze", "render", "checks"} {
+		help := string(runCLI(t, cmd, "--help"))
+		var line string
+		for _, l := range strings.Split(help, "\n") {
+			if strings.Contains(l, "--width") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "0 for no limit (default: the terminal's width, or 100 off a terminal)") ||
+			strings.Count(line, "default") != 1 || strings.Contains(line, "-1") {
+			t.Errorf("%s --help: %q", cmd, line)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"checks", "--width", "wide"}, &out, &errb); code != exitUnknown || !strings.Contains(errb.String(), "not a number of columns") {
+		t.Errorf("--width wide: exit %d, %q", code, errb.String())
+	}
+	// Given, it is the width; not given, off a terminal, it is 100.
+	if a, b := runCLI(t, "checks", "--width", "100"), runCLI(t, "checks"); !bytes.Equal(a, b) {
+		t.Error("checks off a terminal is not checks --width 100")
+	}
+}

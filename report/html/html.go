@@ -42,6 +42,11 @@ var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
 		return a - b
 	},
 	"add1": func(i int) int { return i + 1 },
+	"odd":  func(i int) bool { return i%2 == 1 },
+	// A first step's lines: each prose line a paragraph with its
+	// backquoted spans as code, each run of commands a block.
+	"steps": report.StepParts,
+	"spans": report.CodeSpans,
 }).ParseFS(files, "page.tmpl"))
 
 // timeFormat is how the page prints a moment.

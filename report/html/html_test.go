@@ -69,3 +69,21 @@ func TestSampleHooks(t *testing.T) {
 		t.Error("no undated column for the findings without a time")
 	}
 }
+
+// TestFirstStepLines: a cause's first step is a paragraph a line, its
+// backquoted commands code, its command lines one block; its text is
+// escaped.
+func TestFirstStepLines(t *testing.T) {
+	r := loadSample(t)
+	r.Diagnosis[0].FirstStep = "What this destroys: nothing <b>yet</b>.\nSave first: copy it out.\nRemove it:\n  nats a 'x'\n  nats b\nCheck: `nats server report jetstream` shows a leader."
+	var b bytes.Buffer
+	if err := Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `<div class="first"><p><strong>First:</strong> What this destroys: nothing &lt;b&gt;yet&lt;/b&gt;.</p><p>Save first: copy it out.</p><p>Remove it:</p><pre><code>nats a &#39;x&#39;
+nats b</code></pre><p>Check: <code>nats server report jetstream</code> shows a leader.</p></div>`
+	if !strings.Contains(b.String(), want) {
+		i := strings.Index(b.String(), `<div class="first">`)
+		t.Errorf("first step:\n got %.400s\nwant %s", b.String()[max(i, 0):], want)
+	}
+}

@@ -64,6 +64,13 @@ const unnamedLeader = "(unnamed)"
 var (
 	downKinds     = map[string]bool{"stop": true, "unclean-stop": true, "shutdown": true, "panic": true}
 	noLeaderKinds = map[string]bool{"no-meta-leader": true, "meta-contact-lost": true}
+	// offKinds disable JetStream on a server that keeps running ("JetStream
+	// out of resources, will be DISABLED"; "JetStream being DISABLED, our
+	// server was removed from the cluster"): it stores nothing and follows
+	// no meta leader until JetStream starts again (onKinds) or the server
+	// restarts.
+	offKinds = map[string]bool{"out-of-resources": true, "js-disabled": true}
+	onKinds  = map[string]bool{"js-start": true, "js-restart": true}
 )
 
 type timelineView struct {
@@ -208,7 +215,8 @@ type viewEvent struct {
 	term   uint64
 	none   bool // the server says it has no leader
 	down   bool // the server stopped
-	up     bool // the server started
+	off    bool // JetStream was disabled on the server, which runs on
+	up     bool // the server, or its JetStream, started
 	isTerm bool // only a term seen
 }
 
@@ -282,8 +290,10 @@ func drawLeaderViews(r *report.Report, sc timeScale, lanes []laneView, laneOf ma
 		switch {
 		case downKinds[e.Kind]:
 			events[li] = append(events[li], viewEvent{t: e.Time, down: true})
-		case e.Kind == "start":
+		case e.Kind == "start" || onKinds[e.Kind]:
 			events[li] = append(events[li], viewEvent{t: e.Time, up: true})
+		case offKinds[e.Kind]:
+			events[li] = append(events[li], viewEvent{t: e.Time, off: true})
 		case noLeaderKinds[e.Kind]:
 			events[li] = append(events[li], viewEvent{t: e.Time, none: true})
 		}
@@ -354,7 +364,9 @@ func leaderSegments(server string, evs []viewEvent, sc timeScale) []segment {
 	openSeg := func(t time.Time, s segment) {
 		cur, curStart, open = s, t, true
 	}
-	state := "" // what the open period is: a leader name, "none", "down"
+	// What the open period is: a leader name, "none", "down", or "off"
+	// (JetStream disabled: no view of a leader is taken until it starts).
+	state := ""
 	for _, e := range evs {
 		switch {
 		case e.isTerm:
@@ -363,7 +375,7 @@ func leaderSegments(server string, evs []viewEvent, sc timeScale) []segment {
 			}
 			continue
 		case e.up:
-			if state == "down" {
+			if state == "down" || state == "off" {
 				closeAt(e.t)
 				state = ""
 			}
@@ -376,6 +388,16 @@ func leaderSegments(server string, evs []viewEvent, sc timeScale) []segment {
 			state = "down"
 			openSeg(e.t, segment{Class: "down", Label: "down", Title: server + ": stopped " + e.t.UTC().Format(timeFormat)})
 			continue
+		case e.off:
+			if state == "down" || state == "off" {
+				continue
+			}
+			closeAt(e.t)
+			state = "off"
+			openSeg(e.t, segment{Class: "off", Label: "JetStream off", Title: server + ": JetStream disabled " + e.t.UTC().Format(timeFormat) + ", the server running on"})
+			continue
+		case state == "off":
+			continue // a view of a leader while JetStream is off is none
 		case e.none:
 			if state == "none" || state == "down" {
 				continue
