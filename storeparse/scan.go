@@ -1,7 +1,6 @@
 package storeparse
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -356,7 +354,7 @@ func ReadHead(fsys fs.FS, dir, name string) (*Head, error) {
 		// meta.inf cannot be compared with; a meta.sum that holds no
 		// checksum at all is damage of its own (both need restoring).
 		sum := path.Join(dir, "meta.sum")
-		if b, err := readFileFS(fsys, sum, 1<<10); err == nil {
+		if b, err := binfmt.ReadFileFS(fsys, sum, 1<<10); err == nil {
 			s.MetaSum = b
 			s.problem(CheckMetaSumFormat(sum, b))
 		} else if !errors.Is(err, fs.ErrNotExist) {
@@ -380,45 +378,6 @@ func (s *StreamScan) problem(err error) {
 		s.Problems = append(s.Problems, err)
 	}
 }
-
-func readFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if ra, ok := f.(io.ReaderAt); ok {
-		// One read into a kept buffer: a short read is the whole file
-		// (io.ReaderAt returns an error with fewer bytes than asked, io.EOF
-		// at the end), so a small file costs no stat for its size.
-		bp := smallBufs.Get().(*[]byte)
-		n, err := ra.ReadAt(*bp, 0)
-		if n < len(*bp) && err == io.EOF && int64(n) <= limit {
-			data := bytes.Clone((*bp)[:n])
-			smallBufs.Put(bp)
-			if data == nil {
-				data = []byte{}
-			}
-			return data, nil
-		}
-		smallBufs.Put(bp)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if ra, ok := f.(io.ReaderAt); ok {
-		return binfmt.ReadFull(name, ra, fi.Size(), limit)
-	}
-	if fi.Size() > limit {
-		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d bytes is more than the %d this reader accepts", fi.Size(), limit)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
-// smallBufs hold the first read of readFileFS: meta.inf, meta.sum, o.dat and
-// the index.db of a small stream fit in one.
-var smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // Small files (meta.inf, meta.sum, index.db, o.dat) never come near this.
 const smallFileLimit = 64 << 20
@@ -462,7 +421,7 @@ func (s *StreamScan) readMeta(fsys fs.FS) []byte {
 	if inDir(fsys, s.Dir, "meta.key", &s.dirEnts) {
 		s.Encrypted = true
 	}
-	data, err := readFileFS(fsys, inf, smallFileLimit)
+	data, err := binfmt.ReadFileFS(fsys, inf, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
@@ -485,7 +444,7 @@ func (s *StreamScan) readMeta(fsys fs.FS) []byte {
 // second read of a large one doubled its memory) against meta.sum, and
 // returns meta.sum's bytes (nil when unreadable).
 func (s *StreamScan) checkMetaSum(fsys fs.FS, infb []byte, sum, key string, ok *bool) []byte {
-	sumb, err := readFileFS(fsys, sum, 1<<10)
+	sumb, err := binfmt.ReadFileFS(fsys, sum, 1<<10)
 	if err != nil {
 		s.problem(binfmt.Stamp(&binfmt.CorruptError{File: sum, Err: fmt.Errorf("%w: meta.sum missing or unreadable: %w", binfmt.ErrTruncated, err)}, natsfmt.StructMetaSum))
 		return nil
@@ -541,7 +500,7 @@ func (s *StreamScan) listBlocks(fsys fs.FS) ([]uint32, map[uint32]bool) {
 
 func (s *StreamScan) readIndex(fsys fs.FS) {
 	p := path.Join(s.Dir, "msgs", "index.db")
-	data, err := readFileFS(fsys, p, smallFileLimit)
+	data, err := binfmt.ReadFileFS(fsys, p, smallFileLimit)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.problem(binfmt.Stamp(asCorrupt(p, err), natsfmt.StructIndexDB))
@@ -1265,7 +1224,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			s.Consumers = append(s.Consumers, c)
 			continue
 		}
-		if data, err := readFileFS(fsys, inf, smallFileLimit); err != nil {
+		if data, err := binfmt.ReadFileFS(fsys, inf, smallFileLimit); err != nil {
 			s.problem(binfmt.Stamp(asCorrupt(inf, err), natsfmt.StructMetaInf))
 		} else {
 			m, err := ParseConsumerMeta(inf, data)
@@ -1274,7 +1233,7 @@ func (s *StreamScan) readConsumers(fsys fs.FS) {
 			s.checkMetaSum(fsys, data, path.Join(cdir, "meta.sum"), s.Name+"/"+e.Name(), &c.MetaSumOK)
 		}
 		od := path.Join(cdir, "o.dat")
-		if data, err := readFileFS(fsys, od, smallFileLimit); err == nil {
+		if data, err := binfmt.ReadFileFS(fsys, od, smallFileLimit); err == nil {
 			st, err := ParseConsumerState(od, data)
 			s.problem(err)
 			c.State = st

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jsforensics/jsforensics/internal/analysis"
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/jsonl"
 	"github.com/jsforensics/jsforensics/raftlog"
@@ -158,7 +158,7 @@ func dumpWAL(w io.Writer, file, group, key string, r io.ReaderAt, size int64, o 
 				return nil
 			}
 		}
-		wr := analysis.DecodeWALRecord(file, &rec, br.Compressed())
+		wr := load.DecodeWALRecord(file, &rec, br.Compressed())
 		if err := raftlog.DumpWALRecord(w, group, wr, o); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
@@ -32,7 +33,7 @@ func TestAuditReadFromTheSniff(t *testing.T) {
 		n++
 		whole := capture.AuditOf(b.FS, dir, bc.Manifest, nil)
 		before := c.Opens()
-		sniffed := capture.AuditOf(b.FS, dir, bc.Manifest, sniffedIn(b))
+		sniffed := capture.AuditOf(b.FS, dir, bc.Manifest, load.SniffedIn(b))
 		if !reflect.DeepEqual(c.Opens(), before) {
 			t.Errorf("%s: assembling the archive from the sniff opened files", dir)
 		}

@@ -6,31 +6,9 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
-	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// readOf takes what b recognized and could not read. Call it after
-// loading: a zip read in place learns its damage while it is read.
-func readOf(b *bundle.Bundle) model.Read {
-	r := model.Read{Stores: len(b.Stores), Logs: len(b.Logs), Captures: len(b.Captures), AckLogs: len(b.AckLogs)}
-	seen := map[string]bool{}
-	for _, p := range append(append([]bundle.Problem(nil), b.Problems...), b.ReadDamage()...) {
-		r.Unread = append(r.Unread, report.UnreadFile{Path: p.Path, Reason: p.Reason})
-		seen[p.Path] = true
-	}
-	if strings.HasPrefix(b.Archive, "tar") && len(b.Undelivered) > 0 {
-		r.CutAt = b.Undelivered[len(b.Undelivered)-1]
-	}
-	for _, p := range b.NotDelivered() {
-		if !seen[p] {
-			r.Unread = append(r.Unread, report.UnreadFile{Path: p, Reason: "the archive did not deliver it intact"})
-			seen[p] = true
-		}
-	}
-	return r
-}
 
 // bundleCoverage says what the run read and judged, and what it could not: a
 // bundle in which nothing was recognized, stores that stayed sealed, and

@@ -26,6 +26,9 @@ var analysisImports = map[string][]string{
 	"checks/*":  {"check", "facts", "model", "releases", "remedy"},
 	"remedy":    {"model", "releases"},
 	"diagnosis": {"remedy", "model"},
+	"load":      {"model", "releases", "timeline", "progress"},
+	"timeline":  {"model"},
+	"progress":  nil,
 }
 
 // pureRoles may not read anything: no I/O package, no bundle reader.

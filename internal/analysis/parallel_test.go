@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"sync/atomic"
 	"testing"
 )
@@ -8,7 +9,7 @@ import (
 func TestForEachCallsEachIndexOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 1000} {
 		calls := make([]atomic.Int32, n)
-		forEach(n, func(i int) { calls[i].Add(1) })
+		load.ForEach(n, func(i int) { calls[i].Add(1) })
 		for i := range calls {
 			if c := calls[i].Load(); c != 1 {
 				t.Fatalf("n=%d: f(%d) called %d times", n, i, c)
@@ -19,8 +20,8 @@ func TestForEachCallsEachIndexOnce(t *testing.T) {
 
 func TestForEachRaisesPanicInCaller(t *testing.T) {
 	var done atomic.Int32
-	got := crashed(func() {
-		forEach(100, func(i int) {
+	got := load.Crashed(func() {
+		load.ForEach(100, func(i int) {
 			if i == 7 {
 				panic("seven")
 			}

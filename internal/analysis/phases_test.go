@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
 
@@ -25,7 +26,7 @@ import (
 // it calls, directly or not, neither are methods of the loader or the
 // Model nor name either type: what the read phase makes is records.
 func TestReadPhaseHasNoModel(t *testing.T) {
-	_, funcs := parsePackage(t)
+	_, funcs := parsePackage(t, "load")
 	byKey := map[string][]*pkgFunc{}
 	for _, f := range funcs {
 		byKey[callKey(f)] = append(byKey[callKey(f)], f)
@@ -171,14 +172,12 @@ func phasedReport(t *testing.T, p string, opts Options, shut func(*bundle.Bundle
 		t.Fatal(err)
 	}
 	defer b.Close()
-	l, restore := newLoader(b, opts)
-	recs := readRecords(b, l.meter)
+	var between func()
 	if shut != nil {
-		shut(b)
+		between = func() { shut(b) }
 	}
-	l.assemble(recs)
-	restore()
-	rep := Build(l.m, Checks, nil)
+	m := load.ModelPhased(b, load.Options{Timeline: opts.Timeline, Progress: opts.Progress, Keys: opts.Keys}, between)
+	rep := Build(m, Checks, nil)
 	rep.Bundle = path.Base(p)
 	out, err := json.Marshal(rep)
 	if err != nil {

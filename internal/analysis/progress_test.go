@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/jsforensics/jsforensics/internal/analysis/progress"
 	"io/fs"
 	"os"
 	"strings"
@@ -51,9 +52,9 @@ func TestProgress(t *testing.T) {
 			for _, s := range p.stages {
 				names = append(names, s.name)
 			}
-			want := []string{StageStores, StageCaptures, StageRaft, StageReplicas, StageLogs}
+			want := []string{progress.StageStores, progress.StageCaptures, progress.StageRaft, progress.StageReplicas, progress.StageLogs}
 			if tc.unpacking {
-				want = append([]string{StageUnpacking}, want...)
+				want = append([]string{progress.StageUnpacking}, want...)
 			}
 			if len(names) != len(want) {
 				t.Fatalf("stages %q, want %q", names, want)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 )
@@ -24,12 +25,11 @@ func TestRenameFollowedEverywhere(t *testing.T) {
 	}
 	defer b.Close()
 	m := Load(b)
-	l := &loader{b: b, m: m}
 	srv := m.Server("dbg-1")
 	if srv == nil {
 		t.Fatal("no dbg-1")
 	}
-	l.renameServer(srv, "zz-renamed", "store")
+	load.RenameServer(m, srv, "zz-renamed", "store")
 	rep := Build(m, Checks, nil)
 	raw, err := json.Marshal(rep)
 	if err != nil {
@@ -109,13 +109,12 @@ func TestRenameIsOneAssignment(t *testing.T) {
 	}
 
 	m := Load(b)
-	l := &loader{b: b, m: m}
 	srv := m.Server("dbg-1")
 	if srv == nil {
 		t.Fatal("no dbg-1")
 	}
 	id, n, before := srv.ID, len(m.Servers), records(m)
-	l.renameServer(srv, "zz-renamed", "store")
+	load.RenameServer(m, srv, "zz-renamed", "store")
 	unchanged("a rename", before, records(m))
 	if srv.Name != "zz-renamed" || srv.ID != id || len(m.Servers) != n || len(m.Merged) != 0 {
 		t.Errorf("rename: record %+v (id %s before), %d servers (%d before), %d aliases", srv, id, len(m.Servers), n, len(m.Merged))
@@ -129,7 +128,7 @@ func TestRenameIsOneAssignment(t *testing.T) {
 		t.Fatal("no dbg-2")
 	}
 	before = records(m)
-	l.renameServer(srv, "dbg-2", "log")
+	load.RenameServer(m, srv, "dbg-2", "log")
 	unchanged("a merge", before, records(m))
 	if len(m.Servers) != n-1 || m.Server("zz-renamed") != nil || len(m.Merged) != 1 || m.Merged[id] != into.ID {
 		t.Errorf("merge: %d servers (%d before), aliases %v, want %s -> %s", len(m.Servers), n, m.Merged, id, into.ID)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/seqset"
@@ -143,7 +144,7 @@ func TestWALSeqsEqualReplay(t *testing.T) {
 					continue
 				}
 				var seqs seqset.Set
-				if err := walMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+				if err := load.WALMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
 					seqs.Add(sm.Seq())
 					return nil
 				}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/timeline"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -33,7 +34,7 @@ func leaderKillBundle(t *testing.T) (dir, killed string) {
 	return "", ""
 }
 
-func analyzeWith(t *testing.T, dir string, opts TimelineOptions) *report.Report {
+func analyzeWith(t *testing.T, dir string, opts timeline.Options) *report.Report {
 	t.Helper()
 	rep, err := Run(dir, Options{ToolVersion: "test", Timeline: opts})
 	if err != nil {
@@ -62,8 +63,8 @@ func line(e report.TimelineEvent) string {
 // holds, so nothing is lost, only collapsed.
 func TestTimelineRunsKeepStateChanges(t *testing.T) {
 	dir, _ := leaderKillBundle(t)
-	full := analyzeWith(t, dir, TimelineOptions{Full: true})
-	runs := analyzeWith(t, dir, TimelineOptions{})
+	full := analyzeWith(t, dir, timeline.Options{Full: true})
+	runs := analyzeWith(t, dir, timeline.Options{})
 	for _, e := range full.Timeline {
 		if e.Count != 0 || e.Until != nil {
 			t.Fatalf("full timeline holds a run: %+v", e)
@@ -89,7 +90,7 @@ func TestTimelineRunsKeepStateChanges(t *testing.T) {
 		if e.Count < 2 || e.Until == nil || e.Until.Before(e.Time) || e.Source != "log" || e.File == "" || e.Line == 0 {
 			t.Errorf("malformed run %+v", e)
 		}
-		if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
+		if timeline.StateKinds[e.Kind] || timeline.MetaKinds[natsfmt.EventKind(e.Kind)] {
 			t.Errorf("a state change collapsed into a run: %+v", e)
 		}
 	}
@@ -97,7 +98,7 @@ func TestTimelineRunsKeepStateChanges(t *testing.T) {
 		t.Error("no run in the timeline of three debug logs")
 	}
 	for _, e := range full.Timeline {
-		if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
+		if timeline.StateKinds[e.Kind] || timeline.MetaKinds[natsfmt.EventKind(e.Kind)] {
 			if kept[line(e)] == 0 {
 				t.Errorf("state change missing from the timeline with runs: %s", line(e))
 			}
@@ -115,14 +116,14 @@ func TestTimelineRunsKeepStateChanges(t *testing.T) {
 func TestTimelineBoundsFoldTheMiddle(t *testing.T) {
 	dir, _ := leaderKillBundle(t)
 	const head, tail = 25, 25
-	full := analyzeWith(t, dir, TimelineOptions{Full: true})
-	small := analyzeWith(t, dir, TimelineOptions{head: head, tail: tail})
+	full := analyzeWith(t, dir, timeline.Options{Full: true})
+	small := analyzeWith(t, dir, timeline.Options{Head: head, Tail: tail})
 	if got, want := events(small.Timeline), len(full.Timeline); got != want {
 		t.Errorf("bounded timeline stands for %d events, the full one holds %d", got, want)
 	}
 	type fileFacts struct {
 		entries int
-		keys    map[runKey]bool
+		keys    map[timeline.RunKey]bool
 		last    time.Time
 	}
 	by := func(tl []report.TimelineEvent) map[string]*fileFacts {
@@ -133,11 +134,11 @@ func TestTimelineBoundsFoldTheMiddle(t *testing.T) {
 			}
 			f := m[e.File]
 			if f == nil {
-				f = &fileFacts{keys: map[runKey]bool{}}
+				f = &fileFacts{keys: map[timeline.RunKey]bool{}}
 				m[e.File] = f
 			}
 			f.entries++
-			f.keys[keyOf(&model.TimelineEvent{Server: model.ServerID(e.Server), Kind: e.Kind, Group: e.Group, Account: e.Account, Stream: e.Stream})] = true
+			f.keys[timeline.KeyOf(&model.TimelineEvent{Server: model.ServerID(e.Server), Kind: e.Kind, Group: e.Group, Account: e.Account, Stream: e.Stream})] = true
 			last := e.Time
 			if e.Until != nil {
 				last = *e.Until
@@ -176,8 +177,8 @@ func TestTimelineBoundsFoldTheMiddle(t *testing.T) {
 func TestEventsExportEveryEvent(t *testing.T) {
 	dir, _ := leaderKillBundle(t)
 	var buf bytes.Buffer
-	runs := analyzeWith(t, dir, TimelineOptions{Events: &buf})
-	full := analyzeWith(t, dir, TimelineOptions{Full: true})
+	runs := analyzeWith(t, dir, timeline.Options{Events: &buf})
+	full := analyzeWith(t, dir, timeline.Options{Full: true})
 	exported := map[string]bool{}
 	files := map[string]bool{}
 	n := 0
@@ -215,7 +216,7 @@ func TestCopiesOfOneLogMerged(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(bare, "kubectl")); err != nil {
 		t.Fatal(err)
 	}
-	for _, opts := range []TimelineOptions{{Full: true}, {}} {
+	for _, opts := range []timeline.Options{{Full: true}, {}} {
 		with, without := analyzeWith(t, dir, opts), analyzeWith(t, bare, opts)
 		count := func(tl []report.TimelineEvent) (int, int) {
 			entries, n := 0, 0
@@ -252,10 +253,10 @@ func TestClockOffsetFromSharedElections(t *testing.T) {
 		t.Fatalf("no clock offset for %s in %q", server, rep.Notes)
 		return 0
 	}
-	before := offset(analyzeWith(t, dir, TimelineOptions{}), "dbg-2")
+	before := offset(analyzeWith(t, dir, timeline.Options{}), "dbg-2")
 	moved := copyTree(t, dir)
 	moveLogTimes(t, filepath.Join(moved, "dbg-2.log"), 0, 1500*time.Millisecond)
-	after := offset(analyzeWith(t, moved, TimelineOptions{}), "dbg-2")
+	after := offset(analyzeWith(t, moved, timeline.Options{}), "dbg-2")
 	if d := after - before - 1.5; d > 0.005 || d < -0.005 {
 		t.Errorf("offset of dbg-2 %+.3fs, after moving its log by 1.5 s %+.3fs", before, after)
 	}
@@ -296,14 +297,14 @@ func TestRunsSpanAnHourAtMost(t *testing.T) {
 		t.Fatal(err)
 	}
 	moveLogTimes(t, p, bytes.Count(b, []byte("\n"))/2, 3*time.Hour)
-	base := analyzeWith(t, moved, TimelineOptions{Full: true})
-	split := analyzeWith(t, moved, TimelineOptions{})
-	unsplit := analyzeWith(t, dir, TimelineOptions{})
+	base := analyzeWith(t, moved, timeline.Options{Full: true})
+	split := analyzeWith(t, moved, timeline.Options{})
+	unsplit := analyzeWith(t, dir, timeline.Options{})
 	if got, want := events(split.Timeline), len(base.Timeline); got != want {
 		t.Errorf("runs stand for %d events, the full timeline holds %d", got, want)
 	}
 	for _, e := range split.Timeline {
-		if e.Until != nil && e.Until.Sub(e.Time) >= maxRunSpan {
+		if e.Until != nil && e.Until.Sub(e.Time) >= timeline.MaxRunSpan {
 			t.Errorf("run over %s: %+v", e.Until.Sub(e.Time), e)
 		}
 	}

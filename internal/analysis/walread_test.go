@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/raftlog"
 	"github.com/jsforensics/jsforensics/seqset"
@@ -64,17 +65,17 @@ func TestWALReplayOnePassAsSalvage(t *testing.T) {
 					continue
 				}
 				var two seqset.Set
-				if err := walMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
+				if err := load.WALMessages(b.FS, dir, st.Group, nil, func(_ string, _ int64, _, _ uint64, sm *raftlog.StreamMsg) error {
 					two.Add(sm.Seq())
 					return nil
 				}); err != nil {
 					t.Fatal(err)
 				}
-				rp := &walReplay{}
-				if _, err := walRecords(b.FS, dir, st.Group, func(rec *raftlog.WALRecord) error { rp.record(rec); return nil }); err != nil {
+				rp := &load.WALReplay{}
+				if _, err := load.WALRecords(b.FS, dir, st.Group, func(rec *raftlog.WALRecord) error { rp.Record(rec); return nil }); err != nil {
 					t.Fatal(err)
 				}
-				if one := rp.kept(); !slices.Equal(one, two) {
+				if one := rp.Kept(); !slices.Equal(one, two) {
 					t.Errorf("%s %s: one pass keeps %v, two passes %v", fx.name, dir, one, two)
 				}
 				groups++

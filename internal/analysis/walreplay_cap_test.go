@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"testing"
 )
 
@@ -17,10 +18,10 @@ func TestWALReplayPastTheCap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved := maxReplayMsgs
-		maxReplayMsgs = 2
+		saved := load.MaxReplayMsgs
+		load.MaxReplayMsgs = 2
 		got, err := json.Marshal(analyze(t, path))
-		maxReplayMsgs = saved
+		load.MaxReplayMsgs = saved
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"sync"
 )
 
 // Sentinel errors wrapped by CorruptError. Test with errors.Is.
@@ -277,4 +279,48 @@ func ReadFull(file string, r io.ReaderAt, size, limit int64) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// smallBufs hold the first read of ReadFileFS: meta.inf, meta.sum, o.dat,
+// peers.idx, tav.idx and the index.db of a small stream fit in one.
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// ReadFileFS reads the file name of fsys whole, refusing one over limit
+// (ErrTooLarge). One open: the size comes from the open file (a decrypting
+// FS opens a file to answer fs.Stat), and where the file is an
+// io.ReaderAt, one pread into a kept buffer comes first: a short read is
+// the whole file (io.ReaderAt gives io.EOF with fewer bytes than asked),
+// so a small file costs no stat and no second read. A larger file is read
+// by ReadFull at the size the open file gives, at most limit.
+func ReadFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ra, isReaderAt := f.(io.ReaderAt)
+	if isReaderAt {
+		bp := smallBufs.Get().(*[]byte)
+		n, err := ra.ReadAt(*bp, 0)
+		if n < len(*bp) && err == io.EOF && int64(n) <= limit {
+			data := append([]byte{}, (*bp)[:n]...)
+			smallBufs.Put(bp)
+			return data, nil
+		}
+		smallBufs.Put(bp)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
+	}
+	if isReaderAt {
+		return ReadFull(name, ra, fi.Size(), limit)
+	}
+	if fi.Size() > limit {
+		return nil, Errorf(name, 0, ErrTooLarge, "%d bytes is more than the %d this reader accepts", fi.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
 }

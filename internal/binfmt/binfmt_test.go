@@ -3,8 +3,10 @@ package binfmt
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"testing"
+	"testing/fstest"
 )
 
 func TestDecbufStickyError(t *testing.T) {
@@ -79,5 +81,42 @@ func TestHH64MatchesServer(t *testing.T) {
 	}
 	if other := HH64("S-R3F-x", b[:8]); bytes.Equal(other[:], b[8:]) {
 		t.Fatal("key ignored")
+	}
+}
+
+// TestReadFileFS: a file under the kept buffer, an empty one, one past the
+// buffer, one over the limit, a folder and a missing file, through
+// fstest.MapFS (whose files are io.ReaderAt, as the bundle's are).
+func TestReadFileFS(t *testing.T) {
+	small := []byte("meta.inf")
+	big := bytes.Repeat([]byte{7}, 40<<10) // past the 32 KiB first read
+	fsys := fstest.MapFS{
+		"small":     {Data: small},
+		"empty":     {Data: nil},
+		"big":       {Data: big},
+		"dir/child": {Data: small},
+	}
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		want  []byte
+		err   error
+	}{
+		{"small", 1 << 10, small, nil},
+		{"empty", 1 << 10, []byte{}, nil},
+		{"big", 1 << 20, big, nil},
+		{"big", 1 << 10, nil, ErrTooLarge},
+		{"small", 4, nil, ErrTooLarge},
+	} {
+		got, err := ReadFileFS(fsys, tc.name, tc.limit)
+		if !errors.Is(err, tc.err) || !bytes.Equal(got, tc.want) || (err == nil && got == nil) {
+			t.Errorf("%s (limit %d): %d bytes, %v; want %d bytes, %v", tc.name, tc.limit, len(got), err, len(tc.want), tc.err)
+		}
+	}
+	if _, err := ReadFileFS(fsys, "dir", 1<<10); err == nil {
+		t.Error("a folder read as a file")
+	}
+	if _, err := ReadFileFS(fsys, "missing", 1<<10); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
 	}
 }

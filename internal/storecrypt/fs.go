@@ -175,22 +175,7 @@ func (f *FS) blockKey(a asset, n uint32) keyResult {
 }
 
 func (f *FS) readBase(name string) ([]byte, error) {
-	file, err := f.base.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if ra, ok := file.(io.ReaderAt); ok {
-		return binfmt.ReadFull(name, ra, fi.Size(), smallFileLimit)
-	}
-	if fi.Size() > smallFileLimit {
-		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d bytes is more than the %d read whole", fi.Size(), smallFileLimit)
-	}
-	return io.ReadAll(io.LimitReader(file, smallFileLimit))
+	return binfmt.ReadFileFS(f.base, name, smallFileLimit)
 }
 
 // hidden reports whether name is a key file that opened (the parsers

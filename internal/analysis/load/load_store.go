@@ -1,13 +1,11 @@
-package analysis
+package load
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/releases"
@@ -17,8 +15,6 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
-
-var smallBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // listed says whether dir holds an entry name, from dir's listing (the
 // bundle's FS keeps the listings of its inventory walk, so the answer costs
@@ -40,66 +36,6 @@ func listed(fsys fs.FS, dir, name string) bool {
 		}
 	}
 	return false
-}
-
-// readSmall reads a small file of the bundle, refusing one over limit.
-func readSmall(fsys fs.FS, name string, limit int64) ([]byte, error) {
-	// One open: the size comes from the open file (storecrypt.FS opens a
-	// file to answer fs.Stat), and no more than limit+1 bytes are read
-	// whatever the size says.
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if ra, ok := f.(io.ReaderAt); ok {
-		// One pread into a kept buffer: a short read is the whole file
-		// (io.ReaderAt gives io.EOF with fewer bytes than asked), so a
-		// small file (peers.idx, tav.idx, a snapshot) costs no stat and
-		// no second read. A folder, or a file larger than the buffer,
-		// is read as below.
-		bp := smallBufs.Get().(*[]byte)
-		n, err := ra.ReadAt(*bp, 0)
-		if n < len(*bp) && err == io.EOF && int64(n) <= limit {
-			b := make([]byte, n)
-			copy(b, *bp)
-			smallBufs.Put(bp)
-			return b, nil
-		}
-		smallBufs.Put(bp)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.IsDir() {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
-	}
-	if fi.Size() > limit {
-		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "%d bytes, more than the %d read whole", fi.Size(), limit)
-	}
-	// The buffer is the size the open file gives (at most limit), so a
-	// large file costs its size once, not a growing buffer's doublings.
-	b := make([]byte, fi.Size())
-	n, err := io.ReadFull(f, b)
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return b[:n], nil // it shrank since
-	case err != nil:
-		return nil, err
-	}
-	// It may have grown since: read on, within limit.
-	rest, err := io.ReadAll(io.LimitReader(f, limit-int64(n)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(rest) == 0 {
-		return b, nil
-	}
-	if int64(n+len(rest)) > limit {
-		return nil, binfmt.Errorf(name, 0, binfmt.ErrTooLarge, "more than the %d bytes read whole", limit)
-	}
-	return append(b, rest...), nil
 }
 
 // storePeerIDs returns every peer id listed in a store's raft groups'

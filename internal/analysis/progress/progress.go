@@ -1,4 +1,4 @@
-package analysis
+package progress
 
 import (
 	"io/fs"
@@ -30,29 +30,29 @@ const (
 
 // meter keeps the figures of the current stage; with no Progress it does
 // nothing, and nothing is sized.
-type meter struct {
-	p     Progress
+type Meter struct {
+	P     Progress
 	files int
 	bytes int64
 }
 
-func (m *meter) on() bool { return m != nil && m.p != nil }
+func (m *Meter) on() bool { return m != nil && m.P != nil }
 
-func (m *meter) stage(name string, files int, bytes int64) {
+func (m *Meter) Stage(name string, files int, bytes int64) {
 	if !m.on() {
 		return
 	}
 	m.files, m.bytes = 0, 0
-	m.p.Stage(name, files, bytes)
+	m.P.Stage(name, files, bytes)
 }
 
-func (m *meter) add(files int, bytes int64) {
+func (m *Meter) Add(files int, bytes int64) {
 	if !m.on() {
 		return
 	}
 	m.files += files
 	m.bytes += bytes
-	m.p.Advance(m.files, m.bytes)
+	m.P.Advance(m.files, m.bytes)
 }
 
 // size is what one unit of work (a folder or a file) holds.
@@ -80,7 +80,7 @@ func treeSize(fsys fs.FS, p string) size {
 
 // sizes gives treeSize of every path, and their sum; nothing when no one
 // watches.
-func (m *meter) sizes(fsys fs.FS, paths []string) ([]size, size) {
+func (m *Meter) sizes(fsys fs.FS, paths []string) ([]size, size) {
 	if !m.on() {
 		return nil, size{}
 	}
@@ -96,24 +96,24 @@ func (m *meter) sizes(fsys fs.FS, paths []string) ([]size, size) {
 
 // begin starts a stage over units (folders or files of fsys), sized first
 // when someone watches. Each unit is then counted done once, by done(i).
-func (m *meter) begin(name string, fsys fs.FS, units []string) *stagePlan {
+func (m *Meter) Begin(name string, fsys fs.FS, units []string) *stagePlan {
 	sizes, total := m.sizes(fsys, units)
-	m.stage(name, total.files, total.bytes)
+	m.Stage(name, total.files, total.bytes)
 	return &stagePlan{m: m, sizes: sizes}
 }
 
 // stagePlan is a stage's units and their sizes.
 type stagePlan struct {
-	m     *meter
+	m     *Meter
 	sizes []size
 	mu    sync.Mutex // units are done by the readers at once (forEach)
 }
 
 // done counts unit i done.
-func (s *stagePlan) done(i int) {
+func (s *stagePlan) Done(i int) {
 	if s.sizes != nil && i < len(s.sizes) {
 		s.mu.Lock()
-		s.m.add(s.sizes[i].files, s.sizes[i].bytes)
+		s.m.Add(s.sizes[i].files, s.sizes[i].bytes)
 		s.mu.Unlock()
 	}
 }

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/progress"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
@@ -55,14 +56,14 @@ func (l *loader) raft(wals map[string]*walRead) {
 // snapshots as read (readStores), want the sequences whose store time a
 // /raftz answer gave, by group (raftzWant), values the payloads looked for
 // (historyValues).
-func readWALs(fsys fs.FS, stores []bundle.Store, raft map[string][]*raftRead, want map[string]map[uint64]bool, values map[string]bool, mt *meter) map[string]*walRead {
+func readWALs(fsys fs.FS, stores []bundle.Store, raft map[string][]*raftRead, want map[string]map[uint64]bool, values map[string]bool, mt *progress.Meter) map[string]*walRead {
 	var folders []string
 	for _, st := range stores {
 		for _, g := range st.Groups {
 			folders = append(folders, path.Join(st.Dir, st.SysAccount, "_js_", g))
 		}
 	}
-	plan := mt.begin(StageRaft, fsys, folders)
+	plan := mt.Begin(progress.StageRaft, fsys, folders)
 	var todo []*raftRead
 	var at []int // beside todo: the group folder's place in folders
 	base := 0
@@ -83,16 +84,16 @@ func readWALs(fsys fs.FS, stores []bundle.Store, raft map[string][]*raftRead, wa
 	}
 	for i, c := range counted {
 		if !c {
-			plan.done(i)
+			plan.Done(i)
 		}
 	}
 	reads := make([]*walRead, len(todo))
-	forEach(len(todo), func(i int) {
+	ForEach(len(todo), func(i int) {
 		rd := todo[i]
-		if crash := crashed(func() { reads[i] = readWAL(fsys, rd.rec.Dir, rd, want[rd.rec.Group], values) }); crash != nil {
+		if crash := Crashed(func() { reads[i] = readWAL(fsys, rd.rec.Dir, rd, want[rd.rec.Group], values) }); crash != nil {
 			reads[i] = &walRead{crash: crash}
 		}
-		plan.done(at[i])
+		plan.Done(at[i])
 	})
 	out := map[string]*walRead{}
 	for i, rd := range todo {
@@ -141,7 +142,7 @@ type walState struct {
 	// the same pass's removals and messages in WAL order.
 	msgSeqs, removed seqset.Set
 	replay           bool
-	walMsgs          *walReplay
+	walMsgs          *WALReplay
 	// pendSeqs: the sequences of messages in entries past the group's
 	// newest snapshot (walPending).
 	pendSeqs seqset.Set
@@ -339,7 +340,7 @@ func DecodeWALRecord(file string, r *storeparse.Record, compressed bool) *raftlo
 // only during f. Each block is opened once: the first message's timestamp,
 // which a scan finds by reading a block again after removals, is not asked
 // for.
-func walRecords(fsys fs.FS, dir, group string, f func(*raftlog.WALRecord) error) (*storeparse.StreamScan, error) {
+func WALRecords(fsys fs.FS, dir, group string, f func(*raftlog.WALRecord) error) (*storeparse.StreamScan, error) {
 	return storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: group, NoLimits: true, SkipConsumers: true, SkipFirstTS: true,
 		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
 			if r.Tombstone || r.Erased || !r.ChecksumOK {
@@ -410,19 +411,19 @@ func readWAL(fsys fs.FS, dir string, rd *raftRead, want map[uint64]bool, values 
 	var lastTerm uint64
 	var lastLeader string
 	if kind == natsfmt.GroupStream {
-		ws.walMsgs = &walReplay{values: values}
+		ws.walMsgs = &WALReplay{values: values}
 	}
 	damage := func(file string, off int64, s binfmt.Structure, format string, args ...any) {
 		wr.damage = append(wr.damage, binfmt.Stamp(binfmt.Errorf(file, off, binfmt.ErrFormat, format, args...), s))
 	}
 	stamps := map[uint64]int64{}
-	scan, err := walRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+	scan, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
 		file := rec.File
 		if want[rec.Seq] {
 			stamps[rec.Seq] = rec.TS
 		}
 		if ws.walMsgs != nil {
-			ws.walMsgs.record(rec)
+			ws.walMsgs.Record(rec)
 		}
 		ae := rec.Entry
 		if rec.Err != nil {

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"fmt"
@@ -85,7 +85,7 @@ func underAny(p string, dirs []string) bool {
 // archive's entry, where they are what the archive's reader would decode
 // (the kind its manifest tags it with did not matter, or was the sniff's
 // hint).
-func sniffedIn(b *bundle.Bundle) capture.Decoded {
+func SniffedIn(b *bundle.Bundle) capture.Decoded {
 	return func(file, kind string) ([]capture.Capture, error, bool) {
 		i := sort.Search(len(b.Captures), func(i int) bool { return b.Captures[i].Path >= file })
 		if i == len(b.Captures) || b.Captures[i].Path != file {

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"fmt"
@@ -9,8 +9,10 @@ import (
 
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/progress"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
+	"github.com/jsforensics/jsforensics/report"
 )
 
 // Loading has two phases. readRecords does the reading: each ack log,
@@ -64,10 +66,10 @@ type auditRead struct {
 
 // readRecords reads every file of b that loading takes, each once. meter
 // is told how far it got. It touches no Model.
-func readRecords(b *bundle.Bundle, mt *meter) *Records {
+func readRecords(b *bundle.Bundle, mt *progress.Meter) *Records {
 	r := &Records{crashes: map[string]any{}}
 	try := func(step string, f func()) {
-		if crash := crashed(f); crash != nil {
+		if crash := Crashed(f); crash != nil {
 			r.crashes[step] = crash
 		}
 	}
@@ -91,7 +93,7 @@ func readRecords(b *bundle.Bundle, mt *meter) *Records {
 
 // crashed runs f and returns what it panicked with (nil when it did not):
 // a bug that panics on one file costs that file's record.
-func crashed(f func()) (crash any) {
+func Crashed(f func()) (crash any) {
 	defer func() { crash = recover() }()
 	f()
 	return nil
@@ -101,7 +103,7 @@ func crashed(f func()) (crash any) {
 // snapshots (a clustered store's), then every stream folder, each once, on
 // every core (forEach). values are the payloads the scans look for
 // (historyValues).
-func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *meter) (map[string][]*raftRead, map[string]copyRead) {
+func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *progress.Meter) (map[string][]*raftRead, map[string]copyRead) {
 	var folders []string
 	at := map[string]int{} // folder → its place in folders, for the meter
 	for _, st := range stores {
@@ -112,11 +114,11 @@ func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *m
 			}
 		}
 	}
-	plan := mt.begin(StageStores, fsys, folders)
+	plan := mt.Begin(progress.StageStores, fsys, folders)
 	raft := readRaftGroups(fsys, stores)
 	for _, f := range folders {
 		if strings.HasPrefix(path.Base(f), ".") {
-			plan.done(at[f]) // being deleted: not read (stream)
+			plan.Done(at[f]) // being deleted: not read (stream)
 		}
 	}
 	// The copies of a stream several clustered stores hold are read
@@ -124,10 +126,10 @@ func readStores(fsys fs.FS, stores []bundle.Store, values map[string]bool, mt *m
 	units := planCopyReads(fsys, stores)
 	reads := make([][]copyRead, len(units))
 	share := min(runtime.GOMAXPROCS(0), len(units))
-	forEach(len(units), func(i int) {
+	ForEach(len(units), func(i int) {
 		reads[i] = units[i].read(fsys, values, share)
 		for _, d := range units[i].dirs {
-			plan.done(at[d])
+			plan.Done(at[d])
 		}
 	})
 	copies := map[string]copyRead{}
@@ -153,9 +155,9 @@ func readRaftGroups(fsys fs.FS, stores []bundle.Store) map[string][]*raftRead {
 		}
 	}
 	reads := make([]*raftRead, len(todo))
-	forEach(len(todo), func(i int) {
+	ForEach(len(todo), func(i int) {
 		g := todo[i]
-		if crash := crashed(func() { reads[i] = readRaftGroup(fsys, g.dir, g.group) }); crash != nil {
+		if crash := Crashed(func() { reads[i] = readRaftGroup(fsys, g.dir, g.group) }); crash != nil {
 			reads[i] = &raftRead{rec: model.RaftRecord{Group: g.group, Dir: g.dir}, crash: crash}
 		}
 	})
@@ -172,23 +174,23 @@ func readRaftGroups(fsys fs.FS, stores []bundle.Store) map[string][]*raftRead {
 // readAudits assembles every `nats audit gather` archive of b's captures by
 // its manifest, from the answers the sniff decoded of its entries (its
 // files are not read again where the sniff decoded them).
-func readAudits(b *bundle.Bundle, mt *meter) []auditRead {
+func readAudits(b *bundle.Bundle, mt *progress.Meter) []auditRead {
 	captures := b.Captures
 	var paths []string
 	for _, bc := range captures {
 		paths = append(paths, bc.Path)
 	}
 	// Captures are small: counted done together, at the end.
-	plan := mt.begin(StageCaptures, b.FS, paths)
+	plan := mt.Begin(progress.StageCaptures, b.FS, paths)
 	defer func() {
 		for i := range paths {
-			plan.done(i)
+			plan.Done(i)
 		}
 	}()
 	var out []auditRead
 	for _, bc := range captures {
 		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
-			out = append(out, auditRead{dir: dir, audit: capture.AuditOf(b.FS, dir, bc.Manifest, sniffedIn(b))})
+			out = append(out, auditRead{dir: dir, audit: capture.AuditOf(b.FS, dir, bc.Manifest, SniffedIn(b))})
 		}
 	}
 	return out
@@ -248,4 +250,25 @@ func readConfigs(fsys fs.FS, configs []bundle.Config) []serverConfig {
 // crashNote is the note of a reader that panicked on what.
 func crashNote(what string, crash any) string {
 	return fmt.Sprintf("%s stopped by an internal error, the rest of the analysis went on: %v", what, crash)
+}
+
+// readOf takes what b recognized and could not read. Call it after
+// loading: a zip read in place learns its damage while it is read.
+func readOf(b *bundle.Bundle) model.Read {
+	r := model.Read{Stores: len(b.Stores), Logs: len(b.Logs), Captures: len(b.Captures), AckLogs: len(b.AckLogs)}
+	seen := map[string]bool{}
+	for _, p := range append(append([]bundle.Problem(nil), b.Problems...), b.ReadDamage()...) {
+		r.Unread = append(r.Unread, report.UnreadFile{Path: p.Path, Reason: p.Reason})
+		seen[p.Path] = true
+	}
+	if strings.HasPrefix(b.Archive, "tar") && len(b.Undelivered) > 0 {
+		r.CutAt = b.Undelivered[len(b.Undelivered)-1]
+	}
+	for _, p := range b.NotDelivered() {
+		if !seen[p] {
+			r.Unread = append(r.Unread, report.UnreadFile{Path: p, Reason: "the archive did not deliver it intact"})
+			seen[p] = true
+		}
+	}
+	return r
 }

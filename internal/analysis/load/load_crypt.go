@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
 )
@@ -14,6 +15,13 @@ import (
 // returned func puts the bundle's own FS back, so that every step of the
 // load reads an encrypted store as a plain one. The keys are the
 // operator's (never in a note, an error or the report).
+// Unseal puts b's stores behind the decrypting view of keys until restore,
+// as a load with those keys does: what is read of them after the load
+// (salvage) is read as the load read it.
+func Unseal(b *bundle.Bundle, keys []string) (restore func()) {
+	return (&loader{b: b, m: &model.Model{}}).unseal(keys)
+}
+
 func (l *loader) unseal(keys []string) (restore func()) {
 	var roots []string
 	for _, st := range l.b.Stores {

@@ -1,10 +1,9 @@
-package analysis
+package timeline
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
@@ -12,8 +11,8 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// TimelineOptions choose what the report's timeline holds.
-type TimelineOptions struct {
+// Options choose what the report's timeline holds.
+type Options struct {
 	// Full keeps every log event in the report's timeline, instead of
 	// collapsing routine repetition into runs. Memory and the report then
 	// grow with the logs.
@@ -23,7 +22,7 @@ type TimelineOptions struct {
 	Events io.Writer
 
 	// head and tail replace timelineHead and timelineTail when set (tests).
-	head, tail int
+	Head, Tail int
 }
 
 // Bounds of the timeline kept from one log file, whatever its size: the
@@ -38,7 +37,7 @@ const (
 // stateKinds are the log event kinds an engineer reads one by one: stops
 // and starts, elections and leader changes, membership, resets and damage.
 // Every other kind is routine and collapses into runs.
-var stateKinds = map[string]bool{
+var StateKinds = map[string]bool{
 	"start": true, "stop": true, "shutdown": true, "signal": true, "lame-duck": true, "unclean-stop": true, "panic": true,
 	"js-started": true, "js-shutdown": true, "js-disabled": true, "js-start-failed": true, "meta-start-failed": true,
 	"meta-leader": true, "meta-leader-self": true, "no-meta-leader": true, "meta-contact-lost": true,
@@ -60,7 +59,7 @@ var lifeKinds = map[string]bool{"start": true, "stop": true, "shutdown": true, "
 // stateChange says whether a log event is kept in full: a state change, or a
 // warning or error that names an asset.
 func stateChange(e model.TimelineEvent, level string) bool {
-	if stateKinds[e.Kind] || metaKinds[natsfmt.EventKind(e.Kind)] {
+	if StateKinds[e.Kind] || MetaKinds[natsfmt.EventKind(e.Kind)] {
 		return true
 	}
 	switch level {
@@ -71,13 +70,13 @@ func stateChange(e model.TimelineEvent, level string) bool {
 }
 
 // runKey is what the events of one run share (within one file).
-type runKey struct {
+type RunKey struct {
 	server                       model.ServerID
 	kind, group, account, stream string
 }
 
-func keyOf(e *model.TimelineEvent) runKey {
-	return runKey{e.Server, e.Kind, e.Group, e.Account, e.Stream}
+func KeyOf(e *model.TimelineEvent) RunKey {
+	return RunKey{e.Server, e.Kind, e.Group, e.Account, e.Stream}
 }
 
 // logRef ties a meta leader state read from a log to its timeline event,
@@ -90,33 +89,33 @@ type logRef struct {
 
 // headTail keeps the first head and the last tail values pushed, in
 // order; push returns the value that falls out between them.
-type headTail[T any] struct {
-	head, tail int
+type HeadTail[T any] struct {
+	Head, Tail int
 	first      []T
 	ring       []T
 	start      int
 }
 
-func (w *headTail[T]) push(v T) (out T, dropped bool) {
-	if len(w.first) < w.head {
+func (w *HeadTail[T]) Push(v T) (out T, dropped bool) {
+	if len(w.first) < w.Head {
 		w.first = append(w.first, v)
 		return out, false
 	}
-	if len(w.ring) < w.tail {
+	if len(w.ring) < w.Tail {
 		w.ring = append(w.ring, v)
 		return out, false
 	}
-	if w.tail == 0 {
+	if w.Tail == 0 {
 		return v, true
 	}
 	out = w.ring[w.start]
 	w.ring[w.start] = v
-	w.start = (w.start + 1) % w.tail
+	w.start = (w.start + 1) % w.Tail
 	return out, true
 }
 
 // appendTo appends the kept values, oldest first, to dst.
-func (w *headTail[T]) appendTo(dst []T) []T {
+func (w *HeadTail[T]) AppendTo(dst []T) []T {
 	dst = append(dst, w.first...)
 	for i := range w.ring {
 		dst = append(dst, w.ring[(w.start+i)%len(w.ring)])
@@ -124,7 +123,7 @@ func (w *headTail[T]) appendTo(dst []T) []T {
 	return dst
 }
 
-func (w *headTail[T]) reset() {
+func (w *HeadTail[T]) reset() {
 	clear(w.first)
 	clear(w.ring)
 	w.first, w.ring, w.start = w.first[:0], w.ring[:0], 0
@@ -136,30 +135,30 @@ func (w *headTail[T]) reset() {
 // bounds of one file, its head and tail with the middle folded into runs.
 // Memory depends on the bounds and the number of kinds and assets, not on
 // the number of lines.
-type timelineSink struct {
+type Sink struct {
 	m    *model.Model
-	opts TimelineOptions
+	opts Options
 	enc  *json.Encoder
 	// encErr is the first error writing Events; later events are not written.
-	encErr error
+	EncErr error
 
 	// Per file, reset by startFile.
-	open      map[runKey]*model.TimelineEvent
-	openOrder []runKey
-	kept      headTail[model.TimelineEvent]
-	folded    map[runKey]*model.TimelineEvent
-	foldOrder []runKey
+	open      map[RunKey]*model.TimelineEvent
+	openOrder []RunKey
+	kept      HeadTail[model.TimelineEvent]
+	folded    map[RunKey]*model.TimelineEvent
+	foldOrder []RunKey
 	// Counts of the current file for its note.
 	events, entries, foldedEntries, foldedEvents int
 
 	refs []logRef
 }
 
-func newTimelineSink(m *model.Model, opts TimelineOptions) *timelineSink {
-	t := &timelineSink{m: m, opts: opts, open: map[runKey]*model.TimelineEvent{}, folded: map[runKey]*model.TimelineEvent{},
-		kept: headTail[model.TimelineEvent]{head: timelineHead, tail: timelineTail}}
-	if opts.head > 0 || opts.tail > 0 {
-		t.kept.head, t.kept.tail = opts.head, opts.tail
+func NewSink(m *model.Model, opts Options) *Sink {
+	t := &Sink{m: m, opts: opts, open: map[RunKey]*model.TimelineEvent{}, folded: map[RunKey]*model.TimelineEvent{},
+		kept: HeadTail[model.TimelineEvent]{Head: timelineHead, Tail: timelineTail}}
+	if opts.Head > 0 || opts.Tail > 0 {
+		t.kept.Head, t.kept.Tail = opts.Head, opts.Tail
 	}
 	if opts.Events != nil {
 		t.enc = json.NewEncoder(opts.Events)
@@ -169,7 +168,7 @@ func newTimelineSink(m *model.Model, opts TimelineOptions) *timelineSink {
 }
 
 // startFile resets the per-file state.
-func (t *timelineSink) startFile() {
+func (t *Sink) StartFile() {
 	clear(t.open)
 	clear(t.folded)
 	t.openOrder, t.foldOrder = t.openOrder[:0], t.foldOrder[:0]
@@ -178,12 +177,12 @@ func (t *timelineSink) startFile() {
 }
 
 // add takes one event of the current file.
-func (t *timelineSink) add(e model.TimelineEvent, level string) {
+func (t *Sink) Add(e model.TimelineEvent, level string) {
 	t.events++
-	if t.enc != nil && t.encErr == nil {
+	if t.enc != nil && t.EncErr == nil {
 		// The report's field names (time, server, …) and the server's
 		// name as known when the line is read, not the model's fields.
-		t.encErr = t.enc.Encode(report.TimelineEvent{Time: e.Time, Server: t.m.Name(e.Server), Source: e.Source, Kind: e.Kind,
+		t.EncErr = t.enc.Encode(report.TimelineEvent{Time: e.Time, Server: t.m.Name(e.Server), Source: e.Source, Kind: e.Kind,
 			Group: e.Group, Account: e.Account, Stream: e.Stream, Text: e.Text, File: e.File, Line: e.Line, Count: e.Count, Until: e.Until})
 	}
 	if t.opts.Full {
@@ -197,9 +196,9 @@ func (t *timelineSink) add(e model.TimelineEvent, level string) {
 		t.place(e)
 		return
 	}
-	k := keyOf(&e)
+	k := KeyOf(&e)
 	if r := t.open[k]; r != nil {
-		if e.Time.Sub(r.Time) < maxRunSpan {
+		if e.Time.Sub(r.Time) < MaxRunSpan {
 			r.Count++
 			until := e.Time
 			r.Until = &until
@@ -219,10 +218,10 @@ func (t *timelineSink) add(e model.TimelineEvent, level string) {
 
 // maxRunSpan is the longest time one run covers, so a server that runs for
 // weeks without a restart still shows when its routine noise came and went.
-const maxRunSpan = time.Hour
+const MaxRunSpan = time.Hour
 
 // closeRuns places the runs open in the current boot, by their first event.
-func (t *timelineSink) closeRuns() {
+func (t *Sink) closeRuns() {
 	for _, k := range t.openOrder {
 		t.place(oneOrRun(*t.open[k]))
 	}
@@ -239,16 +238,16 @@ func oneOrRun(r model.TimelineEvent) model.TimelineEvent {
 }
 
 // place keeps one entry, folding the one that falls out of the bounds.
-func (t *timelineSink) place(e model.TimelineEvent) {
+func (t *Sink) place(e model.TimelineEvent) {
 	t.entries++
-	if out, dropped := t.kept.push(e); dropped {
+	if out, dropped := t.kept.Push(e); dropped {
 		t.fold(out)
 	}
 }
 
 // fold adds an entry dropped from the middle of a long file to the run of
 // its kind and asset.
-func (t *timelineSink) fold(e model.TimelineEvent) {
+func (t *Sink) fold(e model.TimelineEvent) {
 	n := max(e.Count, 1)
 	t.foldedEntries++
 	t.foldedEvents += n
@@ -256,7 +255,7 @@ func (t *timelineSink) fold(e model.TimelineEvent) {
 	if e.Until != nil {
 		last = *e.Until
 	}
-	k := keyOf(&e)
+	k := KeyOf(&e)
 	r := t.folded[k]
 	if r == nil {
 		e.Count = n
@@ -273,9 +272,9 @@ func (t *timelineSink) fold(e model.TimelineEvent) {
 
 // endFile places what the current file holds in the timeline and returns a
 // note on what was folded ("" when nothing was).
-func (t *timelineSink) endFile(file string) string {
+func (t *Sink) EndFile(file string) string {
 	t.closeRuns()
-	t.m.Timeline = t.kept.appendTo(t.m.Timeline)
+	t.m.Timeline = t.kept.AppendTo(t.m.Timeline)
 	for _, k := range t.foldOrder {
 		t.m.Timeline = append(t.m.Timeline, oneOrRun(*t.folded[k]))
 	}
@@ -283,17 +282,17 @@ func (t *timelineSink) endFile(file string) string {
 		return ""
 	}
 	return fmt.Sprintf("log %s: %d events make %d timeline entries; the first %d and the last %d are kept, the %d between (%d events) are folded into %d runs, one per kind and asset (--timeline full or --events FILE gives every event)",
-		file, t.events, t.entries, t.kept.head, t.kept.tail, t.foldedEntries, t.foldedEvents, len(t.foldOrder))
+		file, t.events, t.entries, t.kept.Head, t.kept.Tail, t.foldedEntries, t.foldedEvents, len(t.foldOrder))
 }
 
 // ref records that MetaLeaderStates[state] came from the log line file:line.
-func (t *timelineSink) ref(state int, file, kind string, line int) {
+func (t *Sink) Ref(state int, file, kind string, line int) {
 	t.refs = append(t.refs, logRef{state, file, kind, line})
 }
 
 // resolveRefs points the meta leader states read from logs at their entries
 // in the final timeline (-1 when the entry was folded or merged away).
-func (t *timelineSink) resolveRefs() {
+func (t *Sink) ResolveRefs() {
 	if len(t.refs) == 0 {
 		return
 	}
@@ -320,76 +319,11 @@ func (t *timelineSink) resolveRefs() {
 
 // mergeWindow is how close in time two copies of one line must be to be
 // taken for the same line (a file and its kubectl capture).
-const mergeWindow = time.Second
+const MergeWindow = time.Second
 
-// dedupeTimeline drops events that another file of the same server already
-// gave: the same log copied in two forms (a file and its kubectl capture).
-// The timeline is sorted, so only the events of the last mergeWindow are
-// compared: linear in the number of events.
-func (l *loader) dedupeTimeline() {
-	type seen struct {
-		t    time.Time
-		file string
-	}
-	recent := map[string][]seen{}
-	keep := make([]bool, len(l.m.Timeline))
-	for i, e := range l.m.Timeline {
-		k := l.m.Name(e.Server) + "\x00" + e.Kind + "\x00" + e.Text
-		win := recent[k]
-		for len(win) > 0 && e.Time.Sub(win[0].t) >= mergeWindow {
-			win = win[1:]
-		}
-		dup := false
-		for _, s := range win {
-			if s.file != e.File && rotationSet(s.file) != rotationSet(e.File) { // a rotated set's files hold no copies of each other
-				dup = true
-				break
-			}
-		}
-		keep[i] = !dup
-		if !dup {
-			win = append(win, seen{e.Time, e.File})
-		}
-		recent[k] = win
-	}
-	newIndex := make([]int, len(l.m.Timeline))
-	out := l.m.Timeline[:0]
-	for i, e := range l.m.Timeline {
-		newIndex[i] = -1
-		if keep[i] {
-			newIndex[i] = len(out)
-			out = append(out, e)
-		}
-	}
-	clear(l.m.Timeline[len(out):])
-	l.m.Timeline = out
-	l.remapStates(newIndex)
-}
-
-// sortTimeline orders the timeline oldest first (stable, so one file's lines
-// keep their order) and remaps the indexes the model holds into it.
-func (l *loader) sortTimeline() {
-	m := l.m
-	order := make([]int, len(m.Timeline))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(i, j int) bool { return m.Timeline[order[i]].Time.Before(m.Timeline[order[j]].Time) })
-	newIndex := make([]int, len(order))
-	sorted := make([]model.TimelineEvent, len(order))
-	for n, old := range order {
-		sorted[n] = m.Timeline[old]
-		newIndex[old] = n
-	}
-	m.Timeline = sorted
-	l.remapStates(newIndex)
-}
-
-// remapStates moves the timeline indexes of the meta leader states.
-func (l *loader) remapStates(newIndex []int) {
-	for i := range l.m.MetaLeaderStates {
-		if t := l.m.MetaLeaderStates[i].Timeline; t >= 0 && t < len(newIndex) {
-			l.m.MetaLeaderStates[i].Timeline = newIndex[t]
-		}
-	}
+// metaKinds are the timeline kinds that tell the meta group's story.
+var MetaKinds = map[natsfmt.EventKind]bool{
+	natsfmt.EventMetaLeader: true, natsfmt.EventMetaLeaderSelf: true, natsfmt.EventNoMetaLeader: true, natsfmt.EventMetaContactLost: true,
+	natsfmt.EventMetaBootstrap: true, natsfmt.EventMetaRecover: true, natsfmt.EventPeerAdd: true, natsfmt.EventPeerRemove: true, natsfmt.EventPeersEvicted: true,
+	natsfmt.EventQuorumRescue: true, natsfmt.EventHealthcheckFailed: true, natsfmt.EventUncleanStop: true, natsfmt.EventStart: true, natsfmt.EventSnapshotCorrupt: true,
 }

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/progress"
+	"github.com/jsforensics/jsforensics/internal/analysis/timeline"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/logscan"
@@ -22,7 +24,7 @@ func (l *loader) logs() {
 	for _, lg := range ordered {
 		paths = append(paths, lg.Path)
 	}
-	plan := l.meter.begin(StageLogs, l.b.FS, paths)
+	plan := l.meter.Begin(progress.StageLogs, l.b.FS, paths)
 	var set, carried string // the rotation set read last, and its server
 	for i, lg := range ordered {
 		// A rotated set is one log: a file goes on under the name the one
@@ -31,13 +33,13 @@ func (l *loader) logs() {
 			set, carried = s, ""
 		}
 		l.guard("reading log "+lg.Path, func() { carried = l.log(lg, carried) })
-		plan.done(i)
+		plan.Done(i)
 	}
 	if l.logLines > 0 {
 		l.note("logs: %d files, %d lines, %d classified into events, %d of no kind the catalogue knows (counted, not in the timeline)", len(l.b.Logs), l.logLines, l.logClassified, l.logUnknown)
 	}
-	if l.tl.encErr != nil {
-		l.note("writing the log events: %v (the export stops there)", l.tl.encErr)
+	if l.tl.EncErr != nil {
+		l.note("writing the log events: %v (the export stops there)", l.tl.EncErr)
 	}
 	l.clockOffsets()
 }
@@ -191,7 +193,7 @@ func (l *loader) log(lg bundle.Log, carried string) string {
 		name, source = carried, "log"
 	}
 	sc := logscan.NewScanner(r, logscan.Options{File: lg.Path, Server: name})
-	l.tl.startFile()
+	l.tl.StartFile()
 	first := len(l.m.Timeline)
 	firstState := len(l.m.MetaLeaderStates)
 	var facts logFacts
@@ -203,7 +205,7 @@ func (l *loader) log(lg bundle.Log, carried string) string {
 	if err := sc.Err(); err != nil {
 		l.note("log %s: %v", lg.Path, err)
 	}
-	if n := l.tl.endFile(lg.Path); n != "" {
+	if n := l.tl.EndFile(lg.Path); n != "" {
 		l.note("%s", n)
 	}
 	st := sc.Stats()
@@ -287,7 +289,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 	}
 	te := model.TimelineEvent{Time: ev.Time, Server: l.m.IDOf(server), Source: "log", Kind: ev.Kind, Group: ev.Group,
 		Account: ev.Account, Stream: ev.Stream, Text: ev.Text, File: ev.File, Line: ev.Line}
-	l.tl.add(te, ev.Level)
+	l.tl.Add(te, ev.Level)
 
 	switch natsfmt.EventKind(ev.Kind) {
 	case natsfmt.EventRestoredStream, natsfmt.EventRestoringStream, natsfmt.EventStreamLeader:
@@ -312,7 +314,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		// A boot with no clean stop logged before it: the previous process
 		// was killed or crashed after its last line.
 		if facts.booted && !facts.stopped && !facts.last.Time.IsZero() {
-			l.tl.add(model.TimelineEvent{Time: facts.last.Time, Server: l.m.IDOf(server), Source: "log", Kind: string(natsfmt.EventUncleanStop),
+			l.tl.Add(model.TimelineEvent{Time: facts.last.Time, Server: l.m.IDOf(server), Source: "log", Kind: string(natsfmt.EventUncleanStop),
 				Text: fmt.Sprintf("no clean shutdown logged before the restart at line %d: the process was killed or crashed after this time (last line %d)", ev.Line, facts.last.Line),
 				File: ev.File, Line: facts.last.Line}, "")
 		}
@@ -355,7 +357,7 @@ func (l *loader) logEvent(ev logscan.Event, self string, facts *logFacts) {
 		return
 	}
 	l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: ev.Time, Server: l.m.IDOf(server), Leader: leader, Source: "log", Timeline: -1})
-	l.tl.ref(len(l.m.MetaLeaderStates)-1, ev.File, ev.Kind, ev.Line)
+	l.tl.Ref(len(l.m.MetaLeaderStates)-1, ev.File, ev.Kind, ev.Line)
 	if leader != "" {
 		t := ev.Time
 		l.logHistory(natsfmt.MetaGroup, model.HistoryEvent{Time: &t, Event: "leader", Peer: leaderID(leader), Server: l.m.IDOf(server), Source: "log"})
@@ -381,18 +383,18 @@ func (l *loader) logHistory(group string, e model.HistoryEvent) {
 	}
 	h := l.history[group]
 	if h == nil {
-		h = &logGroupHistory{kept: headTail[model.HistoryEvent]{head: historyHead, tail: historyTail}}
+		h = &logGroupHistory{kept: timeline.HeadTail[model.HistoryEvent]{Head: historyHead, Tail: historyTail}}
 		l.history[group] = h
 		l.historyOrder = append(l.historyOrder, group)
 	}
-	if _, dropped := h.kept.push(e); dropped {
+	if _, dropped := h.kept.Push(e); dropped {
 		h.dropped++
 	}
 }
 
 // logGroupHistory is what one log file gives one group's history.
 type logGroupHistory struct {
-	kept    headTail[model.HistoryEvent]
+	kept    timeline.HeadTail[model.HistoryEvent]
 	dropped int
 }
 
@@ -404,7 +406,7 @@ func (l *loader) endLogHistory(file, server string) {
 		h := l.history[name]
 		g := l.group(name)
 		from := len(g.History)
-		g.History = h.kept.appendTo(g.History)
+		g.History = h.kept.AppendTo(g.History)
 		for i := from; i < len(g.History); i++ {
 			if g.History[i].Server == "" {
 				g.History[i].Server = l.m.IDOf(server)

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"fmt"
@@ -146,6 +146,12 @@ func (l *loader) renamedInLog(file, first string, boots []logscan.Banner) {
 		l.note("log %s: the server ran as %s and runs as %s since line %d (server_name changed on the same log): one server, two names", file, old, latest.Name, newLine)
 		l.renameServer(l.addServer(old, "log"), latest.Name, "log")
 	}
+}
+
+// RenameServer renames s in m as a naming step of the load does: one
+// assignment to its record, or a merge into the server already named so.
+func RenameServer(m *model.Model, s *model.Server, name, source string) {
+	(&loader{m: m}).renameServer(s, name, source)
 }
 
 // renameServer gives srv the name name, or merges it into the server

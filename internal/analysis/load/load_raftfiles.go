@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ type raftRead struct {
 // that is not there (a group may have none yet); any other read failure (a
 // folder in its place, an oversized file) is damage at offset 0.
 func readRaftFile(fsys fs.FS, file string, limit int64, s binfmt.Structure) (b []byte, found bool, err error) {
-	b, err = readSmall(fsys, file, limit)
+	b, err = binfmt.ReadFileFS(fsys, file, limit)
 	switch {
 	case err == nil:
 		return b, true, nil

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"io/fs"
@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/progress"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
@@ -100,13 +101,13 @@ func planCopyReads(fsys fs.FS, stores []bundle.Store) []copyUnit {
 		head  *storeparse.Head
 	}
 	aheads := make([]ahead, len(dirs))
-	forEach(len(dirs), func(i int) {
+	ForEach(len(dirs), func(i int) {
 		if !readAhead[dirs[i]] {
 			return
 		}
 		// A crash here costs the read ahead only: the folder's own read
 		// says it again, for that folder.
-		_ = crashed(func() {
+		_ = Crashed(func() {
 			if ents, err := fs.ReadDir(fsys, dirs[i]); err == nil && len(ents) == 0 {
 				aheads[i].empty = true
 				return
@@ -160,7 +161,7 @@ func planCopyReads(fsys fs.FS, stores []bundle.Store) []copyUnit {
 // are read alone.
 func (u copyUnit) read(fsys fs.FS, payloads map[string]bool, share int) []copyRead {
 	one := func(dir string, head *storeparse.Head) (rd copyRead) {
-		if crash := crashed(func() { rd = readCopy(fsys, dir, payloads, &readOpts{head: head, share: share}) }); crash != nil {
+		if crash := Crashed(func() { rd = readCopy(fsys, dir, payloads, &readOpts{head: head, share: share}) }); crash != nil {
 			rd = copyRead{dir: dir, crash: crash}
 		}
 		return rd
@@ -172,7 +173,7 @@ func (u copyUnit) read(fsys fs.FS, payloads map[string]bool, share int) []copyRe
 		return []copyRead{one(u.dirs[0], u.heads[0])}
 	}
 	var out []copyRead
-	if crash := crashed(func() { out = readTogether(fsys, u.dirs, u.heads, payloads, share) }); crash != nil {
+	if crash := Crashed(func() { out = readTogether(fsys, u.dirs, u.heads, payloads, share) }); crash != nil {
 		out = []copyRead{{dir: u.dirs[0], crash: crash}}
 		for _, d := range u.dirs[1:] {
 			out = append(out, one(d, nil))
@@ -243,10 +244,10 @@ const freeBatches = 4
 // compareReplicas compares every stream held by more than one server, then
 // drops what it kept of the copies: the comparison is all the checks need.
 func (l *loader) compareReplicas() {
-	l.meter.stage(StageReplicas, len(l.m.Streams), 0)
+	l.meter.Stage(progress.StageReplicas, len(l.m.Streams), 0)
 	for _, st := range l.m.Streams {
 		l.compareStream(st)
-		l.meter.add(1, 0)
+		l.meter.Add(1, 0)
 		for _, c := range st.Copies {
 			c.Live, c.Lock = nil, nil
 		}

@@ -1,4 +1,4 @@
-package analysis
+package load
 
 import (
 	"runtime"
@@ -12,7 +12,7 @@ import (
 // the load phase are (each writes only its own slot). A panic in f is
 // raised again in forEach's caller once the other calls have returned (the
 // first one, when several panic).
-func forEach(n int, f func(i int)) {
+func ForEach(n int, f func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := range n {
