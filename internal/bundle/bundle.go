@@ -21,6 +21,7 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/bundle/dirfs"
 )
 
 // Limits bound what Open unpacks and walks. A zero field takes its default.
@@ -252,7 +253,7 @@ func openWith(path string, lim Limits, unpacked func(read, size int64), wrap fun
 		return nil, err
 	}
 	if b.tmp == "" {
-		b.FS, b.closeFS, err = newDirFS(b.root)
+		b.FS, b.closeFS, err = dirfs.New(b.root)
 		if err != nil {
 			b.Close()
 			return nil, err

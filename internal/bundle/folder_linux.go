@@ -33,7 +33,11 @@ func openTop(dst *os.Root) (openFolder, error) {
 }
 
 func (d fdFolder) mkdir(name string) error {
-	return pathErr("mkdirat", name, ignoringEINTR(func() error { return unix.Mkdirat(int(d), name, 0o755) }))
+	for {
+		if err := unix.Mkdirat(int(d), name, 0o755); err != unix.EINTR {
+			return pathErr("mkdirat", name, err)
+		}
+	}
 }
 
 func (d fdFolder) close() { unix.Close(int(d)) }
@@ -90,14 +94,6 @@ func (f fdFile) finish(mtime time.Time) error {
 		_, _, _ = unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(f.fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
 	}
 	return pathErr("close", f.name, unix.Close(f.fd))
-}
-
-func ignoringEINTR(f func() error) error {
-	for {
-		if err := f(); err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 // pathErr wraps a system call's error as os does (errors.Is(err,

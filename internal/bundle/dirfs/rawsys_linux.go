@@ -1,4 +1,4 @@
-package bundle
+package dirfs
 
 import (
 	"unsafe"
@@ -75,4 +75,12 @@ func rawFstat(fd int, st *unix.Stat_t) error {
 		return e
 	}
 	return nil
+}
+
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
 }

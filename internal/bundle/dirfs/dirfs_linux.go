@@ -1,4 +1,4 @@
-package bundle
+package dirfs
 
 import (
 	"container/list"
@@ -71,9 +71,9 @@ func dirCacheSize() int {
 	return n
 }
 
-// newDirFS serves the folder root was opened on. The function returned
+// New serves the folder root was opened on. The function returned
 // releases it.
-func newDirFS(root *os.Root) (fs.FS, func() error, error) {
+func New(root *os.Root) (fs.FS, func() error, error) {
 	s, err := openFdFS(root)
 	if err != nil {
 		return nil, nil, err
