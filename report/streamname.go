@@ -123,10 +123,7 @@ const maxNamesListed = 20
 
 // SomeNames lists names, comma-separated: the first 20, then how many more.
 func SomeNames(names []string) string {
-	if len(names) <= maxNamesListed {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamesListed], ", "), len(names)-maxNamesListed)
+	return JoinFirst(names, maxNamesListed)
 }
 
 // KnownStreams are the streams the report names, with their accounts:

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
@@ -56,16 +55,12 @@ func bundleCoverage(m *model.Model, streams []report.Stream, outcomes []report.C
 			Reason: fmt.Sprintf("the archive is cut short: it ends inside %s, so the entries after it (stores, logs, captures) were never read and no list says what they were; ask for the bundle again", m.Read.CutAt)})
 	}
 	if n := len(m.Read.Unread); n > 0 {
-		shown := make([]string, 0, 3)
-		for _, u := range m.Read.Unread[:min(n, 3)] {
-			shown = append(shown, u.Path)
-		}
-		more := ""
-		if n > 3 {
-			more = fmt.Sprintf(" and %d more", n-3)
+		paths := make([]string, 0, n)
+		for _, u := range m.Read.Unread {
+			paths = append(paths, u.Path)
 		}
 		c.Unjudged = append(c.Unjudged, report.Unjudged{Kind: report.UnjudgedUnread,
-			Reason: fmt.Sprintf("%s of the bundle could not be read (%s%s; coverage.unread says why): what they hold was not judged, and a file the archive lost is not in the bundle, which says nothing of the server's disk", fmt.Sprintf("%d %s", n, model.Plural(n, "file", "files")), strings.Join(shown, ", "), more)})
+			Reason: fmt.Sprintf("%s of the bundle could not be read (%s; coverage.unread says why): what they hold was not judged, and a file the archive lost is not in the bundle, which says nothing of the server's disk", fmt.Sprintf("%d %s", n, model.Plural(n, "file", "files")), report.JoinFirst(paths, 3))})
 	}
 	return c
 }

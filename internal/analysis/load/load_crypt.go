@@ -9,6 +9,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/internal/storecrypt"
+	"github.com/jsforensics/jsforensics/report"
 )
 
 // unseal puts the bundle's stores behind the storecrypt view until the
@@ -84,10 +85,7 @@ func (l *loader) keyNotes(keyFiles map[string][]storecrypt.KeyFile) {
 		case len(failed) == len(kfs):
 			l.note("%s: the key given does not open this store's stream keys (none of its %d key files opens with it, under either cipher): it is not the key this store was sealed with, so its streams, consumers and raft WALs stay sealed and are read as without a key; nothing here says they are damaged", name, len(kfs))
 		case len(failed) > 0:
-			shown := failed
-			if len(shown) > 5 {
-				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(failed)-5))
-			}
+			shown := report.FirstOf(failed, 5)
 			l.note("%s: store encrypted at rest (%s); the key opens %d of its %d key files, not %s: these are damaged or sealed under another key (a prev_encryption_key not given?); what they seal stays unread", name, strings.Join(cs, ", "), len(kfs)-len(failed), len(kfs), strings.Join(shown, ", "))
 		default:
 			l.note("%s: store encrypted at rest (%s); all %d key files open with the key given, so it is read and checked as a plain store", name, strings.Join(cs, ", "), len(kfs))

@@ -78,14 +78,6 @@ func SealedAssets(files []string) (streams, consumers, wals []string) {
 	return streams, consumers, wals
 }
 
-// listShort is the first few names of a list and how many more there are.
-func ListShort(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
-}
-
 // peerIssueInvalidID is the peer state issue peer-id-corrupt reports, not
 // store-corrupt.
 const PeerIssueInvalidID = raftlog.IssueInvalidID

@@ -241,14 +241,11 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 	if inferred != "" {
 		f.Evidence = append(f.Evidence, inferred)
 	}
-	all := make([]string, 0, min(len(lost), maxLostNamed))
-	for _, lp := range lost[:min(len(lost), maxLostNamed)] {
+	all := make([]string, 0, len(lost))
+	for _, lp := range lost {
 		all = append(all, LostName(lp))
 	}
-	if len(lost) > maxLostNamed {
-		all = append(all, fmt.Sprintf("and %d more", len(lost)-maxLostNamed))
-	}
-	f.Evidence = append(f.Evidence, "lost values: "+strings.Join(all, ", "))
+	f.Evidence = append(f.Evidence, "lost values: "+strings.Join(report.FirstOf(all, maxLostNamed), ", "))
 	okOrder := append([]*model.HistoryPub(nil), oks...)
 	sort.SliceStable(okOrder, func(i, j int) bool { return okOrder[i].Done < okOrder[j].Done })
 	for i, lp := range lost {

@@ -33,10 +33,7 @@ var CheckStoreCorrupt = check.Check{
 		}
 		for _, srv := range model.SortedKeys(encrypted) {
 			files := encrypted[srv]
-			shown := files
-			if len(shown) > 5 {
-				shown = append(append([]string(nil), shown[:5]...), fmt.Sprintf("and %d more", len(files)-5))
-			}
+			shown := report.FirstOf(files, 5)
 			out = append(out, remedy.WithRemedy(report.Finding{Server: srv, Kind: "encrypted", Severity: report.Warning, File: files[0],
 				Message:  sealedMessage(srv, files, m.KeysGiven),
 				Evidence: shown,
@@ -287,7 +284,7 @@ func sealedMessage(server string, files []string, keysGiven bool) string {
 		if n := len(k.names); n == 1 {
 			what = append(what, fmt.Sprintf("1 %s (%s)", k.one, k.names[0]))
 		} else if n > 1 {
-			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, model.ListShort(k.names, 5)))
+			what = append(what, fmt.Sprintf("%d %ss (%s)", n, k.one, report.JoinFirst(k.names, 5)))
 		}
 	}
 	return fmt.Sprintf("the store of %s is encrypted at rest and %s: %s could not be read (%d files sealed). "+
