@@ -297,6 +297,10 @@ type Group struct {
 	Account, Asset string
 	Views          []View
 	History        []HistoryEvent
+	// WALSeqs: for a stream group, per server, the sequences of the stream
+	// messages its WAL holds that no removal in it takes (what an extract
+	// of the stream finds there; Stream.WALSeqs for a stream in a store).
+	WALSeqs map[ServerID][]report.Range
 }
 
 // View is one server's view of a group, from one source.

@@ -60,7 +60,9 @@ func lostAssetFinding(m *model.Model, a *facts.LostAsset) report.Finding {
 	}
 	r := remedy.Args{"account": a.Account, "stream": a.Stream}
 	for _, g := range m.Groups {
-		if g.Kind == natsfmt.GroupStream && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 {
+		// Offered only where the group's WAL holds messages of the stream:
+		// an extract of a WAL holding none writes nothing.
+		if g.Kind == natsfmt.GroupStream && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 && len(g.WALSeqs) > 0 {
 			r["group"] = g.Name
 			break
 		}
