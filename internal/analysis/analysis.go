@@ -221,6 +221,7 @@ var Checks = []check.Check{
 	store.CheckDurabilityExposure,
 	jetstream.CheckJetStreamDisabled,
 	jetstream.CheckStreamWriteError,
+	store.CheckUncleanStop,
 }
 
 // defaultSettings are every registered check's settings by "code.key".
