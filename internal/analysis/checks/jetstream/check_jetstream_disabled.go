@@ -36,7 +36,7 @@ var jsWriteFailKinds = []string{"raft-write-error", "filestore-write-error", "wa
 const NoSpace = "no space left on device"
 
 var CheckJetStreamDisabled = check.Check{
-	Code:        "jetstream-disabled",
+	Code:        string(report.CodeJetStreamDisabled),
 	Severity:    report.Critical,
 	Description: "a server turned its own JetStream off while running (its log: \"JetStream out of resources, will be DISABLED\"; /jsz disabled: true; /healthz \"JetStream not enabled (10076)\"): it stores nothing and its replicas fall behind; since when, the cause it logged (disk full, resource limits, a write error), its store against its limit, the replicas behind, and how it comes back",
 	Skip: func(p *check.Pass) string {

@@ -25,7 +25,7 @@ import (
 // (jetstream-disabled).
 
 var CheckStreamWriteError = check.Check{
-	Code:        "stream-write-error",
+	Code:        string(report.CodeStreamWriteError),
 	Severity:    report.Critical,
 	Description: "a stream stopped taking writes on a server whose JetStream stayed enabled (its log: \"JetStream stream '<account> > <stream>' critical write error\"): every publish to it is refused until the server restarts; which stream, on which server, since when, the write that failed, and what to do",
 	Skip: func(p *check.Pass) string {

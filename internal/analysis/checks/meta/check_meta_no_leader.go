@@ -15,7 +15,7 @@ import (
 )
 
 var CheckMetaNoLeader = check.Check{
-	Code:        "meta-no-leader",
+	Code:        string(report.CodeMetaNoLeader),
 	Severity:    report.Critical,
 	Description: "logs or captured JSON show the meta group without a leader, persistently",
 	Settings:    []check.Setting{noLeaderPersist},

@@ -16,7 +16,7 @@ import (
 )
 
 var CheckMetaSplit = check.Check{
-	Code:        "meta-split",
+	Code:        string(report.CodeMetaSplit),
 	Severity:    report.Critical,
 	Description: "servers disagree on the meta group, or two meta groups were founded apart and met",
 	Skip: func(p *check.Pass) string {

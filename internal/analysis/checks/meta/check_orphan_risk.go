@@ -14,7 +14,7 @@ import (
 )
 
 var CheckOrphanRisk = check.Check{
-	Code:        "orphan-risk",
+	Code:        string(report.CodeOrphanRisk),
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
 	Settings:    []check.Setting{check.MaxExamples},

@@ -43,7 +43,7 @@ func nearestKnown(p *check.Pass, id string) (peer, server string, bits int, ok b
 }
 
 var CheckPeerIDCorrupt = check.Check{
-	Code:        "peer-id-corrupt",
+	Code:        string(report.CodePeerIDCorrupt),
 	Severity:    report.Critical,
 	Description: "a raft peer set holds an id no server can have, or a few bit flips from a known server's id",
 	Settings:    []check.Setting{nearBitsSetting},

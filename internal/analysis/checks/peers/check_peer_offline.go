@@ -72,7 +72,7 @@ func memberships(m *model.Model, f *facts.Facts, id string, departed map[string]
 }
 
 var CheckPeerOffline = check.Check{
-	Code:        "peer-offline",
+	Code:        string(report.CodePeerOffline),
 	Severity:    report.Warning,
 	Description: "a server that is known by name but answered no capture, that a group leader has not heard from and whose own log does not run on to the captures, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
 	Requires:    []facts.Fact{facts.FactDeparted},

@@ -12,7 +12,7 @@ import (
 )
 
 var CheckPeerUnknown = check.Check{
-	Code:        "peer-unknown",
+	Code:        string(report.CodePeerUnknown),
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
 	Skip:        noGroupViewsOrLoneServer,

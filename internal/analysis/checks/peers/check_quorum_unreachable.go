@@ -16,7 +16,7 @@ import (
 )
 
 var CheckQuorumUnreachable = check.Check{
-	Code:        "quorum-unreachable",
+	Code:        string(report.CodeQuorumUnreachable),
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist, whatever the cause (lost, departed or renamed servers, corrupt ids)",
 	Skip:        noGroupViewsOrLoneServer,

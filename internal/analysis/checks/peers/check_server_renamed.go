@@ -126,7 +126,7 @@ func removedByRename(m *model.Model, r model.Rename) (lines []string, streams []
 }
 
 var CheckServerRenamed = check.Check{
-	Code:        "server-renamed",
+	Code:        string(report.CodeServerRenamed),
 	Severity:    report.Critical,
 	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
 	Requires:    []facts.Fact{facts.FactFormerIDs},

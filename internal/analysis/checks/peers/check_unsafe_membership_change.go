@@ -21,7 +21,7 @@ var unsafeWindow = check.Setting{Key: "window", Default: 30, Unit: "seconds",
 	Description: "removals closer than this count as one burst"}
 
 var CheckUnsafeMembershipChange = check.Check{
-	Code:        "unsafe-membership-change",
+	Code:        string(report.CodeUnsafeMembershipChange),
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
 	Settings:    []check.Setting{unsafeWindow},

@@ -13,7 +13,7 @@ import (
 )
 
 var CheckReplicaDivergence = check.Check{
-	Code:        "replica-divergence",
+	Code:        string(report.CodeReplicaDivergence),
 	Severity:    report.Critical,
 	Description: "replicas hold different content under the same sequence",
 	Skip:        noReplicas,

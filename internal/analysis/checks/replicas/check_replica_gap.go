@@ -15,7 +15,7 @@ import (
 )
 
 var CheckReplicaGap = check.Check{
-	Code:        "replica-gap",
+	Code:        string(report.CodeReplicaGap),
 	Severity:    report.Critical,
 	Description: "a replica lacks sequences that another replica of the same stream holds and no deletion explains",
 	Skip:        noReplicas,

@@ -13,7 +13,7 @@ import (
 )
 
 var CheckDurabilityExposure = check.Check{
-	Code:        "durability-exposure",
+	Code:        string(report.CodeDurabilityExposure),
 	Requires:    []facts.Fact{facts.FactExposures},
 	Severity:    report.Warning,
 	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",

@@ -12,7 +12,7 @@ import (
 )
 
 var CheckIndexMismatch = check.Check{
-	Code:        "index-mismatch",
+	Code:        string(report.CodeIndexMismatch),
 	Severity:    report.Warning,
 	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
 	Skip:        check.NoStores,

@@ -15,7 +15,7 @@ import (
 )
 
 var CheckStoreCorrupt = check.Check{
-	Code:        "store-corrupt",
+	Code:        string(report.CodeStoreCorrupt),
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
 	Skip:        check.NoStores,
