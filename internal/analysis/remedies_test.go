@@ -2,12 +2,17 @@ package analysis
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +20,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -69,7 +75,7 @@ func TestRemedyCatalogue(t *testing.T) {
 			}
 			steps = append(steps, report.RemedyStep{Kind: s.Kind, Text: s.Text, Commands: s.Commands, Destructive: s.Destroys})
 		}
-		checkSteps(t, r.ID, steps)
+		checkSteps(t, string(r.ID), steps)
 		for _, p := range r.Proven {
 			if _, err := os.Stat("../../" + outcomeFile(p.Fixture)); err != nil {
 				t.Errorf("%s: proven by %s %s, which is no committed outcome: %v", r.ID, p.Version, p.Fixture, err)
@@ -78,40 +84,92 @@ func TestRemedyCatalogue(t *testing.T) {
 	}
 }
 
-// TestEveryRemedyIDPrescribed: the ids the checks prescribe are the
-// catalogue's, each used.
+// TestEveryRemedyIDPrescribed: every Prescribe call names its entry by an
+// ID constant of remedy/ids.go, never by a literal, and every constant is
+// prescribed by some check (Load holds the constants and the catalogue's
+// entries in step).
 func TestEveryRemedyIDPrescribed(t *testing.T) {
-	var files []string
+	consts := idConsts(t)
+	used := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			files = append(files, path)
+		if err != nil || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
 		}
-		return err
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			switch fn := call.Fun.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := fn.X.(*ast.Ident); !ok || x.Name != "remedy" || fn.Sel.Name != "Prescribe" {
+					return true
+				}
+			case *ast.Ident:
+				if fn.Name != "Prescribe" || f.Name.Name != "remedy" {
+					return true
+				}
+			default:
+				return true
+			}
+			var name string
+			switch a := call.Args[0].(type) {
+			case *ast.SelectorExpr:
+				name = a.Sel.Name
+			case *ast.Ident:
+				name = a.Name
+			}
+			if _, ok := consts[name]; !ok {
+				t.Errorf("%s: Prescribe(%s): not an ID constant of remedy/ids.go", path, types.ExprString(call.Args[0]))
+			}
+			used[name] = true
+			return true
+		})
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	used := map[string]bool{}
-	call := regexp.MustCompile(`[pP]rescribe\("([a-z0-9-]+)"`)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
-			used[m[1]] = true
+	for name, id := range consts {
+		if !used[name] {
+			t.Errorf("catalogue entry %s (remedy.%s) is prescribed by no check", id, name)
 		}
 	}
-	for id := range used {
-		if remedy.RemedyByID[id] == nil {
-			t.Errorf("prescribe(%q): no such catalogue entry", id)
+}
+
+// idConsts are the ID constants of remedy/ids.go: name to catalogue id.
+func idConsts(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "remedy/ids.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, sp := range g.Specs {
+			v := sp.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "ID" || len(v.Values) != 1 {
+				continue
+			}
+			lit, _ := v.Values[0].(*ast.BasicLit)
+			if lit == nil {
+				t.Fatalf("remedy/ids.go: %s is not a literal", v.Names[0].Name)
+			}
+			out[v.Names[0].Name], _ = strconv.Unquote(lit.Value)
 		}
 	}
-	for _, r := range remedy.RemedyCatalogue {
-		if !used[r.ID] {
-			t.Errorf("catalogue entry %s is prescribed by no check", r.ID)
-		}
+	if len(out) != len(remedy.IDs) {
+		t.Errorf("remedy/ids.go declares %d IDs, remedy.IDs lists %d", len(out), len(remedy.IDs))
 	}
+	return out
 }
 
 // TestCommittedReportsRemedies: in the report of every committed fixture,
@@ -179,7 +237,8 @@ func TestGuardServerRemovals(t *testing.T) {
 	}
 	m.Timeline = []model.TimelineEvent{{Server: "logged", Kind: "start"}, {Server: "gone", Kind: "start"}, {Server: "gone", Kind: "shutdown"}}
 	fs := []report.Finding{{}}
-	remedy.Prescribe("departed-server-remove", remedy.Args{"removals": []string{remedy.PeerRemoveCommand("AAAAAAAA"), remedy.PeerRemoveCommand("BBBBBBBB"), remedy.PeerRemoveCommand("CCCCCCCC")}}).Apply(&fs[0])
+	removals := []remedy.Args{{"peer": "AAAAAAAA", "name": "up"}, {"peer": "BBBBBBBB", "name": "logged"}, {"peer": "CCCCCCCC", "name": "gone"}}
+	remedy.Prescribe(remedy.DepartedServerRemove, remedy.Args{"removals": removals}).Apply(&fs[0])
 	remedy.GuardServerRemovals(m, fs)
 	r := fs[0].Remedy
 	if strings.Contains(r, `"peer_id":"AAAAAAAA"`) || strings.Contains(r, `"peer_id":"BBBBBBBB"`) || !strings.Contains(r, `"peer_id":"CCCCCCCC"`) {
@@ -191,6 +250,31 @@ func TestGuardServerRemovals(t *testing.T) {
 		}
 	}
 	checkSteps(t, "guarded", fs[0].RemedySteps)
+
+	// Every way an entry renders a server removal is guarded: a list of ids,
+	// one id, a field of a record; a stream peer removal is not one.
+	for _, tc := range []struct {
+		p       remedy.Prescription
+		guarded bool
+	}{
+		{remedy.PeerRemoveRemedy(m, natsfmt.MetaGroup, []string{"AAAAAAAA", "CCCCCCCC"}), true},
+		{remedy.Prescribe(remedy.UnknownPeerRemove, remedy.Args{"peer": "AAAAAAAA", "group": "G"}), true},
+		{remedy.Prescribe(remedy.MetaQuorumRescue, remedy.Args{"missing": []string{"AAAAAAAA"}, "rescue": "r", "quorum": 2}), true},
+		{remedy.Prescribe(remedy.RenameOldNamesBeside, remedy.Args{"stops": []remedy.Args{{"old": "up", "peer": "AAAAAAAA"}}}), true},
+		{remedy.Prescribe(remedy.StreamQuorumPeerRemove, remedy.Args{"removals": []string{remedy.StreamPeerRemoveCommand("S", "up")}, "stream": "S", "replicas": 3}), false},
+	} {
+		fs := []report.Finding{remedy.WithRemedy(report.Finding{}, tc.p)}
+		remedy.GuardServerRemovals(m, fs)
+		r := fs[0].Remedy
+		if got := strings.Contains(r, "Not: a server removal of AAAAAAAA (up)"); got != tc.guarded || tc.guarded && strings.Contains(r, `"peer_id":"AAAAAAAA"`) {
+			t.Errorf("%s: guarded %v, want %v: %s", tc.p.ID, got, tc.guarded, r)
+		}
+		for _, s := range fs[0].RemedySteps {
+			if s.Removes != nil && len(s.Removes) != len(s.Commands) {
+				t.Errorf("%s: removals %v beside commands %v", tc.p.ID, s.Removes, s.Commands)
+			}
+		}
+	}
 }
 
 // TestReaddNote: the removed-peer warning follows the source of each
@@ -296,7 +380,7 @@ func TestProvenHeldToOutcomes(t *testing.T) {
 			}
 			found := false
 			for _, oc := range o.Outcomes {
-				if oc.RemedyID != r.ID || oc.Skipped != "" {
+				if oc.RemedyID != string(r.ID) || oc.Skipped != "" {
 					continue
 				}
 				found = true

@@ -400,7 +400,7 @@ func behindReplicas(m *model.Model, s *model.Server) []string {
 func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) remedy.Prescription {
 	dropped, known := releases.DisableDeletesMeta(s.Version)
 	full := kind == "disk-full"
-	return remedy.Prescribe("jetstream-disabled", remedy.Args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
+	return remedy.Prescribe(remedy.JetStreamDisabled, remedy.Args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
 		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})

@@ -111,6 +111,6 @@ func streamWriteErrorFinding(m *model.Model, server, account, stream string, i, 
 		f.Severity = report.Warning
 		f.Message = fmt.Sprintf("stream %s > %s on %s stopped taking writes at %s (%s); the server started again after it", account, stream, server, t.Format(time.RFC3339), cause)
 	}
-	remedy.Prescribe("stream-write-error", remedy.Args{"server": server, "stream": stream, "account": account, "diskfull": f.Kind == "disk-full", "other": f.Kind != "disk-full", "restarted": restarted}).Apply(&f)
+	remedy.Prescribe(remedy.StreamWriteError, remedy.Args{"server": server, "stream": stream, "account": account, "diskfull": f.Kind == "disk-full", "other": f.Kind != "disk-full", "restarted": restarted}).Apply(&f)
 	return f
 }

@@ -66,9 +66,9 @@ func lostAssetFinding(m *model.Model, a *facts.LostAsset) report.Finding {
 		}
 	}
 	if a.Consumer != "" {
-		remedy.Prescribe("asset-lost-consumer", nil).Apply(&f)
+		remedy.Prescribe(remedy.AssetLostConsumer, nil).Apply(&f)
 	} else {
-		remedy.Prescribe("asset-lost-recreate", r).Apply(&f)
+		remedy.Prescribe(remedy.AssetLostRecreate, r).Apply(&f)
 	}
 	return f
 }

@@ -48,7 +48,7 @@ var CheckMetaNoLeader = check.Check{
 			Group: natsfmt.MetaGroup, Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
 			Message: fmt.Sprintf("the meta group has no leader on %s", strings.Join(servers, ", ")),
 		}
-		remedy.Prescribe("meta-no-leader", nil).Apply(&f)
+		remedy.Prescribe(remedy.MetaNoLeader, nil).Apply(&f)
 		if since != nil && !since.IsZero() {
 			f.Message += " since " + since.UTC().Format(time.RFC3339)
 		}

@@ -124,13 +124,13 @@ var CheckPeerOffline = check.Check{
 
 // peerOfflineRemedy is the peer-remove sequence the scale-down fixture
 // proved (testdata/bundles/scaledown-v2.12.1, expect.remedy): one server at
-// a time, the next once the meta group has shrunk (remedies.go:
+// a time, the next once the meta group has shrunk (remedies.yaml:
 // departed-server-remove). metaStalled: the meta group has less than a
 // quorum of live peers, so no removal can be applied before it is rescued.
 func peerOfflineRemedy(m *model.Model, ids []string, metaStalled bool) remedy.Prescription {
-	var removals []string
+	var removals []remedy.Args
 	for _, id := range ids {
-		removals = append(removals, fmt.Sprintf("%s   # %s", remedy.PeerRemoveCommand(id), m.IDs[id]))
+		removals = append(removals, remedy.Args{"peer": id, "name": m.IDs[id]})
 	}
-	return remedy.Prescribe("departed-server-remove", remedy.Args{"removals": removals, "readd": remedy.ReaddNote(m), "metastalled": metaStalled})
+	return remedy.Prescribe(remedy.DepartedServerRemove, remedy.Args{"removals": removals, "readd": remedy.ReaddNote(m), "metastalled": metaStalled})
 }

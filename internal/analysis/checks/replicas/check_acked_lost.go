@@ -152,7 +152,7 @@ func streamStateEvents(m *model.Model, st *model.Stream) []model.TimelineEvent {
 
 func ackedLostRemedy(m *model.Model, st *model.Stream, lost []report.Range) remedy.Prescription {
 	where := walHolding(m, st, lost)
-	return remedy.Prescribe("acked-lost-republish", remedy.Args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
+	return remedy.Prescribe(remedy.AckedLostRepublish, remedy.Args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
 		"account": st.Account, "stream": st.Name})
 }
 

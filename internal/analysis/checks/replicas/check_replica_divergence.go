@@ -62,7 +62,7 @@ var CheckReplicaDivergence = check.Check{
 }
 
 func divergenceRemedy(st *model.Stream) remedy.Prescription {
-	return remedy.Prescribe("divergence-choose-copy", remedy.Args{"stream": st.Name})
+	return remedy.Prescribe(remedy.DivergenceChooseCopy, remedy.Args{"stream": st.Name})
 }
 
 // noReplicas skips the replica checks where no stream has two copies.
