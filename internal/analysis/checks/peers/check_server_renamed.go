@@ -211,6 +211,9 @@ func renameRemedy(m *model.Model, former map[string]model.Rename) remedy.Prescri
 		// in 2.11.17, 2.12.15, 2.14.10 source; README row rename: 2.11.17
 		// answered it "JetStream not enabled for account", 10039).
 		"rescue": releases.VersionAtLeast(v, 2, 15)}
+	// What the rename deleted, where a log shows it; nothing said where
+	// none does (the cost step's {{deleted}} is then empty, not left).
+	a["deleted"] = ""
 	if len(deleted) > 0 {
 		a["deleted"] = fmt.Sprintf(" (here: %s)", strings.Join(deleted, "; "))
 	}
