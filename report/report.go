@@ -313,10 +313,8 @@ type RemedyStep struct {
 
 // RemedyProof is one real-server run that executed a remedy.
 type RemedyProof struct {
+	// Version is the nats-server release the run was on.
 	Version string `json:"version"`
-	// Fixture is the committed bundle that records the run, relative to
-	// the repository (testdata/bundles/...).
-	Fixture string `json:"fixture"`
 	Outcome string `json:"outcome"`
 	// Failed marks a run that carried the remedy out without success (no
 	// meta leader, a stream or messages lost, a stream folder deleted):

@@ -78,7 +78,7 @@ func TestRemedyCatalogue(t *testing.T) {
 		checkSteps(t, string(r.ID), steps)
 		for _, p := range r.Proven {
 			if _, err := os.Stat("../../" + outcomeFile(p.Fixture)); err != nil {
-				t.Errorf("%s: proven by %s %s, which is no committed outcome: %v", r.ID, p.Version, p.Fixture, err)
+				t.Errorf("%s: proven by %s %s, which is no committed outcome: %v", r.ID, p.Release, p.Fixture, err)
 			}
 		}
 	}
@@ -353,15 +353,21 @@ func outcomeFile(fixture string) string {
 
 // TestProvenHeldToOutcomes: every run a catalogue entry cites is a
 // committed outcome file (testdata/gen `go run . remedies`) of that
-// version in which the remedy was carried out, proven where the entry
-// claims success and not proven where it says the run failed.
+// release in which the remedy was carried out once (an entry is one run,
+// and the report counts them), proven where the entry claims success and
+// not proven where it says the run failed.
 func TestProvenHeldToOutcomes(t *testing.T) {
 	for _, r := range remedy.RemedyCatalogue {
+		cited := map[string]bool{}
 		for _, p := range r.Proven {
+			if cited[p.Fixture] {
+				t.Errorf("%s: %s cited twice", r.ID, p.Fixture)
+			}
+			cited[p.Fixture] = true
 			path := outcomeFile(p.Fixture)
 			b, err := os.ReadFile("../../" + path)
 			if err != nil {
-				t.Errorf("%s on %s: no outcome file: %v", r.ID, p.Version, err)
+				t.Errorf("%s on %s: no outcome file: %v", r.ID, p.Release, err)
 				continue
 			}
 			var o struct {
@@ -375,21 +381,21 @@ func TestProvenHeldToOutcomes(t *testing.T) {
 			if err := json.Unmarshal(b, &o); err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			if o.Version != p.Version {
-				t.Errorf("%s: cites %s for %s, which records a run on %s", r.ID, path, p.Version, o.Version)
+			if o.Version != p.Release {
+				t.Errorf("%s: cites %s for %s, which records a run on %s", r.ID, path, p.Release, o.Version)
 			}
-			found := false
+			runs := 0
 			for _, oc := range o.Outcomes {
 				if oc.RemedyID != string(r.ID) || oc.Skipped != "" {
 					continue
 				}
-				found = true
+				runs++
 				if oc.Proven == p.Failed {
-					t.Errorf("%s on %s: the catalogue says failed=%v, %s says proven=%v", r.ID, p.Version, p.Failed, path, oc.Proven)
+					t.Errorf("%s on %s: the catalogue says failed=%v, %s says proven=%v", r.ID, p.Release, p.Failed, path, oc.Proven)
 				}
 			}
-			if !found {
-				t.Errorf("%s on %s: %s holds no run of it", r.ID, p.Version, path)
+			if runs != 1 {
+				t.Errorf("%s on %s: %s holds %d runs of it, the catalogue counts one", r.ID, p.Release, path, runs)
 			}
 		}
 	}

@@ -62,3 +62,10 @@ func holding(t *testing.T, s, why string) {
 func TestRenderingsFillEveryTemplate(t *testing.T) {
 	holding(t, "{{", "a template parameter left unfilled")
 }
+
+// TestRenderingsCiteNoRepositoryFile: no rendering of a committed
+// fixture's report cites the repository's own files (testdata/…), which a
+// user does not have; the runs that proved a remedy are named by release.
+func TestRenderingsCiteNoRepositoryFile(t *testing.T) {
+	holding(t, "testdata/", "a file of this repository")
+}

@@ -84,9 +84,10 @@ type remedyStep struct {
 
 // proof is one real-server run that carried a remedy out.
 type proof struct {
-	Version string `yaml:"version"`
+	Release string `yaml:"release"`
 	// Fixture is the committed fixture that records the run, relative to
-	// the repository.
+	// the repository: for the repository's tests (TestProvenHeldToOutcomes),
+	// never in a report.
 	Fixture string `yaml:"fixture"`
 	Outcome string `yaml:"outcome"`
 	Failed  bool   `yaml:"failed"`
@@ -112,9 +113,10 @@ var noCostStep = []ID{PeersIdxHealedBySnapshot, StoreEmptyFolder, ReplicaGapStar
 // of IDs and each of IDs once, every fragment used and every use naming
 // one, every step of a known kind with its text, every template well
 // formed with known functions, every finding code known (report.Codes),
-// every destructive action after a cost and a save step of its entry, and
-// every run it cites with its release, fixture and outcome. It returns the
-// entries with their fragments expanded, or every rule broken.
+// every destructive action after a cost and a save step of its entry,
+// every run it cites with its release, fixture and outcome, and no text,
+// command or outcome citing the repository's files. It returns the entries
+// with their fragments expanded, or every rule broken.
 func Load(b []byte) ([]remedy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -183,8 +185,11 @@ func Load(b []byte) ([]remedy, error) {
 			}
 		}
 		for j, p := range r.Proven {
-			if !releaseRE.MatchString(p.Version) || p.Fixture == "" || p.Outcome == "" {
+			if !releaseRE.MatchString(p.Release) || p.Fixture == "" || p.Outcome == "" {
 				bad("%s proof %d: needs a release (N.N.N), a fixture and an outcome: %+v", where, j+1, p)
+			}
+			if strings.Contains(p.Outcome, repoFiles) {
+				bad("%s proof %d: the outcome cites %s, which a user does not have", where, j+1, repoFiles)
 			}
 		}
 	}
@@ -206,6 +211,10 @@ func Load(b []byte) ([]remedy, error) {
 
 var releaseRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 
+// repoFiles are the repository's fixtures: a remedy cites none of them, a
+// user does not have them (a proof's Fixture is for the tests).
+const repoFiles = "testdata/"
+
 // placeholder is one {{name}} or {{name|fn}} of a template.
 var placeholder = regexp.MustCompile(`^([a-z][a-z0-9_]*)(?:\|([a-z-]+))?$`)
 
@@ -218,6 +227,9 @@ func checkStep(s remedyStep) []error {
 	}
 	if strings.TrimSpace(s.Text) == "" {
 		bad("no text")
+	}
+	if strings.Contains(s.Text, repoFiles) || slices.ContainsFunc(s.Commands, func(c string) bool { return strings.Contains(c, repoFiles) }) {
+		bad("cites %s, which a user does not have", repoFiles)
 	}
 	if s.Destroys && s.Kind != StepAction {
 		bad("a %s step marked destroys", s.Kind)

@@ -66,8 +66,8 @@ func TestLoadRejects(t *testing.T) {
 	file := string(catalogueFile)
 	// in replaces the first old after the line of entry id (the file as a
 	// whole for "") with new.
-	in := func(id, old, new string) func(string) string {
-		return func(s string) string {
+	in := func(id, old, new string) func(*testing.T, string) string {
+		return func(t *testing.T, s string) string {
 			at := 0
 			if id != "" {
 				at = strings.Index(s, "  - id: "+id+"\n")
@@ -84,7 +84,7 @@ func TestLoadRejects(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		corrupt func(string) string
+		corrupt func(*testing.T, string) string
 		want    string
 	}{
 		{"unknown key", in("", "      - kind: verify\n", "      - kind: verify\n        colour: red\n"), "field colour not found"},
@@ -107,11 +107,13 @@ func TestLoadRejects(t *testing.T) {
 		{"unknown fragment", in("", "use: block-steps", "use: block-step"), "no fragment block-step"},
 		{"use with other keys", in("", "      - use: rename-save\n", "      - use: rename-save\n        text: x\n"), "use rename-save has other keys"},
 		{"unused fragment", in("", "fragments:\n", "fragments:\n  spare:\n    - kind: note\n      text: x\n"), "fragment spare: used by no entry"},
-		{"proof release", in("", `version: "2.10.27"`, `version: "2.10"`), "needs a release"},
+		{"proof release", in("", `release: "2.10.27"`, `release: "2.10"`), "needs a release"},
+		{"repository file in a text", in("", "{{readd}}", "see testdata/remedies/readd-v2.15.2.json"), "cites testdata/"},
+		{"repository file in an outcome", in("orphan-stream-copy-out", "          the same\n", "          the same as testdata/x\n"), "the outcome cites testdata/"},
 		{"proof fixture", in("orphan-stream-copy-out", "fixture: testdata/bundles/orphan-v2.10.22\n", "fixture: \"\"\n"), "needs a release (N.N.N), a fixture and an outcome"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load([]byte(tc.corrupt(file)))
+			_, err := Load([]byte(tc.corrupt(t, file)))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Load: %v, want an error with %q", err, tc.want)
 			}

@@ -1,11 +1,14 @@
 package remedy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -37,7 +40,7 @@ func Prescribe(id ID, a Args) Prescription {
 	}
 	p := Prescription{ID: r.ID}
 	for _, x := range r.Proven {
-		p.Proven = append(p.Proven, report.RemedyProof{Version: x.Version, Fixture: x.Fixture, Outcome: x.Outcome, Failed: x.Failed})
+		p.Proven = append(p.Proven, report.RemedyProof{Version: x.Release, Outcome: x.Outcome, Failed: x.Failed})
 	}
 	for _, s := range r.Steps {
 		if !a.holds(s.When, false) || !a.holds(s.Unless, true) {
@@ -237,29 +240,51 @@ func renderSteps(steps []report.RemedyStep) string {
 	return strings.Join(lines, "\n")
 }
 
-// proofLine says on which versions real-server runs carried the remedy out
-// with success, on which without, and that no other version was run.
+// ProofLine says on which releases real-server runs carried the remedy
+// out with success, on which without, how many runs each, and that no
+// other release was run: "Proven by execution on nats-server 2.12.15 and
+// 2.15.3 (3 runs); carried out without success on 2.10.27 (1 run)." The
+// runs' outcomes are in the report's remedy_proven, not in this line.
 func ProofLine(proven []report.RemedyProof) string {
 	if len(proven) == 0 {
 		return "Not proven by execution: no real-server run of the fixtures has carried out this remedy."
 	}
-	var ok, failed []string
+	var ok, failed []report.RemedyProof
 	for _, p := range proven {
-		part := fmt.Sprintf("%s (%s: %s)", p.Version, p.Fixture, p.Outcome)
 		if p.Failed {
-			failed = append(failed, part)
+			failed = append(failed, p)
 		} else {
-			ok = append(ok, part)
+			ok = append(ok, p)
 		}
 	}
-	var line []string
+	var parts []string
 	if len(ok) > 0 {
-		line = append(line, "Proven by execution on nats-server "+strings.Join(ok, "; ")+".")
+		parts = append(parts, "proven by execution on nats-server "+releasesRun(ok))
 	}
 	if len(failed) > 0 {
-		line = append(line, "Carried out without success on nats-server "+strings.Join(failed, "; ")+".")
+		on := "carried out without success on "
+		if len(ok) == 0 {
+			on += "nats-server "
+		}
+		parts = append(parts, on+releasesRun(failed))
 	}
-	return strings.Join(append(line, "Not proven on any other version."), " ")
+	line := strings.Join(parts, "; ")
+	return strings.ToUpper(line[:1]) + line[1:] + ". Not proven on any other version."
+}
+
+// releasesRun names the releases of runs, oldest first, and how many runs
+// there were: "2.12.15 and 2.15.3 (3 runs)".
+func releasesRun(runs []report.RemedyProof) string {
+	var rs []string
+	for _, p := range runs {
+		rs = model.AppendUnique(rs, p.Version)
+	}
+	slices.SortFunc(rs, func(a, b string) int {
+		a1, a2, a3, _ := releases.ParseVersion(a)
+		b1, b2, b3, _ := releases.ParseVersion(b)
+		return cmp.Or(cmp.Compare(a1, b1), cmp.Compare(a2, b2), cmp.Compare(a3, b3))
+	})
+	return fmt.Sprintf("%s (%d run%s)", joinAnd(rs), len(runs), model.Plural(len(runs), "", "s"))
 }
 
 // firstSteps are the steps a diagnosis puts first: every step before the
