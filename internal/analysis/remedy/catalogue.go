@@ -105,10 +105,6 @@ const (
 
 var stepKinds = []string{StepCost, StepSave, StepAction, StepVerify, StepNote}
 
-// noCostStep are the entries whose destructive actions have no cost step
-// before them yet; every other destructive action needs one.
-var noCostStep = []ID{PeersIdxHealedBySnapshot, StoreEmptyFolder, ReplicaGapStart}
-
 // Load reads a catalogue file and checks it: no unknown key, every id one
 // of IDs and each of IDs once, every fragment used and every use naming
 // one, every step of a known kind with its text, every template well
@@ -180,7 +176,7 @@ func Load(b []byte) ([]remedy, error) {
 			if !covered(steps[:j], StepSave, s) {
 				bad("%s step %d: destructive action with no save step before it", where, j+1)
 			}
-			if !covered(steps[:j], StepCost, s) && !slices.Contains(noCostStep, r.ID) {
+			if !covered(steps[:j], StepCost, s) {
 				bad("%s step %d: destructive action with no cost step before it", where, j+1)
 			}
 		}
