@@ -141,6 +141,149 @@ func TestEveryRemedyIDPrescribed(t *testing.T) {
 	}
 }
 
+// TestPrescribeGivesEveryParameter: every Prescribe call whose arguments
+// can be read from its function (an Args literal, or a variable built from
+// one and from a["key"] = … assignments) gives every parameter its entry's
+// unconditional steps name, so none is left as "{{name}}" in a report. A
+// step kept only when or unless a parameter is set, or only where some
+// finding is, may name parameters given only with it, and is not held.
+func TestPrescribeGivesEveryParameter(t *testing.T) {
+	consts := idConsts(t)
+	field := regexp.MustCompile(`\{\{([a-z0-9_]+)(?:\|[a-z-]+)?\}\}`)
+	needs := map[string][]string{}
+	for _, r := range remedy.RemedyCatalogue {
+		for _, s := range r.Steps {
+			if s.When != "" || s.Unless != "" || s.Refers != nil || s.UnlessFound != nil {
+				continue
+			}
+			tmpls := []string{s.Text}
+			if s.Each != "" {
+				// Each value fills the commands; the list itself is needed.
+				needs[string(r.ID)] = append(needs[string(r.ID)], s.Each)
+			} else {
+				tmpls = append(tmpls, s.Commands...)
+			}
+			for _, tmpl := range tmpls {
+				for _, m := range field.FindAllStringSubmatch(tmpl, -1) {
+					if m[1] != "each" && m[1] != "refs" {
+						needs[string(r.ID)] = append(needs[string(r.ID)], m[1])
+					}
+				}
+			}
+		}
+	}
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		// Each outermost function body (a func, or a func literal such as a
+		// check's Run), with every call in it and its closures.
+		var bodies []*ast.BlockStmt
+		for _, decl := range f.Decls {
+			ast.Inspect(decl, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncDecl:
+					if n.Body != nil {
+						bodies = append(bodies, n.Body)
+					}
+					return false
+				case *ast.FuncLit:
+					bodies = append(bodies, n.Body)
+					return false
+				}
+				return true
+			})
+		}
+		for _, body := range bodies {
+			ast.Inspect(body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 2 || !strings.HasSuffix(types.ExprString(call.Fun), "Prescribe") {
+					return true
+				}
+				name := types.ExprString(call.Args[0])
+				id := consts[name[strings.LastIndex(name, ".")+1:]]
+				given, known := argKeys(body, call.Args[1])
+				if !known {
+					return true
+				}
+				checked++
+				for _, p := range needs[id] {
+					if !given[p] {
+						t.Errorf("%s:%d: Prescribe(%s) does not give {{%s}}", path, fset.Position(call.Pos()).Line, name, p)
+					}
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 30 {
+		t.Errorf("only %d Prescribe calls read", checked)
+	}
+}
+
+// argKeys are the keys an Args expression gives, read from body: nil, a
+// literal, or a variable holding a literal and its later a["key"] = ….
+// known is false where they cannot be read there.
+func argKeys(body *ast.BlockStmt, arg ast.Expr) (keys map[string]bool, known bool) {
+	keys = map[string]bool{}
+	lit := func(e ast.Expr) bool {
+		cl, ok := e.(*ast.CompositeLit)
+		if !ok {
+			return false
+		}
+		for _, el := range cl.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				if k, ok := kv.Key.(*ast.BasicLit); ok {
+					s, _ := strconv.Unquote(k.Value)
+					keys[s] = true
+				}
+			}
+		}
+		return true
+	}
+	switch a := arg.(type) {
+	case *ast.Ident:
+		if a.Name == "nil" {
+			return keys, true
+		}
+		ast.Inspect(body, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for i, l := range as.Lhs {
+				switch l := l.(type) {
+				case *ast.Ident:
+					if l.Name == a.Name && i < len(as.Rhs) && lit(as.Rhs[i]) {
+						known = true
+					}
+				case *ast.IndexExpr:
+					if x, ok := l.X.(*ast.Ident); ok && x.Name == a.Name {
+						if k, ok := l.Index.(*ast.BasicLit); ok {
+							s, _ := strconv.Unquote(k.Value)
+							keys[s] = true
+						}
+					}
+				}
+			}
+			return true
+		})
+		return keys, known
+	default:
+		return keys, lit(arg)
+	}
+}
+
 // idConsts are the ID constants of remedy/ids.go: name to catalogue id.
 func idConsts(t *testing.T) map[string]string {
 	t.Helper()

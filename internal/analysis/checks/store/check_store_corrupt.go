@@ -87,7 +87,7 @@ var CheckStoreCorrupt = check.Check{
 				switch {
 				case yes:
 					f.Message += fmt.Sprintf("; %s (%s) starts the group from the peer state of its snapshot %s and writes it to peers.idx at its next start: nothing is lost", f.Server, version, c.SnapshotPeers)
-					remedy.Prescribe(remedy.PeersIdxHealedBySnapshot, remedy.Args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers}).Apply(&f)
+					remedy.Prescribe(remedy.PeersIdxHealedBySnapshot, remedy.Args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers, "dropping": ""}).Apply(&f)
 				case !known:
 					f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds a readable peer state: 2.12.5+ and 2.14+ start from it and rewrite peers.idx (nothing lost); 2.10, 2.11 and 2.12.0-2.12.4 read peers.idx", c.SnapshotPeers))
 				}
