@@ -290,7 +290,7 @@ func releasesRun(runs []report.RemedyProof) string {
 // firstSteps are the steps a diagnosis puts first: every step before the
 // remedy's first action (what it destroys, what to save, what not to do),
 // and that action. A destructive remedy's save steps come before its
-// first action in every catalogue entry (TestRemedyCatalogue), so they are
+// first action in every catalogue entry (Load, TestRemedyCatalogue), so they are
 // always part of it.
 func firstSteps(steps []report.RemedyStep) []report.RemedyStep {
 	i := slices.IndexFunc(steps, func(s report.RemedyStep) bool { return s.Kind == StepAction })
