@@ -14,7 +14,7 @@ import (
 )
 
 var CheckAssetLost = check.Check{
-	Code:        "asset-lost",
+	Code:        string(report.CodeAssetLost),
 	Severity:    report.Critical,
 	Description: "a stream or consumer that existed (logs, captures, meta state, a stream group's WAL) is in no store, no API delete is recorded, and the bundle shows what removed it (the orphan cleanup, a join of meta groups founded apart, a rename, a server no member of its group, a meta snapshot dropped); the lack of a delete record alone is none: an intact meta state without it is what a compacted API delete leaves",
 	Skip:        check.NoStores,
@@ -68,9 +68,9 @@ func lostAssetFinding(m *model.Model, a *facts.LostAsset) report.Finding {
 		}
 	}
 	if a.Consumer != "" {
-		remedy.Prescribe("asset-lost-consumer", nil).Apply(&f)
+		remedy.Prescribe(remedy.AssetLostConsumer, nil).Apply(&f)
 	} else {
-		remedy.Prescribe("asset-lost-recreate", r).Apply(&f)
+		remedy.Prescribe(remedy.AssetLostRecreate, r).Apply(&f)
 	}
 	return f
 }
