@@ -21,7 +21,7 @@ import (
 // messages a quorum's raft WALs hold past what the blocks hold are applied
 // at the next start (pending, not lost).
 var CheckUncleanStop = check.Check{
-	Code:        "unclean-stop",
+	Code:        string(report.CodeUncleanStop),
 	Severity:    report.Info,
 	Description: "no server's log ends in a clean shutdown and no capture shows one running after its last line (killed, crashed, power loss); says per stream what the raft WALs hold past the blocks, which the servers apply at their next start",
 	Skip: func(p *check.Pass) string {
