@@ -8,6 +8,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -53,10 +54,11 @@ var CheckUncleanStop = check.Check{
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: its log ends at %s (%s line %d: %s) with no shutdown logged, and no capture of it is dated later", m.Name(e.server), e.at.UTC().Format(time.RFC3339Nano), te.File, te.Line, te.Text))
 		}
 		sort.Strings(f.Servers)
-		var pending []string
+		var pending, pendingStreams []string
 		for _, st := range m.Streams {
 			if rs := st.PendingBeyondBlocks(m); len(rs) > 0 {
 				pending = append(pending, fmt.Sprintf("%s > %s %s", st.Account, st.Name, model.RangesText(rs)))
+				pendingStreams = append(pendingStreams, st.Name)
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s > %s: sequences %s are in the raft WAL of group %s past its snapshot on a quorum of its servers, and not in every copy's blocks: each server applies them at its next start", st.Account, st.Name, model.RangesText(rs), st.Group))
 			}
 		}
@@ -66,6 +68,7 @@ var CheckUncleanStop = check.Check{
 		} else {
 			f.Message += "; no raft WAL holds stream messages past what the blocks hold"
 		}
+		remedy.Prescribe(remedy.UncleanStopStart, remedy.Args{"pending": strings.Join(pendingStreams, ", ")}).Apply(&f)
 		return []report.Finding{f}
 	},
 }
