@@ -85,7 +85,7 @@ func SourceRead(v string) (minor, patch int, ok bool) {
 // 2.15.2 and 2.15.3, run on the last two, testdata/remedies/lostquorum-v2.15.2.json and
 // testdata/bundles/lostquorum-v2.15.3; absent from the 2.11.17, 2.12.15
 // and 2.14.10 source, and 2.11.17, 2.12.1 and 2.12.15 answered it 10039,
-// README versions table, row rename). yes with known false: 2.15 past
+// docs/verification.md versions table, row rename). yes with known false: 2.15 past
 // 2.15.3 and 2.16+, where it is likely kept but was not read; known false
 // also for 2.13 and past the newest release read of an older line (a patch
 // could add it).
@@ -152,7 +152,7 @@ func versionLess(a, b string) bool {
 // calls DisableJetStream, whose meta.Delete() removes the folder, in
 // 2.10.22, 2.10.27, 2.11.17 and 2.12.4 (v2.11.17 jetstream.go:626, :677),
 // and ShutdownJetStream (meta.Stop) in 2.12.15, 2.14.10, 2.15.2 and 2.15.3.
-// README versions table, row `diskfull`: run on 2.11.17 (fixture
+// docs/verification.md versions table, row `diskfull`: run on 2.11.17 (fixture
 // diskfull-v2.11.17: the full server's store has no _meta_ folder, a start
 // on the still-full volume keeps running with JetStream disabled again),
 // 2.12.15, 2.14.10 and 2.15.3 (_meta_ kept, a start on the full volume
@@ -175,7 +175,7 @@ func DisableDeletesMeta(v string) (yes, known bool) {
 // refusesCorruptMetaSnapshot says whether nats-server v refuses to start
 // JetStream on a corrupt meta snapshot ("[FTL] Can't start JetStream: raft:
 // snapshot corrupt"), rather than dropping it and recovering from the meta
-// WAL (load_metasnap.go). README versions table, row `metasnap`: 2.14.10,
+// WAL (load_metasnap.go). docs/verification.md versions table, row `metasnap`: 2.14.10,
 // 2.15.2 and 2.15.3 refuse (fixtures metasnap-v2.14.10, metasnap-v2.15.2);
 // 2.10.22, 2.11.17, 2.12.1 and 2.12.15 drop it (metasnap-v2.12.1; the
 // 2.11.17 and 2.12.15 runs were not committed). A release line is one side
@@ -202,7 +202,7 @@ func RefusesCorruptMetaSnapshot(v string) (yes, known bool) {
 // 2.12.1 to 2.15.3 only when the store does not flush asynchronously, which
 // a replicated stream does unless sync_always (stream.go: v2.12.1:890,
 // v2.12.15:908, v2.15.3:1116), 2.12.1 with a tombstone only for lost data,
-// 2.12.15, 2.14.10 and 2.15.x always with one. README versions table, row acked-lost:
+// 2.12.15, 2.14.10 and 2.15.x always with one. docs/verification.md versions table, row acked-lost:
 // 2.11.17's R3 copies cut after seq 210 reported last_seq 240, 210
 // messages, 30 deleted. 2.11.0 to 2.11.3 keep it only when the rebuild
 // found lost data, as 2.10 (`if fs.ld != nil && prior.LastSeq > ...`);

@@ -395,7 +395,7 @@ func behindReplicas(m *model.Model, s *model.Server) []string {
 // disabledRemedy is how a disabled JetStream comes back, as the diskfull
 // fixtures proved on 2.11.17, 2.12.15 and 2.15.3 (testdata/gen README,
 // diskfull-*); what a start on a still-full volume does, and whether the
-// meta state is gone, follow disableDeletesMeta (README versions table,
+// meta state is gone, follow disableDeletesMeta (docs/verification.md versions table,
 // row diskfull).
 func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) remedy.Prescription {
 	dropped, known := releases.DisableDeletesMeta(s.Version)

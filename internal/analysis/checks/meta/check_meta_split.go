@@ -142,7 +142,7 @@ func oneLeaderOneTerm(sides []*facts.MetaSide) bool {
 }
 
 // metaSplitRemedy: v215 only chooses between two notes on preventing a
-// new cluster's own meta group (README versions table, row
+// new cluster's own meta group (docs/verification.md versions table, row
 // supercluster-split: run on 2.15.2 only; older lines get the note that
 // holds on every version).
 func MetaSplitRemedy(m *model.Model, sides []*facts.MetaSide) remedy.Prescription {

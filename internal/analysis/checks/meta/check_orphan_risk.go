@@ -181,7 +181,7 @@ func recoveredMeta(p *check.Pass, srv *model.Server) (meta *model.MetaState, why
 	case !srv.Meta.SnapshotCorrupt:
 		return srv.Meta, "", ""
 	}
-	// README versions table, row metasnap (refusesCorruptMetaSnapshot).
+	// docs/verification.md versions table, row metasnap (refusesCorruptMetaSnapshot).
 	switch refuses, known := releases.RefusesCorruptMetaSnapshot(srv.Version); {
 	case refuses:
 		return nil, "", fmt.Sprintf("its meta snapshot is corrupt and %s does not start JetStream on it, so no orphan cleanup runs (see store-corrupt)", srv.Version)

@@ -137,7 +137,7 @@ func MetaSnapNextStart(srv *model.Server, damaged, members int) []string {
 		}
 		drop += fmt.Sprintf("its WAL still holds %d entr%s after the snapshot (assigning %d streams), so it counts itself current with only that state and, 30 s after meta recovery, deletes as orphans every stream and consumer those entries do not assign (seen on 2.12.1; nats-server#7556; see orphan-risk)", after, map[bool]string{true: "y", false: "ies"}[after == 1], n)
 	}
-	// README versions table, row metasnap (refusesCorruptMetaSnapshot);
+	// docs/verification.md versions table, row metasnap (refusesCorruptMetaSnapshot);
 	// a version it cannot tell gets both accounts.
 	switch refuses, known := releases.RefusesCorruptMetaSnapshot(srv.Version); {
 	case refuses:
