@@ -289,15 +289,22 @@ func releasesRun(runs []report.RemedyProof) string {
 
 // firstSteps are the steps a diagnosis puts first: every step before the
 // remedy's first action (what it destroys, what to save, what not to do),
-// and that action. A destructive remedy's save steps come before its
-// first action in every catalogue entry (Load, TestRemedyCatalogue), so they are
+// that action, and the notes right after it, which are its caveats (the
+// releases where it is not reliable or refused, what not to do if it
+// fails): the first screen never promises what the full remedy then
+// withdraws. A destructive remedy's save steps come before its first
+// action in every catalogue entry (Load, TestRemedyCatalogue), so they are
 // always part of it.
 func firstSteps(steps []report.RemedyStep) []report.RemedyStep {
 	i := slices.IndexFunc(steps, func(s report.RemedyStep) bool { return s.Kind == StepAction })
 	if i < 0 {
 		return steps
 	}
-	return steps[:i+1]
+	j := i + 1
+	for j < len(steps) && steps[j].Kind == StepNote {
+		j++
+	}
+	return steps[:j]
 }
 
 // remedyFirstStep is the first step of a finding's remedy as text.
