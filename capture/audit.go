@@ -196,7 +196,7 @@ func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 		a.Problems = append(a.Problems, err)
 	}
 
-	readAuditEntries(a, fsys, dir, manifest, &budget, nil)
+	readAuditEntries(a, fsys, path.Join(dir, "capture"), manifest, &budget, nil)
 	return a, nil
 }
 
@@ -242,19 +242,32 @@ func decodeStreamInfo(file string, data []byte) ([]Capture, error) {
 }
 
 // AuditOf is ReadAudit over a manifest already decoded (Sniff,
-// DecodeAuditManifest) of the archive under dir: each entry's answers come
-// from decoded where it has them, and only the others are read from fsys.
-// The metadata file is not read (Metadata is nil).
-func AuditOf(fsys fs.FS, dir string, manifest AuditIndex, decoded Decoded) *Audit {
+// DecodeAuditManifest) of the archive whose capture/ folder is capDir in
+// fsys (AuditEntryPath): each entry's answers come from decoded where it
+// has them, and only the others are read from fsys. The metadata file is
+// not read (Metadata is nil).
+//
+// capDir, not the folder holding it, because that folder may be outside
+// fsys: a bundle that is the archive's capture/ folder itself ("."), as
+// when the unpacked archive's one top folder is given.
+func AuditOf(fsys fs.FS, capDir string, manifest AuditIndex, decoded Decoded) *Audit {
 	a := &Audit{}
 	budget := MaxAuditTotalBytes
-	readAuditEntries(a, fsys, dir, manifest, &budget, decoded)
+	readAuditEntries(a, fsys, capDir, manifest, &budget, decoded)
 	return a
 }
 
+// AuditEntryPath is where the manifest's entry key (a path under
+// capture/, DecodeAuditManifest) is in an FS whose folder capDir is the
+// archive's capture/ folder.
+func AuditEntryPath(capDir, key string) string {
+	return path.Join(capDir, strings.TrimPrefix(key, "capture/"))
+}
+
 // readAuditEntries files the manifest's entries of the kinds read here
-// under their servers, each decoded from fsys unless decoded has it.
-func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, budget *int64, decoded Decoded) {
+// under their servers, each decoded from fsys (the archive's capture/
+// folder at capDir) unless decoded has it.
+func readAuditEntries(a *Audit, fsys fs.FS, capDir string, manifest AuditIndex, budget *int64, decoded Decoded) {
 	paths := make([]string, 0, len(manifest))
 	for p := range manifest {
 		paths = append(paths, p)
@@ -275,7 +288,7 @@ func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, bud
 			a.Skipped++
 			continue
 		}
-		file := path.Join(dir, p)
+		file := AuditEntryPath(capDir, p)
 		caps, err, ok := []Capture(nil), error(nil), false
 		if decoded != nil {
 			caps, err, ok = decoded(file, kind)

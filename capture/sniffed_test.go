@@ -59,7 +59,7 @@ func TestAuditOfSniffed(t *testing.T) {
 		t.Fatal("the manifest is not sniffed as one")
 	}
 	read := 0
-	a := AuditOf(zr, ".", m.Manifest, func(file, kind string) ([]Capture, error, bool) {
+	a := AuditOf(zr, "capture", m.Manifest, func(file, kind string) ([]Capture, error, bool) {
 		s, ok := sniffed[file]
 		if !ok || !s.AnyHint && s.Hint != kind {
 			read++
