@@ -30,6 +30,7 @@ func (l *loader) captures(audits []auditRead) {
 			l.note("audit archive: %v", p)
 		}
 		all = append(all, a.audit.Captures()...)
+		l.m.Gathers = append(l.m.Gathers, gatherOf(a))
 		if a.dir == "." {
 			auditDirs = append(auditDirs, "") // the bundle is its capture/ folder
 		} else {
