@@ -260,8 +260,8 @@ type Finding struct {
 	Evidence []string `json:"evidence,omitempty"`
 	Remedy   string   `json:"remedy,omitempty"`
 	// RemedyID names the remedy catalogue entry Remedy and RemedySteps were
-	// rendered from (the catalogue in internal/analysis/remedies.go). Added
-	// field.
+	// rendered from (the catalogue in internal/analysis/remedy/remedies.yaml).
+	// Added field.
 	RemedyID string `json:"remedy_id,omitempty"`
 	// RemedySteps is the remedy as steps, in the order to take them: what
 	// the actions destroy, what to save first and how, the actions, how to
@@ -312,14 +312,17 @@ type RemedyStep struct {
 	// keep the step only where such a finding exists; not part of the
 	// contract.
 	Refers []string `json:"-"`
+	// Removes holds, for each of Commands, the peer id it takes out of the
+	// cluster with a server removal ($JS.API.SERVER.REMOVE), "" for a
+	// command that removes none; nil when none does. For the analysis to
+	// check the removals; not part of the contract.
+	Removes []string `json:"-"`
 }
 
 // RemedyProof is one real-server run that executed a remedy.
 type RemedyProof struct {
+	// Version is the nats-server release the run was on.
 	Version string `json:"version"`
-	// Fixture is the committed bundle that records the run, relative to
-	// the repository (testdata/bundles/...).
-	Fixture string `json:"fixture"`
 	Outcome string `json:"outcome"`
 	// Failed marks a run that carried the remedy out without success (no
 	// meta leader, a stream or messages lost, a stream folder deleted):

@@ -222,6 +222,7 @@ var Checks = []check.Check{
 	store.CheckDurabilityExposure,
 	jetstream.CheckJetStreamDisabled,
 	jetstream.CheckStreamWriteError,
+	store.CheckUncleanStop,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

@@ -324,9 +324,14 @@ func TestJetStreamDisabledFixtures(t *testing.T) {
 				(rl.Then != "reload" || !rl.Reenabled || !rl.CaughtUp || !strings.Contains(strings.Join(rl.AfterLines, "\n"), "Restarting JetStream")) {
 				t.Errorf("reload: %+v", rl)
 			}
+			// The runs' outcomes are the report's remedy_proven, not its text.
+			said := f.Remedy
+			for _, p := range f.RemedyProven {
+				said += "\n" + p.Outcome
+			}
 			for _, claim := range claims {
-				if !strings.Contains(f.Remedy, claim) {
-					t.Errorf("remedy lacks %q: %s", claim, f.Remedy)
+				if !strings.Contains(said, claim) {
+					t.Errorf("remedy and its runs lack %q: %s", claim, said)
 				}
 			}
 		})

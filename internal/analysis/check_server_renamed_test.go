@@ -110,6 +110,22 @@ func TestServerRenamedRemedyByVersion(t *testing.T) {
 	}
 }
 
+// TestServerRenamedRemedyNothingDeleted: where no log shows a renamed
+// server deleting a stream copy, what the rename destroys is said without
+// naming any, and no parameter is left unfilled.
+func TestServerRenamedRemedyNothingDeleted(t *testing.T) {
+	m := renamedModel()
+	m.Timeline = nil
+	fs := byCode(runAllChecks(t, m), "server-renamed")
+	if len(fs) == 0 {
+		t.Fatal("no finding")
+	}
+	r := fs[0].Remedy
+	if strings.Contains(r, "{{") || strings.Contains(r, "(here:") || !strings.Contains(r, "lists only its old id. Their messages") {
+		t.Errorf("remedy: %s", r)
+	}
+}
+
 func TestServerRenamedNotWhenOldNameRunsAgain(t *testing.T) {
 	m := renamedModel()
 	// nats-1 runs under its old name again (reverted): its id is no former id.

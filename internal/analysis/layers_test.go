@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jsforensics/jsforensics/report"
 )
 
 const modulePath = "github.com/jsforensics/jsforensics"
@@ -147,6 +150,7 @@ func checkFile(t *testing.T, code string) string {
 // checks/<family>/check_<code>.go, and its tests in check_<code>_test.go
 // here, beside the fixtures' helpers, so the folders list the checks.
 func TestOneFilePerCheck(t *testing.T) {
+	codeConsts := findingCodeConsts(t)
 	for _, c := range Checks {
 		file := checkFile(t, c.Code)
 		if file == "" {
@@ -158,8 +162,49 @@ func TestOneFilePerCheck(t *testing.T) {
 			t.Errorf("check %s: no %s", c.Code, test)
 		}
 		b, err := os.ReadFile(file)
-		if err == nil && !strings.Contains(string(b), "Code:        \""+c.Code+"\"") {
-			t.Errorf("%s does not define check %s", file, c.Code)
+		if err == nil && !strings.Contains(string(b), "Code:        string(report."+codeConsts[c.Code]+")") {
+			t.Errorf("%s does not define check %s (Code: string(report.Code…))", file, c.Code)
 		}
+	}
+}
+
+// findingCodeConsts are the Code constants of report/codes.go: finding code
+// to constant name.
+func findingCodeConsts(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../../report/codes.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, sp := range g.Specs {
+			v := sp.(*ast.ValueSpec)
+			if lit, ok := v.Values[0].(*ast.BasicLit); ok {
+				code, _ := strconv.Unquote(lit.Value)
+				out[code] = v.Names[0].Name
+			}
+		}
+	}
+	return out
+}
+
+// TestFindingCodes: report.Codes are the codes of the registered checks,
+// in their order, so that the remedy catalogue's finding codes (checked
+// against report.Codes as it loads) are codes some check raises.
+func TestFindingCodes(t *testing.T) {
+	var checks []report.Code
+	for _, c := range Checks {
+		checks = append(checks, report.Code(c.Code))
+	}
+	if !slices.Equal(checks, report.Codes) {
+		t.Errorf("report.Codes %v, the registered checks' codes %v", report.Codes, checks)
+	}
+	if n := len(findingCodeConsts(t)); n != len(report.Codes) {
+		t.Errorf("report/codes.go declares %d codes, report.Codes lists %d", n, len(report.Codes))
 	}
 }

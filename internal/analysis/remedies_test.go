@@ -2,12 +2,17 @@ package analysis
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +20,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -69,49 +75,244 @@ func TestRemedyCatalogue(t *testing.T) {
 			}
 			steps = append(steps, report.RemedyStep{Kind: s.Kind, Text: s.Text, Commands: s.Commands, Destructive: s.Destroys})
 		}
-		checkSteps(t, r.ID, steps)
+		checkSteps(t, string(r.ID), steps)
 		for _, p := range r.Proven {
 			if _, err := os.Stat("../../" + outcomeFile(p.Fixture)); err != nil {
-				t.Errorf("%s: proven by %s %s, which is no committed outcome: %v", r.ID, p.Version, p.Fixture, err)
+				t.Errorf("%s: proven by %s %s, which is no committed outcome: %v", r.ID, p.Release, p.Fixture, err)
 			}
 		}
 	}
 }
 
-// TestEveryRemedyIDPrescribed: the ids the checks prescribe are the
-// catalogue's, each used.
+// TestEveryRemedyIDPrescribed: every Prescribe call names its entry by an
+// ID constant of remedy/ids.go, never by a literal, and every constant is
+// prescribed by some check (Load holds the constants and the catalogue's
+// entries in step).
 func TestEveryRemedyIDPrescribed(t *testing.T) {
-	var files []string
+	consts := idConsts(t)
+	used := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			files = append(files, path)
+		if err != nil || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
 		}
-		return err
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			switch fn := call.Fun.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := fn.X.(*ast.Ident); !ok || x.Name != "remedy" || fn.Sel.Name != "Prescribe" {
+					return true
+				}
+			case *ast.Ident:
+				if fn.Name != "Prescribe" || f.Name.Name != "remedy" {
+					return true
+				}
+			default:
+				return true
+			}
+			var name string
+			switch a := call.Args[0].(type) {
+			case *ast.SelectorExpr:
+				name = a.Sel.Name
+			case *ast.Ident:
+				name = a.Name
+			}
+			if _, ok := consts[name]; !ok {
+				t.Errorf("%s: Prescribe(%s): not an ID constant of remedy/ids.go", path, types.ExprString(call.Args[0]))
+			}
+			used[name] = true
+			return true
+		})
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	used := map[string]bool{}
-	call := regexp.MustCompile(`[pP]rescribe\("([a-z0-9-]+)"`)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range call.FindAllStringSubmatch(string(b), -1) {
-			used[m[1]] = true
+	for name, id := range consts {
+		if !used[name] {
+			t.Errorf("catalogue entry %s (remedy.%s) is prescribed by no check", id, name)
 		}
 	}
-	for id := range used {
-		if remedy.RemedyByID[id] == nil {
-			t.Errorf("prescribe(%q): no such catalogue entry", id)
-		}
-	}
+}
+
+// TestPrescribeGivesEveryParameter: every Prescribe call whose arguments
+// can be read from its function (an Args literal, or a variable built from
+// one and from a["key"] = … assignments) gives every parameter its entry's
+// unconditional steps name, so none is left as "{{name}}" in a report. A
+// step kept only when or unless a parameter is set, or only where some
+// finding is, may name parameters given only with it, and is not held.
+func TestPrescribeGivesEveryParameter(t *testing.T) {
+	consts := idConsts(t)
+	field := regexp.MustCompile(`\{\{([a-z0-9_]+)(?:\|[a-z-]+)?\}\}`)
+	needs := map[string][]string{}
 	for _, r := range remedy.RemedyCatalogue {
-		if !used[r.ID] {
-			t.Errorf("catalogue entry %s is prescribed by no check", r.ID)
+		for _, s := range r.Steps {
+			if s.When != "" || s.Unless != "" || s.Refers != nil || s.UnlessFound != nil {
+				continue
+			}
+			tmpls := []string{s.Text}
+			if s.Each != "" {
+				// Each value fills the commands; the list itself is needed.
+				needs[string(r.ID)] = append(needs[string(r.ID)], s.Each)
+			} else {
+				tmpls = append(tmpls, s.Commands...)
+			}
+			for _, tmpl := range tmpls {
+				for _, m := range field.FindAllStringSubmatch(tmpl, -1) {
+					if m[1] != "each" && m[1] != "refs" {
+						needs[string(r.ID)] = append(needs[string(r.ID)], m[1])
+					}
+				}
+			}
 		}
 	}
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		// Each outermost function body (a func, or a func literal such as a
+		// check's Run), with every call in it and its closures.
+		var bodies []*ast.BlockStmt
+		for _, decl := range f.Decls {
+			ast.Inspect(decl, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncDecl:
+					if n.Body != nil {
+						bodies = append(bodies, n.Body)
+					}
+					return false
+				case *ast.FuncLit:
+					bodies = append(bodies, n.Body)
+					return false
+				}
+				return true
+			})
+		}
+		for _, body := range bodies {
+			ast.Inspect(body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 2 || !strings.HasSuffix(types.ExprString(call.Fun), "Prescribe") {
+					return true
+				}
+				name := types.ExprString(call.Args[0])
+				id := consts[name[strings.LastIndex(name, ".")+1:]]
+				given, known := argKeys(body, call.Args[1])
+				if !known {
+					return true
+				}
+				checked++
+				for _, p := range needs[id] {
+					if !given[p] {
+						t.Errorf("%s:%d: Prescribe(%s) does not give {{%s}}", path, fset.Position(call.Pos()).Line, name, p)
+					}
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 30 {
+		t.Errorf("only %d Prescribe calls read", checked)
+	}
+}
+
+// argKeys are the keys an Args expression gives, read from body: nil, a
+// literal, or a variable holding a literal and its later a["key"] = ….
+// known is false where they cannot be read there.
+func argKeys(body *ast.BlockStmt, arg ast.Expr) (keys map[string]bool, known bool) {
+	keys = map[string]bool{}
+	lit := func(e ast.Expr) bool {
+		cl, ok := e.(*ast.CompositeLit)
+		if !ok {
+			return false
+		}
+		for _, el := range cl.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				if k, ok := kv.Key.(*ast.BasicLit); ok {
+					s, _ := strconv.Unquote(k.Value)
+					keys[s] = true
+				}
+			}
+		}
+		return true
+	}
+	switch a := arg.(type) {
+	case *ast.Ident:
+		if a.Name == "nil" {
+			return keys, true
+		}
+		ast.Inspect(body, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for i, l := range as.Lhs {
+				switch l := l.(type) {
+				case *ast.Ident:
+					if l.Name == a.Name && i < len(as.Rhs) && lit(as.Rhs[i]) {
+						known = true
+					}
+				case *ast.IndexExpr:
+					if x, ok := l.X.(*ast.Ident); ok && x.Name == a.Name {
+						if k, ok := l.Index.(*ast.BasicLit); ok {
+							s, _ := strconv.Unquote(k.Value)
+							keys[s] = true
+						}
+					}
+				}
+			}
+			return true
+		})
+		return keys, known
+	default:
+		return keys, lit(arg)
+	}
+}
+
+// idConsts are the ID constants of remedy/ids.go: name to catalogue id.
+func idConsts(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "remedy/ids.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, sp := range g.Specs {
+			v := sp.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "ID" || len(v.Values) != 1 {
+				continue
+			}
+			lit, _ := v.Values[0].(*ast.BasicLit)
+			if lit == nil {
+				t.Fatalf("remedy/ids.go: %s is not a literal", v.Names[0].Name)
+			}
+			out[v.Names[0].Name], _ = strconv.Unquote(lit.Value)
+		}
+	}
+	if len(out) != len(remedy.IDs) {
+		t.Errorf("remedy/ids.go declares %d IDs, remedy.IDs lists %d", len(out), len(remedy.IDs))
+	}
+	return out
 }
 
 // TestCommittedReportsRemedies: in the report of every committed fixture,
@@ -179,7 +380,8 @@ func TestGuardServerRemovals(t *testing.T) {
 	}
 	m.Timeline = []model.TimelineEvent{{Server: "logged", Kind: "start"}, {Server: "gone", Kind: "start"}, {Server: "gone", Kind: "shutdown"}}
 	fs := []report.Finding{{}}
-	remedy.Prescribe("departed-server-remove", remedy.Args{"removals": []string{remedy.PeerRemoveCommand("AAAAAAAA"), remedy.PeerRemoveCommand("BBBBBBBB"), remedy.PeerRemoveCommand("CCCCCCCC")}}).Apply(&fs[0])
+	removals := []remedy.Args{{"peer": "AAAAAAAA", "name": "up"}, {"peer": "BBBBBBBB", "name": "logged"}, {"peer": "CCCCCCCC", "name": "gone"}}
+	remedy.Prescribe(remedy.DepartedServerRemove, remedy.Args{"removals": removals}).Apply(&fs[0])
 	remedy.GuardServerRemovals(m, fs)
 	r := fs[0].Remedy
 	if strings.Contains(r, `"peer_id":"AAAAAAAA"`) || strings.Contains(r, `"peer_id":"BBBBBBBB"`) || !strings.Contains(r, `"peer_id":"CCCCCCCC"`) {
@@ -191,6 +393,31 @@ func TestGuardServerRemovals(t *testing.T) {
 		}
 	}
 	checkSteps(t, "guarded", fs[0].RemedySteps)
+
+	// Every way an entry renders a server removal is guarded: a list of ids,
+	// one id, a field of a record; a stream peer removal is not one.
+	for _, tc := range []struct {
+		p       remedy.Prescription
+		guarded bool
+	}{
+		{remedy.PeerRemoveRemedy(m, natsfmt.MetaGroup, []string{"AAAAAAAA", "CCCCCCCC"}), true},
+		{remedy.Prescribe(remedy.UnknownPeerRemove, remedy.Args{"peer": "AAAAAAAA", "group": "G"}), true},
+		{remedy.Prescribe(remedy.MetaQuorumRescue, remedy.Args{"missing": []string{"AAAAAAAA"}, "rescue": "r", "quorum": 2}), true},
+		{remedy.Prescribe(remedy.RenameOldNamesBeside, remedy.Args{"stops": []remedy.Args{{"old": "up", "peer": "AAAAAAAA"}}}), true},
+		{remedy.Prescribe(remedy.StreamQuorumPeerRemove, remedy.Args{"removals": []string{remedy.StreamPeerRemoveCommand("S", "up")}, "stream": "S", "replicas": 3}), false},
+	} {
+		fs := []report.Finding{remedy.WithRemedy(report.Finding{}, tc.p)}
+		remedy.GuardServerRemovals(m, fs)
+		r := fs[0].Remedy
+		if got := strings.Contains(r, "Not: a server removal of AAAAAAAA (up)"); got != tc.guarded || tc.guarded && strings.Contains(r, `"peer_id":"AAAAAAAA"`) {
+			t.Errorf("%s: guarded %v, want %v: %s", tc.p.ID, got, tc.guarded, r)
+		}
+		for _, s := range fs[0].RemedySteps {
+			if s.Removes != nil && len(s.Removes) != len(s.Commands) {
+				t.Errorf("%s: removals %v beside commands %v", tc.p.ID, s.Removes, s.Commands)
+			}
+		}
+	}
 }
 
 // TestReaddNote: the removed-peer warning follows the source of each
@@ -269,15 +496,21 @@ func outcomeFile(fixture string) string {
 
 // TestProvenHeldToOutcomes: every run a catalogue entry cites is a
 // committed outcome file (testdata/gen `go run . remedies`) of that
-// version in which the remedy was carried out, proven where the entry
-// claims success and not proven where it says the run failed.
+// release in which the remedy was carried out once (an entry is one run,
+// and the report counts them), proven where the entry claims success and
+// not proven where it says the run failed.
 func TestProvenHeldToOutcomes(t *testing.T) {
 	for _, r := range remedy.RemedyCatalogue {
+		cited := map[string]bool{}
 		for _, p := range r.Proven {
+			if cited[p.Fixture] {
+				t.Errorf("%s: %s cited twice", r.ID, p.Fixture)
+			}
+			cited[p.Fixture] = true
 			path := outcomeFile(p.Fixture)
 			b, err := os.ReadFile("../../" + path)
 			if err != nil {
-				t.Errorf("%s on %s: no outcome file: %v", r.ID, p.Version, err)
+				t.Errorf("%s on %s: no outcome file: %v", r.ID, p.Release, err)
 				continue
 			}
 			var o struct {
@@ -291,21 +524,21 @@ func TestProvenHeldToOutcomes(t *testing.T) {
 			if err := json.Unmarshal(b, &o); err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			if o.Version != p.Version {
-				t.Errorf("%s: cites %s for %s, which records a run on %s", r.ID, path, p.Version, o.Version)
+			if o.Version != p.Release {
+				t.Errorf("%s: cites %s for %s, which records a run on %s", r.ID, path, p.Release, o.Version)
 			}
-			found := false
+			runs := 0
 			for _, oc := range o.Outcomes {
-				if oc.RemedyID != r.ID || oc.Skipped != "" {
+				if oc.RemedyID != string(r.ID) || oc.Skipped != "" {
 					continue
 				}
-				found = true
+				runs++
 				if oc.Proven == p.Failed {
-					t.Errorf("%s on %s: the catalogue says failed=%v, %s says proven=%v", r.ID, p.Version, p.Failed, path, oc.Proven)
+					t.Errorf("%s on %s: the catalogue says failed=%v, %s says proven=%v", r.ID, p.Release, p.Failed, path, oc.Proven)
 				}
 			}
-			if !found {
-				t.Errorf("%s on %s: %s holds no run of it", r.ID, p.Version, path)
+			if runs != 1 {
+				t.Errorf("%s on %s: %s holds %d runs of it, the catalogue counts one", r.ID, p.Release, path, runs)
 			}
 		}
 	}

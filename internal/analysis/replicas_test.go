@@ -252,7 +252,8 @@ func TestReplicaBehindIsAGap(t *testing.T) {
 			t.Errorf("message lacks %q: %s", want, g.Message)
 		}
 	}
-	if !strings.HasPrefix(g.Remedy, "Save first: only 2 copies of those sequences exist (n1, n3): copy those stream folders out and do not remove or peer-remove") ||
+	if !strings.HasPrefix(g.Remedy, "What this destroys: at its start n2's replica takes the stream leader's state") ||
+		!strings.Contains(g.Remedy, "\nSave first: only 2 copies of those sequences exist (n1, n3): copy those stream folders out and do not remove or peer-remove") ||
 		!strings.Contains(g.Remedy, "Start n2") {
 		t.Errorf("remedy: %s", g.Remedy)
 	}

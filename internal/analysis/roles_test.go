@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -282,6 +283,7 @@ func TestEveryCheckTestedOnModel(t *testing.T) {
 // check with code.
 func checkVarName(t *testing.T, file, code string) string {
 	t.Helper()
+	consts := findingCodeConsts(t)
 	af, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 	if err != nil {
 		t.Fatalf("check %s: %v", code, err)
@@ -303,10 +305,9 @@ func checkVarName(t *testing.T, file, code string) string {
 					if !ok {
 						continue
 					}
-					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Code" {
-						if lit, ok := kv.Value.(*ast.BasicLit); ok && lit.Value == strconv.Quote(code) {
-							return vs.Names[i].Name
-						}
+					// Code: string(report.CodeX), the constant of code.
+					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Code" && types.ExprString(kv.Value) == "string(report."+consts[code]+")" {
+						return vs.Names[i].Name
 					}
 				}
 			}

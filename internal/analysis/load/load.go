@@ -122,10 +122,13 @@ func (l *loader) guard(what string, f func()) {
 
 // loader carries the state of one Load.
 type loader struct {
-	b     *bundle.Bundle
-	m     *model.Model
-	tl    *timeline.Sink
-	meter *progress.Meter
+	b *bundle.Bundle
+	m *model.Model
+	// compare is what the replica comparison needs of each stream copy
+	// until it has run (keepForComparison): kept here, not in the model.
+	compare map[*model.StreamCopy]*compareCopy
+	tl      *timeline.Sink
+	meter   *progress.Meter
 	// history holds the group history of the log being read.
 	history      map[string]*logGroupHistory
 	historyOrder []string

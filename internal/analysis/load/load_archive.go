@@ -90,8 +90,8 @@ func (l *loader) setAsidePartialCopies() {
 	}
 	for _, st := range l.m.Streams {
 		for _, c := range st.Copies {
-			if lost[c.Path] && c.Live != nil {
-				c.Live = nil
+			if cc := l.compare[c]; lost[c.Path] && cc != nil && cc.live != nil {
+				cc.live = nil
 				l.note("%s: its copy of %s > %s (%s) is left out of the replica comparison: the archive did not deliver all of that folder (see the bundle's archive damage note), so the bundle holds only a part of what the server stored", l.m.Name(c.Server), st.Account, st.Name, c.Path)
 			}
 		}

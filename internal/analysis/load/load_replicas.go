@@ -45,14 +45,34 @@ import (
 // mask); more copies of one stream than that is not a real cluster.
 const maxCompared = 64
 
+// compareCopy is what the replica comparison needs of one stream copy:
+// which sequences it holds as messages (nil for an encrypted copy, or one
+// the archive delivered in part), and the lockstep read it took part in
+// (nil: read alone) with its bit there.
+type compareCopy struct {
+	live   *storeparse.Live
+	lock   *lockstep
+	member int
+}
+
 // keepForComparison keeps what the replica comparison needs from a copy's
 // scan: its live map, and the lockstep read it took part in.
-func keepForComparison(c *model.StreamCopy, rd copyRead) {
+func (l *loader) keepForComparison(c *model.StreamCopy, rd copyRead) {
 	if c.Encrypted {
 		return // nothing readable to compare
 	}
-	c.Live = rd.scan.Live()
-	c.Lock, c.Member = rd.lock, rd.member
+	if l.compare == nil {
+		l.compare = map[*model.StreamCopy]*compareCopy{}
+	}
+	l.compare[c] = &compareCopy{live: rd.scan.Live(), lock: rd.lock, member: rd.member}
+}
+
+// live is the live map kept of c for the comparison, nil when none is.
+func (l *loader) live(c *model.StreamCopy) *storeparse.Live {
+	if cc := l.compare[c]; cc != nil {
+		return cc.live
+	}
+	return nil
 }
 
 // copyUnit is one read of the stream folders of the bundle's stores: one
@@ -186,19 +206,19 @@ func (u copyUnit) read(fsys fs.FS, payloads map[string]bool, share int) []copyRe
 // message records merged by sequence while they are read.
 // share is how many reads run at once beside this one.
 func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads map[string]bool, share int) []copyRead {
-	lk := &model.Lockstep{Late: make([]int, len(dirs))}
+	lk := &lockstep{Late: make([]int, len(dirs))}
 	out := make([]copyRead, len(dirs))
-	feeds := make([]chan model.MsgBatch, len(dirs))
+	feeds := make([]chan msgBatch, len(dirs))
 	// Batches the merger is done with go back to their copy's scan, whose
 	// next blocks append to them: a 2,000,000-message R3 stream allocated
 	// 96 MB of them, a fresh page fault every 4 KiB.
-	free := make([]chan model.MsgBatch, len(dirs))
+	free := make([]chan msgBatch, len(dirs))
 	// The copies' scans share the cores one scan of a stream takes.
 	workers := max(1, runtime.GOMAXPROCS(0)/(len(dirs)*max(1, share)))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
-		feeds[i] = make(chan model.MsgBatch, 1) // a block waits while the merger takes the one before
-		free[i] = make(chan model.MsgBatch, freeBatches)
+		feeds[i] = make(chan msgBatch, 1) // a block waits while the merger takes the one before
+		free[i] = make(chan msgBatch, freeBatches)
 		wg.Go(func() {
 			defer close(feeds[i])
 			defer func() {
@@ -206,7 +226,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 					out[i] = copyRead{dir: d, crash: p}
 				}
 			}()
-			send := func(seqs, digests []uint64) { feeds[i] <- model.MsgBatch{Seqs: seqs, Digests: digests} }
+			send := func(seqs, digests []uint64) { feeds[i] <- msgBatch{Seqs: seqs, Digests: digests} }
 			reuse := func() ([]uint64, []uint64) {
 				select {
 				case b := <-free[i]:
@@ -231,7 +251,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 				panic(p)
 			}
 		}()
-		lk.Merge(feeds, free)
+		lk.merge(feeds, free)
 	}()
 	wg.Wait()
 	return out
@@ -249,7 +269,7 @@ func (l *loader) compareReplicas() {
 		l.compareStream(st)
 		l.meter.Add(1, 0)
 		for _, c := range st.Copies {
-			c.Live, c.Lock = nil, nil
+			delete(l.compare, c)
 		}
 	}
 }
@@ -257,7 +277,7 @@ func (l *loader) compareReplicas() {
 func (l *loader) compareStream(st *model.Stream) {
 	var copies []*model.StreamCopy
 	for _, c := range st.Copies {
-		if c.Live != nil && c.Clustered {
+		if l.live(c) != nil && c.Clustered {
 			copies = append(copies, c)
 		}
 	}
@@ -265,7 +285,7 @@ func (l *loader) compareStream(st *model.Stream) {
 	// stream of the same name is another stream (another environment or a
 	// standalone server in the same bundle), never compared with them.
 	for _, c := range st.Copies {
-		if c.Live != nil && !c.Clustered && len(st.Copies) > 1 {
+		if l.live(c) != nil && !c.Clustered && len(st.Copies) > 1 {
 			l.note("%s > %s on %s: a non-clustered server's stream (its store holds no raft groups); not compared with the other copies, which it is no replica of", st.Account, st.Name, l.m.Name(c.Server))
 		}
 	}
@@ -276,13 +296,13 @@ func (l *loader) compareStream(st *model.Stream) {
 		l.note("%s > %s: %d copies; the first %d are compared", st.Account, st.Name, len(copies), maxCompared)
 		copies = copies[:maxCompared]
 	}
-	lk, member := copies[0].Lock, make([]int, len(copies))
+	lk, member := l.compare[copies[0]].lock, make([]int, len(copies))
 	for i, c := range copies {
-		if c.Lock != lk || lk == nil {
+		if l.compare[c].lock != lk || lk == nil {
 			lk = nil
 			break
 		}
-		member[i] = c.Member
+		member[i] = l.compare[c].member
 	}
 	if lk == nil {
 		// Not read together: their live messages are read again.
@@ -299,26 +319,26 @@ func (l *loader) compareStream(st *model.Stream) {
 			l.note("%s > %s on %s: %d message records in blocks whose sequences overlap earlier blocks' are not compared with the other copies", st.Account, st.Name, l.m.Name(c.Server), n)
 		}
 	}
-	st.Comparison = &model.ReplicaComparison{Copies: copies, Coverage: coverage(copies), Diverged: restrict(lk.Runs, copies, member)}
+	st.Comparison = &model.ReplicaComparison{Copies: copies, Coverage: coverage(copies, l.lives(copies)), Diverged: restrict(lk.Runs, l.lives(copies), member)}
 }
 
 // readAgain merges the live messages of copies read at different times,
 // reading their blocks again.
-func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *model.Lockstep {
-	lk := &model.Lockstep{Late: make([]int, len(copies))}
-	feeds := make([]chan model.MsgBatch, len(copies))
+func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *lockstep {
+	lk := &lockstep{Late: make([]int, len(copies))}
+	feeds := make([]chan msgBatch, len(copies))
 	errs := make([]error, len(copies))
 	var wg sync.WaitGroup
 	for i, c := range copies {
-		feeds[i] = make(chan model.MsgBatch, 1)
+		feeds[i] = make(chan msgBatch, 1)
 		wg.Go(func() {
 			defer close(feeds[i])
-			var b model.MsgBatch
-			err := c.Live.Messages(l.b.FS, 0, ^uint64(0), func(seq, d uint64) {
+			var b msgBatch
+			err := l.live(c).Messages(l.b.FS, 0, ^uint64(0), func(seq, d uint64) {
 				b.Seqs, b.Digests = append(b.Seqs, seq), append(b.Digests, d)
 				if len(b.Seqs) == 4096 {
 					feeds[i] <- b
-					b = model.MsgBatch{}
+					b = msgBatch{}
 				}
 			})
 			if len(b.Seqs) > 0 {
@@ -327,7 +347,7 @@ func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *model.
 			errs[i] = err
 		})
 	}
-	lk.Merge(feeds, nil)
+	lk.merge(feeds, nil)
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
@@ -341,15 +361,15 @@ func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *model.
 // together differ (member[j]: copy j's bit in them) to the copies' live
 // messages: a sequence diverges where at least two of the copies holding it
 // as a message hold different content. Sides are then masks of copies.
-func restrict(runs []model.DivergedSpan, copies []*model.StreamCopy, member []int) []model.DivergedSpan {
+func restrict(runs []model.DivergedSpan, lives []*storeparse.Live, member []int) []model.DivergedSpan {
 	type cursor struct {
 		next func() (storeparse.SeqRange, bool)
 		cur  storeparse.SeqRange
 		ok   bool
 	}
-	cs := make([]cursor, len(copies))
-	for j, c := range copies {
-		next, stop := iter.Pull(c.Live.Ranges())
+	cs := make([]cursor, len(lives))
+	for j, live := range lives {
+		next, stop := iter.Pull(live.Ranges())
 		defer stop()
 		cs[j].next = next
 		cs[j].cur, cs[j].ok = next()
@@ -378,7 +398,7 @@ func restrict(runs []model.DivergedSpan, copies []*model.StreamCopy, member []in
 			sides = sides[:0]
 			for _, side := range r.Sides {
 				var m uint64
-				for j := range copies {
+				for j := range lives {
 					if live&(1<<j) != 0 && side&(1<<member[j]) != 0 {
 						m |= 1 << j
 					}
@@ -406,7 +426,7 @@ func restrict(runs []model.DivergedSpan, copies []*model.StreamCopy, member []in
 
 // coverage sweeps the copies' live ranges side by side and returns the
 // spans that not every copy holds.
-func coverage(copies []*model.StreamCopy) []model.CoverageSpan {
+func coverage(copies []*model.StreamCopy, lives []*storeparse.Live) []model.CoverageSpan {
 	type cursor struct {
 		next func() (storeparse.SeqRange, bool)
 		cur  storeparse.SeqRange
@@ -414,7 +434,7 @@ func coverage(copies []*model.StreamCopy) []model.CoverageSpan {
 	}
 	cs := make([]cursor, len(copies))
 	for i, c := range copies {
-		next, stop := iter.Pull(withoutRanges(c.Live.Ranges(), c.Resurrected))
+		next, stop := iter.Pull(withoutRanges(lives[i].Ranges(), c.Resurrected))
 		cs[i] = cursor{next: next}
 		cs[i].cur, cs[i].ok = next()
 		defer stop()
@@ -502,4 +522,13 @@ func withoutRanges(live iter.Seq[storeparse.SeqRange], drop []storeparse.SeqRang
 			}
 		}
 	}
+}
+
+// lives are the live maps kept of copies, in their order.
+func (l *loader) lives(copies []*model.StreamCopy) []*storeparse.Live {
+	out := make([]*storeparse.Live, len(copies))
+	for i, c := range copies {
+		out[i] = l.live(c)
+	}
+	return out
 }

@@ -233,7 +233,7 @@ type copyRead struct {
 	err   error // the folder cannot be read
 	// lock is the comparison of the copies read together with this one
 	// (nil: read alone), member its bit there.
-	lock   *model.Lockstep
+	lock   *lockstep
 	member int
 	crash  any // the reader panicked
 }
@@ -317,7 +317,7 @@ func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder str
 		}
 		c.Consumers = append(c.Consumers, rc)
 	}
-	keepForComparison(c, rd)
+	l.keepForComparison(c, rd)
 	l.keepPayloads(c, scan)
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)

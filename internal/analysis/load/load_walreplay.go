@@ -298,6 +298,11 @@ func (l *loader) keepWALMessages(srv *model.Server, group string, wr *walRead) {
 // stream messages each server's WAL of that group still holds
 // (keepWALMessages): what an extract finds there when the blocks lost them.
 func (l *loader) walSeqs() {
+	for _, g := range l.m.Groups {
+		if by := l.walMessages[g.Name]; len(by) > 0 {
+			g.WALSeqs = by
+		}
+	}
 	for _, st := range l.m.Streams {
 		if by := l.walMessages[st.Group]; st.Group != "" && len(by) > 0 {
 			st.WALSeqs = by

@@ -261,13 +261,6 @@ type StreamCopy struct {
 	// index.db records (their tombstones are gone): deleted, not held, for
 	// the replica comparison (storeparse StreamScan.Resurrected).
 	Resurrected []storeparse.SeqRange
-	// Live is which sequences this copy holds as messages, for the replica
-	// comparison (load_replicas.go); nil for an encrypted copy. lock is the
-	// comparison of the copies read together with it (nil: read alone),
-	// member its bit there.
-	Live   *storeparse.Live
-	Lock   *Lockstep
-	Member int
 	// Clustered: the server's store holds raft groups (a _js_ folder); a
 	// non-clustered server's stream is never a replica of a cluster's.
 	Clustered bool
@@ -307,6 +300,10 @@ type Group struct {
 	Account, Asset string
 	Views          []View
 	History        []HistoryEvent
+	// WALSeqs: for a stream group, per server, the sequences of the stream
+	// messages its WAL holds that no removal in it takes (what an extract
+	// of the stream finds there; Stream.WALSeqs for a stream in a store).
+	WALSeqs map[ServerID][]report.Range
 }
 
 // View is one server's view of a group, from one source.

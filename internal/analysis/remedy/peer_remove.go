@@ -25,13 +25,36 @@ func PeerRemoveCommand(id string) string {
 	return cmd
 }
 
-// peerRemoveRemedy removes corrupt ids with server removals
-// (remedies.go: meta-corrupt-id-remove, group-corrupt-id-remove).
+// PeerRemoveRemedy removes corrupt ids with server removals
+// (remedies.yaml: meta-corrupt-id-remove, group-corrupt-id-remove).
 func PeerRemoveRemedy(m *model.Model, group string, ids []string) Prescription {
 	if group == natsfmt.MetaGroup {
-		return Prescribe("meta-corrupt-id-remove", Args{"ids": ids})
+		return Prescribe(MetaCorruptIDRemove, Args{"ids": ids})
 	}
-	return Prescribe("group-corrupt-id-remove", Args{"group": group, "ids": ids})
+	return Prescribe(GroupCorruptIDRemove, Args{"group": group, "ids": ids})
+}
+
+// StreamPeerRemoveCommand removes server's replica of one stream (a stream
+// peer removal). The request's "peer" is a server name on every version
+// and also a peer id from 2.15 (jetstream_api.go JSApiStreamRemovePeerRequest).
+func StreamPeerRemoveCommand(stream, peer string) string {
+	subject := "$JS.API.STREAM.PEER.REMOVE." + stream
+	body := `{"peer":` + jsonString(peer) + `}`
+	return "nats stream cluster peer-remove " + shellWord(stream) + " " + shellWord(peer) + "   # or: nats request " + ShellQuote(subject) + " " + ShellQuote(body)
+}
+
+// shellWord is s as one shell word: as it is when it holds nothing the
+// shell reads, else single-quoted.
+func shellWord(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,/:=@+", r)) {
+			return ShellQuote(s)
+		}
+	}
+	if s == "" {
+		return "''"
+	}
+	return s
 }
 
 func jsonString(s string) string {

@@ -65,7 +65,7 @@ func ReaddNote(m *model.Model) string {
 		}
 		return fmt.Sprintf("Whether a removed peer comes back cannot be told for %s: %s. Make sure none of the removed ids belongs to a running server.", which, rule)
 	case len(yes) > 0:
-		return fmt.Sprintf("nats-server %s lets a peer removed from the meta group back in 5 minutes after its removal if it still talks raft (raft.go trackPeer, read in the source of 2.11.2 to 2.15.3; run: a removed server restarted was back after 5 min on 2.11.17 and 2.15.2, testdata/remedies/readd-*.json): make sure none of the removed ids belongs to a running server.", strings.Join(yes, ", "))
+		return fmt.Sprintf("nats-server %s lets a peer removed from the meta group back in 5 minutes after its removal if it still talks raft (raft.go trackPeer, read in the source of 2.11.2 to 2.15.3; run: a removed server restarted was back after 5 min on 2.11.17 and 2.15.2): make sure none of the removed ids belongs to a running server.", strings.Join(yes, ", "))
 	}
 	return ""
 }

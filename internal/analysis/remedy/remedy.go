@@ -1,148 +1,153 @@
 package remedy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// Step kinds, in the order a remedy lists them: what the actions destroy,
-// what to save first, the actions, how to check; notes say what not to do.
-const (
-	StepCost   = "cost"
-	StepSave   = "save"
-	StepAction = "action"
-	StepVerify = "verify"
-	StepNote   = "note"
-)
-
-// remedy is one entry of the remedy catalogue (remedies.go). Its texts are
-// templates: {{name}} is the parameter name of the prescription,
-// {{name|fn}} the parameter through one of stepFuncs, and in a step with
-// Each, {{each}} is one value of that list parameter.
-type remedy struct {
-	ID    string
-	Steps []remedyStep
-	// Proven are the real-server runs that executed the remedy, each
-	// recorded in a committed fixture; none means not proven by execution.
-	Proven []report.RemedyProof
-}
-
-// remedyStep is one step of a catalogue entry.
-type remedyStep struct {
-	Kind     string
-	Text     string
-	Commands []string
-	// Each names a list parameter: Commands are repeated once per value.
-	Each string
-	// When names a parameter: the step is left out when it is empty (or,
-	// written "!name", when it is set).
-	When string
-	// Destroys marks an action that removes, truncates, peer-removes,
-	// scales down, moves aside or restarts a server on the state.
-	Destroys bool
-	// Refers names the finding codes the step points the reader to: the
-	// step is kept only where a finding of one of them is in the report,
-	// and {{refs}} in its text names those present (resolveRefs). Written
-	// "!code", the step is kept only where none of that code is.
-	Refers []string
-}
-
-// args are a prescription's parameters: strings, or string lists for Each.
+// Args are a prescription's parameters: strings, ints, bools (for When and
+// Unless), and for Each lists of strings or of Args (records whose fields
+// the step's commands name).
 type Args map[string]any
 
-// stepFuncs turn a parameter into command text.
+// stepFuncs turn a parameter into command text: {{name|fn}}.
 var stepFuncs = map[string]func(string) string{
 	"server-remove": PeerRemoveCommand,
 	"shell":         shellWord,
 	"json":          jsonString,
 }
 
-// prescription is a catalogue entry with its parameters filled in.
+// Prescription is a catalogue entry with its parameters filled in.
 type Prescription struct {
-	ID     string
+	ID     ID
 	Steps  []report.RemedyStep
 	Proven []report.RemedyProof
 }
 
-// prescribe fills catalogue entry id with a. An id the catalogue does not
+// Prescribe fills catalogue entry id with a. An id the catalogue does not
 // hold is a bug: it panics, and the check is reported not run.
-func Prescribe(id string, a Args) Prescription {
+func Prescribe(id ID, a Args) Prescription {
 	r, ok := RemedyByID[id]
 	if !ok {
-		panic("no remedy " + id + " in the catalogue")
+		panic("no remedy " + string(id) + " in the catalogue")
 	}
-	p := Prescription{ID: r.ID, Proven: r.Proven}
+	p := Prescription{ID: r.ID}
+	for _, x := range r.Proven {
+		p.Proven = append(p.Proven, report.RemedyProof{Version: x.Release, Outcome: x.Outcome, Failed: x.Failed})
+	}
 	for _, s := range r.Steps {
-		if !a.holds(s.When) {
+		if !a.holds(s.When, false) || !a.holds(s.Unless, true) {
 			continue
 		}
-		st := report.RemedyStep{Kind: s.Kind, Text: a.fill(s.Text, ""), Destructive: s.Destroys, Refers: s.Refers}
+		text, _ := a.fill(s.Text, nil)
+		st := report.RemedyStep{Kind: s.Kind, Text: text, Destructive: s.Destroys, Refers: refers(s)}
+		items := []Args{nil}
 		if s.Each != "" {
-			for _, v := range a.list(s.Each) {
-				for _, c := range s.Commands {
-					st.Commands = append(st.Commands, a.fill(c, v))
-				}
-			}
-		} else {
+			items = a.list(s.Each)
+		}
+		removes := false
+		for _, item := range items {
 			for _, c := range s.Commands {
-				st.Commands = append(st.Commands, a.fill(c, ""))
+				cmd, removed := a.fill(c, item)
+				st.Commands = append(st.Commands, cmd)
+				st.Removes = append(st.Removes, removed)
+				removes = removes || removed != ""
 			}
+		}
+		if !removes {
+			st.Removes = nil
 		}
 		p.Steps = append(p.Steps, st)
 	}
 	return p
 }
 
-// holds says whether the step guarded by when is part of the remedy.
-func (a Args) holds(when string) bool {
-	if when == "" {
+// refers are the finding codes of a step as report.RemedyStep.Refers holds
+// them: "!code" for a step kept only where no finding of code is.
+func refers(s remedyStep) []string {
+	var out []string
+	for _, c := range s.Refers {
+		out = append(out, string(c))
+	}
+	for _, c := range s.UnlessFound {
+		out = append(out, "!"+string(c))
+	}
+	return out
+}
+
+// holds says whether parameter name is set (unset, for negate): whether a
+// step guarded by it is part of the remedy. No name holds.
+func (a Args) holds(name string, negate bool) bool {
+	if name == "" {
 		return true
 	}
-	neg := strings.HasPrefix(when, "!")
 	set := false
-	switch v := a[strings.TrimPrefix(when, "!")].(type) {
+	switch v := a[name].(type) {
 	case string:
 		set = v != ""
 	case []string:
 		set = len(v) > 0
+	case []Args:
+		set = len(v) > 0
 	case bool:
 		set = v
 	}
-	return set != neg
+	return set != negate
 }
 
-func (a Args) list(name string) []string {
-	if v, ok := a[name].([]string); ok {
+// list are the values of list parameter name, each as the parameters of
+// one round of an Each step's commands: a string list's values as
+// {{each}}, Args values as they are.
+func (a Args) list(name string) []Args {
+	var vs []string
+	switch v := a[name].(type) {
+	case []Args:
 		return v
+	case []string:
+		vs = v
+	case string:
+		if v != "" {
+			vs = []string{v}
+		}
 	}
-	if v, ok := a[name].(string); ok && v != "" {
-		return []string{v}
+	out := make([]Args, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, Args{"each": v})
 	}
-	return nil
+	return out
 }
 
-// fill expands the {{…}} of a template; each stands for the value of an
-// Each step's list.
-func (a Args) fill(tmpl, each string) string {
+// fill expands the {{…}} of a template from item (one value of an Each
+// step's list), else from a. removed is the peer id of the server removal
+// a {{…|server-remove}} rendered ("" for none): the command removes it.
+func (a Args) fill(tmpl string, item Args) (filled, removed string) {
 	var b strings.Builder
 	for {
 		i := strings.Index(tmpl, "{{")
 		if i < 0 {
 			b.WriteString(tmpl)
-			return b.String()
+			return b.String(), removed
 		}
 		j := strings.Index(tmpl[i:], "}}")
 		if j < 0 {
 			b.WriteString(tmpl)
-			return b.String()
+			return b.String(), removed
 		}
 		b.WriteString(tmpl[:i])
 		name, fn, _ := strings.Cut(tmpl[i+2:i+j], "|")
+		x, ok := item[name]
+		if !ok {
+			x = a[name]
+		}
 		var v string
-		switch x := a[name].(type) {
+		switch x := x.(type) {
 		case string:
 			v = x
 		case []string:
@@ -152,14 +157,18 @@ func (a Args) fill(tmpl, each string) string {
 		case nil:
 			switch name {
 			case "each":
-				v = each
 			case "refs":
 				v = "{{refs}}" // filled by resolveRefs once every finding is known
 			default:
-				v = "{{" + name + "}}" // left visible: TestRemedyCatalogue fails on it
+				v = "{{" + name + "}}" // left visible: TestCommittedReportsRemedies fails on it
 			}
 		default:
 			v = fmt.Sprint(x)
+		}
+		if fn == "server-remove" && utf8.ValidString(v) {
+			// PeerRemoveCommand renders a request for a valid id, and a
+			// comment that removes nothing for any other.
+			removed = v
 		}
 		if f, ok := stepFuncs[fn]; ok {
 			v = f(v)
@@ -171,7 +180,7 @@ func (a Args) fill(tmpl, each string) string {
 
 // apply sets f's remedy: its id, its steps and their text.
 func (p Prescription) Apply(f *report.Finding) {
-	f.RemedyID, f.RemedySteps, f.RemedyProven = p.ID, p.Steps, p.Proven
+	f.RemedyID, f.RemedySteps, f.RemedyProven = string(p.ID), p.Steps, p.Proven
 	f.Remedy = RenderRemedy(p.Steps, p.Proven)
 }
 
@@ -231,35 +240,57 @@ func renderSteps(steps []report.RemedyStep) string {
 	return strings.Join(lines, "\n")
 }
 
-// proofLine says on which versions real-server runs carried the remedy out
-// with success, on which without, and that no other version was run.
+// ProofLine says on which releases real-server runs carried the remedy
+// out with success, on which without, how many runs each, and that no
+// other release was run: "Proven by execution on nats-server 2.12.15 and
+// 2.15.3 (3 runs); carried out without success on 2.10.27 (1 run)." The
+// runs' outcomes are in the report's remedy_proven, not in this line.
 func ProofLine(proven []report.RemedyProof) string {
 	if len(proven) == 0 {
 		return "Not proven by execution: no real-server run of the fixtures has carried out this remedy."
 	}
-	var ok, failed []string
+	var ok, failed []report.RemedyProof
 	for _, p := range proven {
-		part := fmt.Sprintf("%s (%s: %s)", p.Version, p.Fixture, p.Outcome)
 		if p.Failed {
-			failed = append(failed, part)
+			failed = append(failed, p)
 		} else {
-			ok = append(ok, part)
+			ok = append(ok, p)
 		}
 	}
-	var line []string
+	var parts []string
 	if len(ok) > 0 {
-		line = append(line, "Proven by execution on nats-server "+strings.Join(ok, "; ")+".")
+		parts = append(parts, "proven by execution on nats-server "+releasesRun(ok))
 	}
 	if len(failed) > 0 {
-		line = append(line, "Carried out without success on nats-server "+strings.Join(failed, "; ")+".")
+		on := "carried out without success on "
+		if len(ok) == 0 {
+			on += "nats-server "
+		}
+		parts = append(parts, on+releasesRun(failed))
 	}
-	return strings.Join(append(line, "Not proven on any other version."), " ")
+	line := strings.Join(parts, "; ")
+	return strings.ToUpper(line[:1]) + line[1:] + ". Not proven on any other version."
+}
+
+// releasesRun names the releases of runs, oldest first, and how many runs
+// there were: "2.12.15 and 2.15.3 (3 runs)".
+func releasesRun(runs []report.RemedyProof) string {
+	var rs []string
+	for _, p := range runs {
+		rs = model.AppendUnique(rs, p.Version)
+	}
+	slices.SortFunc(rs, func(a, b string) int {
+		a1, a2, a3, _ := releases.ParseVersion(a)
+		b1, b2, b3, _ := releases.ParseVersion(b)
+		return cmp.Or(cmp.Compare(a1, b1), cmp.Compare(a2, b2), cmp.Compare(a3, b3))
+	})
+	return fmt.Sprintf("%s (%d run%s)", joinAnd(rs), len(runs), model.Plural(len(runs), "", "s"))
 }
 
 // firstSteps are the steps a diagnosis puts first: every step before the
 // remedy's first action (what it destroys, what to save, what not to do),
 // and that action. A destructive remedy's save steps come before its
-// first action in every catalogue entry (TestRemedyCatalogue), so they are
+// first action in every catalogue entry (Load, TestRemedyCatalogue), so they are
 // always part of it.
 func firstSteps(steps []report.RemedyStep) []report.RemedyStep {
 	i := slices.IndexFunc(steps, func(s report.RemedyStep) bool { return s.Kind == StepAction })
@@ -364,8 +395,8 @@ func firstStep(remedy string) string {
 	return first
 }
 
-// sealedRemedy is the remedy text of a sealed store (remedies.go
+// SealedRemedy is the remedy text of a sealed store (remedies.yaml
 // store-sealed). Starting a server on a config whose key is redacted
 // destroys the data (issue 12: v2.12.1 brought every stream back empty and
 // deleted block files and consumer folders).
-var SealedRemedy = Prescribe("store-sealed", nil).Text()
+var SealedRemedy = Prescribe(StoreSealed, nil).Text()

@@ -2,18 +2,12 @@ package remedy
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/report"
 )
-
-// serverRemovalID finds the peer id a server removal command removes: the
-// peer_id of a $JS.API.SERVER.REMOVE request (peerRemoveCommand), or the
-// id of `nats server cluster peer-remove -f ID`.
-var serverRemovalID = regexp.MustCompile(`\$JS\.API\.SERVER\.REMOVE' '\{"peer_id":"([^"\\]*)"\}'|nats server cluster peer-remove -f (\S+)`)
 
 // runningEvidence says which source of the bundle shows the server with
 // peer id running when the bundle was taken: it answered a capture, or its
@@ -43,29 +37,31 @@ func runningEvidence(m *model.Model, id string) string {
 	return ""
 }
 
-// guardServerRemovals takes out of every remedy the server removals of
+// GuardServerRemovals takes out of every remedy the server removals of
 // servers that a source of the bundle shows running, and says why in their
 // place: a running server that is removed disables its own JetStream and
 // its replicas are placed anew (jetstream_cluster.go processRemovePeer, read
-// in 2.10.22, 2.12.4 and 2.15.2). The findings keep their verdicts.
+// in 2.10.22, 2.12.4 and 2.15.2). Which command removes which peer is the
+// step's data (report.RemedyStep.Removes, recorded by Prescribe where it
+// fills {{…|server-remove}}), not read back from the command text. The
+// findings keep their verdicts.
 func GuardServerRemovals(m *model.Model, findings []report.Finding) {
 	for i := range findings {
 		f := &findings[i]
 		changed := false
 		var steps []report.RemedyStep
 		for _, s := range f.RemedySteps {
-			var kept []string
-			var notes []string
-			for _, c := range s.Commands {
+			var kept, keptRemoves, notes []string
+			for j, c := range s.Commands {
 				id := ""
-				if sm := serverRemovalID.FindStringSubmatch(c); sm != nil {
-					id = sm[1] + sm[2]
+				if j < len(s.Removes) {
+					id = s.Removes[j]
 				}
 				if why := runningEvidence(m, id); id != "" && why != "" {
 					notes = append(notes, fmt.Sprintf("Not: a server removal of %s (%s): %s, and a running server removed from the cluster disables its own JetStream while every group it serves re-places its replicas (jetstream_cluster.go processRemovePeer). Stop it first, or leave it in.", id, m.IDs[id], why))
 					continue
 				}
-				kept = append(kept, c)
+				kept, keptRemoves = append(kept, c), append(keptRemoves, id)
 			}
 			if len(notes) == 0 {
 				steps = append(steps, s)
@@ -73,7 +69,7 @@ func GuardServerRemovals(m *model.Model, findings []report.Finding) {
 			}
 			changed = true
 			if len(kept) > 0 {
-				s.Commands = kept
+				s.Commands, s.Removes = kept, keptRemoves
 				steps = append(steps, s)
 			}
 			for _, n := range notes {
@@ -130,7 +126,7 @@ func GuardRemedies(m *model.Model, findings []report.Finding) {
 		f := &findings[i]
 		r := strings.ToLower(f.Remedy)
 		switch {
-		case f.RemedyID == "store-sealed" || f.Remedy == SealedRemedy || !strings.Contains(r, "start") || strings.Contains(r, "encrypted at rest"):
+		case f.RemedyID == string(StoreSealed) || f.Remedy == SealedRemedy || !strings.Contains(r, "start") || strings.Contains(r, "encrypted at rest"):
 		case len(f.RemedySteps) > 0:
 			// Said before the first action that starts a server.
 			addRemedyNote(f, strings.TrimSpace(caveat), starts)

@@ -36,7 +36,7 @@ var jsWriteFailKinds = []string{"raft-write-error", "filestore-write-error", "wa
 const NoSpace = "no space left on device"
 
 var CheckJetStreamDisabled = check.Check{
-	Code:        "jetstream-disabled",
+	Code:        string(report.CodeJetStreamDisabled),
 	Severity:    report.Critical,
 	Description: "a server turned its own JetStream off while running (its log: \"JetStream out of resources, will be DISABLED\"; /jsz disabled: true; /healthz \"JetStream not enabled (10076)\"): it stores nothing and its replicas fall behind; since when, the cause it logged (disk full, resource limits, a write error), its store against its limit, the replicas behind, and how it comes back",
 	Skip: func(p *check.Pass) string {
@@ -400,7 +400,7 @@ func behindReplicas(m *model.Model, s *model.Server) []string {
 func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) remedy.Prescription {
 	dropped, known := releases.DisableDeletesMeta(s.Version)
 	full := kind == "disk-full"
-	return remedy.Prescribe("jetstream-disabled", remedy.Args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
+	return remedy.Prescribe(remedy.JetStreamDisabled, remedy.Args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
 		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})

@@ -25,7 +25,7 @@ import (
 // (jetstream-disabled).
 
 var CheckStreamWriteError = check.Check{
-	Code:        "stream-write-error",
+	Code:        string(report.CodeStreamWriteError),
 	Severity:    report.Critical,
 	Description: "a stream stopped taking writes on a server whose JetStream stayed enabled (its log: \"JetStream stream '<account> > <stream>' critical write error\"): every publish to it is refused until the server restarts; which stream, on which server, since when, the write that failed, and what to do",
 	Skip: func(p *check.Pass) string {
@@ -111,6 +111,6 @@ func streamWriteErrorFinding(m *model.Model, server, account, stream string, i, 
 		f.Severity = report.Warning
 		f.Message = fmt.Sprintf("stream %s > %s on %s stopped taking writes at %s (%s); the server started again after it", account, stream, server, t.Format(time.RFC3339), cause)
 	}
-	remedy.Prescribe("stream-write-error", remedy.Args{"server": server, "stream": stream, "account": account, "diskfull": f.Kind == "disk-full", "other": f.Kind != "disk-full", "restarted": restarted}).Apply(&f)
+	remedy.Prescribe(remedy.StreamWriteError, remedy.Args{"server": server, "stream": stream, "account": account, "diskfull": f.Kind == "disk-full", "other": f.Kind != "disk-full", "restarted": restarted}).Apply(&f)
 	return f
 }

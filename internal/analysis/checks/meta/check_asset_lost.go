@@ -14,7 +14,7 @@ import (
 )
 
 var CheckAssetLost = check.Check{
-	Code:        "asset-lost",
+	Code:        string(report.CodeAssetLost),
 	Severity:    report.Critical,
 	Description: "a stream or consumer that existed (logs, captures, meta state, a stream group's WAL) is in no store, no API delete is recorded, and the bundle shows what removed it (the orphan cleanup, a join of meta groups founded apart, a rename, a server no member of its group, a meta snapshot dropped); the lack of a delete record alone is none: an intact meta state without it is what a compacted API delete leaves",
 	Skip:        check.NoStores,
@@ -60,15 +60,17 @@ func lostAssetFinding(m *model.Model, a *facts.LostAsset) report.Finding {
 	}
 	r := remedy.Args{"account": a.Account, "stream": a.Stream}
 	for _, g := range m.Groups {
-		if g.Kind == natsfmt.GroupStream && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 {
+		// Offered only where the group's WAL holds messages of the stream:
+		// an extract of a WAL holding none writes nothing.
+		if g.Kind == natsfmt.GroupStream && g.Account == a.Account && g.Asset == a.Stream && len(g.Views) > 0 && len(g.WALSeqs) > 0 {
 			r["group"] = g.Name
 			break
 		}
 	}
 	if a.Consumer != "" {
-		remedy.Prescribe("asset-lost-consumer", nil).Apply(&f)
+		remedy.Prescribe(remedy.AssetLostConsumer, nil).Apply(&f)
 	} else {
-		remedy.Prescribe("asset-lost-recreate", r).Apply(&f)
+		remedy.Prescribe(remedy.AssetLostRecreate, r).Apply(&f)
 	}
 	return f
 }

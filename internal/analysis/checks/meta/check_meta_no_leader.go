@@ -15,7 +15,7 @@ import (
 )
 
 var CheckMetaNoLeader = check.Check{
-	Code:        "meta-no-leader",
+	Code:        string(report.CodeMetaNoLeader),
 	Severity:    report.Critical,
 	Description: "logs or captured JSON show the meta group without a leader, persistently",
 	Settings:    []check.Setting{noLeaderPersist},
@@ -48,7 +48,7 @@ var CheckMetaNoLeader = check.Check{
 			Group: natsfmt.MetaGroup, Servers: servers, Since: since, Evidence: evidence, TimelineRefs: refs,
 			Message: fmt.Sprintf("the meta group has no leader on %s", strings.Join(servers, ", ")),
 		}
-		remedy.Prescribe("meta-no-leader", nil).Apply(&f)
+		remedy.Prescribe(remedy.MetaNoLeader, nil).Apply(&f)
 		if since != nil && !since.IsZero() {
 			f.Message += " since " + since.UTC().Format(time.RFC3339)
 		}

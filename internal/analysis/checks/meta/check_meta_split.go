@@ -16,7 +16,7 @@ import (
 )
 
 var CheckMetaSplit = check.Check{
-	Code:        "meta-split",
+	Code:        string(report.CodeMetaSplit),
 	Severity:    report.Critical,
 	Description: "servers disagree on the meta group, or two meta groups were founded apart and met",
 	Skip: func(p *check.Pass) string {
@@ -71,7 +71,7 @@ var CheckMetaSplit = check.Check{
 				if j.Timeline >= 0 {
 					f.TimelineRefs = append(f.TimelineRefs, j.Timeline)
 				}
-				remedy.Prescribe("meta-split-merged", remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)}).Apply(&f)
+				remedy.Prescribe(remedy.MetaSplitMerged, remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)}).Apply(&f)
 			} else {
 				f.Message = founded + "; when they meet the higher term wins and the other side's streams are dropped without a warning"
 				MetaSplitRemedy(m, nil).Apply(&f)
@@ -146,7 +146,7 @@ func oneLeaderOneTerm(sides []*facts.MetaSide) bool {
 // supercluster-split: run on 2.15.2 only; older lines get the note that
 // holds on every version).
 func MetaSplitRemedy(m *model.Model, sides []*facts.MetaSide) remedy.Prescription {
-	return remedy.Prescribe("meta-split-keep-one-side", remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)})
+	return remedy.Prescribe(remedy.MetaSplitKeepOneSide, remedy.Args{"v215": releases.VersionAtLeast(releases.MinVersion(m), 2, 15)})
 }
 
 // vanishedStreams names the lost assets (asset-lost) that the founders of

@@ -14,7 +14,7 @@ import (
 )
 
 var CheckOrphanRisk = check.Check{
-	Code:        "orphan-risk",
+	Code:        string(report.CodeOrphanRisk),
 	Severity:    report.Critical,
 	Description: "a stream or consumer is stored on a server whose own meta state does not place it there",
 	Settings:    []check.Setting{check.MaxExamples},
@@ -118,7 +118,7 @@ func orphanFindings(m *model.Model, srv *model.Server, meta *model.MetaState, st
 			Message:  fmt.Sprintf("%s stores consumer %s > %s > %s but its meta state has no assignment for it: it is deleted as an orphan after meta recovery", srv.Name, st.Account, st.Name, con.Name),
 			Evidence: append(ev, fmt.Sprintf("stream %s is assigned with %d consumers, not %s", st.Name, len(a.Consumers), con.Name)),
 		}
-		remedy.Prescribe("orphan-consumer-recreate", remedy.Args{"ackfloor": fmt.Sprint(con.AckFloorStream), "consumer": con.Name}).Apply(&f)
+		remedy.Prescribe(remedy.OrphanConsumerRecreate, remedy.Args{"ackfloor": fmt.Sprint(con.AckFloorStream), "consumer": con.Name}).Apply(&f)
 		out = append(out, f)
 	}
 	return out
@@ -135,7 +135,7 @@ func otherHolders(m *model.Model, st *model.Stream, except *model.Server) []stri
 }
 
 func orphanRemedy(srv *model.Server, st *model.Stream, c *model.StreamCopy) remedy.Prescription {
-	return remedy.Prescribe("orphan-stream-copy-out", remedy.Args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
+	return remedy.Prescribe(remedy.OrphanStreamCopyOut, remedy.Args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
 }
 
 func dedupeFindings(in []report.Finding) []report.Finding {

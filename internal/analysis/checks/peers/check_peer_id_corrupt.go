@@ -43,7 +43,7 @@ func nearestKnown(p *check.Pass, id string) (peer, server string, bits int, ok b
 }
 
 var CheckPeerIDCorrupt = check.Check{
-	Code:        "peer-id-corrupt",
+	Code:        string(report.CodePeerIDCorrupt),
 	Severity:    report.Critical,
 	Description: "a raft peer set holds an id no server can have, or a few bit flips from a known server's id",
 	Settings:    []check.Setting{nearBitsSetting},
@@ -148,7 +148,7 @@ func snapshotHeals(p *check.Pass, s facts.PeerSighting) snapshotHeal {
 	case heals:
 		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it, which these servers' version (2.12.5+, 2.14+) starts the group from and writes back to peers.idx", snaps)
 		h.short = "the next start restores the group from its snapshot, which does not list it, and rewrites peers.idx"
-		h.remedy = remedy.Prescribe("peers-idx-healed-by-snapshot", remedy.Args{"group": s.Group, "snapshots": snaps, "dropping": ", dropping " + s.Peer})
+		h.remedy = remedy.Prescribe(remedy.PeersIdxHealedBySnapshot, remedy.Args{"group": s.Group, "snapshots": snaps, "dropping": ", dropping " + s.Peer})
 	case unknown:
 		h.text = fmt.Sprintf("only peers.idx lists it; the newest snapshot (%s) holds a peer state without it: 2.12.5+ and 2.14+ start from that snapshot and rewrite peers.idx, so there the id is gone at the next start; 2.10, 2.11 and 2.12.0-2.12.4 start from peers.idx (this verdict)", snaps)
 	default:

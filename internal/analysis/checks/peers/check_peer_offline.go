@@ -72,7 +72,7 @@ func memberships(m *model.Model, f *facts.Facts, id string, departed map[string]
 }
 
 var CheckPeerOffline = check.Check{
-	Code:        "peer-offline",
+	Code:        string(report.CodePeerOffline),
 	Severity:    report.Warning,
 	Description: "a server that is known by name but answered no capture, that a group leader has not heard from and whose own log does not run on to the captures, is still a peer of the meta, stream or consumer groups (a scale-down or a lost server without peer-remove); the failures each group can still survive",
 	Requires:    []facts.Fact{facts.FactDeparted},
@@ -124,13 +124,13 @@ var CheckPeerOffline = check.Check{
 
 // peerOfflineRemedy is the peer-remove sequence the scale-down fixture
 // proved (testdata/bundles/scaledown-v2.12.1, expect.remedy): one server at
-// a time, the next once the meta group has shrunk (remedies.go:
+// a time, the next once the meta group has shrunk (remedies.yaml:
 // departed-server-remove). metaStalled: the meta group has less than a
 // quorum of live peers, so no removal can be applied before it is rescued.
 func peerOfflineRemedy(m *model.Model, ids []string, metaStalled bool) remedy.Prescription {
-	var removals []string
+	var removals []remedy.Args
 	for _, id := range ids {
-		removals = append(removals, fmt.Sprintf("%s   # %s", remedy.PeerRemoveCommand(id), m.IDs[id]))
+		removals = append(removals, remedy.Args{"peer": id, "name": m.IDs[id]})
 	}
-	return remedy.Prescribe("departed-server-remove", remedy.Args{"removals": removals, "readd": remedy.ReaddNote(m), "metastalled": metaStalled})
+	return remedy.Prescribe(remedy.DepartedServerRemove, remedy.Args{"removals": removals, "readd": remedy.ReaddNote(m), "metastalled": metaStalled})
 }

@@ -12,7 +12,7 @@ import (
 )
 
 var CheckPeerUnknown = check.Check{
-	Code:        "peer-unknown",
+	Code:        string(report.CodePeerUnknown),
 	Severity:    report.Warning,
 	Description: "a peer id maps to no server found in the bundle and is not a near miss",
 	Skip:        noGroupViewsOrLoneServer,
@@ -29,7 +29,7 @@ var CheckPeerUnknown = check.Check{
 				Message:  fmt.Sprintf("raft group %s lists peer %s, which is no server in this bundle (a removed or renamed server, or one whose files are missing)", s.Group, s.Peer),
 				Evidence: []string{"listed by " + strings.Join(s.Sources, ", ")},
 			}
-			remedy.Prescribe("unknown-peer-remove", remedy.Args{"peer": s.Peer, "group": s.Group}).Apply(&f)
+			remedy.Prescribe(remedy.UnknownPeerRemove, remedy.Args{"peer": s.Peer, "group": s.Group}).Apply(&f)
 			if heal := snapshotHeals(p, s); heal.text != "" {
 				// Only peers.idx lists it; what the next start does with
 				// it is the version's (peer-id-corrupt's rule).

@@ -16,7 +16,7 @@ import (
 )
 
 var CheckQuorumUnreachable = check.Check{
-	Code:        "quorum-unreachable",
+	Code:        string(report.CodeQuorumUnreachable),
 	Severity:    report.Critical,
 	Description: "a group's cluster_size needs a quorum larger than the peers that exist, whatever the cause (lost, departed or renamed servers, corrupt ids)",
 	Skip:        noGroupViewsOrLoneServer,
@@ -93,7 +93,7 @@ var CheckQuorumUnreachable = check.Check{
 					f.Evidence = append(f.Evidence, fmt.Sprintf("of the missing peers, %s are renamed servers' old ids: those servers run under new names (server-renamed)", strings.Join(renamed, ", ")))
 					if onlyFormer(missing, former) {
 						f.Message += "; every missing peer is a renamed server's old id (server-renamed)"
-						remedy.Prescribe("quorum-renamed-old-ids", remedy.Args{}).Apply(&f)
+						remedy.Prescribe(remedy.QuorumRenamedOldIDs, remedy.Args{}).Apply(&f)
 					}
 				}
 				f.Evidence = append(f.Evidence, starts...)
@@ -271,7 +271,7 @@ func tempServersNeeded(size, reachable int) int {
 }
 
 // quorumRemedy is the way out of a group that cannot elect a leader
-// (remedies.go: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
+// (remedies.yaml: stream-quorum-peer-remove, meta-quorum-rescue from 2.15,
 // meta-quorum-temporary-servers before).
 func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing []string) remedy.Prescription {
 	if g.Kind != natsfmt.GroupMeta {
@@ -292,7 +292,7 @@ func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 			}
 			removals = append(removals, remedy.StreamPeerRemoveCommand(stream, name))
 		}
-		return remedy.Prescribe("stream-quorum-peer-remove", remedy.Args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
+		return remedy.Prescribe(remedy.StreamQuorumPeerRemove, remedy.Args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
 			"removals": removals, "unnamed": strings.Join(unnamed, " "), "streamunknown": unknown})
 	}
 	v := releases.MinVersion(m)
@@ -306,7 +306,7 @@ func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 			a["rescue"] = "nats-server 2.15.2 and 2.15.3 support a quorum rescue (source and runs); whether " + v +
 				" does cannot be told: if it answers that there is no such API (10039) or not at all, add temporary JetStream servers with new server_names instead, until the live peers reach a quorum."
 		}
-		return remedy.Prescribe("meta-quorum-rescue", a)
+		return remedy.Prescribe(remedy.MetaQuorumRescue, a)
 	}
 	// A server started under a missing peer's name has its peer id
 	// (server_name hashes to it); with every peer of the group answering,
@@ -321,7 +321,7 @@ func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 		}
 	}
 	if members && len(names) == len(missing) {
-		return remedy.Prescribe("meta-quorum-same-names", remedy.Args{"version": v, "names": strings.Join(names, ", "), "count": len(names),
+		return remedy.Prescribe(remedy.MetaQuorumSameNames, remedy.Args{"version": v, "names": strings.Join(names, ", "), "count": len(names),
 			"size": size})
 	}
 	a["votesunknown"] = !known
@@ -332,7 +332,7 @@ func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 	// with it started together with the live servers; 2.11.17 with it added
 	// to the group already stuck.
 	a["tempstogether"] = strings.HasPrefix(v, "2.10.")
-	return remedy.Prescribe("meta-quorum-temporary-servers", a)
+	return remedy.Prescribe(remedy.MetaQuorumTemporaryServers, a)
 }
 
 // maxPlausibleTerm bounds a real raft term: every term is an election, and

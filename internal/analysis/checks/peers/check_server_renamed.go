@@ -126,7 +126,7 @@ func removedByRename(m *model.Model, r model.Rename) (lines []string, streams []
 }
 
 var CheckServerRenamed = check.Check{
-	Code:        "server-renamed",
+	Code:        string(report.CodeServerRenamed),
 	Severity:    report.Critical,
 	Description: "a raft peer set lists the peer id of a name a server of the bundle ran under before (earlier log banner) and no server runs under now: one server with two names, which its groups count as a peer that never answers",
 	Requires:    []facts.Fact{facts.FactFormerIDs},
@@ -194,14 +194,15 @@ func renameRemedy(m *model.Model, former map[string]model.Rename) remedy.Prescri
 		renames = append(renames, former[id])
 	}
 	sort.Slice(renames, func(i, j int) bool { return renames[i].Old < renames[j].Old })
-	var olds, news, deleted, stops []string
+	var olds, news, deleted []string
+	var stops []remedy.Args
 	for _, r := range renames {
 		olds, news = append(olds, r.Old), append(news, r.New)
 		_, s := removedByRename(m, r)
 		for _, x := range s {
 			deleted = model.AppendUnique(deleted, x+" on "+r.New)
 		}
-		stops = append(stops, fmt.Sprintf("stop %s, then: %s", r.Old, remedy.PeerRemoveCommand(model.PeerID(r.Old))))
+		stops = append(stops, remedy.Args{"old": r.Old, "peer": model.PeerID(r.Old)})
 	}
 	v := releases.MinVersion(m)
 	a := remedy.Args{"version": model.DashIfEmpty(v), "olds": strings.Join(olds, ", "), "news": strings.Join(news, ", "), "stops": stops,
@@ -210,6 +211,9 @@ func renameRemedy(m *model.Model, former map[string]model.Rename) remedy.Prescri
 		// in 2.11.17, 2.12.15, 2.14.10 source; README row rename: 2.11.17
 		// answered it "JetStream not enabled for account", 10039).
 		"rescue": releases.VersionAtLeast(v, 2, 15)}
+	// What the rename deleted, where a log shows it; nothing said where
+	// none does (the cost step's {{deleted}} is then empty, not left).
+	a["deleted"] = ""
 	if len(deleted) > 0 {
 		a["deleted"] = fmt.Sprintf(" (here: %s)", strings.Join(deleted, "; "))
 	}
@@ -227,11 +231,11 @@ func renameRemedy(m *model.Model, former map[string]model.Rename) remedy.Prescri
 	// revert; 2.13 was never released, so no bundle runs it.
 	switch {
 	case metaGrewByRename(m, former):
-		return remedy.Prescribe("rename-old-names-beside", a)
+		return remedy.Prescribe(remedy.RenameOldNamesBeside, a)
 	case releases.VersionAtLeast(v, 2, 15):
-		return remedy.Prescribe("rename-beside-or-revert", a)
+		return remedy.Prescribe(remedy.RenameBesideOrRevert, a)
 	}
-	return remedy.Prescribe("rename-revert", a)
+	return remedy.Prescribe(remedy.RenameRevert, a)
 }
 
 // metaGrewByRename says whether some view of the meta group counts a

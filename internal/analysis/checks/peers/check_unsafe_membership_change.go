@@ -21,7 +21,7 @@ var unsafeWindow = check.Setting{Key: "window", Default: 30, Unit: "seconds",
 	Description: "removals closer than this count as one burst"}
 
 var CheckUnsafeMembershipChange = check.Check{
-	Code:        "unsafe-membership-change",
+	Code:        string(report.CodeUnsafeMembershipChange),
 	Severity:    report.Warning,
 	Description: "peers were removed faster than the group could catch up, or a removal left fewer peers than a majority of the previous set",
 	Settings:    []check.Setting{unsafeWindow},
@@ -46,7 +46,7 @@ var CheckUnsafeMembershipChange = check.Check{
 				}
 				out = append(out, remedy.WithRemedy(report.Finding{Group: g.Name, Account: g.Account, Stream: g.Asset, Events: ev,
 					Message: fmt.Sprintf("raft group %s lost %d peer(s) in quick succession; replicas that had not caught up may have been left as the only copies", g.Name, len(burst)),
-				}, remedy.Prescribe("membership-one-at-a-time", remedy.Args{"meta": g.Kind == natsfmt.GroupMeta})))
+				}, remedy.Prescribe(remedy.MembershipOneAtATime, remedy.Args{"meta": g.Kind == natsfmt.GroupMeta})))
 				burst = nil
 			}
 			for _, e := range removals {
@@ -145,7 +145,7 @@ func replacedMajorities(p *check.Pass) []report.Finding {
 					fmt.Sprintf("meta state of %s: %s > %s on %s", strings.Join(cur.servers, ","), k.Account, k.Stream, strings.Join(model.NamesFor(m, cur.peers), ", ")),
 				},
 				Message: fmt.Sprintf("stream %s > %s was moved from %d replicas to a set that keeps only %d of them, fewer than a majority: new, empty replicas could elect a leader that never held the data", k.Account, k.Stream, len(prev.peers), kept),
-			}, remedy.Prescribe("membership-replace-one-at-a-time", nil)))
+			}, remedy.Prescribe(remedy.MembershipReplaceOneAtATime, nil)))
 		}
 	}
 	return out

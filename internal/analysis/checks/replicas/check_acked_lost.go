@@ -12,7 +12,7 @@ import (
 )
 
 var CheckAckedLost = check.Check{
-	Code:        "acked-lost",
+	Code:        string(report.CodeAckedLost),
 	Severity:    report.Critical,
 	Description: "sequences a publisher's ack log says the server acknowledged, or values a Jepsen history records as :ok, are held by no copy of the stream (beyond every copy's last sequence, in damage on every copy, or a value no copy holds)",
 	Skip: func(p *check.Pass) string {
@@ -152,7 +152,7 @@ func streamStateEvents(m *model.Model, st *model.Stream) []model.TimelineEvent {
 
 func ackedLostRemedy(m *model.Model, st *model.Stream, lost []report.Range) remedy.Prescription {
 	where := walHolding(m, st, lost)
-	return remedy.Prescribe("acked-lost-republish", remedy.Args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
+	return remedy.Prescribe(remedy.AckedLostRepublish, remedy.Args{"group": groupOrUnknown(st), "wal": where, "count": countOf(walCount(st, lost), lost),
 		"account": st.Account, "stream": st.Name})
 }
 

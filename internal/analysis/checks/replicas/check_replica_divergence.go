@@ -13,7 +13,7 @@ import (
 )
 
 var CheckReplicaDivergence = check.Check{
-	Code:        "replica-divergence",
+	Code:        string(report.CodeReplicaDivergence),
 	Severity:    report.Critical,
 	Description: "replicas hold different content under the same sequence",
 	Skip:        noReplicas,
@@ -62,7 +62,7 @@ var CheckReplicaDivergence = check.Check{
 }
 
 func divergenceRemedy(st *model.Stream) remedy.Prescription {
-	return remedy.Prescribe("divergence-choose-copy", remedy.Args{"stream": st.Name})
+	return remedy.Prescribe(remedy.DivergenceChooseCopy, remedy.Args{"stream": st.Name})
 }
 
 // noReplicas skips the replica checks where no stream has two copies.

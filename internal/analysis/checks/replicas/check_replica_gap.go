@@ -15,7 +15,7 @@ import (
 )
 
 var CheckReplicaGap = check.Check{
-	Code:        "replica-gap",
+	Code:        string(report.CodeReplicaGap),
 	Severity:    report.Critical,
 	Description: "a replica lacks sequences that another replica of the same stream holds and no deletion explains",
 	Skip:        noReplicas,
@@ -106,11 +106,11 @@ func gapFinding(m *model.Model, st *model.Stream, cmp *model.ReplicaComparison, 
 		"server": m.Name(c.Server), "stream": st.Name, "removal": remedy.StreamPeerRemoveCommand(st.Name, m.Name(c.Server))}
 	switch {
 	case kind == "behind" && state.down:
-		remedy.Prescribe("replica-gap-start", a).Apply(&f)
+		remedy.Prescribe(remedy.ReplicaGapStart, a).Apply(&f)
 	case kind == "behind":
-		remedy.Prescribe("replica-gap-catch-up", a).Apply(&f)
+		remedy.Prescribe(remedy.ReplicaGapCatchUp, a).Apply(&f)
 	default:
-		remedy.Prescribe("replica-gap-rebuild", a).Apply(&f)
+		remedy.Prescribe(remedy.ReplicaGapRebuild, a).Apply(&f)
 	}
 	return f
 }

@@ -13,7 +13,7 @@ import (
 )
 
 var CheckDurabilityExposure = check.Check{
-	Code:        "durability-exposure",
+	Code:        string(report.CodeDurabilityExposure),
 	Requires:    []facts.Fact{facts.FactExposures},
 	Severity:    report.Warning,
 	Description: "a server stopped uncleanly while writes of the last sync interval (sync_interval, default 2 min) were not yet on disk; when every replica lost the same tail, it says so",
@@ -46,7 +46,7 @@ var CheckDurabilityExposure = check.Check{
 					f.Evidence = append(f.Evidence, line)
 				}
 			}
-			remedy.Prescribe("durability-compare", nil).Apply(&f)
+			remedy.Prescribe(remedy.DurabilityCompare, nil).Apply(&f)
 			out = append(out, f)
 			for _, s := range e.Streams {
 				covered[model.AssetKey{Account: s.Account, Stream: s.Stream}] = true
@@ -61,7 +61,7 @@ var CheckDurabilityExposure = check.Check{
 			if line := sameTailLost(p.Model, st); line != "" {
 				out = append(out, remedy.WithRemedy(report.Finding{Account: st.Account, Stream: st.Name, Message: line,
 					Evidence: []string{"no unclean stop of these servers is in the logs of the bundle; the sync interval bounds what an unflushed power loss costs: " + syncSummary(p.Model)},
-				}, remedy.Prescribe("durability-tail-lost", nil)))
+				}, remedy.Prescribe(remedy.DurabilityTailLost, nil)))
 			}
 		}
 		return out

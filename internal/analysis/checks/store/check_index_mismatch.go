@@ -12,7 +12,7 @@ import (
 )
 
 var CheckIndexMismatch = check.Check{
-	Code:        "index-mismatch",
+	Code:        string(report.CodeIndexMismatch),
 	Severity:    report.Warning,
 	Description: "index.db (or a consumer's state) disagrees with what the blocks hold",
 	Skip:        check.NoStores,
@@ -28,16 +28,16 @@ var CheckIndexMismatch = check.Check{
 				Server: m.Name(x.Server), Account: x.Account, Stream: x.Stream, File: x.File,
 				Message: x.Detail,
 			}
-			rx := remedy.Prescribe("index-db-stale-remove", remedy.Args{"file": x.File, "saved": x.File + ".saved"})
+			rx := remedy.Prescribe(remedy.IndexDBStaleRemove, remedy.Args{"file": x.File, "saved": x.File + ".saved"})
 			switch {
 			case x.Damaged:
 				// The blocks lost what index.db still records: the mismatch
 				// is that damage, reported as store-corrupt.
 				f.Severity, f.Kind = report.Info, "damage"
-				rx = remedy.Prescribe("index-db-keep", nil)
+				rx = remedy.Prescribe(remedy.IndexDBKeep, nil)
 			case x.Outdated:
 				f.Severity, f.Kind = report.Info, "outdated"
-				rx = remedy.Prescribe("index-db-outdated", nil)
+				rx = remedy.Prescribe(remedy.IndexDBOutdated, nil)
 			}
 			rx.Apply(&f)
 			out = append(out, f)

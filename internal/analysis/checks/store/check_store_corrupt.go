@@ -15,7 +15,7 @@ import (
 )
 
 var CheckStoreCorrupt = check.Check{
-	Code:        "store-corrupt",
+	Code:        string(report.CodeStoreCorrupt),
 	Severity:    report.Critical,
 	Description: "a store file fails its checksum, is truncated, or does not parse",
 	Skip:        check.NoStores,
@@ -84,7 +84,7 @@ var CheckStoreCorrupt = check.Check{
 				switch {
 				case yes:
 					f.Message += fmt.Sprintf("; %s (%s) starts the group from the peer state of its snapshot %s and writes it to peers.idx at its next start: nothing is lost", f.Server, version, c.SnapshotPeers)
-					remedy.Prescribe("peers-idx-healed-by-snapshot", remedy.Args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers}).Apply(&f)
+					remedy.Prescribe(remedy.PeersIdxHealedBySnapshot, remedy.Args{"group": path.Base(path.Dir(c.File)), "snapshots": c.SnapshotPeers, "dropping": ""}).Apply(&f)
 				case !known:
 					f.Evidence = append(f.Evidence, fmt.Sprintf("the group's snapshot %s holds a readable peer state: 2.12.5+ and 2.14+ start from it and rewrite peers.idx (nothing lost); 2.10, 2.11 and 2.12.0-2.12.4 read peers.idx", c.SnapshotPeers))
 				}
@@ -95,7 +95,7 @@ var CheckStoreCorrupt = check.Check{
 			}
 			if c.EmptyFolder {
 				f.Message += ": nats-server warns \"Missing stream metafile\" and skips it at start, nothing else (no stream is loaded from it, none deleted); nothing is lost"
-				remedy.Prescribe("store-empty-folder", remedy.Args{"folder": path.Dir(c.File)}).Apply(&f)
+				remedy.Prescribe(remedy.StoreEmptyFolder, remedy.Args{"folder": path.Dir(c.File)}).Apply(&f)
 			}
 			return f
 		}
@@ -164,13 +164,13 @@ func corruptionCause(c model.Corruption) string {
 }
 
 // storeRemedy says what an operator can do about a damaged file, chosen by
-// the file and the kind of damage (remedies.go: store-*,
+// the file and the kind of damage (remedies.yaml: store-*,
 // meta-snapshot-move-aside).
 func StoreRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	name := string(c.Structure) // meta.inf, meta.sum: the structure is named after its file
 	switch {
 	case c.Kind == natsfmt.CorruptEncrypted:
-		return remedy.Prescribe("store-sealed", nil)
+		return remedy.Prescribe(remedy.StoreSealed, nil)
 	case c.Structure == natsfmt.StructMetaInf || c.Structure == natsfmt.StructMetaSum:
 		what := "meta.inf and meta.sum disagree"
 		if c.Kind == natsfmt.CorruptMissing {
@@ -190,17 +190,17 @@ func StoreRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 			if c.Kind == natsfmt.CorruptMissing {
 				next = "the server skips this consumer at start (\"Missing consumer metafile\" or \"checksum\")"
 			}
-			return remedy.Prescribe("store-consumer-meta-files", remedy.Args{"what": what, "next": next, "folder": path.Dir(c.File)})
+			return remedy.Prescribe(remedy.StoreConsumerMetaFiles, remedy.Args{"what": what, "next": next, "folder": path.Dir(c.File)})
 		}
-		return remedy.Prescribe("store-stream-meta-files", remedy.Args{"what": what, "fix": fix, "folder": path.Dir(c.File)})
+		return remedy.Prescribe(remedy.StoreStreamMetaFiles, remedy.Args{"what": what, "fix": fix, "folder": path.Dir(c.File)})
 	case c.Structure == natsfmt.StructIndexDB:
-		return remedy.Prescribe("store-index-db", remedy.Args{"folder": path.Dir(path.Dir(c.File))})
+		return remedy.Prescribe(remedy.StoreIndexDB, remedy.Args{"folder": path.Dir(path.Dir(c.File))})
 	case c.Structure == natsfmt.StructConsumerState:
-		return remedy.Prescribe("store-consumer-state", remedy.Args{"file": c.File})
+		return remedy.Prescribe(remedy.StoreConsumerState, remedy.Args{"file": c.File})
 	case isMetaSnapshot(c.File):
 		return metaSnapshotRemedy(m, c)
 	case c.Structure != natsfmt.StructBlockRecord:
-		return remedy.Prescribe("store-other-file", remedy.Args{"file": c.File})
+		return remedy.Prescribe(remedy.StoreOtherFile, remedy.Args{"file": c.File})
 	}
 	a := remedy.Args{"file": c.File, "indexdb": c.IndexDB, "seq": fmt.Sprint(c.Seq), "seqs": model.RangesText(c.Lost), "stream": c.Stream,
 		"replicas": c.Replicas, "replicated": c.Stream != "" && c.Replicas > 1, "single": c.Stream != "" && c.Replicas <= 1}
@@ -219,9 +219,9 @@ func StoreRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	}
 	switch {
 	case c.Kind == natsfmt.CorruptChecksum && c.OfDeleted:
-		return remedy.Prescribe("store-block-deleted-record", a)
+		return remedy.Prescribe(remedy.StoreBlockDeletedRecord, a)
 	case c.Kind == natsfmt.CorruptChecksum:
-		return remedy.Prescribe("store-block-record", a)
+		return remedy.Prescribe(remedy.StoreBlockRecord, a)
 	}
 	a["lost"] = "what the block held from the damage on"
 	if len(c.Lost) > 0 {
@@ -230,9 +230,9 @@ func StoreRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	if c.Kind == natsfmt.CorruptMissing {
 		// The block file itself is gone: what is left to save is the rest.
 		a["folder"], a["block"] = path.Dir(path.Dir(c.File)), path.Base(c.File)
-		return remedy.Prescribe("store-block-missing", a)
+		return remedy.Prescribe(remedy.StoreBlockMissing, a)
 	}
-	return remedy.Prescribe("store-block-lost", a)
+	return remedy.Prescribe(remedy.StoreBlockLost, a)
 }
 
 // otherCopyHolds: some other copy of c's stream holds every sequence c
@@ -262,7 +262,7 @@ func otherCopyHolds(m *model.Model, c model.Corruption) bool {
 // unknown version is taken for 2.10, whose step is the more careful.
 func resurrectedRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	old := !releases.VersionAtLeast(model.ServerVersion(m, c.Server), 2, 11)
-	return remedy.Prescribe("store-block-resurrected", remedy.Args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
+	return remedy.Prescribe(remedy.StoreBlockResurrected, remedy.Args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
 		"folder": path.Dir(path.Dir(c.File)), "stream": c.Stream, "server": m.Name(c.Server), "replicas": c.Replicas, "fewer": c.Replicas - 1,
 		"catchup": c.Replicas > 1 && !old, "nocatchup": c.Replicas > 1 && old, "single": c.Stream != "" && c.Replicas <= 1})
 }
@@ -301,7 +301,7 @@ func metaSnapshotRemedy(m *model.Model, c model.Corruption) remedy.Prescription 
 	meta := path.Dir(path.Dir(c.File))
 	v := model.ServerVersion(m, c.Server)
 	order := MetaSnapStartOrder(v)
-	return remedy.Prescribe("meta-snapshot-move-aside", remedy.Args{"server": m.Name(c.Server), "meta": meta, "version": model.DashIfEmpty(v),
+	return remedy.Prescribe(remedy.MetaSnapshotMoveAside, remedy.Args{"server": m.Name(c.Server), "meta": meta, "version": model.DashIfEmpty(v),
 		"stagger": order == "stagger", "together": order == "together", "ordercannottell": order == ""})
 }
 

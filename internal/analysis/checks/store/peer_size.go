@@ -36,7 +36,7 @@ func peerSizeFindings(m *model.Model) (out []report.Finding, covered map[string]
 		g, v, real := d.Group, d.View, d.Real
 		srv := m.Name(v.Server)
 		q, rq := v.ClusterSize/2+1, real/2+1
-		f := report.Finding{Code: "store-corrupt", Severity: report.Warning, Server: srv, Group: g.Name,
+		f := report.Finding{Code: string(report.CodeStoreCorrupt), Severity: report.Warning, Server: srv, Group: g.Name,
 			Account: g.Account, File: v.File, Offset: report.Ptr(int64(0)), Kind: "peer-state",
 			ClusterSize: v.ClusterSize, Quorum: q,
 		}

@@ -1,0 +1,37 @@
+package report
+
+// Code is a finding code: the check that raised a finding (Finding.Code,
+// CheckOutcome.Code hold one as a string). README's table says what raises
+// each, and docs/report.md's which fields each fills.
+type Code string
+
+// The finding codes of the registered checks, in the order they run
+// (internal/analysis.Checks; a test keeps the two in step).
+const (
+	CodeStoreCorrupt           Code = "store-corrupt"
+	CodeIndexMismatch          Code = "index-mismatch"
+	CodePeerIDCorrupt          Code = "peer-id-corrupt"
+	CodePeerUnknown            Code = "peer-unknown"
+	CodeQuorumUnreachable      Code = "quorum-unreachable"
+	CodeMetaSplit              Code = "meta-split"
+	CodeOrphanRisk             Code = "orphan-risk"
+	CodeReplicaGap             Code = "replica-gap"
+	CodeReplicaDivergence      Code = "replica-divergence"
+	CodeAckedLost              Code = "acked-lost"
+	CodeUnsafeMembershipChange Code = "unsafe-membership-change"
+	CodeMetaNoLeader           Code = "meta-no-leader"
+	CodeServerRenamed          Code = "server-renamed"
+	CodePeerOffline            Code = "peer-offline"
+	CodeAssetLost              Code = "asset-lost"
+	CodeDurabilityExposure     Code = "durability-exposure"
+	CodeJetStreamDisabled      Code = "jetstream-disabled"
+	CodeStreamWriteError       Code = "stream-write-error"
+)
+
+// Codes are every finding code above, in that order.
+var Codes = []Code{
+	CodeStoreCorrupt, CodeIndexMismatch, CodePeerIDCorrupt, CodePeerUnknown, CodeQuorumUnreachable,
+	CodeMetaSplit, CodeOrphanRisk, CodeReplicaGap, CodeReplicaDivergence, CodeAckedLost,
+	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
+	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError,
+}
