@@ -26,6 +26,7 @@ const (
 	CodeDurabilityExposure     Code = "durability-exposure"
 	CodeJetStreamDisabled      Code = "jetstream-disabled"
 	CodeStreamWriteError       Code = "stream-write-error"
+	CodeUncleanStop            Code = "unclean-stop"
 )
 
 // Codes are every finding code above, in that order.
@@ -33,5 +34,5 @@ var Codes = []Code{
 	CodeStoreCorrupt, CodeIndexMismatch, CodePeerIDCorrupt, CodePeerUnknown, CodeQuorumUnreachable,
 	CodeMetaSplit, CodeOrphanRisk, CodeReplicaGap, CodeReplicaDivergence, CodeAckedLost,
 	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
-	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError,
+	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
 }

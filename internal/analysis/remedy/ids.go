@@ -48,6 +48,7 @@ const (
 	ReplicaGapCatchUp           ID = "replica-gap-catch-up"
 	ReplicaGapRebuild           ID = "replica-gap-rebuild"
 	DurabilityCompare           ID = "durability-compare"
+	UncleanStopStart            ID = "unclean-stop-start"
 	DurabilityTailLost          ID = "durability-tail-lost"
 	AckedLostRepublish          ID = "acked-lost-republish"
 	AssetLostRecreate           ID = "asset-lost-recreate"
@@ -68,6 +69,6 @@ var IDs = []ID{
 	StoreBlockResurrected, StoreEmptyFolder, IndexDBStaleRemove, IndexDBKeep, IndexDBOutdated,
 	MetaNoLeader, MetaSplitKeepOneSide, MetaSplitMerged, OrphanStreamCopyOut, OrphanConsumerRecreate,
 	DivergenceChooseCopy, ReplicaGapStart, ReplicaGapCatchUp, ReplicaGapRebuild, DurabilityCompare,
-	DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
+	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime,
 }

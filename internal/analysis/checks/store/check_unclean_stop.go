@@ -8,6 +8,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -21,7 +22,7 @@ import (
 // messages a quorum's raft WALs hold past what the blocks hold are applied
 // at the next start (pending, not lost).
 var CheckUncleanStop = check.Check{
-	Code:        "unclean-stop",
+	Code:        string(report.CodeUncleanStop),
 	Severity:    report.Info,
 	Description: "no server's log ends in a clean shutdown and no capture shows one running after its last line (killed, crashed, power loss); says per stream what the raft WALs hold past the blocks, which the servers apply at their next start",
 	Skip: func(p *check.Pass) string {
@@ -53,10 +54,11 @@ var CheckUncleanStop = check.Check{
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: its log ends at %s (%s line %d: %s) with no shutdown logged, and no capture of it is dated later", m.Name(e.server), e.at.UTC().Format(time.RFC3339Nano), te.File, te.Line, te.Text))
 		}
 		sort.Strings(f.Servers)
-		var pending []string
+		var pending, pendingStreams []string
 		for _, st := range m.Streams {
 			if rs := st.PendingBeyondBlocks(m); len(rs) > 0 {
 				pending = append(pending, fmt.Sprintf("%s > %s %s", st.Account, st.Name, model.RangesText(rs)))
+				pendingStreams = append(pendingStreams, st.Name)
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s > %s: sequences %s are in the raft WAL of group %s past its snapshot on a quorum of its servers, and not in every copy's blocks: each server applies them at its next start", st.Account, st.Name, model.RangesText(rs), st.Group))
 			}
 		}
@@ -66,6 +68,7 @@ var CheckUncleanStop = check.Check{
 		} else {
 			f.Message += "; no raft WAL holds stream messages past what the blocks hold"
 		}
+		remedy.Prescribe(remedy.UncleanStopStart, remedy.Args{"pending": strings.Join(pendingStreams, ", ")}).Apply(&f)
 		return []report.Finding{f}
 	},
 }
