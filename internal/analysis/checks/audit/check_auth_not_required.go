@@ -10,7 +10,7 @@ import (
 // CheckAuthNotRequired is natscli's SERVER_007 (checkServerAuthRequired):
 // a server's /varz says clients need not authenticate. WARN.
 var CheckAuthNotRequired = check.Check{
-	Code:        "auth-not-required",
+	Code:        string(report.CodeAuthNotRequired),
 	NatscliCode: "SERVER_007",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_007: a server of the nats audit gather archive does not require authentication (/varz auth_required)",

@@ -12,7 +12,7 @@ import (
 // (checkClusterNamesForWhitespace): a cluster name of the archive's tags
 // holds a space or a line break. FAIL.
 var CheckClusterNameWhitespace = check.Check{
-	Code:        "cluster-name-whitespace",
+	Code:        string(report.CodeClusterNameWhitespace),
 	NatscliCode: "CLUSTER_004",
 	Severity:    report.Critical,
 	Description: "natscli CLUSTER_004: a cluster of the nats audit gather archive has whitespace in its name",

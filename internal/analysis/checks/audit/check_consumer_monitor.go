@@ -16,7 +16,7 @@ import (
 // CheckConsumerInfoHealth) are not computed here, so a consumer that opts
 // in makes it skip.
 var CheckConsumerMonitor = check.Check{
-	Code:        "consumer-monitor",
+	Code:        string(report.CodeConsumerMonitor),
 	NatscliCode: "JETSTREAM_005",
 	Severity:    report.Critical,
 	Description: "natscli JETSTREAM_005: a consumer of the nats audit gather archive fails the health checks its io.nats.monitor.* metadata asks for (passes when none opts in; skipped when one does: those checks are not computed here)",

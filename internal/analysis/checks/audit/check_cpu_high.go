@@ -11,7 +11,7 @@ import (
 // /varz cpu divided by its cores is above the threshold. FAIL. A server
 // reporting zero cores is passed over.
 var CheckCPUHigh = check.Check{
-	Code:        "cpu-high",
+	Code:        string(report.CodeCPUHigh),
 	NatscliCode: "SERVER_003",
 	Severity:    report.Critical,
 	Description: "natscli SERVER_003: a server of the nats audit gather archive uses more CPU than the threshold (/varz cpu over cores)",

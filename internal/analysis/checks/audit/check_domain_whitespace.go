@@ -11,7 +11,7 @@ import (
 // (checkJetStreamDomainsForWhitespace): a server's JetStream domain (/jsz
 // config.domain) holds a space, tab or line break. WARN.
 var CheckDomainWhitespace = check.Check{
-	Code:        "domain-whitespace",
+	Code:        string(report.CodeDomainWhitespace),
 	NatscliCode: "SERVER_006",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_006: a server of the nats audit gather archive has whitespace in its JetStream domain (/jsz config.domain)",

@@ -10,7 +10,7 @@ import (
 // a server's /jsz ha_assets is above the threshold. WARN; SKIP when a
 // server of a cluster has no /jsz.
 var CheckHAAssetsHigh = check.Check{
-	Code:        "ha-assets-high",
+	Code:        string(report.CodeHAAssetsHigh),
 	NatscliCode: "CLUSTER_003",
 	Severity:    report.Warning,
 	Description: "natscli CLUSTER_003: a server of the nats audit gather archive hosts more HA assets (replicated streams and consumers, /jsz ha_assets) than the threshold",

@@ -11,7 +11,7 @@ import (
 // (checkServerResourceLimits): a server's /jsz memory or storage is above
 // the threshold share of its configured max_memory or max_storage. WARN.
 var CheckJetStreamUsageHigh = check.Check{
-	Code:        "jetstream-usage-high",
+	Code:        string(report.CodeJetStreamUsageHigh),
 	NatscliCode: "SERVER_005",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_005: a server of the nats audit gather archive uses more JetStream memory or store than the threshold share of its configured maximum (/jsz)",

@@ -11,7 +11,7 @@ import (
 // threshold times its cluster's average. WARN; SKIP when a server of a
 // cluster has no /varz.
 var CheckMemoryOutlier = check.Check{
-	Code:        "memory-outlier",
+	Code:        string(report.CodeMemoryOutlier),
 	NatscliCode: "CLUSTER_001",
 	Severity:    report.Warning,
 	Description: "natscli CLUSTER_001: a server of the nats audit gather archive uses more memory than the threshold times its cluster's average (/varz mem)",

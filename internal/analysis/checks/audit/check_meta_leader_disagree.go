@@ -17,11 +17,11 @@ import (
 // has no /jsz. meta-no-leader and meta-split say more of the meta group:
 // when either reports it, this check's finding is left out.
 var CheckMetaLeaderDisagree = check.Check{
-	Code:        "meta-leader-disagree",
+	Code:        string(report.CodeMetaLeaderDisagree),
 	NatscliCode: "META_002",
 	Severity:    report.Critical,
 	Description: "natscli META_002: the servers of a cluster of the nats audit gather archive have no meta leader, or do not agree on it (/jsz meta_cluster.leader)",
-	CoveredBy:   []string{"meta-no-leader", "meta-split"},
+	CoveredBy:   []string{string(report.CodeMetaNoLeader), string(report.CodeMetaSplit)},
 	Skip:        skipper(judgeMetaLeader),
 	Run:         runner(judgeMetaLeader),
 }

@@ -14,11 +14,11 @@ import (
 // is passed over. peer-offline says more of a peer that stays in its
 // groups: a peer it reports is not reported again here.
 var CheckMetaPeerOffline = check.Check{
-	Code:        "meta-peer-offline",
+	Code:        string(report.CodeMetaPeerOffline),
 	NatscliCode: "META_001",
 	Severity:    report.Critical,
 	Description: "natscli META_001: a server of the nats audit gather archive reports a meta group peer offline (/jsz meta_cluster.replicas[].offline)",
-	CoveredBy:   []string{"peer-offline"},
+	CoveredBy:   []string{string(report.CodePeerOffline)},
 	Skip:        skipper(judgeMetaOffline),
 	Run:         runner(judgeMetaOffline),
 }

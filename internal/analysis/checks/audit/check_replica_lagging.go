@@ -14,13 +14,13 @@ import (
 // replicas. FAIL. replica-gap says more, from the stores: a stream it
 // reports is not reported again here.
 var CheckReplicaLagging = check.Check{
-	Code:        "replica-lagging",
+	Code:        string(report.CodeReplicaLagging),
 	NatscliCode: "JETSTREAM_001",
 	Severity:    report.Critical,
 	Description: "natscli JETSTREAM_001: a replica of a stream of the nats audit gather archive is behind the highest last sequence of its replicas by more than the threshold (stream info state.last_seq per replica)",
 	Settings: []check.Setting{{Key: "last_seq", Default: 10, Unit: "percent",
 		Description: "how far a replica may be behind the highest known last sequence, in percent of it"}},
-	CoveredBy: []string{"replica-gap"},
+	CoveredBy: []string{string(report.CodeReplicaGap)},
 	Skip:      skipper(judgeReplicaLag),
 	Run:       runner(judgeReplicaLag),
 }

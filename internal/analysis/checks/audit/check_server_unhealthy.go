@@ -11,7 +11,7 @@ import (
 // checkServerHealth): a server's /healthz status is neither "ok" nor
 // empty. WARN.
 var CheckServerUnhealthy = check.Check{
-	Code:        "server-unhealthy",
+	Code:        string(report.CodeServerUnhealthy),
 	NatscliCode: "SERVER_001",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_001: a server of the nats audit gather archive answered /healthz with a status other than ok",

@@ -10,7 +10,7 @@ import (
 // CheckSlowConsumers is natscli's SERVER_004 (checkSlowConsumers): a
 // server's /varz counts slow consumers. WARN.
 var CheckSlowConsumers = check.Check{
-	Code:        "slow-consumers",
+	Code:        string(report.CodeSlowConsumers),
 	NatscliCode: "SERVER_004",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_004: a server of the nats audit gather archive has disconnected slow consumers since it started (/varz slow_consumers)",

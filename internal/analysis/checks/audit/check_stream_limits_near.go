@@ -14,7 +14,7 @@ import (
 // threshold share of the stream's max_msgs, max_bytes or max_consumers
 // (when set). WARN.
 var CheckStreamLimitsNear = check.Check{
-	Code:        "stream-limits-near",
+	Code:        string(report.CodeStreamLimitsNear),
 	NatscliCode: "JETSTREAM_003",
 	Severity:    report.Warning,
 	Description: "natscli JETSTREAM_003: a stream of the nats audit gather archive is near its configured limit of messages, bytes or consumers (stream info state against config)",

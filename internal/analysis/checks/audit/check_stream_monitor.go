@@ -20,7 +20,7 @@ const monitorEnabled = "io.nats.monitor.enabled"
 // themselves (jsm.go monitor CheckStreamInfoHealth) are not computed
 // here, so a stream that opts in makes it skip.
 var CheckStreamMonitor = check.Check{
-	Code:        "stream-monitor",
+	Code:        string(report.CodeStreamMonitor),
 	NatscliCode: "JETSTREAM_004",
 	Severity:    report.Critical,
 	Description: "natscli JETSTREAM_004: a stream of the nats audit gather archive fails the health checks its io.nats.monitor.* metadata asks for (passes when none opts in; skipped when one does: those checks are not computed here)",

@@ -12,7 +12,7 @@ import (
 // (checkStreamHighCardinality): a replica's stream info counts more
 // unique subjects than the threshold. WARN.
 var CheckSubjectsHigh = check.Check{
-	Code:        "subjects-high",
+	Code:        string(report.CodeSubjectsHigh),
 	NatscliCode: "JETSTREAM_002",
 	Severity:    report.Warning,
 	Description: "natscli JETSTREAM_002: a stream of the nats audit gather archive holds more unique subjects than the threshold (stream info state.num_subjects)",

@@ -16,7 +16,7 @@ import (
 // (WARN), counted from the server's own /varz now. SKIP when no /varz
 // carries an expiry.
 var CheckTLSExpiring = check.Check{
-	Code:        "tls-expiring",
+	Code:        string(report.CodeTLSExpiring),
 	NatscliCode: "SERVER_008",
 	Severity:    report.Critical,
 	Description: "natscli SERVER_008: a TLS certificate of a server of the nats audit gather archive has expired or expires within the thresholds (/varz tls_cert_not_after against /varz now)",

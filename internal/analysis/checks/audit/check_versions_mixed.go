@@ -13,7 +13,7 @@ import (
 // servers' /varz report more than one version. FAIL; SKIP when no /varz
 // names a version.
 var CheckVersionsMixed = check.Check{
-	Code:        "versions-mixed",
+	Code:        string(report.CodeVersionsMixed),
 	NatscliCode: "SERVER_002",
 	Severity:    report.Critical,
 	Description: "natscli SERVER_002: the servers of the nats audit gather archive do not all run the same nats-server version (their /varz)",
