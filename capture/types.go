@@ -157,6 +157,10 @@ type StreamConfig struct {
 	// (JETSTREAM_003 limits, JETSTREAM_004 io.nats.monitor.* opt-in).
 	MaxConsumers int               `json:"max_consumers"`
 	Metadata     map[string]string `json:"metadata"`
+	// Discard is what the stream does at max_msgs or max_bytes: "old"
+	// (the default, "" before a server fills it in) deletes its oldest
+	// messages, "new" refuses the publish. For the remedy of JETSTREAM_003.
+	Discard string `json:"discard"`
 }
 
 // StreamState is server.StreamState (also the raftz WAL state).
