@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/binfmt"
@@ -45,8 +48,16 @@ var auditKinds = map[string]string{
 type Audit struct {
 	Metadata *AuditMetadata // nil if the archive has none
 	Servers  []AuditServer  // sorted by cluster, then name
+	// Clusters are the cluster names of the manifest's tags, each with the
+	// servers tagged with it, as natscli's audit enumerates them
+	// (archive.Reader ClusterNames, ClusterServerNames): every entry
+	// tagged with both counts, whatever its artifact type. Sorted.
+	Clusters []AuditCluster
+	// Streams are the stream infos per replica (artifact type stream_info),
+	// by account, stream, then server.
+	Streams []AuditStream
 	// Skipped counts manifest entries of other artifact types (connz,
-	// profiles, per-stream infos…), not read.
+	// profiles…), not read.
 	Skipped int
 	// Problems are entries that could not be read or decoded, each a
 	// *CorruptError naming the entry. What decoded is kept.
@@ -59,6 +70,25 @@ type AuditServer struct {
 	Name     string
 	Captures []Capture // in entry-path order (page 0001 before 0002)
 }
+
+// AuditCluster is one cluster tag of a manifest and the servers tagged
+// with it.
+type AuditCluster struct {
+	Name    string
+	Servers []string // sorted
+}
+
+// AuditStream is one stream info a gather archive holds: the answer of
+// one replica (server) of the stream to $JS.API.STREAM.INFO, with its
+// consumers (consumer_detail).
+type AuditStream struct {
+	Account, Stream, Server, Cluster string
+	File                             string // entry path in the bundle
+	Info                             *StreamDetail
+}
+
+// auditStreamInfo is the artifact type of a stream's info per replica.
+const auditStreamInfo = "stream_info"
 
 // AuditMetadata is capture/misc/audit_gather_metadata.json.
 type AuditMetadata struct {
@@ -166,7 +196,7 @@ func ReadAudit(fsys fs.FS, dir string) (*Audit, error) {
 		a.Problems = append(a.Problems, err)
 	}
 
-	readAuditEntries(a, fsys, dir, manifest, &budget, nil)
+	readAuditEntries(a, fsys, path.Join(dir, "capture"), manifest, &budget, nil)
 	return a, nil
 }
 
@@ -179,6 +209,9 @@ type Decoded func(file, kind string) (caps []Capture, err error, ok bool)
 // artifact_type tag); ok is false for an entry not read (another artifact,
 // a stream's, or one no server is tagged for).
 func EntryKind(manifest AuditIndex, p string) (kind string, ok bool) {
+	if manifest.Tag(p, "artifact_type") == auditStreamInfo && manifest.Tag(p, "stream") != "" && manifest.Tag(p, "server") != "" && isPage(p) {
+		return KindStreamInfo, true
+	}
 	kind, ok = auditKinds[manifest.Tag(p, "artifact_type")]
 	if !ok || manifest.Tag(p, "server") == "" || manifest.Tag(p, "stream") != "" {
 		return "", false
@@ -193,43 +226,77 @@ func DecodeEntry(file, kind string, data []byte) ([]Capture, error) {
 	if int64(len(data)) > MaxAuditEntryBytes {
 		return nil, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "entry of %d bytes, more than %d", len(data), MaxAuditEntryBytes)
 	}
+	if kind == KindStreamInfo {
+		return decodeStreamInfo(file, data)
+	}
 	return decodeStream(file, kind, bytes.NewReader(data), MaxAuditEntryBytes)
 }
 
+// decodeStreamInfo decodes a stream_info entry: one bare JSON object.
+func decodeStreamInfo(file string, data []byte) ([]Capture, error) {
+	var sd StreamDetail
+	if err := json.Unmarshal(data, &sd); err != nil {
+		return nil, fieldError(file, 0, 1, err)
+	}
+	return []Capture{{Kind: KindStreamInfo, StreamInfo: &sd, File: file, Line: 1}}, nil
+}
+
 // AuditOf is ReadAudit over a manifest already decoded (Sniff,
-// DecodeAuditManifest) of the archive under dir: each entry's answers come
-// from decoded where it has them, and only the others are read from fsys.
-// The metadata file is not read (Metadata is nil).
-func AuditOf(fsys fs.FS, dir string, manifest AuditIndex, decoded Decoded) *Audit {
+// DecodeAuditManifest) of the archive whose capture/ folder is capDir in
+// fsys (AuditEntryPath): each entry's answers come from decoded where it
+// has them, and only the others are read from fsys. The metadata file is
+// not read (Metadata is nil).
+//
+// capDir, not the folder holding it, because that folder may be outside
+// fsys: a bundle that is the archive's capture/ folder itself ("."), as
+// when the unpacked archive's one top folder is given.
+func AuditOf(fsys fs.FS, capDir string, manifest AuditIndex, decoded Decoded) *Audit {
 	a := &Audit{}
 	budget := MaxAuditTotalBytes
-	readAuditEntries(a, fsys, dir, manifest, &budget, decoded)
+	readAuditEntries(a, fsys, capDir, manifest, &budget, decoded)
 	return a
 }
 
+// AuditEntryPath is where the manifest's entry key (a path under
+// capture/, DecodeAuditManifest) is in an FS whose folder capDir is the
+// archive's capture/ folder.
+func AuditEntryPath(capDir, key string) string {
+	return path.Join(capDir, strings.TrimPrefix(key, "capture/"))
+}
+
 // readAuditEntries files the manifest's entries of the kinds read here
-// under their servers, each decoded from fsys unless decoded has it.
-func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, budget *int64, decoded Decoded) {
+// under their servers, each decoded from fsys (the archive's capture/
+// folder at capDir) unless decoded has it.
+func readAuditEntries(a *Audit, fsys fs.FS, capDir string, manifest AuditIndex, budget *int64, decoded Decoded) {
 	paths := make([]string, 0, len(manifest))
 	for p := range manifest {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	servers := map[[2]string]*AuditServer{}
+	clusters := map[string][]string{}
 	for _, p := range paths {
 		tags := map[string]string{}
 		for _, t := range manifest[p] {
 			tags[t.Name] = t.Value
+		}
+		if tags["cluster"] != "" && tags["server"] != "" {
+			clusters[tags["cluster"]] = append(clusters[tags["cluster"]], tags["server"])
 		}
 		kind, ok := EntryKind(manifest, p)
 		if !ok {
 			a.Skipped++
 			continue
 		}
-		file := path.Join(dir, p)
+		file := AuditEntryPath(capDir, p)
 		caps, err, ok := []Capture(nil), error(nil), false
 		if decoded != nil {
 			caps, err, ok = decoded(file, kind)
+			// A stream info the sniff decoded as something else (named
+			// like a capture in an unpacked archive) is read as one.
+			if ok && kind == KindStreamInfo && (len(caps) != 1 || caps[0].StreamInfo == nil) {
+				ok = false
+			}
 		}
 		if !ok && *budget <= 0 {
 			a.Problems = append(a.Problems, binfmt.Errorf(file, 0, binfmt.ErrTooLarge, "archive decompresses to more than %d bytes; rest not read", MaxAuditTotalBytes))
@@ -244,6 +311,13 @@ func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, bud
 		}
 		if err != nil {
 			a.Problems = append(a.Problems, err)
+		}
+		if kind == KindStreamInfo {
+			for _, c := range caps {
+				a.Streams = append(a.Streams, AuditStream{Account: tags["account"], Stream: tags["stream"], Server: tags["server"],
+					Cluster: tags["cluster"], File: file, Info: c.StreamInfo})
+			}
+			continue
 		}
 		key := [2]string{tags["cluster"], tags["server"]}
 		s := servers[key]
@@ -268,12 +342,24 @@ func readAuditEntries(a *Audit, fsys fs.FS, dir string, manifest AuditIndex, bud
 	for _, s := range servers {
 		a.Servers = append(a.Servers, *s)
 	}
+	for _, c := range slices.Sorted(maps.Keys(clusters)) {
+		names := clusters[c]
+		slices.Sort(names)
+		a.Clusters = append(a.Clusters, AuditCluster{Name: c, Servers: slices.Compact(names)})
+	}
 	sort.Slice(a.Servers, func(i, j int) bool {
 		if a.Servers[i].Cluster != a.Servers[j].Cluster {
 			return a.Servers[i].Cluster < a.Servers[j].Cluster
 		}
 		return a.Servers[i].Name < a.Servers[j].Name
 	})
+}
+
+// isPage says whether entry p is a page of an artifact (NNNN.json), the
+// only entries natscli's audit reads (archive.ForEachTaggedArtifact).
+func isPage(p string) bool {
+	base := path.Base(p)
+	return strings.HasSuffix(base, ".json") && len(base) == len("0001.json")
 }
 
 // Raftz merges the server's /raftz captures (the archive holds one per
@@ -355,6 +441,13 @@ func readEntry(fsys fs.FS, file string, budget *int64) ([]byte, error) {
 }
 
 func decodeEntry(fsys fs.FS, file, kind string, budget *int64) ([]Capture, error) {
+	if kind == KindStreamInfo {
+		b, err := readEntry(fsys, file, budget)
+		if err != nil {
+			return nil, err
+		}
+		return decodeStreamInfo(file, b)
+	}
 	rc, err := openEntry(fsys, file, budget)
 	if err != nil {
 		return nil, err

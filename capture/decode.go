@@ -19,6 +19,10 @@ const (
 	KindRaftz   = "raftz"
 	KindHealthz = "healthz"
 	KindVarz    = "varz"
+	// KindStreamInfo is a bare $JS.API.STREAM.INFO answer with its
+	// consumer_detail, as a gather archive holds one per stream replica
+	// (artifact type stream_info); read only as an archive's entry.
+	KindStreamInfo = "stream-info"
 	// KindUnknown is a natscli request line whose data could not be placed
 	// (an error answer, or data of another endpoint such as /connz).
 	KindUnknown = "unknown"
@@ -58,6 +62,8 @@ type Capture struct {
 	Raftz   *Raftz
 	Healthz *Healthz
 	Varz    *Varz
+	// StreamInfo is a stream info of a gather archive (KindStreamInfo).
+	StreamInfo *StreamDetail
 
 	File   string
 	Line   int   // 1-based line where the value starts

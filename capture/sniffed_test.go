@@ -36,7 +36,8 @@ func TestSniffKeepsDecoded(t *testing.T) {
 // is the archive ReadAudit reads, entry for entry, reading again only the
 // entries the sniff takes for no capture: the three empty $G /raftz
 // answers ({} is no endpoint's answer by content alone; the manifest's
-// tag says what it is).
+// tag says what it is) and the nine stream infos (no monitoring
+// endpoint's answer; the bundle decodes them by their tag, as here).
 func TestAuditOfSniffed(t *testing.T) {
 	b := auditZip(t)
 	want, err := ReadAuditArchive(bytes.NewReader(b), int64(len(b)))
@@ -58,7 +59,7 @@ func TestAuditOfSniffed(t *testing.T) {
 		t.Fatal("the manifest is not sniffed as one")
 	}
 	read := 0
-	a := AuditOf(zr, ".", m.Manifest, func(file, kind string) ([]Capture, error, bool) {
+	a := AuditOf(zr, "capture", m.Manifest, func(file, kind string) ([]Capture, error, bool) {
 		s, ok := sniffed[file]
 		if !ok || !s.AnyHint && s.Hint != kind {
 			read++
@@ -66,8 +67,17 @@ func TestAuditOfSniffed(t *testing.T) {
 		}
 		return s.Captures, s.Err, true
 	})
-	if read != 3 {
-		t.Errorf("%d entries read again, want the 3 empty $G /raftz answers", read)
+	if read != 3+9 {
+		t.Errorf("%d entries read again, want the 3 empty $G /raftz answers and the 9 stream infos", read)
+	}
+	if len(want.Streams) != 9 || !reflect.DeepEqual(a.Streams, want.Streams) || !reflect.DeepEqual(a.Clusters, want.Clusters) {
+		t.Errorf("stream infos: %d, want 9 and the same from the sniff (%d)", len(want.Streams), len(a.Streams))
+	}
+	for _, st := range want.Streams {
+		// LOGS is near its max_bytes: natscli's JETSTREAM_003 example.
+		if st.Stream == "LOGS" && (st.Info.Config == nil || st.Info.Config.MaxBytes != 120000 || st.Info.State.Bytes != 119920 || st.Server != "aud-0") {
+			t.Errorf("LOGS stream info on %s: %+v", st.Server, st.Info)
+		}
 	}
 	if !reflect.DeepEqual(a.Servers, want.Servers) || a.Skipped != want.Skipped || len(a.Problems) != len(want.Problems) {
 		t.Errorf("AuditOf over the sniffed answers differs from ReadAudit: %d servers, %d skipped, %v", len(a.Servers), a.Skipped, a.Problems)

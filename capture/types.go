@@ -153,6 +153,14 @@ type StreamConfig struct {
 	MaxMsgs     int64    `json:"max_msgs"`
 	MaxBytes    int64    `json:"max_bytes"`
 	Compression string   `json:"compression"`
+	// MaxConsumers and Metadata: read for natscli's audit checks
+	// (JETSTREAM_003 limits, JETSTREAM_004 io.nats.monitor.* opt-in).
+	MaxConsumers int               `json:"max_consumers"`
+	Metadata     map[string]string `json:"metadata"`
+	// Discard is what the stream does at max_msgs or max_bytes: "old"
+	// (the default, "" before a server fills it in) deletes its oldest
+	// messages, "new" refuses the publish. For the remedy of JETSTREAM_003.
+	Discard string `json:"discard"`
 }
 
 // StreamState is server.StreamState (also the raftz WAL state).
@@ -180,6 +188,14 @@ type ConsumerInfo struct {
 	NumWaiting     int          `json:"num_waiting"`
 	NumPending     uint64       `json:"num_pending"`
 	Cluster        *ClusterInfo `json:"cluster"`
+	// Config is the part of the consumer's configuration natscli's audit
+	// reads (JETSTREAM_005: io.nats.monitor.* metadata).
+	Config *ConsumerConfig `json:"config"`
+}
+
+// ConsumerConfig is the part of server.ConsumerConfig read here.
+type ConsumerConfig struct {
+	Metadata map[string]string `json:"metadata"`
 }
 
 // SequenceInfo is server.SequenceInfo.
@@ -332,6 +348,25 @@ type Varz struct {
 	SystemAccount string        `json:"system_account"`
 	ConfigDigest  string        `json:"config_digest"` // 2.12+
 	JetStream     JetStreamVarz `json:"jetstream"`
+
+	// Read for natscli's audit checks (SERVER_003, 004, 007, 008): the CPU
+	// use in percent of one core, the cores, slow consumers since start,
+	// whether clients must authenticate, and the expiry of each listener's
+	// TLS certificate (2.12+; zero when it has none; the cluster's and
+	// gateway's are in Cluster and Gateway).
+	CPU             float64   `json:"cpu"`
+	Cores           int       `json:"cores"`
+	SlowConsumers   int64     `json:"slow_consumers"`
+	AuthRequired    bool      `json:"auth_required"`
+	TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
+	LeafNode        TLSExpiry `json:"leaf"`
+	MQTT            TLSExpiry `json:"mqtt"`
+	Websocket       TLSExpiry `json:"websocket"`
+}
+
+// TLSExpiry is the tls_cert_not_after of one listener of /varz.
+type TLSExpiry struct {
+	TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
 }
 
 // ClusterVarz is server.ClusterOptsVarz.
@@ -341,6 +376,8 @@ type ClusterVarz struct {
 	Port     int      `json:"cluster_port"`
 	URLs     []string `json:"urls"`
 	PoolSize int      `json:"pool_size"`
+	// TLSCertNotAfter is the expiry of the route listener's certificate.
+	TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
 }
 
 // GatewayVarz is the part of server.GatewayOptsVarz the analysis reads.
@@ -348,6 +385,8 @@ type GatewayVarz struct {
 	Name string `json:"name"`
 	Host string `json:"host"`
 	Port int    `json:"port"`
+	// TLSCertNotAfter is the expiry of the gateway listener's certificate.
+	TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
 }
 
 // JetStreamVarz is server.JetStreamVarz. Meta equals /jsz meta_cluster.

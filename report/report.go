@@ -87,6 +87,14 @@ type CheckOutcome struct {
 	Findings int    `json:"findings,omitempty"`
 	// Skipped lists the parts of the bundle the check could not judge.
 	Skipped []string `json:"skipped,omitempty"`
+	// NatscliCode is the code of natscli's `nats audit analyze` check this
+	// check computes (SERVER_001 …), for the checks that do. Added field.
+	NatscliCode string `json:"natscli_code,omitempty"`
+	// CoveredBy are the codes of this report's own checks whose findings
+	// already report what this check found (meta-no-leader for
+	// META_002, …): its findings that they cover are left out, and
+	// Findings counts only the others. Added field.
+	CoveredBy []string `json:"covered_by,omitempty"`
 }
 
 // Server is one server found in the bundle, by any source.

@@ -46,6 +46,7 @@ func newChecksCmd(stdout io.Writer) *cobra.Command {
 
 type checkJSON struct {
 	Code        string        `json:"code"`
+	NatscliCode string        `json:"natscli_code,omitempty"`
 	Severity    string        `json:"severity"`
 	Description string        `json:"description"`
 	Settings    []settingJSON `json:"settings"`
@@ -63,7 +64,7 @@ type settingJSON struct {
 func checkList() []checkJSON {
 	out := make([]checkJSON, 0, len(analysis.Checks))
 	for _, c := range analysis.Checks {
-		cj := checkJSON{Code: c.Code, Severity: string(c.Severity), Description: c.Description, Settings: []settingJSON{}}
+		cj := checkJSON{Code: c.Code, NatscliCode: c.NatscliCode, Severity: string(c.Severity), Description: c.Description, Settings: []settingJSON{}}
 		for _, s := range c.Settings {
 			cj.Settings = append(cj.Settings, settingJSON{Key: c.Code + "." + s.Key, Default: s.Default, Unit: s.Unit, Description: s.Description})
 		}

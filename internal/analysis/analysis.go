@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/audit"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
@@ -222,6 +223,25 @@ var Checks = []check.Check{
 	jetstream.CheckJetStreamDisabled,
 	jetstream.CheckStreamWriteError,
 	store.CheckUncleanStop,
+	// natscli's `nats audit analyze` checks, on a gather archive.
+	audit.CheckServerUnhealthy,
+	audit.CheckVersionsMixed,
+	audit.CheckCPUHigh,
+	audit.CheckSlowConsumers,
+	audit.CheckJetStreamUsageHigh,
+	audit.CheckDomainWhitespace,
+	audit.CheckAuthNotRequired,
+	audit.CheckTLSExpiring,
+	audit.CheckMemoryOutlier,
+	audit.CheckHAAssetsHigh,
+	audit.CheckClusterNameWhitespace,
+	audit.CheckMetaPeerOffline,
+	audit.CheckMetaLeaderDisagree,
+	audit.CheckReplicaLagging,
+	audit.CheckSubjectsHigh,
+	audit.CheckStreamLimitsNear,
+	audit.CheckStreamMonitor,
+	audit.CheckConsumerMonitor,
 }
 
 // defaultSettings are every registered check's settings by "code.key".

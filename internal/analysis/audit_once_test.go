@@ -26,7 +26,7 @@ func TestAuditReadFromTheSniff(t *testing.T) {
 	}
 	n := 0
 	for _, bc := range b.Captures {
-		dir, ok := bundle.AuditDir(bc)
+		dir, ok := bundle.AuditCaptureDir(bc)
 		if !ok || bc.Manifest == nil {
 			continue
 		}

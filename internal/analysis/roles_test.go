@@ -219,7 +219,7 @@ func TestLoadMakesNoFinding(t *testing.T) {
 // modelRunners run checks over a model a test builds; bundleReaders load
 // one from files instead.
 var (
-	modelRunners  = map[string]bool{"runCheck": true, "runChecks": true, "runAllChecks": true, "runOne": true}
+	modelRunners  = map[string]bool{"runCheck": true, "runChecks": true, "runAllChecks": true, "runOne": true, "wantVerdict": true}
 	bundleReaders = map[string]bool{"Run": true, "analyze": true, "analyzeKeys": true, "Load": true, "LoadWith": true, "fixtures": true, "copyTree": true, "loadFixtures": true}
 )
 

@@ -78,16 +78,21 @@ type AuditEntry struct {
 }
 
 // isAuditManifest says whether p is named like an audit archive's manifest
-// (AuditDir accepts it).
+// (AuditCaptureDir accepts it).
 func isAuditManifest(p string) bool {
-	return p == capture.AuditManifest || strings.HasSuffix(p, "/"+capture.AuditManifest)
+	return p == auditRootManifest || p == capture.AuditManifest || strings.HasSuffix(p, "/"+capture.AuditManifest)
 }
+
+// auditRootManifest is where an audit archive's manifest is in a bundle that
+// is the archive's capture/ folder itself: the unpacked archive's one top
+// folder, given as the bundle.
+var auditRootManifest = strings.TrimPrefix(capture.AuditManifest, "capture/")
 
 // auditTag gives the kind the manifests sniffed so far tag p with, as an
 // entry of their archive that capture.AuditOf reads (capture.EntryKind).
 func (b *Bundle) auditTag(p string) (string, bool) {
 	for mp, ix := range b.manifests {
-		dir, ok := AuditDir(Capture{Path: mp, Kind: KindAuditManifest})
+		dir, ok := AuditCaptureDir(Capture{Path: mp, Kind: KindAuditManifest})
 		if !ok {
 			continue
 		}
@@ -98,25 +103,31 @@ func (b *Bundle) auditTag(p string) (string, bool) {
 				continue
 			}
 		}
-		if kind, ok := capture.EntryKind(ix, rel); ok {
+		if kind, ok := capture.EntryKind(ix, "capture/"+rel); ok {
 			return kind, true
 		}
 	}
 	return "", false
 }
 
-// AuditDir gives the folder holding capture/ of a `nats audit gather`
-// archive whose manifest is c (KindAuditManifest), the dir capture.ReadAudit
-// takes; ok is false for a manifest found elsewhere than capture/misc/.
-func AuditDir(c Capture) (string, bool) {
+// AuditCaptureDir gives the capture/ folder of a `nats audit gather`
+// archive whose manifest is c (KindAuditManifest), the folder
+// capture.AuditOf takes: "<dir>/capture" for a manifest at
+// <dir>/capture/misc/manifest.json, "." for one at misc/manifest.json (the
+// bundle is the archive's capture/ folder); ok is false for a manifest found
+// elsewhere.
+func AuditCaptureDir(c Capture) (string, bool) {
 	if c.Kind != KindAuditManifest {
 		return "", false
+	}
+	if c.Path == auditRootManifest {
+		return ".", true
 	}
 	dir := strings.TrimSuffix(c.Path, capture.AuditManifest)
 	if dir == c.Path || (dir != "" && !strings.HasSuffix(dir, "/")) {
 		return "", false
 	}
-	return path.Clean("./" + dir), true
+	return path.Join(dir, "capture"), true
 }
 
 // applyAuditManifests gives the captures of a `nats audit gather` archive
@@ -128,13 +139,13 @@ func applyAuditManifests(manifests map[string]capture.AuditIndex, caps []Capture
 		byPath[c.Path] = i
 	}
 	for _, m := range caps {
-		dir, ok := AuditDir(m)
+		dir, ok := AuditCaptureDir(m)
 		idx := manifests[m.Path]
 		if !ok || idx == nil {
 			continue
 		}
 		for k := range idx {
-			i, ok := byPath[path.Join(dir, k)]
+			i, ok := byPath[capture.AuditEntryPath(dir, k)]
 			if !ok {
 				continue
 			}

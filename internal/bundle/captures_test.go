@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/jsforensics/jsforensics/capture"
 )
 
 // Real captures and stores, all from the generator's bundles
@@ -277,6 +279,70 @@ func TestAuditGather(t *testing.T) {
 	}
 	defer b.Close()
 	checkAudit(t, b, ".", tags)
+}
+
+// The real audit archive's capture/ folder given as the bundle (the one top
+// folder of the unpacked zip): its manifest at misc/manifest.json is the
+// archive's, whose capture/ folder is the bundle itself, and its entries
+// are tagged as in the zip, stream infos included.
+func TestAuditGatherCaptureFolder(t *testing.T) {
+	tags := auditTags(t)
+	zr, err := zip.OpenReader(auditZip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	dir := t.TempDir()
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.Name, "capture/")))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := Open(dir, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m := captureAt(b, "misc/manifest.json")
+	if m == nil {
+		t.Fatal("misc/manifest.json not sniffed as a capture")
+	}
+	if d, ok := AuditCaptureDir(*m); !ok || d != "." {
+		t.Fatalf("AuditCaptureDir = %q, %v; want \".\", true", d, ok)
+	}
+	streams := 0
+	for p, tg := range tags {
+		rel := strings.TrimPrefix(p, "capture/")
+		if tg["artifact_type"] == "stream_info" {
+			if e := b.AuditEntries[rel]; e.Kind != capture.KindStreamInfo || len(e.Decoded) != 1 || e.DecodeErr != nil {
+				t.Errorf("%s: not decoded as the stream info its tag says: %+v", rel, e)
+			}
+			streams++
+			continue
+		}
+		if _, ok := auditKinds[tg["artifact_type"]]; !ok {
+			continue
+		}
+		if c := captureAt(b, rel); c == nil || strings.Join(c.Servers, ",") != tg["server"] {
+			t.Errorf("%s: capture %+v, want one of server %s", rel, c, tg["server"])
+		}
+	}
+	if streams != 9 {
+		t.Errorf("%d stream infos in the manifest, want 9", streams)
+	}
 }
 
 // The real audit archive inside a tar.gz, as a bundle would carry it, is

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,7 +30,19 @@ type Check struct {
 	// Requires are the facts the check reads (Pass.Facts); reading any
 	// other panics, and the check is reported as not run.
 	Requires []facts.Fact
+	// NatscliCode is the code of the natscli `nats audit analyze` check
+	// this one computes ("SERVER_001"…), "" for the others.
+	NatscliCode string
+	// CoveredBy are checks that say more of the same fault: a finding of
+	// this check with the same subject as one of theirs (Covers) is left
+	// out, and the outcome names them, so one fault is reported once.
+	CoveredBy []string
 }
+
+// NoAuditArchive is the reason natscli's audit checks are skipped on a
+// bundle without a `nats audit gather` archive. It is the usual case, so
+// OutcomeNotes does not repeat it; the checks' outcomes say it.
+const NoAuditArchive = "no nats audit gather archive in the bundle"
 
 // Setting is one threshold of a check.
 type Setting struct {
@@ -113,7 +126,7 @@ func Run(m *model.Model, checks []Check, defaults, values map[string]float64) (f
 	for i := range checks {
 		c := &checks[i]
 		p := &Pass{Model: m, Facts: computed.Only(c.Requires), Check: c, values: values, defaults: defaults}
-		o := report.CheckOutcome{Code: c.Code}
+		o := report.CheckOutcome{Code: c.Code, NatscliCode: c.NatscliCode}
 		fs, reason, err := runOne(p)
 		switch {
 		case err != nil:
@@ -137,6 +150,7 @@ func Run(m *model.Model, checks []Check, defaults, values map[string]float64) (f
 		}
 		findings = append(findings, fs...)
 	}
+	findings = cover(checks, findings, outcomes)
 	sort.SliceStable(findings, func(i, j int) bool {
 		return findings[i].Severity.Rank() < findings[j].Severity.Rank()
 	})
@@ -154,6 +168,9 @@ func OutcomeNotes(outcomes []report.CheckOutcome) []string {
 		case OutcomeNotRun:
 			notes = append(notes, fmt.Sprintf("check %s not run: %s", o.Code, o.Reason))
 		case OutcomeSkipped:
+			if o.Reason == NoAuditArchive {
+				continue
+			}
 			if skipped[o.Reason] == nil {
 				reasons = append(reasons, o.Reason)
 			}
@@ -171,6 +188,57 @@ func OutcomeNotes(outcomes []report.CheckOutcome) []string {
 		notes = append(notes, "checks skipped: "+strings.Join(parts, "; "))
 	}
 	return notes
+}
+
+// cover leaves out the findings of checks with CoveredBy that a finding of
+// one of those checks already reports (Covers), and names the covering
+// checks in the outcome; the outcome stays failed, its Findings counting
+// what is left.
+func cover(checks []Check, findings []report.Finding, outcomes []report.CheckOutcome) []report.Finding {
+	covered := map[string]int{} // check code -> its index in checks and outcomes
+	for i, c := range checks {
+		if len(c.CoveredBy) > 0 {
+			covered[c.Code] = i
+		}
+	}
+	if len(covered) == 0 {
+		return findings
+	}
+	out := findings[:0:0] // nil stays nil, empty stays empty
+	for _, f := range findings {
+		i, ok := covered[f.Code]
+		by := ""
+		for _, g := range findings {
+			if ok && slices.Contains(checks[i].CoveredBy, g.Code) && Covers(g, f) {
+				by = g.Code
+				break
+			}
+		}
+		if by == "" {
+			out = append(out, f)
+			continue
+		}
+		o := &outcomes[i]
+		o.Findings--
+		if !slices.Contains(o.CoveredBy, by) {
+			o.CoveredBy = append(o.CoveredBy, by)
+		}
+	}
+	return out
+}
+
+// Covers says whether finding g reports the fault of f: the same stream
+// when f names one, else the same server when f names one, else the same
+// raft group.
+func Covers(g, f report.Finding) bool {
+	switch {
+	case f.Stream != "":
+		return g.Account == f.Account && g.Stream == f.Stream
+	case f.Server != "":
+		return g.Server == f.Server || slices.Contains(g.Servers, f.Server)
+	default:
+		return f.Group != "" && g.Group == f.Group
+	}
 }
 
 func runOne(p *Pass) (fs []report.Finding, skipped string, err error) {

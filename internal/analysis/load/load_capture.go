@@ -2,7 +2,6 @@ package load
 
 import (
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -31,7 +30,12 @@ func (l *loader) captures(audits []auditRead) {
 			l.note("audit archive: %v", p)
 		}
 		all = append(all, a.audit.Captures()...)
-		auditDirs = append(auditDirs, path.Join(a.dir, "capture")+"/")
+		l.m.Gathers = append(l.m.Gathers, gatherOf(a))
+		if a.dir == "." {
+			auditDirs = append(auditDirs, "") // the bundle is its capture/ folder
+		} else {
+			auditDirs = append(auditDirs, a.dir+"/")
+		}
 	}
 	type pending struct {
 		bc bundle.Capture

@@ -60,7 +60,7 @@ type ackLogRead struct {
 
 // auditRead is one `nats audit gather` archive, assembled by its manifest.
 type auditRead struct {
-	dir   string
+	dir   string // the archive's capture/ folder (bundle.AuditCaptureDir)
 	audit *capture.Audit
 }
 
@@ -189,7 +189,7 @@ func readAudits(b *bundle.Bundle, mt *progress.Meter) []auditRead {
 	}()
 	var out []auditRead
 	for _, bc := range captures {
-		if dir, ok := bundle.AuditDir(bc); ok && bc.Manifest != nil {
+		if dir, ok := bundle.AuditCaptureDir(bc); ok && bc.Manifest != nil {
 			out = append(out, auditRead{dir: dir, audit: capture.AuditOf(b.FS, dir, bc.Manifest, SniffedIn(b))})
 		}
 	}

@@ -70,6 +70,9 @@ type Model struct {
 	Renames []Rename
 	// AckLogs are the publishers' ack logs the bundle holds (acklog).
 	AckLogs []*AckLog
+	// Gathers are the bundle's `nats audit gather` archives as natscli
+	// reads them (gather.go).
+	Gathers []Gather
 	// HistoryMatches: for each Jepsen history among them, where its
 	// published values are held (load_acklog.go).
 	HistoryMatches []*HistoryMatch

@@ -55,6 +55,7 @@ const (
 	AssetLostConsumer           ID = "asset-lost-consumer"
 	MembershipOneAtATime        ID = "membership-one-at-a-time"
 	MembershipReplaceOneAtATime ID = "membership-replace-one-at-a-time"
+	StreamLimitsNear            ID = "stream-limits-near"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -70,5 +71,5 @@ var IDs = []ID{
 	MetaNoLeader, MetaSplitKeepOneSide, MetaSplitMerged, OrphanStreamCopyOut, OrphanConsumerRecreate,
 	DivergenceChooseCopy, ReplicaGapStart, ReplicaGapCatchUp, ReplicaGapRebuild, DurabilityCompare,
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
-	MembershipOneAtATime, MembershipReplaceOneAtATime,
+	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 }

@@ -1,0 +1,169 @@
+package analysis
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jsforensics/jsforensics/capture"
+	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/report"
+)
+
+// gatherNow is the time of the small gather archives the audit checks'
+// tests build.
+var gatherNow = time.Date(2026, 11, 30, 1, 42, 34, 0, time.UTC)
+
+// gatherServer is one server of a small gather archive: a healthy 2.15.2
+// server that requires authentication, unless changed by the test.
+func gatherServer(name string) model.GatherServer {
+	return model.GatherServer{Name: name,
+		Varz: []capture.Capture{{Kind: capture.KindVarz, File: name + "/variables/0001.json", Line: 1,
+			Varz: &capture.Varz{ServerName: name, Version: "2.15.2", Now: gatherNow, Cores: 2, CPU: 10, Mem: 100 << 20, AuthRequired: true}}},
+		Jsz: []capture.Capture{{Kind: capture.KindJsz, File: name + "/jetstream_info/0001.json", Line: 1,
+			Jsz: &capture.Jsz{HAAssets: 3, Meta: &capture.MetaCluster{Leader: "n1", ClusterSize: 3}}}},
+		Healthz: []capture.Capture{{Kind: capture.KindHealthz, File: name + "/health/0001.json", Line: 1,
+			Healthz: &capture.Healthz{Status: "ok", StatusCode: 200}}},
+	}
+}
+
+// gatherModel is a model holding one gather archive of cluster "c" with
+// servers n1, n2, n3 (gatherServer), after change has altered them.
+func gatherModel(change func(g *model.Gather)) *model.Model {
+	g := model.Gather{Dir: ".", Clusters: []model.GatherCluster{{Name: "c",
+		Servers: []model.GatherServer{gatherServer("n1"), gatherServer("n2"), gatherServer("n3")}}}}
+	if change != nil {
+		change(&g)
+	}
+	return &model.Model{Gathers: []model.Gather{g}}
+}
+
+// streamInfo is the stream info of replica server of stream S in account A.
+func streamInfo(server string, st capture.StreamState, cfg capture.StreamConfig) capture.AuditStream {
+	return capture.AuditStream{Account: "A", Stream: "S", Server: server, Cluster: "c", File: server + "/stream_info/0001.json",
+		Info: &capture.StreamDetail{Name: "S", State: st, Config: &cfg, Cluster: &capture.ClusterInfo{Leader: "n1"}}}
+}
+
+// auditVerdict runs one audit check over m as Build does and returns its
+// outcome and findings.
+func auditVerdict(t *testing.T, c check.Check, m *model.Model) (report.CheckOutcome, []report.Finding) {
+	t.Helper()
+	fs, outs := runChecks(m, []check.Check{c}, defaultSettings(), nil)
+	if len(outs) != 1 {
+		t.Fatalf("%d outcomes", len(outs))
+	}
+	return outs[0], fs
+}
+
+// wantVerdict fails t unless the check's outcome is want ("passed",
+// "skipped", or the severity of its findings: "warning", "critical").
+func wantVerdict(t *testing.T, c check.Check, m *model.Model, want string) []report.Finding {
+	t.Helper()
+	o, fs := auditVerdict(t, c, m)
+	got := o.Outcome
+	if got == check.OutcomeFailed {
+		got = ""
+		for _, f := range fs {
+			if f.Code != c.Code {
+				t.Errorf("%s raised %s", c.Code, f.Code)
+			}
+			if got == "" || f.Severity == report.Critical {
+				got = string(f.Severity)
+			}
+		}
+	}
+	if got != want {
+		t.Errorf("%s (%s): %s (%s), want %s; findings %+v", c.Code, c.NatscliCode, got, o.Reason, want, fs)
+	}
+	if o.NatscliCode != c.NatscliCode || c.NatscliCode == "" {
+		t.Errorf("%s: outcome natscli_code %q, check's %q", c.Code, o.NatscliCode, c.NatscliCode)
+	}
+	return fs
+}
+
+// natscliAnswer is the part of `nats audit analyze --json` (natscli
+// v0.5.0) read here.
+type natscliAnswer struct {
+	Checks []struct {
+		Check struct {
+			Code string `json:"code"`
+		} `json:"check"`
+		Outcome  string `json:"outcome_string"`
+		Examples struct {
+			Examples []string `json:"examples"`
+			Error    string   `json:"error"`
+		} `json:"examples"`
+	} `json:"checks"`
+}
+
+// TestAuditChecksAgreeWithNatscli: on each fixture that is a gather
+// archive, every natscli check implemented here gives natscli's outcome
+// as recorded beside it (natscli-analyze.json: natscli v0.5.0 `nats audit
+// analyze --json --max-examples=0` on the archive), with as many findings
+// (or covered ones) as natscli gave examples. Checks natscli ran that are
+// not implemented here are listed, not failed.
+func TestAuditChecksAgreeWithNatscli(t *testing.T) {
+	for _, dir := range []string{"../../testdata/bundles/audit-gather-v2.15.2"} {
+		b, err := os.ReadFile(dir + "/natscli-analyze.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ans natscliAnswer
+		if err := json.Unmarshal(b, &ans); err != nil {
+			t.Fatal(err)
+		}
+		rep := analyze(t, dir+"/bundle.zip")
+		byNatscli := map[string]report.CheckOutcome{}
+		for _, o := range rep.Checks {
+			if o.NatscliCode != "" {
+				byNatscli[o.NatscliCode] = o
+			}
+		}
+		severities := map[string][]report.Severity{}
+		for _, f := range rep.Findings {
+			severities[f.Code] = append(severities[f.Code], f.Severity)
+		}
+		var missingCodes []string
+		for _, nc := range ans.Checks {
+			o, ok := byNatscli[nc.Check.Code]
+			if !ok {
+				missingCodes = append(missingCodes, nc.Check.Code)
+				continue
+			}
+			delete(byNatscli, nc.Check.Code)
+			want := map[string]string{"PASS": check.OutcomePassed, "WARN": check.OutcomeFailed, "FAIL": check.OutcomeFailed, "SKIP": check.OutcomeSkipped}[nc.Outcome]
+			if o.Outcome != want {
+				t.Errorf("%s %s (%s): %s (%s), natscli %s %v", dir, nc.Check.Code, o.Code, o.Outcome, o.Reason, nc.Outcome, nc.Examples.Examples)
+				continue
+			}
+			if want != check.OutcomeFailed {
+				continue
+			}
+			sev := report.Warning
+			if nc.Outcome == "FAIL" {
+				sev = report.Critical
+			}
+			got := severities[o.Code]
+			if len(got) != len(nc.Examples.Examples) && len(o.CoveredBy) == 0 {
+				t.Errorf("%s %s: %d findings, natscli %d examples %v", dir, nc.Check.Code, len(got), len(nc.Examples.Examples), nc.Examples.Examples)
+			}
+			top := report.Severity("")
+			for _, s := range got {
+				if top == "" || s == report.Critical {
+					top = s
+				}
+			}
+			if len(got) > 0 && top != sev {
+				t.Errorf("%s %s: findings of severity %s, natscli %s", dir, nc.Check.Code, top, nc.Outcome)
+			}
+		}
+		for code := range byNatscli {
+			t.Errorf("%s: check with natscli code %s, which natscli did not run", dir, code)
+		}
+		if len(missingCodes) > 0 {
+			t.Logf("%s: natscli checks not implemented: %v", dir, missingCodes)
+		}
+	}
+}
