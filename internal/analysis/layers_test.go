@@ -29,13 +29,14 @@ var analysisImports = map[string][]string{
 	"checks/*":  {"check", "facts", "model", "releases", "remedy"},
 	"remedy":    {"model", "releases"},
 	"diagnosis": {"remedy", "model"},
-	"load":      {"model", "releases", "timeline", "progress"},
+	"load":      {"model", "releases", "timeline", "progress", "compare"},
+	"compare":   {"model"},
 	"timeline":  {"model"},
 	"progress":  nil,
 }
 
 // pureRoles may not read anything: no I/O package, no bundle reader.
-var pureRoles = []string{"model", "releases", "facts", "check", "checks/*", "remedy", "diagnosis"}
+var pureRoles = []string{"model", "releases", "facts", "check", "checks/*", "remedy", "diagnosis", "compare"}
 
 // ioImports are the imports that read or write, and the bundle reader.
 var ioImports = map[string]bool{"os": true, "io": true, "io/fs": true, "io/ioutil": true, "bufio": true,

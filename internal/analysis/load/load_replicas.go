@@ -2,17 +2,15 @@ package load
 
 import (
 	"io/fs"
-	"iter"
 	"path"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/compare"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/progress"
 	"github.com/jsforensics/jsforensics/internal/bundle"
-	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/storeparse"
 )
 
@@ -51,7 +49,7 @@ const maxCompared = 64
 // (nil: read alone) with its bit there.
 type compareCopy struct {
 	live   *storeparse.Live
-	lock   *lockstep
+	lock   *compare.Lockstep
 	member int
 }
 
@@ -206,19 +204,19 @@ func (u copyUnit) read(fsys fs.FS, payloads map[string]bool, share int) []copyRe
 // message records merged by sequence while they are read.
 // share is how many reads run at once beside this one.
 func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads map[string]bool, share int) []copyRead {
-	lk := &lockstep{Late: make([]int, len(dirs))}
+	lk := &compare.Lockstep{Late: make([]int, len(dirs))}
 	out := make([]copyRead, len(dirs))
-	feeds := make([]chan msgBatch, len(dirs))
+	feeds := make([]chan compare.Batch, len(dirs))
 	// Batches the merger is done with go back to their copy's scan, whose
 	// next blocks append to them: a 2,000,000-message R3 stream allocated
 	// 96 MB of them, a fresh page fault every 4 KiB.
-	free := make([]chan msgBatch, len(dirs))
+	free := make([]chan compare.Batch, len(dirs))
 	// The copies' scans share the cores one scan of a stream takes.
 	workers := max(1, runtime.GOMAXPROCS(0)/(len(dirs)*max(1, share)))
 	var wg sync.WaitGroup
 	for i, d := range dirs {
-		feeds[i] = make(chan msgBatch, 1) // a block waits while the merger takes the one before
-		free[i] = make(chan msgBatch, freeBatches)
+		feeds[i] = make(chan compare.Batch, 1) // a block waits while the merger takes the one before
+		free[i] = make(chan compare.Batch, freeBatches)
 		wg.Go(func() {
 			defer close(feeds[i])
 			defer func() {
@@ -226,7 +224,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 					out[i] = copyRead{dir: d, crash: p}
 				}
 			}()
-			send := func(seqs, digests []uint64) { feeds[i] <- msgBatch{Seqs: seqs, Digests: digests} }
+			send := func(seqs, digests []uint64) { feeds[i] <- compare.Batch{Seqs: seqs, Digests: digests} }
 			reuse := func() ([]uint64, []uint64) {
 				select {
 				case b := <-free[i]:
@@ -251,7 +249,7 @@ func readTogether(fsys fs.FS, dirs []string, heads []*storeparse.Head, payloads 
 				panic(p)
 			}
 		}()
-		lk.merge(feeds, free)
+		lk.Merge(feeds, free)
 	}()
 	wg.Wait()
 	return out
@@ -319,26 +317,26 @@ func (l *loader) compareStream(st *model.Stream) {
 			l.note("%s > %s on %s: %d message records in blocks whose sequences overlap earlier blocks' are not compared with the other copies", st.Account, st.Name, l.m.Name(c.Server), n)
 		}
 	}
-	st.Comparison = &model.ReplicaComparison{Copies: copies, Coverage: coverage(copies, l.lives(copies)), Diverged: restrict(lk.Runs, l.lives(copies), member)}
+	st.Comparison = &model.ReplicaComparison{Copies: copies, Coverage: compare.Coverage(copies, l.lives(copies)), Diverged: compare.Restrict(lk.Runs, l.lives(copies), member)}
 }
 
 // readAgain merges the live messages of copies read at different times,
 // reading their blocks again.
-func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *lockstep {
-	lk := &lockstep{Late: make([]int, len(copies))}
-	feeds := make([]chan msgBatch, len(copies))
+func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *compare.Lockstep {
+	lk := &compare.Lockstep{Late: make([]int, len(copies))}
+	feeds := make([]chan compare.Batch, len(copies))
 	errs := make([]error, len(copies))
 	var wg sync.WaitGroup
 	for i, c := range copies {
-		feeds[i] = make(chan msgBatch, 1)
+		feeds[i] = make(chan compare.Batch, 1)
 		wg.Go(func() {
 			defer close(feeds[i])
-			var b msgBatch
+			var b compare.Batch
 			err := l.live(c).Messages(l.b.FS, 0, ^uint64(0), func(seq, d uint64) {
 				b.Seqs, b.Digests = append(b.Seqs, seq), append(b.Digests, d)
 				if len(b.Seqs) == 4096 {
 					feeds[i] <- b
-					b = msgBatch{}
+					b = compare.Batch{}
 				}
 			})
 			if len(b.Seqs) > 0 {
@@ -347,7 +345,7 @@ func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *lockst
 			errs[i] = err
 		})
 	}
-	lk.merge(feeds, nil)
+	lk.Merge(feeds, nil)
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
@@ -355,173 +353,6 @@ func (l *loader) readAgain(st *model.Stream, copies []*model.StreamCopy) *lockst
 		}
 	}
 	return lk
-}
-
-// restrict cuts the runs of sequences where the records of the copies read
-// together differ (member[j]: copy j's bit in them) to the copies' live
-// messages: a sequence diverges where at least two of the copies holding it
-// as a message hold different content. Sides are then masks of copies.
-func restrict(runs []model.DivergedSpan, lives []*storeparse.Live, member []int) []model.DivergedSpan {
-	type cursor struct {
-		next func() (storeparse.SeqRange, bool)
-		cur  storeparse.SeqRange
-		ok   bool
-	}
-	cs := make([]cursor, len(lives))
-	for j, live := range lives {
-		next, stop := iter.Pull(live.Ranges())
-		defer stop()
-		cs[j].next = next
-		cs[j].cur, cs[j].ok = next()
-	}
-	var out []model.DivergedSpan
-	var sides []uint64
-	for _, r := range runs {
-		for p := r.First; ; {
-			// The copies live at p, and how far that stays so.
-			var live uint64
-			end := r.Last
-			for j := range cs {
-				c := &cs[j]
-				for c.ok && c.cur.Last < p {
-					c.cur, c.ok = c.next()
-				}
-				switch {
-				case !c.ok:
-				case c.cur.First <= p:
-					live |= 1 << j
-					end = min(end, c.cur.Last)
-				default:
-					end = min(end, c.cur.First-1)
-				}
-			}
-			sides = sides[:0]
-			for _, side := range r.Sides {
-				var m uint64
-				for j := range lives {
-					if live&(1<<j) != 0 && side&(1<<member[j]) != 0 {
-						m |= 1 << j
-					}
-				}
-				if m != 0 {
-					sides = append(sides, m)
-				}
-			}
-			if len(sides) >= 2 {
-				slices.Sort(sides)
-				if n := len(out); n > 0 && out[n-1].Last+1 == p && slices.Equal(out[n-1].Sides, sides) {
-					out[n-1].Last = end
-				} else {
-					out = append(out, model.DivergedSpan{Range: report.Range{First: p, Last: end}, Sides: slices.Clone(sides)})
-				}
-			}
-			if end >= r.Last {
-				break
-			}
-			p = end + 1
-		}
-	}
-	return out
-}
-
-// coverage sweeps the copies' live ranges side by side and returns the
-// spans that not every copy holds.
-func coverage(copies []*model.StreamCopy, lives []*storeparse.Live) []model.CoverageSpan {
-	type cursor struct {
-		next func() (storeparse.SeqRange, bool)
-		cur  storeparse.SeqRange
-		ok   bool
-	}
-	cs := make([]cursor, len(copies))
-	for i, c := range copies {
-		next, stop := iter.Pull(withoutRanges(lives[i].Ranges(), c.Resurrected))
-		cs[i] = cursor{next: next}
-		cs[i].cur, cs[i].ok = next()
-		defer stop()
-	}
-	all := uint64(1)<<len(copies) - 1
-	var out []model.CoverageSpan
-	add := func(first, last, holders uint64) {
-		if holders == all || holders == 0 {
-			return
-		}
-		if n := len(out); n > 0 && out[n-1].Holders == holders && out[n-1].Last+1 == first {
-			out[n-1].Last = last
-			return
-		}
-		out = append(out, model.CoverageSpan{Range: report.Range{First: first, Last: last}, Holders: holders})
-	}
-	var p uint64
-	started := false
-	for {
-		// p: the first sequence not yet swept; it starts at the lowest held.
-		lo, any := uint64(0), false
-		for i := range cs {
-			if cs[i].ok && (!any || cs[i].cur.First < lo) {
-				lo, any = cs[i].cur.First, true
-			}
-		}
-		if !any {
-			return out
-		}
-		if !started || lo > p {
-			p, started = max(p, lo), true
-		}
-		// The span from p on where the set of holders stays the same.
-		var holders uint64
-		end := ^uint64(0)
-		for i := range cs {
-			if !cs[i].ok {
-				continue
-			}
-			if r := cs[i].cur; r.First <= p {
-				holders |= 1 << i
-				end = min(end, r.Last)
-			} else {
-				end = min(end, r.First-1)
-			}
-		}
-		add(p, end, holders)
-		for i := range cs {
-			for cs[i].ok && cs[i].cur.Last <= end {
-				cs[i].cur, cs[i].ok = cs[i].next()
-			}
-		}
-		if end == ^uint64(0) {
-			return out
-		}
-		p = end + 1
-	}
-}
-
-// withoutRanges yields the ranges of live (ascending, disjoint) less the
-// sorted, disjoint ranges drop: a copy's live ranges without the deleted
-// messages its lost tombstones would bring back (StreamCopy.Resurrected).
-func withoutRanges(live iter.Seq[storeparse.SeqRange], drop []storeparse.SeqRange) iter.Seq[storeparse.SeqRange] {
-	if len(drop) == 0 {
-		return live
-	}
-	return func(yield func(storeparse.SeqRange) bool) {
-		j := 0
-		for r := range live {
-			for ; j < len(drop) && drop[j].Last < r.First; j++ {
-			}
-			lo := r.First
-			for k := j; k < len(drop) && drop[k].First <= r.Last; k++ {
-				if drop[k].First > lo && !yield(storeparse.SeqRange{First: lo, Last: drop[k].First - 1}) {
-					return
-				}
-				if drop[k].Last >= r.Last {
-					lo = 0
-					break
-				}
-				lo = max(lo, drop[k].Last+1)
-			}
-			if lo != 0 && lo <= r.Last && !yield(storeparse.SeqRange{First: lo, Last: r.Last}) {
-				return
-			}
-		}
-	}
 }
 
 // lives are the live maps kept of copies, in their order.

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/jsforensics/jsforensics/internal/analysis/compare"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/binfmt"
@@ -233,7 +234,7 @@ type copyRead struct {
 	err   error // the folder cannot be read
 	// lock is the comparison of the copies read together with this one
 	// (nil: read alone), member its bit there.
-	lock   *lockstep
+	lock   *compare.Lockstep
 	member int
 	crash  any // the reader panicked
 }
