@@ -166,7 +166,9 @@ func splitCauses(fs []report.Finding, used []bool) []report.Cause {
 				atRisk = model.AppendUnique(atRisk, f.Account+" > "+f.Stream)
 			case f.Code == "asset-lost":
 				chain = append(chain, i)
-				lost = model.AppendUnique(lost, f.Account+" > "+f.Stream)
+				if name := f.Account + " > " + f.Stream; !strings.Contains(s.Message, name) { // named by the split already
+					lost = model.AppendUnique(lost, name)
+				}
 			}
 		}
 		summary := s.Message
