@@ -415,6 +415,9 @@ func (l *loader) metaCluster(srv *model.Server, mc *capture.MetaCluster, at time
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
 		}
+		if !at.IsZero() {
+			v.Time = &at
+		}
 		// No peer list: a follower's /jsz names only the leader, and a
 		// leaderless one names nobody, so only the size and leader count.
 		l.group(natsfmt.MetaGroup).Views = append(l.group(natsfmt.MetaGroup).Views, v)
