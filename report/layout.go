@@ -135,6 +135,154 @@ type findingLayout struct {
 	// showed (for a finding in a cause, none of the cause's), and only for
 	// critical findings, as the report always did.
 	Own []excerpt
+	// ID is, per row, the finding's id: its index in the report (the
+	// JSON's findings[i], the HTML page's #i).
+	ID []int
+	// Shared is, per row, the remedy the finding shares with others of
+	// its cause, printed once under the first of them; nil when its remedy
+	// is its own.
+	Shared []*sharedRemedy
+}
+
+// sharedRemedy is one remedy several findings of a cause prescribe alike:
+// the same lines of prose, only their commands differing (one removal a
+// corrupt peer id). The text and Markdown reports print it once, its
+// commands merged; the JSON keeps each finding's own.
+type sharedRemedy struct {
+	Rows []int  // the findings' rows, in print order
+	Text string // the remedy, each command block the blocks of all of them, in order
+}
+
+// IDs names the findings a shared remedy serves: "#0-#4" or "#2, #5".
+func (sh *sharedRemedy) IDs(l findingLayout) string {
+	ids := make([]int, len(sh.Rows))
+	for i, row := range sh.Rows {
+		ids[i] = l.ID[row]
+	}
+	return findingIDs(ids)
+}
+
+// findingIDs writes finding ids, a run of three or more as "#a-#b".
+func findingIDs(ids []int) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[j-1]+1 {
+			j++
+		}
+		if j-i >= 3 {
+			parts = append(parts, fmt.Sprintf("#%d-#%d", ids[i], ids[j-1]))
+		} else {
+			for _, id := range ids[i:j] {
+				parts = append(parts, fmt.Sprintf("#%d", id))
+			}
+		}
+		i = j
+	}
+	return strings.Join(parts, ", ")
+}
+
+// remedyProse is a remedy with each block of commands replaced by one
+// empty line: remedies alike in prose share one printing.
+func remedyProse(s string) string {
+	var b strings.Builder
+	inCommands := false
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 && strings.HasPrefix(line, "  ") {
+			if !inCommands {
+				b.WriteString("\n")
+			}
+			inCommands = true
+			continue
+		}
+		inCommands = false
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// mergeRemedies is remedies alike in prose as one: the prose of the
+// first, each block of commands the commands of that block in every
+// remedy, in order, each once.
+func mergeRemedies(rs []string) string {
+	type block struct {
+		cmds []string
+		seen map[string]bool
+	}
+	var blocks []*block
+	for _, r := range rs {
+		k := -1
+		inCommands := false
+		for i, line := range strings.Split(r, "\n") {
+			if i == 0 || !strings.HasPrefix(line, "  ") {
+				inCommands = false
+				continue
+			}
+			if !inCommands {
+				k++
+				if k == len(blocks) {
+					blocks = append(blocks, &block{seen: map[string]bool{}})
+				}
+			}
+			inCommands = true
+			if b := blocks[k]; !b.seen[line] {
+				b.seen[line] = true
+				b.cmds = append(b.cmds, line)
+			}
+		}
+	}
+	var out []string
+	k := -1
+	inCommands := false
+	for i, line := range strings.Split(rs[0], "\n") {
+		if i == 0 || !strings.HasPrefix(line, "  ") {
+			inCommands = false
+			out = append(out, line)
+			continue
+		}
+		if !inCommands {
+			k++
+			out = append(out, blocks[k].cmds...)
+		}
+		inCommands = true
+	}
+	return strings.Join(out, "\n")
+}
+
+// shareRemedies finds, in each cause, the findings whose remedies are
+// alike in prose (remedyProse), and gives each such set of two or more one
+// sharedRemedy.
+func (l *findingLayout) shareRemedies(r *Report, order []int) {
+	l.Shared = make([]*sharedRemedy, len(order))
+	for _, s := range l.Causes {
+		var keys []string
+		byKey := map[string][]int{}
+		for _, row := range s.Rows {
+			rem := r.Findings[order[row]].Remedy
+			if rem == "" {
+				continue
+			}
+			k := remedyProse(rem)
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], row)
+		}
+		for _, k := range keys {
+			rows := byKey[k]
+			if len(rows) < 2 {
+				continue
+			}
+			texts := make([]string, len(rows))
+			for i, row := range rows {
+				texts[i] = r.Findings[order[row]].Remedy
+			}
+			sh := &sharedRemedy{Rows: rows, Text: mergeRemedies(texts)}
+			for _, row := range rows {
+				l.Shared[row] = sh
+			}
+		}
+	}
 }
 
 // layoutFindings groups r's findings by cause. Without verbose no timeline
@@ -145,7 +293,7 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 	for row, i := range order {
 		rowOf[i] = row
 	}
-	l := findingLayout{Own: make([]excerpt, len(order))}
+	l := findingLayout{Own: make([]excerpt, len(order)), ID: order}
 	shown := map[int]bool{}
 	// fresh keeps the valid refs not shown yet (all of them with verbose),
 	// marks them shown and folds them into an excerpt.
@@ -187,6 +335,7 @@ func layoutFindings(r *Report, verbose bool) findingLayout {
 	for _, row := range l.Rest {
 		l.ownExcerpt(r, row, order, verbose, fresh)
 	}
+	l.shareRemedies(r, order)
 	return l
 }
 

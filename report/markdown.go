@@ -65,14 +65,21 @@ func WriteMarkdownWith(w io.Writer, r *Report, o MarkdownOptions) error {
 	l := layoutFindings(r, o.Verbose)
 	finding := func(row int) {
 		cells := findings.Rows[row]
-		ew.printf("### %s `%s`%s\n\n%s\n\n", strings.ToUpper(cells[findingSeverity]), cells[findingCode], mdEscape(findingWhere(cells)), mdEscape(cells[findingMessage]))
+		ew.printf("### %s `%s` #%d%s\n\n%s\n\n", strings.ToUpper(cells[findingSeverity]), cells[findingCode], l.ID[row], mdEscape(findingWhere(cells)), mdEscape(cells[findingMessage]))
 		if cells[findingEvidence] != "" {
 			for _, e := range strings.Split(cells[findingEvidence], "\n") {
 				ew.printf("- %s\n", mdEscape(e))
 			}
 			ew.printf("\n")
 		}
-		if cells[findingRemedy] != "" {
+		switch sh := l.Shared[row]; {
+		case sh != nil && sh.Rows[0] == row:
+			ew.printf("Remedy for %s:\n\n", sh.IDs(l))
+			mdSteps(ew, "", "", sh.Text)
+			ew.printf("\n")
+		case sh != nil:
+			ew.printf("Remedy: the one under #%d, for %s.\n\n", l.ID[sh.Rows[0]], sh.IDs(l))
+		case cells[findingRemedy] != "":
 			ew.printf("Remedy:\n\n")
 			mdSteps(ew, "", "", cells[findingRemedy])
 			ew.printf("\n")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Ids beside names: every table shows a peer as "nats-3 (bkCGheKT)", the
@@ -81,7 +82,38 @@ type mergedView struct {
 	Server                                      string
 	Size, Quorum, Term, Leader, VotedFor, Peers string
 	Sources                                     []string
-	leader                                      string // the leader, as the views name it
+	// Captured is when the last capture of these views was answered
+	// (FormatTime), "" when none is dated.
+	Captured string
+	leader   string // the leader, as the last views name it
+}
+
+// momentSpan is how far apart one server's answers to one round of
+// captures may be (its /varz and its /jsz, taken one after the other):
+// its views dated within it of each other show one moment.
+const momentSpan = 5 * time.Second
+
+// lastMoment is the time of the last dated view of vs, and whether some
+// dated view lies more than momentSpan before it (vs show several
+// moments). Zero when none is dated.
+func lastMoment(vs []GroupView) (last time.Time, several bool) {
+	for _, v := range vs {
+		if v.Time != nil && v.Time.After(last) {
+			last = *v.Time
+		}
+	}
+	for _, v := range vs {
+		if v.Time != nil && v.Time.Before(last.Add(-momentSpan)) {
+			several = true
+		}
+	}
+	return last, several
+}
+
+// atLast says whether v was captured at the last moment (within
+// momentSpan of last).
+func atLast(v GroupView, last time.Time) bool {
+	return v.Time != nil && !v.Time.Before(last.Add(-momentSpan))
 }
 
 // unknown is how the tables print a figure no source gives.
@@ -102,6 +134,19 @@ func mergeViews(n namer, vs []GroupView) []mergedView {
 	for _, server := range order {
 		views := by[server]
 		m := mergedView{Server: server}
+		last, several := lastMoment(views)
+		if !last.IsZero() {
+			m.Captured = FormatTime(&last)
+		}
+		// A source is named with its capture time where this server's
+		// views come from several moments (a capture before the incident
+		// and one after): each value is then said with when it held.
+		source := func(v GroupView) string {
+			if several && v.Time != nil {
+				return v.Source + " " + v.Time.UTC().Format("2006-01-02T15:04:05Z")
+			}
+			return v.Source
+		}
 		pick := func(val func(GroupView) string) string {
 			type seen struct {
 				v    string
@@ -118,8 +163,8 @@ func mergeViews(n namer, vs []GroupView) []mergedView {
 					vals = append(vals, seen{v: s})
 					k = len(vals) - 1
 				}
-				if !slices.Contains(vals[k].srcs, v.Source) {
-					vals[k].srcs = append(vals[k].srcs, v.Source)
+				if src := source(v); !slices.Contains(vals[k].srcs, src) {
+					vals[k].srcs = append(vals[k].srcs, src)
 				}
 			}
 			switch len(vals) {
@@ -140,6 +185,11 @@ func mergeViews(n namer, vs []GroupView) []mergedView {
 					return ""
 				}
 				return num(f(v))
+			}
+		}
+		for _, v := range views {
+			if v.Leader != "" && atLast(v, last) {
+				m.leader = v.Leader // the leader of the last moment
 			}
 		}
 		for _, v := range views {

@@ -131,6 +131,10 @@ type GroupView struct {
 	Leader      string   `json:"leader,omitempty"`
 	Peers       []string `json:"peers"`
 	Source      string   `json:"source"`
+	// Time is when the capture this view was read from was answered, by
+	// the answering server's clock; absent for a view read from a store's
+	// files and for a capture that carries no time (/raftz). Added field.
+	Time *time.Time `json:"time,omitempty"`
 }
 
 // HistoryEvent is one peer-set or term change, oldest first.

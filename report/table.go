@@ -68,15 +68,11 @@ func OverviewTable(r *Report) *Table {
 			break
 		}
 	}
-	// The meta leaders the views name, and the leader's commit index.
+	// The meta leaders of the last moment, and the leader's commit index.
 	var leaders []string
 	var leaderCommit uint64
 	if meta != nil {
-		for _, v := range meta.Views {
-			if v.Leader != "" && !slices.ContainsFunc(leaders, func(l string) bool { return n.same(l, v.Leader) }) {
-				leaders = append(leaders, v.Leader)
-			}
-		}
+		leaders = metaLeaders(n, meta.Views)
 		for _, v := range meta.Views {
 			if len(leaders) == 1 && n.same(v.Server, leaders[0]) && v.Commit > 0 {
 				leaderCommit = max(leaderCommit, v.Commit)
@@ -150,6 +146,37 @@ func OverviewTable(r *Report) *Table {
 	return t
 }
 
+// metaLeaders are the meta leaders the overview marks: one per meta group
+// at the last moment the bundle shows. Where captures date the views, each
+// server counts with the leader its last capture names (none, when that
+// said the group had no leader): a leader an earlier capture named is no
+// leader at the end (acked-lost-v2.15.2: ack-2 led when the first /jsz
+// were taken, ack-0 twenty seconds later when the last were), nor is one
+// an undated view of a server with dated ones names. Servers whose last
+// captures name different leaders are in different meta groups, each
+// marked. Without any dated view, every leader a view names.
+func metaLeaders(n namer, views []GroupView) []string {
+	by := map[string][]GroupView{}
+	dated := false
+	for _, v := range views {
+		by[v.Server] = append(by[v.Server], v)
+		dated = dated || v.Time != nil
+	}
+	var out []string
+	for _, v := range views {
+		if v.Leader == "" {
+			continue
+		}
+		if last, _ := lastMoment(by[v.Server]); dated && !atLast(v, last) {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(l string) bool { return n.same(l, v.Leader) }) {
+			out = append(out, v.Leader)
+		}
+	}
+	return out
+}
+
 // serverState is what the last dated sign of a server says: "stopped"
 // after a logged stop, "running" after a start or a capture of its
 // monitoring endpoints, "unknown" without either.
@@ -209,13 +236,15 @@ func StreamsTable(r *Report) *Table {
 }
 
 // GroupsTable lists each raft group once per server: that server's views
-// from every source merged (mergeViews), the sources listed; peers by name
-// and id, the leader marked "*".
+// from every source merged (mergeViews), the sources listed, and when the
+// last capture among them was answered; peers by name and id, the leader
+// marked "*".
 func GroupsTable(r *Report) *Table {
 	t := &Table{Title: "Raft groups (* leader)", Columns: []Column{
 		{Header: "group", Key: true}, {Header: "asset", Key: true}, {Header: "server"},
 		{Header: "size", Numeric: true}, {Header: "quorum", Numeric: true}, {Header: "term", Numeric: true},
 		{Header: "leader"}, {Header: "voted for"}, {Header: "peers", Wide: true}, {Header: "sources"},
+		{Header: "captured", Time: true},
 	}}
 	n := newNamer(r)
 	for _, g := range r.Groups {
@@ -228,7 +257,7 @@ func GroupsTable(r *Report) *Table {
 			if n.same(v.Server, v.leader) {
 				server += "*"
 			}
-			t.Rows = append(t.Rows, []string{g.Name, asset, server, v.Size, v.Quorum, v.Term, v.Leader, v.VotedFor, v.Peers, strings.Join(v.Sources, ", ")})
+			t.Rows = append(t.Rows, []string{g.Name, asset, server, v.Size, v.Quorum, v.Term, v.Leader, v.VotedFor, v.Peers, strings.Join(v.Sources, ", "), v.Captured})
 		}
 	}
 	return t

@@ -79,14 +79,19 @@ func WriteTextWith(w io.Writer, r *Report, o TextOptions) error {
 	finding := func(row int) {
 		cells := rows[row]
 		ew.printf("\n")
-		o.para(ew, "", "  ", o.severity(Severity(cells[findingSeverity]))+" "+cells[findingCode]+findingWhere(cells))
+		o.para(ew, "", "  ", o.severity(Severity(cells[findingSeverity]))+" "+cells[findingCode]+fmt.Sprintf(" #%d", l.ID[row])+findingWhere(cells))
 		o.para(ew, "  ", "  ", cells[findingMessage])
 		if cells[findingEvidence] != "" {
 			for _, e := range strings.Split(cells[findingEvidence], "\n") {
 				o.para(ew, "  - ", "    ", e)
 			}
 		}
-		if cells[findingRemedy] != "" {
+		switch sh := l.Shared[row]; {
+		case sh != nil && sh.Rows[0] == row:
+			o.remedy(ew, "  remedy for "+sh.IDs(l)+": ", "    ", sh.Text)
+		case sh != nil:
+			o.para(ew, "  remedy: ", "    ", fmt.Sprintf("the one under #%d, for %s", l.ID[sh.Rows[0]], sh.IDs(l)))
+		case cells[findingRemedy] != "":
 			o.remedy(ew, "  remedy: ", "    ", cells[findingRemedy])
 		}
 		o.excerpt(ew, r, "  ", l.Own[row])

@@ -124,7 +124,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 				Peer: h.Peer, Peers: h.Peers, Server: m.Name(h.Server), Source: h.Source})
 		}
 		for _, v := range g.Views {
-			rg.Views = append(rg.Views, m.ReportView(v.GroupView))
+			rg.Views = append(rg.Views, m.ReportView(v))
 		}
 		rep.Groups = append(rep.Groups, rg)
 	}

@@ -37,25 +37,68 @@ type jepsenWant struct {
 	} `json:"expect"`
 }
 
-var lostNamed = regexp.MustCompile(`"([^"]+)"(?: \(seq (\d+)\))?`)
+// lostNamed is one item of the "lost values:" evidence: a value with its
+// sequence, or a run `"1-25".."1-48" (24 values, seq 216-239)`.
+var lostNamed = regexp.MustCompile(`^"([^"]+)"(?: \(seq (\d+)\))?$|^"([^"]*?)(\d+)"\.\."([^"]*?)(\d+)" \((\d+) values(?:, seq (\d+)-(\d+))?\)$`)
+
+// lostItems reads the finding's "lost values:" evidence, runs unfolded:
+// each value as LostName writes it ("v" or "v" (seq n)), in order.
+func lostItems(t *testing.T, f report.Finding) []string {
+	t.Helper()
+	for _, e := range f.Evidence {
+		rest, ok := strings.CutPrefix(e, "lost values: ")
+		if !ok {
+			continue
+		}
+		var out []string
+		// Each item begins with a quote (one inside a value is escaped).
+		for i, item := range strings.Split(rest, `, "`) {
+			if i > 0 {
+				item = `"` + item
+			}
+			m := lostNamed.FindStringSubmatch(item)
+			switch {
+			case m == nil:
+				t.Fatalf("lost values: item %q is no value and no run", item)
+			case m[1] != "":
+				out = append(out, item)
+				continue
+			}
+			var from, to, n, seq, last uint64
+			fmt.Sscan(m[4], &from)
+			fmt.Sscan(m[6], &to)
+			fmt.Sscan(m[7], &n)
+			fmt.Sscan(m[8], &seq)
+			fmt.Sscan(m[9], &last)
+			if m[3] != m[5] || to < from || to-from+1 != n || (seq != 0 && last-seq != to-from) {
+				t.Fatalf("lost values: run %q does not add up", item)
+			}
+			for v := from; v <= to; v++ {
+				if seq != 0 {
+					out = append(out, fmt.Sprintf("%q (seq %d)", m[3]+fmt.Sprint(v), seq+v-from))
+				} else {
+					out = append(out, fmt.Sprintf("%q", m[3]+fmt.Sprint(v)))
+				}
+			}
+		}
+		return out
+	}
+	t.Fatalf("no lost values in the evidence of %s", f.Message)
+	return nil
+}
 
 // lostValues reads the finding's "lost values:" evidence: value -> seq (0
 // when not named).
 func lostValues(t *testing.T, f report.Finding) map[string]uint64 {
 	t.Helper()
-	for _, e := range f.Evidence {
-		if rest, ok := strings.CutPrefix(e, "lost values: "); ok {
-			out := map[string]uint64{}
-			for _, m := range lostNamed.FindAllStringSubmatch(rest, -1) {
-				var seq uint64
-				fmt.Sscan(m[2], &seq)
-				out[m[1]] = seq
-			}
-			return out
-		}
+	out := map[string]uint64{}
+	for _, item := range lostItems(t, f) {
+		m := lostNamed.FindStringSubmatch(item)
+		var seq uint64
+		fmt.Sscan(m[2], &seq)
+		out[m[1]] = seq
 	}
-	t.Fatalf("no lost values in the evidence of %s", f.Message)
-	return nil
+	return out
 }
 
 // TestAckedLostJepsenBundle: on the real v2.15.2 servers restarted after
@@ -325,5 +368,58 @@ func TestAckedLostJepsenInferred(t *testing.T) {
 				t.Errorf("ranges %v, evidence %v; want %v and %q", fs[0].Ranges, fs[0].Evidence, c.want, c.says)
 			}
 		})
+	}
+}
+
+// TestAckedLostJepsenFolded: 200 acknowledged integer values (3350..3549,
+// seq 10..209) past a copy that ends at 9, the stream's WAL on n4 still
+// holding them all, and ten more values that form no run. The message
+// names the run once ("3350".."3549" (200 values, seq 10-209)) within a
+// list of eight, the rest counted in values; the evidence opens with the
+// WAL that still holds them, names the values in one folded line, and
+// tells three of them one by one.
+func TestAckedLostJepsenFolded(t *testing.T) {
+	var b strings.Builder
+	i := 0
+	pub := func(v string, seq int) {
+		b.WriteString(op(i, "invoke", "0", "publish", v) + op(i+1, "ok", "0", "publish", v, fmt.Sprintf(", :seq %d", seq)))
+		i += 2
+	}
+	for k := range 200 {
+		pub(fmt.Sprint(3350+k), 10+k)
+	}
+	for k, v := range []string{`"a-7"`, `"b-1"`, `"a-9"`, `"c"`, `"d-1"`, `"e-2"`, `"a-10"`, `"x"`, `"y"`, `"z"`} {
+		pub(v, 210+k)
+	}
+	m := historyModel(t, b.String(), 9, nil)
+	m.Streams[0].Group = "S-R3F-x"
+	m.Streams[0].WALSeqs = map[model.ServerID][]report.Range{"n4": {{First: 10, Last: 219}}}
+	fs := runCheck(replicas.CheckAckedLost, m)
+	if len(fs) != 1 {
+		t.Fatalf("%d findings", len(fs))
+	}
+	f := fs[0]
+	run := `"3350".."3549" (200 values, seq 10-209)`
+	if !strings.Contains(f.Message, "(seq 10-219): "+run+`, "a-7" (seq 210)`) || !strings.Contains(f.Message, `"a-10" (seq 216) and 3 more values;`) || len(f.Message) > 500 {
+		t.Errorf("message (%d chars): %s", len(f.Message), f.Message)
+	}
+	if want := "the raft WAL of S-R3F-x still holds all 210 lost sequences (n4: 10-219)"; len(f.Evidence) == 0 || !strings.HasPrefix(f.Evidence[0], want) {
+		t.Errorf("evidence opens with %q, want %q", f.Evidence[0], want)
+	}
+	if got := lostItems(t, f); len(got) != 210 || got[0] != `"3350" (seq 10)` || got[199] != `"3549" (seq 209)` || got[200] != `"a-7" (seq 210)` {
+		t.Errorf("lost values, unfolded: %d, %q", len(got), got)
+	}
+	told, named := 0, 0
+	for _, e := range f.Evidence {
+		if strings.HasPrefix(e, `"`) {
+			told++
+		}
+		named += strings.Count(e, `"3400"`)
+		if strings.Contains(e, "the held the start") {
+			t.Errorf("evidence: %s", e)
+		}
+	}
+	if told != 3 || named != 0 {
+		t.Errorf("%d values told one by one (want 3), 3400 named %d times (want 0, inside the run):\n%s", told, named, strings.Join(f.Evidence, "\n"))
 	}
 }

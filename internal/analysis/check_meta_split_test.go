@@ -1,14 +1,22 @@
 package analysis
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
+	"github.com/jsforensics/jsforensics/internal/analysis/facts"
+	"github.com/jsforensics/jsforensics/internal/analysis/load"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
 )
 
 func TestMetaSplitViews(t *testing.T) {
@@ -56,5 +64,90 @@ func TestMetaSplitFoundedApart(t *testing.T) {
 	m.MetaFoundings = m.MetaFoundings[:3]
 	if fs := runCheck(meta.CheckMetaSplit, m); len(fs) != 0 {
 		t.Fatalf("single founding flagged: %+v", fs)
+	}
+}
+
+// TestMetaSplitNamesWinner: on the supercluster fixture, whose generator
+// recorded which side created each stream and which streams were gone
+// after the two meta groups met, the meta-split finding (and the cause's
+// headline) names the side whose meta state was kept, the side that lost,
+// and each stream it lost; the split's winner is a server of the side that
+// kept its streams, though the losing side's views carry the higher term
+// (4 against 3). That the losing side's server followed the winner's
+// leader is evidence, not the story.
+func TestMetaSplitNamesWinner(t *testing.T) {
+	const fx = "v2.15.2-supercluster-split"
+	var w struct {
+		Expect struct {
+			Created map[string]string `json:"streams_created"`
+			Lost    []string          `json:"streams_lost"`
+		} `json:"expect"`
+	}
+	b, err := os.ReadFile(filepath.Join(bundlesDir, fx, "want.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Expect.Lost) == 0 {
+		t.Fatal("want.json records no lost stream")
+	}
+	loser := w.Expect.Created[strings.TrimPrefix(w.Expect.Lost[0], "$G > ")]
+	winner := ""
+	for _, side := range w.Expect.Created {
+		if side != loser {
+			winner = side
+		}
+	}
+	if loser == "" || winner == "" {
+		t.Fatalf("want.json: lost %v created %v: no two sides", w.Expect.Lost, w.Expect.Created)
+	}
+	side := func(s string) string { return s + "-0," + s + "-1," + s + "-2" }
+	rep := analyze(t, filepath.Join(bundlesDir, fx, "bundle"))
+	var split *report.Finding
+	for i := range rep.Findings {
+		if rep.Findings[i].Code == "meta-split" {
+			split = &rep.Findings[i]
+		}
+	}
+	if split == nil {
+		t.Fatal("no meta-split finding")
+	}
+	story := fmt.Sprintf("the meta state of %s won: it replaced that of %s, which lost ", side(winner), side(loser))
+	if !strings.Contains(split.Message, story) {
+		t.Errorf("meta-split message lacks %q: %s", story, split.Message)
+	}
+	for _, l := range w.Expect.Lost {
+		if !strings.Contains(split.Message, "which lost "+l) {
+			t.Errorf("meta-split message does not name the lost %s: %s", l, split.Message)
+		}
+	}
+	if strings.Contains(split.Message, "followed meta leader") {
+		t.Errorf("the message tells who followed whom, not who won: %s", split.Message)
+	}
+	if len(split.Evidence) == 0 || !strings.HasPrefix(split.Evidence[0], "the meta state kept is that of "+side(winner)) {
+		t.Errorf("evidence does not open with the side kept: %q", split.Evidence)
+	}
+	headline := false
+	for _, c := range rep.Diagnosis {
+		headline = headline || strings.Contains(c.Summary, story)
+	}
+	if !headline {
+		t.Errorf("no cause's headline tells %q: %+v", story, rep.Diagnosis)
+	}
+
+	b2, err := bundle.Open(filepath.Join(bundlesDir, fx, "bundle"), bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	m := load.Model(b2, load.Options{})
+	f := facts.ComputeAll(m)
+	if win := f.SplitWinner(); win == nil || !strings.HasPrefix(win.Name, winner+"-") || f.SplitWinnerBy() != "lost assets" {
+		t.Errorf("split winner %v by %q, want a server of %s told by the lost assets", win, f.SplitWinnerBy(), winner)
+	}
+	if hi := f.HighestMetaTerm(m); hi == nil || !strings.HasPrefix(hi.Name, loser+"-") {
+		t.Logf("the highest term is no longer the losing side's (%v): the test's premise changed", hi)
 	}
 }

@@ -2,9 +2,11 @@ package analysis
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/diagnosis"
 	"github.com/jsforensics/jsforensics/report"
@@ -78,3 +80,78 @@ func TestDiagnosisChains(t *testing.T) {
 }
 
 func fmtInts(xs []int) string { return fmt.Sprint(xs) }
+
+// TestDiagnosisHeadlinesBounded: on every committed fixture, each cause's
+// headline (the first lines a reader sees) is at most diagnosis.MaxHeadline
+// characters.
+func TestDiagnosisHeadlinesBounded(t *testing.T) {
+	var dirs []string
+	for _, fx := range fixtures(t) {
+		dirs = append(dirs, fx.forms[0])
+	}
+	perturbed, _ := filepath.Glob(filepath.Join(perturbedDir, "*", "bundle"))
+	dirs = append(dirs, perturbed...)
+	causes := 0
+	for _, dir := range dirs {
+		for k, c := range analyze(t, dir).Diagnosis {
+			causes++
+			if n := utf8.RuneCountInString(c.Summary); n > diagnosis.MaxHeadline {
+				t.Errorf("%s: cause %d: headline of %d characters, more than %d: %s", dir, k+1, n, diagnosis.MaxHeadline, c.Summary)
+			}
+		}
+	}
+	if causes < 20 {
+		t.Fatalf("only %d causes over %d fixtures: the bound is hardly tried", causes, len(dirs))
+	}
+}
+
+// TestDiagnosisHeadlineFoldsLists: the lists a headline builds are folded
+// ("and K more") and a finding message longer than the bound is cut at a
+// clause, saying so: 40 corrupt peer ids of one stream group, 30 orphaned
+// streams of one server, 20 departed servers, 12 renamed ones, and a
+// finding whose message alone is 2000 characters.
+func TestDiagnosisHeadlineFoldsLists(t *testing.T) {
+	var fs []report.Finding
+	var missing []string
+	for i := range 40 {
+		id := fmt.Sprintf("bad%05d", i)
+		missing = append(missing, id)
+		fs = append(fs, report.Finding{Code: "peer-id-corrupt", Severity: report.Critical, Group: "S-R3F-big", Peer: id, Message: "corrupt " + id,
+			LikelyOrigin: &report.Origin{Peer: "x", Server: fmt.Sprintf("server-%02d", i), Bits: 1}})
+	}
+	fs = append(fs, report.Finding{Code: "quorum-unreachable", Severity: report.Critical, Group: "S-R3F-big", Missing: missing, ClusterSize: 45, Quorum: 23, Reachable: report.Ptr(5), Message: "no quorum"})
+	for i := range 30 {
+		fs = append(fs, report.Finding{Code: "orphan-risk", Severity: report.Critical, Server: "n9", Account: "ACC", Stream: fmt.Sprintf("STREAM_%02d", i)})
+	}
+	for i := range 20 {
+		fs = append(fs, report.Finding{Code: "peer-offline", Severity: report.Warning, Server: fmt.Sprintf("gone-%02d", i), Peer: fmt.Sprintf("gone%04d", i), Group: "_meta_"})
+	}
+	for i := range 12 {
+		fs = append(fs, report.Finding{Code: "server-renamed", Severity: report.Critical, Server: fmt.Sprintf("new-%02d", i), Peer: fmt.Sprintf("old%05d", i),
+			Message: fmt.Sprintf("server new-%02d is old-%02d renamed (old-%02d -> new-%02d): and more", i, i, i, i)})
+	}
+	long := "a finding whose message goes on; " + strings.Repeat("and on, ", 250) + "to its end"
+	fs = append(fs, report.Finding{Code: "store-corrupt", Severity: report.Warning, Server: "n1", Message: long})
+	got := diagnosis.Diagnose(fs)
+	if len(got) != 5 {
+		t.Fatalf("%d causes, want 5: %+v", len(got), got)
+	}
+	wants := []string{"40 corrupted peer id(s) (\"bad00000\"", "n9 stores 30 stream(s) (ACC > STREAM_00", "20 server(s) left without peer-remove (gone-00", "12 server(s) renamed in place", "a finding whose message goes on"}
+	folds := []string{"and 34 more", "and 24 more", "and 14 more", "and 6 more", "(the rest in this cause's findings)"}
+	for _, c := range got {
+		if n := utf8.RuneCountInString(c.Summary); n > diagnosis.MaxHeadline {
+			t.Errorf("headline of %d characters: %s", n, c.Summary)
+		}
+		k := slices.IndexFunc(wants, func(w string) bool { return strings.HasPrefix(c.Summary, w) })
+		if k < 0 {
+			t.Errorf("unexpected headline: %s", c.Summary)
+			continue
+		}
+		if !strings.Contains(c.Summary, folds[k]) {
+			t.Errorf("headline lacks %q: %s", folds[k], c.Summary)
+		}
+	}
+	if c := got[len(got)-1]; strings.Contains(c.Summary, "to its end") || !strings.HasSuffix(c.Summary, "(the rest in this cause's findings)") {
+		t.Errorf("long message not cut, or not said: %s", c.Summary)
+	}
+}

@@ -25,12 +25,8 @@ func TestClientHistoriesFixture(t *testing.T) {
 		if f.Code != "acked-lost" {
 			continue
 		}
-		for _, e := range f.Evidence {
-			if rest, ok := strings.CutPrefix(e, "lost values: "); ok {
-				file := strings.Fields(f.Message[strings.Index(f.Message, "history ")+len("history "):])[0]
-				lostBy[file] = strings.Split(rest, ", ")
-			}
-		}
+		file := strings.Fields(f.Message[strings.Index(f.Message, "history ")+len("history "):])[0]
+		lostBy[file] = lostItems(t, f)
 	}
 	if len(rep.Histories) != 2 {
 		t.Fatalf("%d histories, want 2", len(rep.Histories))

@@ -98,7 +98,7 @@ func TestSplitSuperclusterWording(t *testing.T) {
 		if strings.Contains(c.Summary, "before the groups meet again") || strings.Contains(c.FirstStep, "keep running together") {
 			t.Errorf("diagnosis speaks of a meeting to come: %q / %q", c.Summary, c.FirstStep)
 		}
-		if strings.Contains(c.Summary, "meta groups were founded apart") && !strings.Contains(c.Summary, "$G > NEW_EVENTS (1 stream(s)) is in no store of the bundle now") {
+		if strings.Contains(c.Summary, "meta groups were founded apart") && !strings.Contains(c.Summary, "which lost $G > NEW_EVENTS (1 stream(s), in no store of the bundle now)") {
 			t.Errorf("diagnosis does not name the lost stream in the past: %q", c.Summary)
 		}
 	}

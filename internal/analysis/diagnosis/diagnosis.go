@@ -12,12 +12,45 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
+// MaxHeadline bounds a cause's headline (Cause.Summary), in characters:
+// the first lines a reader sees, a few lines of a terminal. The lists a
+// headline names are folded to maxHeadlineItems; a headline still longer
+// (a finding's own message of that length) is cut at a clause (capHeadline).
+const MaxHeadline = 600
+
+// maxHeadlineItems bounds each list a headline names (ids, servers,
+// streams, groups); the findings name them all.
+const maxHeadlineItems = 6
+
+// some is list folded for a headline: "a, b, c and 4 more".
+func some(list []string) string { return report.JoinFirst(list, maxHeadlineItems) }
+
+// capHeadline keeps s within MaxHeadline: when longer, it ends at the last
+// clause boundary ("; ", else ", ", else a space) that leaves room to say
+// the rest is in the cause's findings.
+func capHeadline(s string) string {
+	if len([]rune(s)) <= MaxHeadline {
+		return s
+	}
+	const more = " … (the rest in this cause's findings)"
+	r := []rune(s)[:MaxHeadline-len([]rune(more))]
+	cut := string(r)
+	for _, sep := range []string{"; ", ", ", " "} {
+		if i := strings.LastIndex(cut, sep); i > len(cut)/2 {
+			cut = cut[:i]
+			break
+		}
+	}
+	return strings.TrimRight(cut, " ,;:") + more
+}
+
 // diagnose links findings into causes and consequences, in the order an
 // operator reads them: each chain names its cause, what follows from it, and
 // the first thing to do. Findings no chain explains stand as causes of
 // their own (critical and warning ones; info findings are left to the list).
 // It reads only the findings (their codes, groups, peers, figures), so it is
-// the same whatever the renderer.
+// the same whatever the renderer. Each headline is at most MaxHeadline
+// characters.
 func Diagnose(fs []report.Finding) []report.Cause {
 	used := make([]bool, len(fs))
 	var out []report.Cause
@@ -33,6 +66,7 @@ func Diagnose(fs []report.Finding) []report.Cause {
 	}
 	for i := range out {
 		out[i].TimelineRefs = chainRefs(fs, out[i].Findings)
+		out[i].Summary = capHeadline(out[i].Summary)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.Rank() < out[j].Severity.Rank() })
 	return out
@@ -69,14 +103,14 @@ func quorumCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		var b strings.Builder
 		if len(corrupt) > 0 {
-			fmt.Fprintf(&b, "%d corrupted peer id(s) (%s", len(corrupt), strings.Join(corrupt, ", "))
+			fmt.Fprintf(&b, "%d corrupted peer id(s) (%s", len(corrupt), some(corrupt))
 			if len(origins) > 0 {
 				sort.Strings(origins)
-				fmt.Fprintf(&b, ": bit flips of %s's ids", strings.Join(origins, ", "))
+				fmt.Fprintf(&b, ": bit flips of the ids of %s", some(origins))
 			}
 			fmt.Fprintf(&b, ") inflated raft group %s to %d peers", q.Group, q.ClusterSize)
 		} else {
-			fmt.Fprintf(&b, "raft group %s counts %d peers, %d of which no server of the bundle is (%s)", q.Group, q.ClusterSize, len(q.Missing), strings.Join(q.Missing, " "))
+			fmt.Fprintf(&b, "raft group %s counts %d peers, %d of which no server of the bundle is (%s)", q.Group, q.ClusterSize, len(q.Missing), some(q.Missing))
 		}
 		fmt.Fprintf(&b, "; its quorum of %d cannot be reached with the %d peers that exist, so no leader can be elected", q.Quorum, reachable)
 		if q.Group == natsfmt.MetaGroup {
@@ -132,15 +166,17 @@ func splitCauses(fs []report.Finding, used []bool) []report.Cause {
 				atRisk = model.AppendUnique(atRisk, f.Account+" > "+f.Stream)
 			case f.Code == "asset-lost":
 				chain = append(chain, i)
-				lost = model.AppendUnique(lost, f.Account+" > "+f.Stream)
+				if name := f.Account + " > " + f.Stream; !strings.Contains(s.Message, name) { // named by the split already
+					lost = model.AppendUnique(lost, name)
+				}
 			}
 		}
 		summary := s.Message
 		if len(lost) > 0 {
-			summary += fmt.Sprintf("; %s (%d stream(s)) %s in no store of the bundle now", strings.Join(lost, ", "), len(lost), model.Plural(len(lost), "is", "are"))
+			summary += fmt.Sprintf("; %s (%d stream(s)) %s in no store of the bundle now", some(lost), len(lost), model.Plural(len(lost), "is", "are"))
 		}
 		if len(atRisk) > 0 {
-			summary += fmt.Sprintf("; the side that loses drops %s (%d stream(s)): save them before the groups meet again", strings.Join(atRisk, ", "), len(atRisk))
+			summary += fmt.Sprintf("; the side that loses drops %s (%d stream(s)): save them before the groups meet again", some(atRisk), len(atRisk))
 		}
 		for _, i := range chain {
 			used[i] = true
@@ -174,7 +210,7 @@ func membershipCauses(fs []report.Finding, used []bool) []report.Cause {
 			used[i] = true
 		}
 		out = append(out, report.Cause{
-			Summary:   u.Message + "; and so: " + strings.Join(effects, "; ") + ".",
+			Summary:   u.Message + "; and so: " + strings.Join(report.FirstOf(effects, 2), "; ") + ".",
 			FirstStep: remedy.RemedyFirstStep(fs[chain[1]]), Severity: report.Critical, Findings: chain,
 		})
 	}
@@ -208,10 +244,10 @@ func orphanCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 		var what []string
 		if len(streams) > 0 {
-			what = append(what, fmt.Sprintf("%d stream(s) (%s)", len(streams), strings.Join(streams, ", ")))
+			what = append(what, fmt.Sprintf("%d stream(s) (%s)", len(streams), some(streams)))
 		}
 		if len(consumers) > 0 {
-			what = append(what, fmt.Sprintf("%d consumer(s) (%s)", len(consumers), strings.Join(consumers, ", ")))
+			what = append(what, fmt.Sprintf("%d consumer(s) (%s)", len(consumers), some(consumers)))
 		}
 		out = append(out, report.Cause{
 			Summary:   fmt.Sprintf("%s stores %s that its own meta state does not assign: it deletes them as orphans once its meta layer recovers.", srv, strings.Join(what, " and ")),
@@ -253,7 +289,7 @@ func storeCauses(fs []report.Finding, used []bool) []report.Cause {
 				chain = append(chain, i)
 			}
 		}
-		summary := fmt.Sprintf("stream %s > %s is damaged on %s: %s", k.account, k.stream, strings.Join(servers, ", "), fs[chain[0]].Message)
+		summary := fmt.Sprintf("stream %s > %s is damaged on %s: %s", k.account, k.stream, some(servers), fs[chain[0]].Message)
 		if n := len(by[k]); n > 1 {
 			summary += fmt.Sprintf(" (and %d more damaged file(s))", n-1)
 		}

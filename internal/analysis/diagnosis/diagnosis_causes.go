@@ -75,13 +75,13 @@ func departureCauses(fs []report.Finding, used []bool) []report.Cause {
 			behind = append(behind, f.Server+"'s copy of "+f.Account+" > "+f.Stream)
 		}
 	}
-	summary := fmt.Sprintf("%d server(s) left without peer-remove (%s) and still count as peers", len(names), strings.Join(names, ", "))
+	summary := fmt.Sprintf("%d server(s) left without peer-remove (%s) and still count as peers", len(names), some(names))
 	if len(behind) > 0 {
-		summary += fmt.Sprintf("; %s missed the writes since", strings.Join(behind, ", "))
+		summary += fmt.Sprintf("; %s missed the writes since", some(behind))
 	}
 	sev := report.Warning
 	if len(stalled) > 0 {
-		summary += fmt.Sprintf("; %d group(s) kept less than a quorum of live peers and take no writes (%s)", len(stalled), strings.Join(stalled, ", "))
+		summary += fmt.Sprintf("; %d group(s) kept less than a quorum of live peers and take no writes (%s)", len(stalled), some(stalled))
 	}
 	for _, i := range chain {
 		used[i] = true
@@ -118,7 +118,7 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 	stalledChain, stalled := model.StalledBy(fs, used, old)
 	chain = append(chain, stalledChain...)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(who), strings.Join(who, "; "))
+	fmt.Fprintf(&b, "%d server(s) renamed in place, same stores (%s): their raft groups still count the old ids, which no server answers to", len(who), strings.Join(report.FirstOf(who, maxHeadlineItems), "; "))
 	if meta != nil && meta.Reachable != nil && *meta.Reachable < meta.Quorum {
 		fmt.Fprintf(&b, "; the meta group (size %d, quorum %d) has %d live peer(s) and elects no leader", meta.ClusterSize, meta.Quorum, *meta.Reachable)
 		for i, f := range fs {
@@ -128,7 +128,7 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 		}
 	}
 	if len(stalled) > 0 {
-		fmt.Fprintf(&b, "; %d group(s) cannot reach quorum without the old ids (%s: quorum-unreachable)", len(stalled), strings.Join(stalled, ", "))
+		fmt.Fprintf(&b, "; %d group(s) cannot reach quorum without the old ids (%s: quorum-unreachable)", len(stalled), some(stalled))
 	}
 	b.WriteString(".")
 	for _, i := range chain {

@@ -87,9 +87,9 @@ var FactDefs = [NumFacts]factDef{
 	}},
 	FactFoundingSplits: {Compute: func(m *model.Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
 	FactUnknownPeers:   {Compute: func(m *model.Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
-	FactSplitWinner: {Requires: []Fact{FactMetaSides, FactFoundingSplits}, Compute: func(m *model.Model, f *Facts) {
+	FactSplitWinner: {Requires: []Fact{FactMetaSides, FactFoundingSplits, FactLostAssets}, Compute: func(m *model.Model, f *Facts) {
 		if len(f.MetaSides()) > 1 || len(f.FoundingSplits()) > 0 {
-			f.splitWinner = f.HighestMetaTerm(m)
+			f.splitWinner, f.splitWinnerBy = splitWinner(m, f)
 		}
 	}},
 	FactLostAssets: {Requires: []Fact{FactFoundingSplits, FactFormerIDs}, Compute: func(m *model.Model, f *Facts) {
@@ -120,6 +120,7 @@ type Facts struct {
 	foundingSplits [][2][]model.MetaFounding
 	unknownPeers   []PeerSighting
 	splitWinner    *model.Server
+	splitWinnerBy  string
 	lostAssets     []*LostAsset
 	exposures      []model.Exposure
 
@@ -170,9 +171,14 @@ func (f *Facts) FoundingSplits() [][2][]model.MetaFounding {
 func (f *Facts) UnknownPeers() []PeerSighting { f.need(FactUnknownPeers); return f.unknownPeers }
 
 // SplitWinner is, where the meta views disagree or groups were founded
-// apart, the server whose meta state carries the highest term: the one a
-// merge keeps. Nil otherwise.
+// apart, the server whose meta state a merge keeps (splitWinner). Nil
+// otherwise.
 func (f *Facts) SplitWinner() *model.Server { f.need(FactSplitWinner); return f.splitWinner }
+
+// SplitWinnerBy says how SplitWinner was told: "lost assets" (groups
+// founded apart met, and only one side's streams are gone) or "term" (the
+// highest term of a readable meta state); "" when there is no winner.
+func (f *Facts) SplitWinnerBy() string { f.need(FactSplitWinner); return f.splitWinnerBy }
 
 // Exposures are the unclean stops and the streams written in the sync
 // interval before each (durability-exposure).
@@ -265,9 +271,51 @@ func (f *Facts) Exists(id string) bool {
 	return s != nil && (s.StoreDir != "" || s.Alive)
 }
 
+// splitWinner is the server whose meta state a merge of meta groups keeps.
+// Where two groups founded apart have met, their servers all hold the
+// merged state, and the terms they carry since (peers.idx and tav.idx are
+// rewritten after the merge) no longer tell the sides apart: what does is
+// what was lost. When the streams gone from every store (lost assets)
+// were held by the founders of one side alone, the other side's state is
+// the one kept: its founder of the highest term wins
+// (v2.15.2-supercluster-split: NEW_EVENTS, the new side's, is gone; the
+// new side's peers.idx carry term 4, the old side's 3). Otherwise the
+// server whose meta view carries the highest term.
+func splitWinner(m *model.Model, f *Facts) (*model.Server, string) {
+	for _, pair := range f.FoundingSplits() {
+		var lost [2]bool
+		for i, side := range pair {
+			for _, a := range f.LostAssets() {
+				lost[i] = lost[i] || a.Consumer == "" && slices.ContainsFunc(side, func(x model.MetaFounding) bool { return slices.Contains(a.Holders, m.Name(x.Server)) })
+			}
+		}
+		if lost[0] == lost[1] {
+			continue
+		}
+		won := pair[0]
+		if lost[0] {
+			won = pair[1]
+		}
+		if s := highestMetaTerm(m, func(s *model.Server) bool {
+			return slices.ContainsFunc(won, func(x model.MetaFounding) bool { return m.Name(x.Server) == s.Name })
+		}); s != nil {
+			return s, "lost assets"
+		}
+	}
+	if s := f.HighestMetaTerm(m); s != nil {
+		return s, "term"
+	}
+	return nil, ""
+}
+
 // highestMetaTerm is the server with a readable meta state whose view of
 // the meta group carries the highest term.
 func (f *Facts) HighestMetaTerm(m *model.Model) *model.Server {
+	return highestMetaTerm(m, func(*model.Server) bool { return true })
+}
+
+// highestMetaTerm is HighestMetaTerm among the servers in says yes to.
+func highestMetaTerm(m *model.Model, in func(*model.Server) bool) *model.Server {
 	var best *model.Server
 	var bestTerm uint64
 	for _, g := range m.Groups {
@@ -276,7 +324,7 @@ func (f *Facts) HighestMetaTerm(m *model.Model) *model.Server {
 		}
 		for _, v := range g.Views {
 			s := m.ServerOf(v.Server)
-			if s == nil || s.Meta == nil || s.Meta.SnapshotCorrupt {
+			if s == nil || s.Meta == nil || s.Meta.SnapshotCorrupt || !in(s) {
 				continue
 			}
 			if best == nil || v.Term > bestTerm {

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -107,7 +108,8 @@ func SniffedIn(b *bundle.Bundle) capture.Decoded {
 
 // captureName names the server of an answer that does not name it: by its
 // raft node id among known servers, else by a path candidate whose peer id
-// is that node id.
+// is that node id, else, for an answer that carries no node id (a bare
+// /healthz), by the server whose folder holds the file (folderServer).
 func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 	if n, ok := l.serverIDs[c.Server.ID]; ok && c.Server.ID != "" {
 		return n
@@ -125,6 +127,45 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 		if l.m.Server(cand) != nil {
 			return cand
 		}
+	}
+	if node == "" {
+		// An answer with a node id no server has is another server's;
+		// only one that says nothing of itself goes by its folder.
+		return l.folderServer(bc.Path)
+	}
+	return ""
+}
+
+// folderServer is the server whose folder holds the file at p: going up
+// from p's folder (never to the bundle root), the first folder that holds
+// a store or a log of a known server decides, when they are all one
+// server's (store-3/{data/jetstream, nats.log, monitoring/healthz.json},
+// whatever the folder is called); "" when that folder is shared by two
+// servers or no folder holds any.
+func (l *loader) folderServer(p string) string {
+	for d := path.Dir(p); d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		under := func(f string) bool { return f == d || strings.HasPrefix(f, d+"/") }
+		owners := map[string]bool{}
+		for _, s := range l.m.Servers {
+			if s.StoreDir != "" && s.StoreDir != "." && under(s.StoreDir) {
+				owners[s.Name] = true
+			}
+		}
+		for _, lg := range l.b.Logs {
+			// A log whose server is not known yet says nothing of the folder.
+			if n, _ := l.logServerName(lg); n != "" && under(lg.Path) && l.m.Server(n) != nil {
+				owners[n] = true
+			}
+		}
+		switch len(owners) {
+		case 0:
+			continue
+		case 1:
+			for n := range owners {
+				return n
+			}
+		}
+		return ""
 	}
 	return ""
 }
@@ -378,6 +419,9 @@ func (l *loader) metaCluster(srv *model.Server, mc *capture.MetaCluster, at time
 		v := model.View{GroupView: model.GroupView{Server: srv.ID, ClusterSize: mv.ClusterSize, Quorum: natsfmt.Quorum(mv.ClusterSize), Leader: leader, Source: source}, LeaderKnown: true}
 		if mv.Quorum > 0 {
 			v.Quorum = mv.Quorum
+		}
+		if !at.IsZero() {
+			v.Time = &at
 		}
 		// No peer list: a follower's /jsz names only the leader, and a
 		// leaderless one names nobody, so only the size and leader count.

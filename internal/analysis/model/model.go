@@ -561,9 +561,9 @@ func (m *Model) NewID(name string) ServerID {
 }
 
 // reportView is v as the report says it, by name.
-func (m *Model) ReportView(v GroupView) report.GroupView {
+func (m *Model) ReportView(v View) report.GroupView {
 	return report.GroupView{Server: m.Name(v.Server), ClusterSize: v.ClusterSize, Quorum: v.Quorum, Term: v.Term, VotedFor: v.VotedFor,
-		Applied: v.Applied, Commit: v.Commit, Leader: v.Leader, Peers: v.Peers, Source: v.Source}
+		Applied: v.Applied, Commit: v.Commit, Leader: v.Leader, Peers: v.Peers, Source: v.Source, Time: v.Time}
 }
 
 // reportOnDisk is d as the report says it, by name.

@@ -25,7 +25,7 @@ var CheckMetaSplit = check.Check{
 		}
 		return ""
 	},
-	Requires: []facts.Fact{facts.FactMetaSides, facts.FactFoundingSplits, facts.FactLostAssets},
+	Requires: []facts.Fact{facts.FactMetaSides, facts.FactFoundingSplits, facts.FactLostAssets, facts.FactSplitWinner},
 	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
@@ -64,8 +64,13 @@ var CheckMetaSplit = check.Check{
 			}
 			f.Evidence = append(f.Evidence, vanished...)
 			if j, ok := metaJoin(m, a, b); ok {
-				f.Message = fmt.Sprintf("%s; they met at %s (%s followed meta leader %s of the other side): the meta state of the higher term replaced the other side's, whose streams were dropped without a warning",
-					founded, j.Time.UTC().Format(time.RFC3339), m.Name(j.Server), j.Leader)
+				met := fmt.Sprintf("%s; they met at %s", founded, j.Time.UTC().Format(time.RFC3339))
+				if won, lost, why, ok := splitOutcome(p, a, b); ok {
+					f.Message = fmt.Sprintf("%s, and the meta state of %s won: it replaced that of %s, %s", met, facts.FoundersOf(m, won), facts.FoundersOf(m, lost), lostSide(m, p.Facts, lost))
+					f.Evidence = append([]string{why}, f.Evidence...)
+				} else {
+					f.Message = met + ": the meta state of the higher term replaced the other side's, whose streams were dropped without a warning"
+				}
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s %s: meta leader %s, of the other side (%s)", j.Time.UTC().Format(time.RFC3339Nano), m.Name(j.Server), j.Leader, j.Source))
 				f.Since = report.Ptr(j.Time)
 				if j.Timeline >= 0 {
@@ -112,6 +117,49 @@ func metaJoin(m *model.Model, a, b []model.MetaFounding) (model.MetaLeaderState,
 		}
 	}
 	return join, found
+}
+
+// splitOutcome tells which of two sides founded apart won when they met:
+// the side of the split's winner (facts.SplitWinner), with the evidence
+// line that says why. False when the winner is a founder of neither.
+func splitOutcome(p *check.Pass, a, b []model.MetaFounding) (won, lost []model.MetaFounding, why string, ok bool) {
+	m := p.Model
+	win := p.Facts.SplitWinner()
+	if win == nil {
+		return nil, nil, "", false
+	}
+	founds := func(side []model.MetaFounding) bool {
+		return slices.ContainsFunc(side, func(x model.MetaFounding) bool { return m.Name(x.Server) == win.Name })
+	}
+	switch {
+	case founds(a):
+		won, lost = a, b
+	case founds(b):
+		won, lost = b, a
+	default:
+		return nil, nil, "", false
+	}
+	why = fmt.Sprintf("the meta state kept is that of %s: every stream gone from the stores was held by %s alone", facts.FoundersOf(m, won), facts.FoundersOf(m, lost))
+	if p.Facts.SplitWinnerBy() != "lost assets" {
+		why = fmt.Sprintf("the meta state kept is that of %s: %s's meta view carries the highest term (no stream gone from the stores tells the sides apart)", facts.FoundersOf(m, won), win.Name)
+	}
+	return won, lost, why, true
+}
+
+// lostSide says what the side that lost a merge lost: its streams the
+// stores no longer hold (asset-lost), or, when none is known gone, that
+// what only it assigned was dropped.
+func lostSide(m *model.Model, f *facts.Facts, side []model.MetaFounding) string {
+	var gone []string
+	for _, a := range f.LostAssets() {
+		if a.Consumer == "" && slices.ContainsFunc(side, func(x model.MetaFounding) bool { return slices.Contains(a.Holders, m.Name(x.Server)) }) {
+			gone = append(gone, a.Account+" > "+a.Stream)
+		}
+	}
+	if len(gone) == 0 {
+		return "whose streams and consumers only it assigned were dropped without a warning (none of them is known gone from the stores)"
+	}
+	return fmt.Sprintf("which lost %s (%d stream(s), in no store of the bundle now), dropped without a warning", report.JoinFirst(gone, 6), len(gone))
 }
 
 // foundingEvent is the timeline index of the meta leader state a founding

@@ -82,6 +82,7 @@ func ackedLost(p *check.Pass, sum *model.AckLog, sa *model.AckedStream) (report.
 	f := report.Finding{Account: st.Account, Stream: st.Name, Seq: lost[0].First, Ranges: lost, Messages: report.Ptr(n),
 		Message: fmt.Sprintf("%d sequence(s) of %s > %s that the server acknowledged (%s, ack log %s) are held by no copy: acknowledged writes lost on every replica",
 			n, st.Account, st.Name, model.RangesText(lost), sum.File)}
+	f.Evidence = append(f.Evidence, walEvidence(m, st, lost)...)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d acknowledgement(s) of %s (%d duplicate), sequences %s, the last at line %d",
 		sum.File, sa.Acks, st.Name, sa.Duplicates, model.RangesText(sa.Acked), sa.LastLine))
 	for _, c := range st.Copies {
@@ -166,6 +167,22 @@ func walHolding(m *model.Model, st *model.Stream, lost []report.Range) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// walEvidence says, first in a finding's evidence, whose copies of the
+// stream's raft WAL still hold the lost sequences: what decides whether
+// they can still be written out (nothing when no WAL is known to).
+func walEvidence(m *model.Model, st *model.Stream, lost []report.Range) []string {
+	where := walHolding(m, st, lost)
+	if where == "" {
+		return nil
+	}
+	n, total := walCount(st, lost), seqset.Set(lost).Count()
+	held := fmt.Sprintf("%d of the %d lost sequences", n, total)
+	if n == total {
+		held = fmt.Sprintf("all %d lost sequences", n)
+	}
+	return []string{fmt.Sprintf("the raft WAL of %s still holds %s (%s): they are not gone yet", groupOrUnknown(st), held, where)}
 }
 
 // walCount is how many of the lost sequences some server's WAL holds.

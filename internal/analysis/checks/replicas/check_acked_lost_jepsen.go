@@ -3,6 +3,7 @@ package replicas
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
@@ -11,14 +12,19 @@ import (
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
-// maxLostListed bounds the lost values the evidence names one by one, and
+// maxLostDetailed bounds the lost values the evidence tells one by one
+// (their lines differ only in their figures), maxLostHeadline the items of
+// the finding's message that name lost values (a run folded into one), and
 // maxNemesisListed the nemesis operations around them.
 const (
-	maxLostListed    = 20
+	maxLostDetailed  = 3
+	maxLostHeadline  = 8
 	maxNemesisListed = 12
-	// maxLostNamed bounds the values the one evidence line naming every
-	// lost value holds (a history of a few thousand writes loses fewer).
+	// maxLostNamed bounds the items of the one evidence line naming every
+	// lost value (a history of a few thousand writes loses fewer).
 	maxLostNamed = 2000
+	// minLostRun is the shortest run of values folded into "a".."b".
+	minLostRun = 3
 )
 
 // lostPub is an acknowledged publish no copy holds.
@@ -191,30 +197,31 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 		return a.P.Done < b.P.Done
 	})
 	var seqs seqset.Set
-	var names []string
 	for _, lp := range lost {
 		if lp.seq != 0 {
 			seqs.Add(lp.seq)
-		}
-		if len(names) < maxLostListed {
-			names = append(names, LostName(lp))
 		}
 	}
 	inferred := ""
 	if len(seqs) == 0 && comparable {
 		seqs, inferred = inferLostSeqs(h, st, hs, lost)
 	}
-	if len(lost) > maxLostListed {
-		names = append(names, fmt.Sprintf("and %d more", len(lost)-maxLostListed))
-	}
+	folded, counts := foldLost(lost)
 	n := uint64(len(lost))
 	from, to := window(lost)
+	at := ""
+	if len(seqs) > 0 {
+		at = " (seq " + model.RangesText(seqs) + ")"
+	}
 	f := report.Finding{Account: st.Account, Stream: st.Name, Messages: report.Ptr(n), Ranges: seqs,
-		Message: fmt.Sprintf("%d publish(es) that the Jepsen history %s records as acknowledged (:ok) are held by no copy of %s > %s: %s; acknowledged between %s and %s of the test: acknowledged writes lost",
-			n, sum.File, st.Account, st.Name, strings.Join(names, ", "), nanos(from), nanos(to))}
+		Message: fmt.Sprintf("%d publish(es) that the Jepsen history %s records as acknowledged (:ok) are held by no copy of %s > %s%s: %s; acknowledged between %s and %s of the test: acknowledged writes lost",
+			n, sum.File, st.Account, st.Name, at, lostHeadline(folded, counts), nanos(from), nanos(to))}
 	if len(seqs) > 0 {
 		f.Seq = seqs[0].First
 	}
+	// What decides the remedy first: whether the stream's raft WAL still
+	// holds the lost writes.
+	f.Evidence = append(f.Evidence, walEvidence(m, st, seqs)...)
 	how := "by value (the payloads the copies' blocks and the stream's raft WAL hold)"
 	switch {
 	case byReads:
@@ -241,16 +248,12 @@ func ackedLostHistory(p *check.Pass, sum *model.AckLog) (report.Finding, bool) {
 	if inferred != "" {
 		f.Evidence = append(f.Evidence, inferred)
 	}
-	all := make([]string, 0, len(lost))
-	for _, lp := range lost {
-		all = append(all, LostName(lp))
-	}
-	f.Evidence = append(f.Evidence, "lost values: "+strings.Join(report.FirstOf(all, maxLostNamed), ", "))
+	f.Evidence = append(f.Evidence, "lost values: "+strings.Join(report.FirstOf(folded, maxLostNamed), ", "))
 	okOrder := append([]*model.HistoryPub(nil), oks...)
 	sort.SliceStable(okOrder, func(i, j int) bool { return okOrder[i].Done < okOrder[j].Done })
 	for i, lp := range lost {
-		if i == maxLostListed {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more lost values", len(lost)-maxLostListed))
+		if i == maxLostDetailed {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more lost values, each told as these are", len(lost)-maxLostDetailed))
 			break
 		}
 		f.Evidence = append(f.Evidence, lostEvidence(p, lp, okOrder, isLost, hs, lastNemesis, finalReads))
@@ -275,6 +278,79 @@ func LostName(lp LostPub) string {
 		return fmt.Sprintf("%q (seq %d)", lp.P.Value, lp.seq)
 	}
 	return fmt.Sprintf("%q", lp.P.Value)
+}
+
+// foldLost names the lost values in their order, a run of at least
+// minLostRun values that count up by one (the same text before a number
+// that goes up by one: "1-25", "1-26", …, or 3350, 3351, …), stored at
+// sequences that count up by one too (or all unknown), folded into
+// `"1-25".."1-48" (24 values, seq 216-239)`; counts says how many values
+// each name stands for.
+func foldLost(lost []LostPub) (names []string, counts []int) {
+	for i := 0; i < len(lost); {
+		j := i + 1
+		for j < len(lost) && nextInRun(lost[j-1], lost[j]) {
+			j++
+		}
+		if j-i < minLostRun {
+			for _, lp := range lost[i:j] {
+				names, counts = append(names, LostName(lp)), append(counts, 1)
+			}
+		} else {
+			a, b := lost[i], lost[j-1]
+			s := fmt.Sprintf("%q..%q (%d values", a.P.Value, b.P.Value, j-i)
+			if a.seq != 0 {
+				s += fmt.Sprintf(", seq %d-%d", a.seq, b.seq)
+			}
+			names, counts = append(names, s+")"), append(counts, j-i)
+		}
+		i = j
+	}
+	return names, counts
+}
+
+// lostHeadline is the first maxLostHeadline of the folded names for the
+// finding's message, the rest counted in values (a name may be a run).
+func lostHeadline(names []string, counts []int) string {
+	if len(names) <= maxLostHeadline {
+		return strings.Join(names, ", ")
+	}
+	rest := 0
+	for _, c := range counts[maxLostHeadline:] {
+		rest += c
+	}
+	return fmt.Sprintf("%s and %d more values", strings.Join(names[:maxLostHeadline], ", "), rest)
+}
+
+// nextInRun says b's value and sequence follow a's by one.
+func nextInRun(a, b LostPub) bool {
+	pa, na, ok := splitNumber(a.P.Value)
+	if !ok {
+		return false
+	}
+	pb, nb, ok := splitNumber(b.P.Value)
+	if !ok || pa != pb || nb != na+1 {
+		return false
+	}
+	if a.seq == 0 || b.seq == 0 {
+		return a.seq == b.seq
+	}
+	return b.seq == a.seq+1
+}
+
+// splitNumber splits v into the text before its trailing number and that
+// number, written without leading zeros (so that it reads back the same).
+func splitNumber(v string) (string, uint64, bool) {
+	i := len(v)
+	for i > 0 && v[i-1] >= '0' && v[i-1] <= '9' {
+		i--
+	}
+	digits := v[i:]
+	if digits == "" || len(digits) > 18 || (len(digits) > 1 && digits[0] == '0') {
+		return "", 0, false
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	return v[:i], n, err == nil
 }
 
 // lostEvidence says when a lost value was acknowledged, where it was (its
@@ -311,7 +387,7 @@ func lostEvidence(p *check.Pass, lp LostPub, okOrder []*model.HistoryPub, isLost
 	prev, next := "the start", "the end"
 	for k := i - 1; k >= 0; k-- {
 		if q := okOrder[k]; heldPub(q) {
-			prev = heldName(q, hs)
+			prev = "the held " + heldName(q, hs)
 			break
 		}
 	}
@@ -321,7 +397,7 @@ func lostEvidence(p *check.Pass, lp LostPub, okOrder []*model.HistoryPub, isLost
 			break
 		}
 	}
-	fmt.Fprintf(&b, "; acknowledged between the held %s and %s", prev, next)
+	fmt.Fprintf(&b, "; acknowledged between %s and %s", prev, next)
 	if pub.ReadBy >= 0 && pub.ReadBy <= lastNemesis {
 		fmt.Fprintf(&b, "; a read invoked at index %d, before the last nemesis operation, returned it (%s): the stream held it then", pub.ReadBy, nanos(pub.ReadTime))
 	}
