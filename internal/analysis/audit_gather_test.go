@@ -77,6 +77,11 @@ func wantVerdict(t *testing.T, c check.Check, m *model.Model, want string) []rep
 	if got != want {
 		t.Errorf("%s (%s): %s (%s), want %s; findings %+v", c.Code, c.NatscliCode, got, o.Reason, want, fs)
 	}
+	if c.CoveredBy == nil {
+		for _, f := range fs {
+			wantRemedy(t, c, f)
+		}
+	}
 	if o.NatscliCode != c.NatscliCode || c.NatscliCode == "" {
 		t.Errorf("%s: outcome natscli_code %q, check's %q", c.Code, o.NatscliCode, c.NatscliCode)
 	}

@@ -56,6 +56,18 @@ const (
 	MembershipOneAtATime        ID = "membership-one-at-a-time"
 	MembershipReplaceOneAtATime ID = "membership-replace-one-at-a-time"
 	StreamLimitsNear            ID = "stream-limits-near"
+	ServerUnhealthy             ID = "server-unhealthy"
+	VersionsMixed               ID = "versions-mixed"
+	CPUHigh                     ID = "cpu-high"
+	SlowConsumers               ID = "slow-consumers"
+	JetStreamUsageHigh          ID = "jetstream-usage-high"
+	DomainWhitespace            ID = "domain-whitespace"
+	AuthNotRequired             ID = "auth-not-required"
+	TLSExpiring                 ID = "tls-expiring"
+	MemoryOutlier               ID = "memory-outlier"
+	HAAssetsHigh                ID = "ha-assets-high"
+	ClusterNameWhitespace       ID = "cluster-name-whitespace"
+	SubjectsHigh                ID = "subjects-high"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -72,4 +84,5 @@ var IDs = []ID{
 	DivergenceChooseCopy, ReplicaGapStart, ReplicaGapCatchUp, ReplicaGapRebuild, DurabilityCompare,
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
+	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
 }

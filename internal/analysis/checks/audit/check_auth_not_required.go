@@ -4,6 +4,7 @@ import (
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -22,7 +23,9 @@ func judgeAuthRequired(_ *check.Pass, g *model.Gather) verdict {
 	var found []report.Finding
 	eachAnswer(g, varzPages, func(_ string, s *model.GatherServer, c capture.Capture) {
 		if c.Varz != nil && !c.Varz.AuthRequired {
-			found = append(found, serverFinding(s, c, "%s: authentication not required", s.Name))
+			f := serverFinding(s, c, "%s: authentication not required", s.Name)
+			remedy.Prescribe(remedy.AuthNotRequired, remedy.Args{"server": s.Name, "id": c.Varz.ServerID}).Apply(&f)
+			found = append(found, f)
 		}
 	})
 	return examples(found, warn)

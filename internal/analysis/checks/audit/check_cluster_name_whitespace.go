@@ -5,6 +5,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -24,7 +25,9 @@ func judgeClusterNames(_ *check.Pass, g *model.Gather) verdict {
 	var found []report.Finding
 	for _, cl := range g.Clusters {
 		if whitespace(cl.Name, " \n") {
-			found = append(found, report.Finding{Message: fmt.Sprintf("cluster %q has whitespace in its name", cl.Name)})
+			f := report.Finding{Message: fmt.Sprintf("cluster %q has whitespace in its name", cl.Name)}
+			remedy.Prescribe(remedy.ClusterNameWhitespace, remedy.Args{"cluster": fmt.Sprintf("%q", cl.Name)}).Apply(&f)
+			found = append(found, f)
 		}
 	}
 	return examples(found, fail)

@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -29,7 +32,9 @@ func judgeCPU(p *check.Pass, g *model.Gather) verdict {
 			return
 		}
 		if avg := c.Varz.CPU / float64(c.Varz.Cores); avg > limit {
-			found = append(found, serverFinding(s, c, "%s - %s: %.1f%% CPU (%.1f%% over %d cores)", cluster, s.Name, avg, c.Varz.CPU, c.Varz.Cores))
+			f := serverFinding(s, c, "%s - %s: %.1f%% CPU (%.1f%% over %d cores)", cluster, s.Name, avg, c.Varz.CPU, c.Varz.Cores)
+			remedy.Prescribe(remedy.CPUHigh, remedy.Args{"server": s.Name, "cpu": fmt.Sprintf("%.1f", avg)}).Apply(&f)
+			found = append(found, f)
 		}
 	})
 	return examples(found, fail)

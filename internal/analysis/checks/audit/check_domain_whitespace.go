@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -23,7 +26,9 @@ func judgeDomainWhitespace(_ *check.Pass, g *model.Gather) verdict {
 	var found []report.Finding
 	eachAnswer(g, jszPages, func(cluster string, s *model.GatherServer, c capture.Capture) {
 		if c.Jsz != nil && whitespace(c.Jsz.Config.Domain, " \t\r\n") {
-			found = append(found, serverFinding(s, c, "cluster %s server %s domain %q", cluster, s.Name, c.Jsz.Config.Domain))
+			f := serverFinding(s, c, "cluster %s server %s domain %q", cluster, s.Name, c.Jsz.Config.Domain)
+			remedy.Prescribe(remedy.DomainWhitespace, remedy.Args{"server": s.Name, "domain": fmt.Sprintf("%q", c.Jsz.Config.Domain)}).Apply(&f)
+			found = append(found, f)
 		}
 	})
 	return examples(found, warn)

@@ -1,8 +1,11 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -31,7 +34,9 @@ func judgeHAAssets(p *check.Pass, g *model.Gather) verdict {
 			s := &cl.Servers[i]
 			for _, c := range s.Jsz {
 				if float64(c.Jsz.HAAssets) > limit {
-					found = append(found, serverFinding(s, c, "%s: %d HA assets", s.Name, c.Jsz.HAAssets))
+					f := serverFinding(s, c, "%s: %d HA assets", s.Name, c.Jsz.HAAssets)
+					remedy.Prescribe(remedy.HAAssetsHigh, remedy.Args{"server": s.Name, "count": fmt.Sprint(c.Jsz.HAAssets), "limit": fmt.Sprint(limit)}).Apply(&f)
+					found = append(found, f)
 				}
 			}
 		}

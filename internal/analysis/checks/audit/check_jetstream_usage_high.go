@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -31,11 +34,17 @@ func judgeJetStreamUsage(p *check.Pass, g *model.Gather) verdict {
 		if j == nil {
 			return
 		}
+		usage := func(what, key string, used uint64, limit int64) report.Finding {
+			f := serverFinding(s, c, "%s %s usage: %d of %d bytes", s.Name, what, used, limit)
+			remedy.Prescribe(remedy.JetStreamUsageHigh, remedy.Args{"server": s.Name, "id": serverID(s), "what": what, "key": key,
+				"used": fmt.Sprint(used), "max": fmt.Sprint(limit)}).Apply(&f)
+			return f
+		}
 		if j.Config.MaxMemory > 0 && j.Memory > uint64(float64(j.Config.MaxMemory)*(memPct/100)) {
-			found = append(found, serverFinding(s, c, "%s memory usage: %d of %d bytes", s.Name, j.Memory, j.Config.MaxMemory))
+			found = append(found, usage("memory", "max_memory_store", j.Memory, j.Config.MaxMemory))
 		}
 		if j.Config.MaxStorage > 0 && j.Storage > uint64(float64(j.Config.MaxStorage)*(storePct/100)) {
-			found = append(found, serverFinding(s, c, "%s store usage: %d of %d bytes", s.Name, j.Storage, j.Config.MaxStorage))
+			found = append(found, usage("store", "max_file_store", j.Storage, j.Config.MaxStorage))
 		}
 	})
 	return examples(found, warn)

@@ -1,8 +1,11 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -45,7 +48,10 @@ func judgeMemoryOutlier(p *check.Pass, g *model.Gather) verdict {
 			// natscli keeps the last page's figure per server.
 			c := s.Varz[len(s.Varz)-1]
 			if mem := float64(c.Varz.Mem); mem > mean*ratio {
-				found = append(found, serverFinding(s, c, "cluster %s avg: %d bytes, server %s: %d bytes", cl.Name, int64(mean), s.Name, c.Varz.Mem))
+				f := serverFinding(s, c, "cluster %s avg: %d bytes, server %s: %d bytes", cl.Name, int64(mean), s.Name, c.Varz.Mem)
+				remedy.Prescribe(remedy.MemoryOutlier, remedy.Args{"server": s.Name, "cluster": cl.Name,
+					"mem": fmt.Sprint(c.Varz.Mem), "mean": fmt.Sprint(int64(mean))}).Apply(&f)
+				found = append(found, f)
 			}
 		}
 	}

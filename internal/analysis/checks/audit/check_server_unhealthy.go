@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -23,7 +26,9 @@ func judgeServerHealth(_ *check.Pass, g *model.Gather) verdict {
 	var found []report.Finding
 	eachAnswer(g, healthzPages, func(_ string, s *model.GatherServer, c capture.Capture) {
 		if h := c.Healthz; h != nil && h.Status != "ok" && h.Status != "" {
-			found = append(found, serverFinding(s, c, "%s: /healthz %d - %s", s.Name, h.StatusCode, h.Status))
+			f := serverFinding(s, c, "%s: /healthz %d - %s", s.Name, h.StatusCode, h.Status)
+			remedy.Prescribe(remedy.ServerUnhealthy, remedy.Args{"server": s.Name, "status": fmt.Sprintf("%d - %s", h.StatusCode, h.Status)}).Apply(&f)
+			found = append(found, f)
 		}
 	})
 	return examples(found, warn)

@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"fmt"
+
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -22,7 +25,9 @@ func judgeSlowConsumers(_ *check.Pass, g *model.Gather) verdict {
 	var found []report.Finding
 	eachAnswer(g, varzPages, func(cluster string, s *model.GatherServer, c capture.Capture) {
 		if c.Varz != nil && c.Varz.SlowConsumers > 0 {
-			found = append(found, serverFinding(s, c, "%s/%s: %d slow consumers", cluster, s.Name, c.Varz.SlowConsumers))
+			f := serverFinding(s, c, "%s/%s: %d slow consumers", cluster, s.Name, c.Varz.SlowConsumers)
+			remedy.Prescribe(remedy.SlowConsumers, remedy.Args{"server": s.Name, "count": fmt.Sprint(c.Varz.SlowConsumers)}).Apply(&f)
+			found = append(found, f)
 		}
 	})
 	return examples(found, warn)

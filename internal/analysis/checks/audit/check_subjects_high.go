@@ -5,6 +5,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -28,8 +29,11 @@ func judgeSubjects(p *check.Pass, g *model.Gather) verdict {
 	for _, st := range streamsOf(g) {
 		for _, r := range st.Replicas {
 			if n := r.Info.State.NumSubjects; float64(n) > limit {
-				found = append(found, report.Finding{Server: r.Server, Account: st.Account, Stream: st.Stream, File: r.File,
-					Message: fmt.Sprintf("%s/%s: %d subjects", st.Account, st.Stream, n), Evidence: []string{r.File}})
+				f := report.Finding{Server: r.Server, Account: st.Account, Stream: st.Stream, File: r.File,
+					Message: fmt.Sprintf("%s/%s: %d subjects", st.Account, st.Stream, n), Evidence: []string{r.File}}
+				remedy.Prescribe(remedy.SubjectsHigh, remedy.Args{"account": st.Account, "stream": st.Stream,
+					"count": fmt.Sprint(n), "limit": fmt.Sprint(limit)}).Apply(&f)
+				found = append(found, f)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -50,16 +51,16 @@ func judgeTLSExpiry(p *check.Pass, g *model.Gather) verdict {
 				crit = true
 				f := serverFinding(s, c, "%s/%s %s TLS certificate expired (expired_at=%v)", cluster, s.Name, component, at)
 				f.Severity = report.Critical
-				found = append(found, f)
+				found = append(found, tlsRemedy(f, s, v, component, at))
 			case critAt > 0 && left <= critAt:
 				crit = true
 				f := serverFinding(s, c, "%s/%s %s TLS certificate expires in %v (expires_at=%v)", cluster, s.Name, component, left.Truncate(time.Second), at)
 				f.Severity = report.Critical
-				found = append(found, f)
+				found = append(found, tlsRemedy(f, s, v, component, at))
 			case warnAt > 0 && left <= warnAt:
 				f := serverFinding(s, c, "%s/%s %s TLS certificate expires in %v (expires_at=%v)", cluster, s.Name, component, left.Truncate(time.Second), at)
 				f.Severity = report.Warning
-				found = append(found, f)
+				found = append(found, tlsRemedy(f, s, v, component, at))
 			}
 		}
 		expiry("server", v.TLSCertNotAfter)
@@ -76,4 +77,12 @@ func judgeTLSExpiry(p *check.Pass, g *model.Gather) verdict {
 		return verdict{outcome: fail, found: found}
 	}
 	return examples(found, warn)
+}
+
+// tlsRemedy is f with its remedy: renew the certificate of component and
+// reload the server's configuration.
+func tlsRemedy(f report.Finding, s *model.GatherServer, v *capture.Varz, component string, at time.Time) report.Finding {
+	remedy.Prescribe(remedy.TLSExpiring, remedy.Args{"server": s.Name, "id": v.ServerID, "component": component,
+		"expires": at.UTC().Format(time.RFC3339)}).Apply(&f)
+	return f
 }

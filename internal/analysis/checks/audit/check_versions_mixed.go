@@ -2,10 +2,12 @@ package audit
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jsforensics/jsforensics/capture"
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -39,8 +41,10 @@ func judgeVersions(_ *check.Pass, g *model.Gather) verdict {
 	case 1:
 		return verdict{outcome: pass}
 	}
-	return verdict{outcome: fail, found: []report.Finding{{
+	f := report.Finding{
 		Message:  fmt.Sprintf("servers run %d different versions: %v", len(order), order),
 		Evidence: evidence,
-	}}}
+	}
+	remedy.Prescribe(remedy.VersionsMixed, remedy.Args{"versions": strings.Join(order, ", ")}).Apply(&f)
+	return verdict{outcome: fail, found: []report.Finding{f}}
 }

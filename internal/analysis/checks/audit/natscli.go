@@ -170,3 +170,14 @@ func streamsOf(g *model.Gather) []streamReplicas {
 
 // whitespace says whether s holds a blank natscli refuses in a name.
 func whitespace(s, blanks string) bool { return strings.ContainsAny(s, blanks) }
+
+// serverID is the server id of s from its last /varz ("" when it has
+// none): the id `nats server config reload` takes.
+func serverID(s *model.GatherServer) string {
+	for i := len(s.Varz) - 1; i >= 0; i-- {
+		if v := s.Varz[i].Varz; v != nil && v.ServerID != "" {
+			return v.ServerID
+		}
+	}
+	return ""
+}
