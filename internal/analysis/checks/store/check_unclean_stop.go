@@ -39,7 +39,7 @@ var CheckUncleanStop = check.Check{
 		}
 		first := ends[0].at
 		for _, e := range ends {
-			if e.stopped || ranAfter(m, e) {
+			if e.stopped || ranAfter(e) {
 				return nil
 			}
 			first = minTime(first, e.at)
@@ -73,20 +73,43 @@ var CheckUncleanStop = check.Check{
 	},
 }
 
-// logEnd is where one server's log ends: its last dated log event.
+// logEnd is where one server's log ends: its last dated log event, and
+// the last monitoring capture of it.
 type logEnd struct {
-	server  model.ServerID
-	at      time.Time
-	index   int  // in the timeline
-	stopped bool // the event is a clean stop
+	server   model.ServerID
+	at       time.Time
+	index    int  // in the timeline
+	stopped  bool // the event is a clean stop
+	captured time.Time
 }
 
-// logEnds are the servers' log ends, in the model's order of servers.
+// logEnds are the servers' log ends, in the model's order of servers: one
+// pass over the timeline, each distinct server id resolved once.
 func logEnds(m *model.Model) []logEnd {
+	canon := map[model.ServerID]model.ServerID{}
+	ref := func(id model.ServerID) (model.ServerID, bool) {
+		c, ok := canon[id]
+		if !ok {
+			if s := m.ServerOf(id); s != nil {
+				c = s.Ref()
+			}
+			canon[id] = c
+		}
+		return c, c != ""
+	}
 	last := map[model.ServerID]int{}
+	captured := map[model.ServerID]time.Time{}
 	for i, e := range m.Timeline {
-		if s := m.ServerOf(e.Server); s != nil && e.Source == "log" && !e.Time.IsZero() {
-			last[s.Ref()] = i
+		if e.Time.IsZero() {
+			continue
+		}
+		id, ok := ref(e.Server)
+		switch {
+		case !ok:
+		case e.Source == "log":
+			last[id] = i
+		case captureSources[e.Source] && e.Time.After(captured[id]):
+			captured[id] = e.Time
 		}
 	}
 	var out []logEnd
@@ -96,7 +119,7 @@ func logEnds(m *model.Model) []logEnd {
 			continue
 		}
 		e := m.Timeline[i]
-		out = append(out, logEnd{server: s.Ref(), at: e.Time, index: i, stopped: e.Kind == string(natsfmt.EventStop)})
+		out = append(out, logEnd{server: s.Ref(), at: e.Time, index: i, stopped: e.Kind == string(natsfmt.EventStop), captured: captured[s.Ref()]})
 	}
 	return out
 }
@@ -104,14 +127,7 @@ func logEnds(m *model.Model) []logEnd {
 // ranAfter says whether a monitoring capture shows e's server answering
 // after its log's end (it was running: its log was copied live, or quiet).
 // Raft WAL and block stamps do not: a server writes without logging.
-func ranAfter(m *model.Model, e logEnd) bool {
-	for _, t := range m.Timeline {
-		if captureSources[t.Source] && m.Same(t.Server, e.server) && t.Time.After(e.at) {
-			return true
-		}
-	}
-	return false
-}
+func ranAfter(e logEnd) bool { return e.captured.After(e.at) }
 
 // captureSources are the timeline sources that are monitoring captures.
 var captureSources = map[string]bool{"varz": true, "jsz": true, "healthz": true, "raftz": true}
