@@ -38,25 +38,7 @@ func offeredExtracts(rep *report.Report) map[[2]string]string {
 // bundle, writes at least one message (an offer that writes none sends the
 // reader on a search for data that is not there).
 func TestEveryOfferedExtractYields(t *testing.T) {
-	var dirs []string
-	for _, root := range []string{bundlesDir, perturbedDir} {
-		ents, err := os.ReadDir(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			if !e.IsDir() {
-				continue
-			}
-			// The folder form where there is one, else the archive.
-			for _, form := range []string{"bundle", "bundle.zip", "bundle.tar.gz"} {
-				if p := filepath.Join(root, e.Name(), form); exists(p) {
-					dirs = append(dirs, p)
-					break
-				}
-			}
-		}
-	}
+	dirs := committedBundles(t)
 	offers := 0
 	for _, dir := range dirs {
 		rep, err := Run(dir, Options{})
@@ -79,6 +61,34 @@ func TestEveryOfferedExtractYields(t *testing.T) {
 	if offers < 5 {
 		t.Fatalf("only %d extract offers in the committed fixtures", offers)
 	}
+}
+
+// committedBundles are the committed fixtures' bundles, one form each:
+// the folder where there is one, else the archive.
+func committedBundles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, root := range []string{bundlesDir, perturbedDir} {
+		ents, err := os.ReadDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			for _, form := range []string{"bundle", "bundle.zip", "bundle.tar.gz"} {
+				if p := filepath.Join(root, e.Name(), form); exists(p) {
+					out = append(out, p)
+					break
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no committed bundle")
+	}
+	return out
 }
 
 func exists(p string) bool {

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,21 +14,7 @@ import (
 // what not to do if it fails), so the first screen never promises what the
 // full remedy withdraws.
 func TestFirstScreenCarriesCaveats(t *testing.T) {
-	var bundles []string
-	for _, root := range []string{bundlesDir, perturbedDir} {
-		ents, err := os.ReadDir(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			for _, form := range []string{"bundle", "bundle.zip", "bundle.tar.gz"} {
-				if p := filepath.Join(root, e.Name(), form); e.IsDir() && exists(p) {
-					bundles = append(bundles, p)
-					break
-				}
-			}
-		}
-	}
+	bundles := committedBundles(t)
 	causes, caveats := 0, 0
 	for _, dir := range bundles {
 		rep, err := Run(dir, Options{})
