@@ -11,7 +11,7 @@ import (
 func newSchemaCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
-		Short: "Print the JSON Schema of the report (analyze --format json); docs/report.md explains it",
+		Short: "Print the JSON Schema of the report (analyze --format json), the contract other tools read",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			b, err := report.JSONSchema()
