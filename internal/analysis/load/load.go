@@ -127,8 +127,13 @@ type loader struct {
 	// compare is what the replica comparison needs of each stream copy
 	// until it has run (keepForComparison): kept here, not in the model.
 	compare map[*model.StreamCopy]*compareCopy
-	tl      *timeline.Sink
-	meter   *progress.Meter
+	// owners indexes folders by the servers whose store or log they hold,
+	// for captures that name no server (folderOwners); ownersOf is how many
+	// servers were known when it was made.
+	owners   map[string]map[string]bool
+	ownersOf int
+	tl       *timeline.Sink
+	meter    *progress.Meter
 	// history holds the group history of the log being read.
 	history      map[string]*logGroupHistory
 	historyOrder []string

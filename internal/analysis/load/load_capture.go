@@ -143,31 +143,51 @@ func (l *loader) captureName(bc bundle.Capture, c capture.Capture) string {
 // whatever the folder is called); "" when that folder is shared by two
 // servers or no folder holds any.
 func (l *loader) folderServer(p string) string {
+	owners := l.folderOwners()
 	for d := path.Dir(p); d != "." && d != "/" && d != ""; d = path.Dir(d) {
-		under := func(f string) bool { return f == d || strings.HasPrefix(f, d+"/") }
-		owners := map[string]bool{}
-		for _, s := range l.m.Servers {
-			if s.StoreDir != "" && s.StoreDir != "." && under(s.StoreDir) {
-				owners[s.Name] = true
-			}
-		}
-		for _, lg := range l.b.Logs {
-			// A log whose server is not known yet says nothing of the folder.
-			if n, _ := l.logServerName(lg); n != "" && under(lg.Path) && l.m.Server(n) != nil {
-				owners[n] = true
-			}
-		}
-		switch len(owners) {
+		switch len(owners[d]) {
 		case 0:
 			continue
 		case 1:
-			for n := range owners {
+			for n := range owners[d] {
 				return n
 			}
 		}
 		return ""
 	}
 	return ""
+}
+
+// folderOwners indexes, by folder, the known servers whose store is that
+// folder or under it, or whose log is under it; made again only when the
+// captures have named more servers since, so that each bare capture costs
+// a walk up its own path, not one over every server and log.
+func (l *loader) folderOwners() map[string]map[string]bool {
+	if l.owners != nil && l.ownersOf == len(l.m.Servers) {
+		return l.owners
+	}
+	by := map[string]map[string]bool{}
+	add := func(d, name string) {
+		for ; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+			if by[d] == nil {
+				by[d] = map[string]bool{}
+			}
+			by[d][name] = true
+		}
+	}
+	for _, s := range l.m.Servers {
+		if s.StoreDir != "" && s.StoreDir != "." {
+			add(s.StoreDir, s.Name)
+		}
+	}
+	for _, lg := range l.b.Logs {
+		// A log whose server is not known yet says nothing of the folder.
+		if n, _ := l.logServerName(lg); n != "" && l.m.Server(n) != nil {
+			add(path.Dir(lg.Path), n)
+		}
+	}
+	l.owners, l.ownersOf = by, len(l.m.Servers)
+	return by
 }
 
 // nodeNames maps raft node ids to the server names they belong to, from
