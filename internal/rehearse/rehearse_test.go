@@ -17,22 +17,32 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// serverBin is the nats-server the real-server tests start: $JSF_NATS_SERVER,
-// else the fixture generator's v2.15.2 (the release of the fixtures below).
-// Without one they are skipped, unless $JSF_REQUIRE_NATS_SERVER is set (CI).
-func serverBin(t *testing.T) string {
+// requiredRelease is the release $JSF_NATS_SERVER is (CI builds it).
+const requiredRelease = "2.15.2"
+
+// serverBin is the nats-server of release v the real-server tests start:
+// for 2.15.2 $JSF_NATS_SERVER, else the fixture generator's cache
+// ($JSF_GEN_CACHE or ~/.cache/jsforensics-gen, bin/v<release>). Without
+// one the test is skipped, unless it is 2.15.2 and $JSF_REQUIRE_NATS_SERVER
+// is set (CI).
+func serverBin(t *testing.T, v string) string {
 	t.Helper()
-	p := os.Getenv("JSF_NATS_SERVER")
+	p := ""
+	if v == requiredRelease {
+		p = os.Getenv("JSF_NATS_SERVER")
+	}
 	if p == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			p = filepath.Join(home, ".cache", "jsforensics-gen", "bin", "v2.15.2", "nats-server")
+		cache := os.Getenv("JSF_GEN_CACHE")
+		if home, err := os.UserHomeDir(); cache == "" && err == nil {
+			cache = filepath.Join(home, ".cache", "jsforensics-gen")
 		}
+		p = filepath.Join(cache, "bin", "v"+v, "nats-server")
 	}
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("JSF_REQUIRE_NATS_SERVER") != "" {
+		if v == requiredRelease && os.Getenv("JSF_REQUIRE_NATS_SERVER") != "" {
 			t.Fatalf("no nats-server at %q ($JSF_NATS_SERVER)", p)
 		}
-		t.Skip("no nats-server v2.15.2: set JSF_NATS_SERVER")
+		t.Skipf("no nats-server v%s: set JSF_NATS_SERVER, or install it as testdata/gen does", v)
 	}
 	return p
 }
@@ -90,8 +100,9 @@ type restartRecord struct {
 		} `json:"orphan_consumers_deleted"`
 		StreamsAfter map[string][]string `json:"streams_after"`
 		Restart      []struct {
-			Server  string   `json:"server"`
-			Started bool     `json:"started"`
+			Server     string `json:"server"`
+			Started    bool   `json:"started"`
+			MetaLeader string `json:"meta_leader"`
 			Streams []string `json:"streams"`
 			Log     []string `json:"log"`
 		} `json:"restart"`
@@ -105,9 +116,9 @@ type restartRecord struct {
 // statement of the report is held; the bundle is byte-identical after; no
 // server is left running and the scratch folder is gone.
 func TestRehearsalMatchesGeneratorRestart(t *testing.T) {
-	bin := serverBin(t)
-	for _, name := range []string{"orphan-v2.15.2", "metasnap-v2.15.2"} {
+	for _, name := range []string{"orphan-v2.10.22", "orphan-v2.15.2", "metasnap-v2.11.17", "metasnap-v2.12.1", "metasnap-v2.14.10", "metasnap-v2.15.2"} {
 		t.Run(name, func(t *testing.T) {
+			bin := serverBin(t, name[strings.LastIndex(name, "-v")+2:])
 			t.Parallel()
 			root := filepath.Join("..", "..", "testdata", "bundles", name)
 			var want restartRecord
@@ -184,6 +195,25 @@ func TestRehearsalMatchesGeneratorRestart(t *testing.T) {
 					}
 				}
 			}
+			leaders := map[string]bool{}
+			for _, rs := range want.Expect.Restart {
+				if rs.Started {
+					leaders[rs.MetaLeader] = true
+				}
+			}
+			if len(leaders) == 1 {
+				got := ""
+				if r.MetaLeader != nil {
+					got = *r.MetaLeader
+				}
+				for l := range leaders {
+					// A leader is elected among equals: which one is chance;
+					// that there is one, or none, is not.
+					if (l == "") != (got == "") {
+						t.Errorf("meta leader %q, the generator's restart %q", got, l)
+					}
+				}
+			}
 			for srv, ss := range wantServed {
 				sort.Strings(ss)
 				got := served[srv]
@@ -209,7 +239,7 @@ func TestRehearsalMatchesGeneratorRestart(t *testing.T) {
 // --timeout), the rehearsal stops every server it started and removes its
 // scratch folder.
 func TestRehearsalStopsOnCancel(t *testing.T) {
-	bin := serverBin(t)
+	bin := serverBin(t, requiredRelease)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	tmp := t.TempDir()
