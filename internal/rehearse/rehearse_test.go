@@ -100,11 +100,11 @@ type restartRecord struct {
 		} `json:"orphan_consumers_deleted"`
 		StreamsAfter map[string][]string `json:"streams_after"`
 		Restart      []struct {
-			Server     string `json:"server"`
-			Started    bool   `json:"started"`
-			MetaLeader string `json:"meta_leader"`
-			Streams []string `json:"streams"`
-			Log     []string `json:"log"`
+			Server     string   `json:"server"`
+			Started    bool     `json:"started"`
+			MetaLeader string   `json:"meta_leader"`
+			Streams    []string `json:"streams"`
+			Log        []string `json:"log"`
 		} `json:"restart"`
 	} `json:"expect"`
 }
