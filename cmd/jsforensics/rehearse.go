@@ -15,6 +15,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/rehearse"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/html"
 )
 
 type rehearseOptions struct {
@@ -59,7 +60,7 @@ hold; 3 the rehearsal could not run.`,
 	c.Flags().StringVar(&o.server, "nats-server", "", "the nats-server binary to start (required)")
 	c.Flags().DurationVar(&o.watch, "watch", rehearse.DefaultWatch, "how long the servers run after starting")
 	c.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop everything after this long, whatever it is doing")
-	c.Flags().StringVar(&o.format, "format", "text", "output format: text or json")
+	c.Flags().StringVar(&o.format, "format", "text", "output format: text, json or html (a page with a timeline of the servers' log lines)")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write to this file instead of standard output (never inside the bundle)")
 	c.Flags().BoolVar(&o.force, "force", false, "replace the output file if it exists")
 	c.Flags().BoolVar(&o.keep, "keep", false, "keep the scratch folder (stores, configs, logs) after the run")
@@ -71,8 +72,11 @@ hold; 3 the rehearsal could not run.`,
 }
 
 func (o *rehearseOptions) run(path string, stdout, stderr io.Writer) error {
-	if o.format != "text" && o.format != "json" {
-		return fmt.Errorf("--format %q: give text or json", o.format)
+	if o.format != "text" && o.format != "json" && o.format != "html" {
+		return fmt.Errorf("--format %q: give text, json or html", o.format)
+	}
+	if o.format == "html" && (o.output == "" || o.output == stdoutName) && terminalOf(stdout).is {
+		return fmt.Errorf("--format html is a page for a browser: give -o FILE")
 	}
 	guard, err := newInputGuard(path)
 	if err != nil {
@@ -117,6 +121,8 @@ func (o *rehearseOptions) run(path string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		err = enc.Encode(r)
+	} else if o.format == "html" {
+		err = html.WriteRehearsal(w, r)
 	} else {
 		err = report.WriteRehearsalText(w, r)
 	}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/report/html"
 )
 
 // rehearsalServer is the nats-server for the rehearse command's tests (see
@@ -56,12 +60,38 @@ func TestRehearseJSONMatchesSchema(t *testing.T) {
 	if code := run([]string{"rehearse", dir, "--nats-server", bin, "--format", "json", "-q", "--tmpdir", t.TempDir()}, &out, &errb); code != exitOK {
 		t.Fatalf("rehearse: exit %d: %s", code, errb.String())
 	}
+	raw := bytes.Clone(out.Bytes())
 	v, err := jsonschema.UnmarshalJSON(&out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Validate(v); err != nil {
 		t.Errorf("rehearsal does not match its schema: %v", err)
+	}
+
+	// The same rehearsal as a page: a lane a server, a marker a dated
+	// warning, error or fatal line of it.
+	var r report.Rehearsal
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := html.WriteRehearsal(&page, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range r.Servers {
+		if !strings.Contains(page.String(), `<g class="lane" data-server="`+srv.Name+`">`) {
+			t.Errorf("no lane for %s", srv.Name)
+		}
+		n := 0
+		for _, l := range srv.Lines {
+			if strings.Contains(l, "/") && (strings.Contains(l, "[WRN]") || strings.Contains(l, "[ERR]") || strings.Contains(l, "[FTL]")) {
+				n++
+			}
+		}
+		if got := strings.Count(page.String(), `data-server="`+srv.Name+`" data-level=`); got != n || n == 0 {
+			t.Errorf("%s: %d markers for %d log lines", srv.Name, got, n)
+		}
 	}
 }
 
