@@ -297,7 +297,30 @@ type Finding struct {
 	// (a check's max_examples; the examples are in Evidence); absent for
 	// one. Added field.
 	Count int `json:"count,omitempty"`
+	// Next is what the finding says a server does on its next start, as
+	// data a rehearsal (`jsforensics rehearse`) can hold to what the real
+	// server does. Added field.
+	Next []ServerNext `json:"server_next,omitempty"`
 }
+
+// ServerNext is one thing a server does on its next start.
+type ServerNext struct {
+	Server string `json:"server"`
+	// Does is what it does: deletes-stream (its copy of the stream, as an
+	// orphan or as not placed on it) or refuses-jetstream (JetStream does
+	// not start).
+	Does    string `json:"does" jsonschema:"enum=deletes-stream,enum=refuses-jetstream"`
+	Account string `json:"account,omitempty"`
+	Stream  string `json:"stream,omitempty"`
+	// Release is the nats-server release the statement is for.
+	Release string `json:"release,omitempty"`
+}
+
+// What a server does next (ServerNext.Does).
+const (
+	NextDeletesStream    = "deletes-stream"
+	NextRefusesJetStream = "refuses-jetstream"
+)
 
 // RemedyStep is one step of a remedy.
 type RemedyStep struct {

@@ -28,6 +28,19 @@ var sources embed.FS
 // is required, unknown properties are refused, descriptions are the
 // types' doc comments.
 func JSONSchema() ([]byte, error) {
+	return schemaOf(&Report{}, SchemaID, "jsforensics report ("+Schema+")")
+}
+
+// RehearsalSchemaID names the JSON Schema of `jsforensics rehearse --format json`.
+const RehearsalSchemaID = "https://github.com/jsforensics/jsforensics/report/" + "rehearsal-v1.schema.json"
+
+// RehearsalJSONSchema returns the JSON Schema of a rehearsal (Rehearsal),
+// made as JSONSchema makes the report's.
+func RehearsalJSONSchema() ([]byte, error) {
+	return schemaOf(&Rehearsal{}, RehearsalSchemaID, "jsforensics rehearsal ("+RehearsalSchema+")")
+}
+
+func schemaOf(v any, id, title string) ([]byte, error) {
 	comments, err := typeComments()
 	if err != nil {
 		return nil, err
@@ -52,9 +65,9 @@ func JSONSchema() ([]byte, error) {
 			return comments[key]
 		},
 	}
-	s := r.Reflect(&Report{})
-	s.ID = SchemaID
-	s.Title = "jsforensics report (" + Schema + ")"
+	s := r.Reflect(v)
+	s.ID = jsonschema.ID(id)
+	s.Title = title
 	return json.MarshalIndent(s, "", "  ")
 }
 

@@ -33,6 +33,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newChecksCmd(stdout),
 		newDumpCmd(stdout, stderr),
 		newExtractCmd(stdout, stderr),
+		newRehearseCmd(stdout, stderr),
 		newRenderCmd(stdout),
 		newSchemaCmd(stdout),
 		newVersionCmd(stdout),

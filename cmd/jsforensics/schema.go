@@ -9,12 +9,17 @@ import (
 )
 
 func newSchemaCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var rehearsal bool
+	c := &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON Schema of the report (analyze --format json), the contract other tools read",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			b, err := report.JSONSchema()
+			schema := report.JSONSchema
+			if rehearsal {
+				schema = report.RehearsalJSONSchema
+			}
+			b, err := schema()
 			if err != nil {
 				return err
 			}
@@ -22,4 +27,6 @@ func newSchemaCmd(stdout io.Writer) *cobra.Command {
 			return err
 		},
 	}
+	c.Flags().BoolVar(&rehearsal, "rehearsal", false, "the schema of a rehearsal (rehearse --format json) instead")
+	return c
 }

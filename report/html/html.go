@@ -30,7 +30,7 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-//go:embed page.tmpl
+//go:embed page.tmpl rehearsal.tmpl
 var files embed.FS
 
 var page = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{

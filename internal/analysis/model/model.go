@@ -348,6 +348,9 @@ type Corruption struct {
 	// Evidence says what the server does with the damage on its next
 	// start; beside the figures, not part of them.
 	Evidence []string
+	// Next is what the server does with the damage on its next start, as
+	// data (report.Finding.Next).
+	Next []report.ServerNext
 	// IndexDB is the copy's index.db when it is the only record of what
 	// the damaged file held (a remedy must not remove it).
 	IndexDB string

@@ -98,6 +98,7 @@ func orphanFindings(m *model.Model, srv *model.Server, meta *model.MetaState, st
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state (%s) holds no assignment for it: the server deletes it as an orphan 30 s after meta recovery (\"Detected orphaned stream\").%s",
 			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, meta.Source, lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("meta state of %s assigns %d streams, none named %s in account %s", srv.Name, len(meta.Streams), st.Name, st.Account))
+		f.Next = []report.ServerNext{{Server: srv.Name, Does: report.NextDeletesStream, Account: st.Account, Stream: st.Name, Release: srv.Version}}
 		orphanRemedy(srv, st, c).Apply(&f)
 		return []report.Finding{f}
 	case srv.PeerID != "" && len(a.Peers) > 0 && !slices.Contains(a.Peers, srv.PeerID):
@@ -105,6 +106,7 @@ func orphanFindings(m *model.Model, srv *model.Server, meta *model.MetaState, st
 		f.Message = fmt.Sprintf("%s stores stream %s > %s (%d messages, %d bytes) but its meta state places the stream on other peers (%s): the server removes its copy during meta recovery (\"JetStream removing stream\", a debug line only).%s",
 			srv.Name, st.Account, st.Name, c.Messages, c.Bytes, strings.Join(model.NamesFor(m, a.Peers), ", "), lossNote)
 		f.Evidence = append(ev, fmt.Sprintf("assignment group %s peers %s; this server is %s", a.Group, strings.Join(a.Peers, " "), srv.PeerID))
+		f.Next = []report.ServerNext{{Server: srv.Name, Does: report.NextDeletesStream, Account: st.Account, Stream: st.Name, Release: srv.Version}}
 		orphanRemedy(srv, st, c).Apply(&f)
 		return []report.Finding{f}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
+	"github.com/jsforensics/jsforensics/report"
 )
 
 // store-corrupt's judgement of the raft group records (RaftRecord): what
@@ -245,6 +246,9 @@ func metaSnapshotDamage(m *model.Model) []model.Corruption {
 			c.Evidence = append(c.Evidence, fmt.Sprintf("its payload still decodes (%d stream assignments) but the server does not apply a snapshot that fails its checksum, so they are not counted as its state", len(rec.MetaAssign)))
 		}
 		c.Evidence = append(c.Evidence, MetaSnapNextStart(s.Srv, damaged, len(snaps))...)
+		if refuses, known := releases.RefusesCorruptMetaSnapshot(s.Srv.Version); refuses && known {
+			c.Next = append(c.Next, report.ServerNext{Server: s.Srv.Name, Does: report.NextRefusesJetStream, Release: s.Srv.Version})
+		}
 		out = append(out, c)
 	}
 	return out

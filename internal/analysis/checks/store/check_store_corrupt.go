@@ -67,6 +67,7 @@ var CheckStoreCorrupt = check.Check{
 				Server: m.Name(c.Server), Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
 				Message: c.Message, Evidence: append(blockEvidence(c), c.Evidence...),
+				Next: c.Next,
 			}
 			if len(c.Resurrected) > 0 {
 				f.Ranges = c.Resurrected
