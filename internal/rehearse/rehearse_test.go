@@ -1,6 +1,8 @@
 package rehearse
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -116,8 +118,11 @@ type restartRecord struct {
 // statement of the report is held; the bundle is byte-identical after; no
 // server is left running and the scratch folder is gone.
 func TestRehearsalMatchesGeneratorRestart(t *testing.T) {
-	for _, name := range []string{"orphan-v2.10.22", "orphan-v2.15.2", "metasnap-v2.11.17", "metasnap-v2.12.1", "metasnap-v2.14.10", "metasnap-v2.15.2"} {
+	// orphan-v2.15.2.tar.gz is that bundle packed one folder deeper: the
+	// same bundle in another form gives the same rehearsal.
+	for _, name := range []string{"orphan-v2.10.22", "orphan-v2.15.2", "orphan-v2.15.2.tar.gz", "metasnap-v2.11.17", "metasnap-v2.12.1", "metasnap-v2.14.10", "metasnap-v2.15.2"} {
 		t.Run(name, func(t *testing.T) {
+			name, packed := strings.CutSuffix(name, ".tar.gz")
 			bin := serverBin(t, name[strings.LastIndex(name, "-v")+2:])
 			t.Parallel()
 			root := filepath.Join("..", "..", "testdata", "bundles", name)
@@ -130,6 +135,9 @@ func TestRehearsalMatchesGeneratorRestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			bundlePath := filepath.Join(root, "bundle")
+			if packed {
+				bundlePath = packTarGz(t, bundlePath, "support/"+name)
+			}
 			sum := treeSum(t, bundlePath)
 			tmp := t.TempDir()
 			r, err := Run(context.Background(), bundlePath, Options{ServerBin: bin, TempDir: tmp})
@@ -263,4 +271,59 @@ func TestRehearsalStopsOnCancel(t *testing.T) {
 	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
 		t.Errorf("scratch left in %s: %v", tmp, ents)
 	}
+}
+
+// packTarGz writes dir as a .tar.gz whose entries sit under prefix.
+func packTarGz(t *testing.T, dir, prefix string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "bundle.tar.gz")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(filepath.Join(prefix, rel))
+		if d.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			_, err = tw.Write(b)
+			return err
+		}
+		return nil
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
