@@ -27,6 +27,9 @@ type member struct {
 	// Conf is the server's own config from the bundle, nil when the bundle
 	// holds none for it.
 	Conf *natsconf.Config
+	// Cipher is the cipher its encrypted store was written with ("" when
+	// not encrypted or no key given opens it).
+	Cipher string
 
 	Dir                               string // its scratch folder
 	ClientPort, ClusterPort, HTTPPort int
@@ -65,6 +68,7 @@ var keptTop = map[string]bool{
 // 127.0.0.1; routes lead only to the sandbox's servers; what could reach
 // anything else is left out and said in m.Left.
 func (m *member) config(storeDir, logFile, key string) string {
+	cipherSet := false
 	var b strings.Builder
 	fmt.Fprintf(&b, "server_name: %s\n", quote(m.Name))
 	fmt.Fprintf(&b, "host: \"127.0.0.1\"\nport: %d\nhttp: \"127.0.0.1:%d\"\n", m.ClientPort, m.HTTPPort)
@@ -72,6 +76,14 @@ func (m *member) config(storeDir, logFile, key string) string {
 	fmt.Fprintf(&b, "jetstream {\n  store_dir: %s\n", quote(storeDir))
 	if key != "" {
 		fmt.Fprintf(&b, "  key: %s\n", quote(key))
+	}
+	if m.Conf != nil {
+		_, cipherSet = m.Conf.Lookup("jetstream", "cipher")
+	}
+	if key != "" && m.Cipher != "" && !cipherSet {
+		// The cipher the store was written with: another makes the
+		// server convert every file on start, which production would not.
+		fmt.Fprintf(&b, "  cipher: %s\n", m.Cipher)
 	}
 	if m.Conf != nil {
 		if js, ok := m.Conf.Lookup("jetstream"); ok && js.Map != nil {

@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -171,5 +172,43 @@ authorization { token: $TOKEN }
 		if !said[k] {
 			t.Errorf("leaving out %s is not said (left: %v)", k, mb.Left)
 		}
+	}
+}
+
+// TestCipherOfEncryptedFixtures: the cipher a real server wrote its
+// encrypted store with is what the sandbox config names, so the rehearsed
+// server does not convert the copy's files on start.
+func TestCipherOfEncryptedFixtures(t *testing.T) {
+	for fx, want := range map[string]string{"encrypted-aes-v2.12.1": "aes", "encrypted-v2.15.2": "chacha"} {
+		root := filepath.Join("..", "..", "testdata", "bundles", fx)
+		var w struct {
+			Expect struct {
+				Key string `json:"key"`
+			} `json:"expect"`
+		}
+		raw, err := os.ReadFile(filepath.Join(root, "want.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &w); err != nil || w.Expect.Key == "" {
+			t.Fatalf("%s: no key in want.json: %v", fx, err)
+		}
+		b, err := bundle.Open(filepath.Join(root, "bundle"), bundle.Limits{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members, err := plan(b, analysis.LoadWith(b, analysis.Options{Keys: []string{w.Expect.Key}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mb := range members {
+			if got := cipherOf(b, mb.StoreRoot, w.Expect.Key); got != want {
+				t.Errorf("%s %s: cipher %q, want %q", fx, mb.Name, got, want)
+			}
+			if got := cipherOf(b, mb.StoreRoot, "not-the-key"); got != "" {
+				t.Errorf("%s %s: cipher %q under a wrong key", fx, mb.Name, got)
+			}
+		}
+		b.Close()
 	}
 }

@@ -116,6 +116,9 @@ func Run(ctx context.Context, path string, o Options) (*report.Rehearsal, error)
 				return nil, fmt.Errorf("copying %s for %s: %w", p, mb.Name, err)
 			}
 		}
+		if o.Key != "" {
+			mb.Cipher = cipherOf(b, mb.StoreRoot, o.Key)
+		}
 		text := mb.config(store, filepath.Join(mb.Dir, "server.log"), o.Key)
 		if err := checkLoopback(mb.Name, text); err != nil {
 			return nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/internal/natsconf"
+	"github.com/jsforensics/jsforensics/internal/storecrypt"
 )
 
 // sandbox is the scratch folder and the servers that run in it.
@@ -291,4 +292,24 @@ func (sb *sandbox) copyFile(b *bundle.Bundle, p, target string) error {
 		return fmt.Errorf("copying %s: %w", p, err)
 	}
 	return out.Close()
+}
+
+// cipherOf finds the cipher of an encrypted store: the first stream key file
+// the key opens says it (storecrypt tries both, as the server does).
+func cipherOf(b *bundle.Bundle, root, key string) string {
+	accs, _ := fs.ReadDir(b.FS, root)
+	for _, a := range accs {
+		streams, _ := fs.ReadDir(b.FS, path.Join(root, a.Name(), "streams"))
+		for _, s := range streams {
+			kf := path.Join(root, a.Name(), "streams", s.Name(), "meta.key")
+			data, err := fs.ReadFile(b.FS, kf)
+			if err != nil {
+				continue
+			}
+			if k, err := storecrypt.OpenKeyFile(kf, data, []string{key}, a.Name(), s.Name()); err == nil {
+				return strings.ToLower(k.Cipher.String())
+			}
+		}
+	}
+	return ""
 }
