@@ -136,11 +136,12 @@ func readDomainsExpect(t *testing.T, name string) domainsExpect {
 // mirror and sources the servers showed stalled (their last origin
 // sequence past the recreated origin's last sequence, lag 0, no error,
 // every /healthz ok): the mirror and the source on 2.14.10, the mirror
-// alone on 2.15.3 (whose source reset itself); a step later (the origin
-// past the mirror's old end) the mirror's older messages; nothing on the
-// healthy layout.
+// alone on 2.15.3 (whose source reset itself); the same after a restart of
+// every server (domains-restarted: a restart resumes neither); a step
+// later (the origin past the mirror's old end) the mirror's older
+// messages; nothing on the healthy layout.
 func TestSourceStalledFixtures(t *testing.T) {
-	for _, name := range []string{"domains-recreated-v2.14.10", "domains-recreated-v2.15.3", "domains-overtaken-v2.15.3", "domains-v2.15.3"} {
+	for _, name := range []string{"domains-recreated-v2.14.10", "domains-recreated-v2.15.3", "domains-restarted-v2.14.10", "domains-restarted-v2.15.3", "domains-overtaken-v2.15.3", "domains-v2.15.3"} {
 		t.Run(name, func(t *testing.T) {
 			x := readDomainsExpect(t, name)
 			var want []string
@@ -180,4 +181,58 @@ func TestSourceStalledFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSourceStalledPartialBundles: the states beside the incident's bundle
+// (domains-recreated-v2.14.10: the mirror and the source stalled). With the
+// captures gone (stores and logs only), the stores tell both: the mirror's
+// last sequence and the source's last Nats-Stream-Source header against
+// the origin's meta.inf and blocks, the domains from the logs' "Domain:"
+// lines; and no meta-split. With the stores gone (captures and logs
+// only), /jsz tells the mirror's last sequence against the origin's (2.14
+// reports no source seq, and no message header is in a capture: the source
+// cannot be judged, and is not).
+func TestSourceStalledPartialBundles(t *testing.T) {
+	src := filepath.Join(bundlesDir, "domains-recreated-v2.14.10", "bundle")
+	judge := func(t *testing.T, dir string) []string {
+		t.Helper()
+		rep := analyze(t, dir)
+		var got []string
+		for _, f := range rep.Findings {
+			switch f.Code {
+			case "source-stalled":
+				got = append(got, f.Stream)
+			case "meta-split", "orphan-risk", "peer-unknown", "asset-lost":
+				t.Errorf("%s: %s", f.Code, f.Message)
+			}
+		}
+		slices.Sort(got)
+		return got
+	}
+	t.Run("captures-missing", func(t *testing.T) {
+		dir := copyTree(t, src)
+		if err := os.RemoveAll(filepath.Join(dir, "captures")); err != nil {
+			t.Fatal(err)
+		}
+		if got := judge(t, dir); !slices.Equal(got, []string{"MIRROR", "SOURCED"}) {
+			t.Errorf("source-stalled on %v from the stores, want MIRROR and SOURCED", got)
+		}
+	})
+	t.Run("stores-missing", func(t *testing.T) {
+		dir := copyTree(t, src)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if e.IsDir() && e.Name() != "captures" {
+				if err := os.RemoveAll(filepath.Join(dir, e.Name(), "data")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := judge(t, dir); !slices.Equal(got, []string{"MIRROR"}) {
+			t.Errorf("source-stalled on %v from the captures, want MIRROR", got)
+		}
+	})
 }

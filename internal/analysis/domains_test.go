@@ -82,7 +82,7 @@ func TestMetaSplitDomainsModel(t *testing.T) {
 // domains were told apart the report raised critical meta-split and
 // orphan-risk on each.
 func TestDomainsFixturesNoSplit(t *testing.T) {
-	for _, name := range []string{"domains-v2.15.3", "domains-recreated-v2.14.10", "domains-recreated-v2.15.3", "domains-overtaken-v2.15.3"} {
+	for _, name := range []string{"domains-v2.15.3", "domains-recreated-v2.14.10", "domains-recreated-v2.15.3", "domains-restarted-v2.14.10", "domains-restarted-v2.15.3", "domains-overtaken-v2.15.3"} {
 		t.Run(name, func(t *testing.T) {
 			x := readDomainsExpect(t, name)
 			notExtended := 0

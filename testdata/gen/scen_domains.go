@@ -95,8 +95,12 @@ type SourceState struct {
 
 // DomainsExpect is want.json's expect for domains-*.
 type DomainsExpect struct {
-	Domains   map[string]string   `json:"domains"` // server -> JetStream domain
-	Recreated bool                `json:"recreated"`
+	Domains   map[string]string `json:"domains"` // server -> JetStream domain
+	Recreated bool              `json:"recreated"`
+	// Restarted: the domains-restarted bundle, both clusters stopped and
+	// started again on the recreated bundle's stores; Stalled is then what
+	// the mirror and source said after the restart.
+	Restarted bool                `json:"restarted,omitempty"`
 	Origin    DomOrigin           `json:"origin"`
 	Before    []SourceState       `json:"before"` // mirror/source once caught up
 	Stalled   []SourceState       `json:"stalled,omitempty"`
@@ -305,7 +309,7 @@ func domainsRun(ctx context.Context, env *Env, version string, recreate, overtak
 		}
 	}
 	if recreate && !overtaken {
-		if err := domainsAfter(ctx, &x, hub, leaf, mirrorCfg, sourcedCfg); err != nil {
+		if err := domainsAfter(ctx, env, version, &x, hub, leaf, mirrorCfg, sourcedCfg); err != nil {
 			return err
 		}
 		if err := leaf.Stop(); err != nil {
@@ -352,7 +356,7 @@ func domainsRun(ctx context.Context, env *Env, version string, recreate, overtak
 // domainsAfter restarts both clusters on the bundle's stores (their own
 // copies), records the mirror and the source after the restart, then
 // carries out the remedy: MIRROR deleted and created again.
-func domainsAfter(ctx context.Context, x *DomainsExpect, hub, leaf *Cluster, mirrorCfg, sourcedCfg jetstream.StreamConfig) error {
+func domainsAfter(ctx context.Context, env *Env, version string, x *DomainsExpect, hub, leaf *Cluster, mirrorCfg, sourcedCfg jetstream.StreamConfig) error {
 	var offsets = map[string]int64{}
 	for _, s := range leaf.Servers {
 		if st, err := os.Stat(s.LogFile); err == nil {
@@ -380,6 +384,50 @@ func domainsAfter(ctx context.Context, x *DomainsExpect, hub, leaf *Cluster, mir
 	}
 	if x.AfterRestart, err = sourceStates(ctx, ljs); err != nil {
 		return err
+	}
+	// The restart as a bundle of its own (the state beside the incident):
+	// captured, stopped, written, then started again for the remedies.
+	lnc.Close()
+	caps, err := quietCapture(ctx, hub, leaf)
+	if err != nil {
+		return err
+	}
+	rx := DomainsExpect{Domains: x.Domains, Recreated: true, Restarted: true, Origin: x.Origin, Before: x.Before, Stalled: x.AfterRestart,
+		Healthz: map[string]string{}, LogLines: map[string][]string{}}
+	all := append(append([]*Server{}, hub.Servers...), leaf.Servers...)
+	for _, s := range all {
+		rx.Healthz[s.Name] = httpBody(s, "/healthz")
+	}
+	if err := leaf.Stop(); err != nil {
+		return err
+	}
+	if err := hub.Stop(); err != nil {
+		return err
+	}
+	for _, s := range all {
+		if rx.LogLines[s.Name], err = linesMatching(s.LogFile, 0, domainLogPattern); err != nil {
+			return err
+		}
+	}
+	rb := &Bundle{Name: "domains-restarted-" + version, Version: strings.TrimPrefix(version, "v"), Layout: LayoutPerServer(), Servers: all, Captures: caps, Expect: rx}
+	if err := rb.Write(env.Scratch, env.Out); err != nil {
+		return err
+	}
+	if err := hub.Start(ctx); err != nil {
+		return err
+	}
+	if err := leaf.Start(ctx); err != nil {
+		return err
+	}
+	lnc, ljs, err = connect(leaf.Servers...)
+	if err != nil {
+		return err
+	}
+	defer lnc.Close()
+	for _, n := range []string{domMirror, domSourced} {
+		if err := waitAssetLeader(ctx, ljs, n, ""); err != nil {
+			return err
+		}
 	}
 	r := &DomRemedy{}
 	x.Remedy = r

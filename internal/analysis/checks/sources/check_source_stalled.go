@@ -43,7 +43,7 @@ var CheckSourceStalled = check.Check{
 				return ""
 			}
 		}
-		return "no stream of the bundle is a mirror or has sources (meta.inf, /jsz config)"
+		return "no stream of the bundle is a mirror or has sources"
 	},
 	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
