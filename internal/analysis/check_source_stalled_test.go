@@ -172,6 +172,15 @@ func TestSourceStalledFixtures(t *testing.T) {
 					if f.Severity != report.Warning || f.Account != "APP" || len(f.RemedySteps) == 0 {
 						t.Errorf("finding %+v", f)
 					}
+					// Since is the origin's creation (its meta.inf), and the
+					// log line of its new stream leader is on the timeline.
+					created, err := time.Parse(time.RFC3339Nano, x.Origin.CreatedAfter)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if f.Since == nil || f.Since.Sub(created).Abs() > time.Millisecond || len(f.TimelineRefs) == 0 {
+						t.Errorf("%s: since %v (origin created %v), timeline refs %v", f.Stream, f.Since, created, f.TimelineRefs)
+					}
 				}
 			}
 			slices.Sort(got)

@@ -14,6 +14,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
 	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
+	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
 
@@ -151,6 +152,21 @@ func judge(p *check.Pass, st *model.Stream, l *model.StreamLink) (report.Finding
 	}
 	if !o.firstTS.IsZero() {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("origin's first message written %s (its stores)", o.firstTS.UTC().Format(time.RFC3339Nano)))
+	}
+	// The logs: the origin's stream leader elected anew at its creation
+	// (the servers log nothing about the stalled mirror itself).
+	if !o.created.IsZero() {
+		f.Since = report.Ptr(o.created)
+		seen := map[model.ServerID]bool{}
+		for i, e := range m.Timeline {
+			if e.Source != "log" || e.Kind != string(natsfmt.EventStreamLeader) || e.Account != o.st.Account || e.Stream != o.st.Name ||
+				seen[e.Server] || e.Time.Before(o.created) || model.MetaDomain(m, m.ServerOf(e.Server)) != o.domain {
+				continue
+			}
+			seen[e.Server] = true
+			f.TimelineRefs = append(f.TimelineRefs, i)
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s log %s line %d at %s: new stream leader for the origin, after its creation: %q", m.Name(e.Server), e.File, e.Line, e.Time.UTC().Format(time.RFC3339Nano), e.Text))
+		}
 	}
 	for _, ls := range l.States {
 		e := "no error"
