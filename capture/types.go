@@ -132,6 +132,39 @@ type StreamDetail struct {
 	Consumers          []ConsumerInfo    `json:"consumer_detail"`
 	RaftGroup          string            `json:"stream_raft_group"`
 	ConsumerRaftGroups []RaftGroupDetail `json:"consumer_raft_groups"`
+	// Mirror and Sources are the stream's mirror and sources as its server
+	// runs them (server.StreamSourceInfo; in /jsz since 2.10).
+	Mirror  *StreamSourceInfo  `json:"mirror"`
+	Sources []StreamSourceInfo `json:"sources"`
+}
+
+// StreamSourceInfo is server.StreamSourceInfo: a mirror's or a source's
+// state. Active is the time since its origin last sent anything
+// (nanoseconds on the wire); Seq, the last origin sequence seen, is
+// reported from 2.15 and for sources only.
+type StreamSourceInfo struct {
+	Name     string          `json:"name"`
+	External *ExternalStream `json:"external"`
+	Lag      uint64          `json:"lag"`
+	Seq      uint64          `json:"seq"`
+	Active   time.Duration   `json:"active"`
+	Error    *APIError       `json:"error"`
+	Filter   string          `json:"filter_subject"`
+}
+
+// ExternalStream is server.ExternalStream: the API prefix of another
+// account or JetStream domain ($JS.<domain>.API).
+type ExternalStream struct {
+	APIPrefix     string `json:"api"`
+	DeliverPrefix string `json:"deliver"`
+}
+
+// StreamSource is server.StreamSource: a mirror or source as configured.
+type StreamSource struct {
+	Name        string          `json:"name"`
+	OptStartSeq uint64          `json:"opt_start_seq"`
+	Filter      string          `json:"filter_subject"`
+	External    *ExternalStream `json:"external"`
 }
 
 // ClusterInfo is server.ClusterInfo.
@@ -161,6 +194,9 @@ type StreamConfig struct {
 	// (the default, "" before a server fills it in) deletes its oldest
 	// messages, "new" refuses the publish. For the remedy of JETSTREAM_003.
 	Discard string `json:"discard"`
+	// Mirror and Sources as configured (source-stalled).
+	Mirror  *StreamSource  `json:"mirror"`
+	Sources []StreamSource `json:"sources"`
 }
 
 // StreamState is server.StreamState (also the raftz WAL state).

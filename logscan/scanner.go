@@ -159,6 +159,7 @@ type Banner struct {
 	ID         string // server id (NKey)
 	ConfigFile string
 	StoreDir   string
+	Domain     string // JetStream domain ("  Domain:" line), "" when none is printed
 }
 
 // Scanner reads log lines from an io.Reader. It is not safe for concurrent
@@ -705,5 +706,7 @@ func (s *Scanner) trackBanner(ev *Event) {
 		b.ConfigFile = f["path"]
 	case "store-dir":
 		b.StoreDir = f["dir"]
+	case "js-domain":
+		b.Domain = f["domain"]
 	}
 }

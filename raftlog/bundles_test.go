@@ -116,15 +116,22 @@ func loadBundleServers(t testing.TB) []*serverCase {
 		if !ok {
 			continue
 		}
+		// Servers of one JetStream domain share a meta layer; a bundle of
+		// several domains (expect.domains: server -> domain, the domains
+		// scenarios) has one per domain.
+		var doms struct {
+			Domains map[string]string `json:"domains"`
+		}
+		_ = json.Unmarshal(w.Expect, &doms)
 		var cs []*serverCase
-		var union []streamWant
+		union := map[string][]streamWant{}
 		for _, s := range w.Servers {
 			for _, sw := range s.Streams {
 				st := streamWant{Account: sw.Account, Name: sw.Name, Group: sw.Group}
 				for _, c := range sw.Consumers {
 					st.Consumers = append(st.Consumers, c.Name)
 				}
-				union = append(union, st)
+				union[doms.Domains[s.Name]] = append(union[doms.Domains[s.Name]], st)
 			}
 			if s.StoreDir == "" {
 				continue
@@ -166,9 +173,11 @@ func loadBundleServers(t testing.TB) []*serverCase {
 			}
 			cs = append(cs, sc)
 		}
-		union = dedupStreams(union)
+		for d := range union {
+			union[d] = dedupStreams(union[d])
+		}
 		for _, sc := range cs {
-			sc.streams = union
+			sc.streams = union[doms.Domains[sc.name]]
 		}
 		out = append(out, cs...)
 	}

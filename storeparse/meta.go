@@ -31,8 +31,22 @@ type StreamMeta struct {
 	Sealed            bool              `json:"sealed"`
 	Metadata          map[string]string `json:"metadata"`
 	Created           time.Time         `json:"Created"`
-	Raw               json.RawMessage   `json:"-"`
-	FieldErrors       []string          `json:"-"`
+	// Mirror and Sources: the origins the stream takes messages from.
+	Mirror      *StreamSourceMeta  `json:"mirror"`
+	Sources     []StreamSourceMeta `json:"sources"`
+	Raw         json.RawMessage    `json:"-"`
+	FieldErrors []string           `json:"-"`
+}
+
+// StreamSourceMeta is a mirror or source in a stream's meta.inf
+// (server.StreamSource).
+type StreamSourceMeta struct {
+	Name        string `json:"name"`
+	OptStartSeq uint64 `json:"opt_start_seq"`
+	Filter      string `json:"filter_subject"`
+	External    *struct {
+		APIPrefix string `json:"api"`
+	} `json:"external"`
 }
 
 // ConsumerMeta is the part of a consumer's meta.inf (FileConsumerInfo:

@@ -142,6 +142,11 @@ type BlockScan struct {
 
 	found []PayloadHit // see ScanOptions.Payloads
 
+	// srcSeq and srcHdr: the last counted record of the block carrying a
+	// Nats-Stream-Source header (a sourced stream's message), its value.
+	srcSeq uint64
+	srcHdr string
+
 	mseqs, mdigs []uint64 // see ScanOptions.Messages, until merged
 
 	windows []WindowDigest // see ScanOptions.DigestWindow

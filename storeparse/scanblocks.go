@@ -454,6 +454,11 @@ func (sc *blockScanner) records(name string, n uint32, src *blockSource, res *bl
 			if sc.payloads != nil {
 				bs.findPayload(sc.payloads, seq, r.Data)
 			}
+			if r.HasHeaders && seq > bs.srcSeq {
+				if v, ok := sourceHeader(r.Header); ok {
+					bs.srcSeq, bs.srcHdr = seq, v
+				}
+			}
 			if bs.firstBad >= 0 {
 				bs.RebuildLostMsgs++
 			}

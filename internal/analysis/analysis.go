@@ -15,6 +15,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/sources"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/diagnosis"
 	"github.com/jsforensics/jsforensics/internal/analysis/load"
@@ -223,6 +224,7 @@ var Checks = []check.Check{
 	jetstream.CheckJetStreamDisabled,
 	jetstream.CheckStreamWriteError,
 	store.CheckUncleanStop,
+	sources.CheckSourceStalled,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

@@ -65,6 +65,7 @@ func allScenarios() []Scenario {
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 		kindsScenarios,        // scen_kinds.go (issue 18)
 		streamFullScenarios,   // scen_streamfull.go (issue 18)
+		domainsScenarios,      // scen_domains.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -115,6 +116,15 @@ var families = map[string]func(v string) Scenario{
 	},
 	"membership": func(v string) Scenario {
 		return Scenario{Name: "membership-" + v, Timeout: 14 * time.Minute, Run: func(ctx context.Context, env *Env) error { return membership(ctx, env, v) }}
+	},
+	"domains": func(v string) Scenario {
+		return Scenario{Name: "domains-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return domains(ctx, env, v, false) }}
+	},
+	"domains-recreated": func(v string) Scenario {
+		return Scenario{Name: "domains-recreated-" + v, Timeout: 10 * time.Minute, Run: func(ctx context.Context, env *Env) error { return domains(ctx, env, v, true) }}
+	},
+	"domains-overtaken": func(v string) Scenario {
+		return Scenario{Name: "domains-overtaken-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return domainsRun(ctx, env, v, true, true) }}
 	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}

@@ -970,16 +970,30 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 			Leader   string            `json:"stream_leader"`
 		} `json:"recovery"`
 		MetaLeader string `json:"meta_leader"`
+		// The domains-recreated scenario's runs (DomRemedy).
+		Remedy       *DomRemedy `json:"remedy"`
+		SourceRemedy *DomRemedy `json:"source_remedy"`
 	}
 	if json.Unmarshal(b, &x) != nil {
 		return false
 	}
+	domRun := map[string]*DomRemedy{"mirror-recreate": x.Remedy, "source-readd": x.SourceRemedy}[id]
 	ways := map[string][]string{
 		"rename-old-names-beside": {"old-names-beside"},
 		"rename-beside-or-revert": {"revert-names", "old-names-beside"},
 		"rename-revert":           {"revert-names"},
 	}
 	switch {
+	case domRun != nil:
+		for _, st := range domRun.Steps {
+			o.Steps = append(o.Steps, "recorded by the domains-recreated scenario (want.json expect): "+st)
+		}
+		o.Note = domRun.Why
+		if !domRun.Proven {
+			o.Why = append(o.Why, domRun.Why)
+		}
+		o.Proven = domRun.Proven
+		return true
 	case id == "jetstream-disabled" && x.Recovery != nil:
 		o.Steps = append(o.Steps, "recorded by the diskfull scenario (want.json expect.recovery): space freed, the full server restarted, caught up from the stream leader "+x.Recovery.Leader)
 		for srv, fig := range x.Recovery.Streams {

@@ -88,7 +88,7 @@ var FactDefs = [NumFacts]factDef{
 	FactFoundingSplits: {Compute: func(m *model.Model, f *Facts) { f.foundingSplits = foundingSplits(m) }},
 	FactUnknownPeers:   {Compute: func(m *model.Model, f *Facts) { f.unknownPeers = unknownPeers(m) }},
 	FactSplitWinner: {Requires: []Fact{FactMetaSides, FactFoundingSplits, FactLostAssets}, Compute: func(m *model.Model, f *Facts) {
-		if len(f.MetaSides()) > 1 || len(f.FoundingSplits()) > 0 {
+		if Split(f.MetaSides()) || len(f.FoundingSplits()) > 0 {
 			f.splitWinner, f.splitWinnerBy = splitWinner(m, f)
 		}
 	}},
@@ -302,7 +302,15 @@ func splitWinner(m *model.Model, f *Facts) (*model.Server, string) {
 			return s, "lost assets"
 		}
 	}
-	if s := f.HighestMetaTerm(m); s != nil {
+	in := func(*model.Server) bool { return true }
+	for _, d := range SidesByDomain(f.MetaSides()) {
+		if len(d) > 1 {
+			dom := d[0].Domain
+			in = func(s *model.Server) bool { return model.MetaDomain(m, s) == dom }
+			break
+		}
+	}
+	if s := highestMetaTerm(m, in); s != nil {
 		return s, "term"
 	}
 	return nil, ""
@@ -312,6 +320,12 @@ func splitWinner(m *model.Model, f *Facts) (*model.Server, string) {
 // the meta group carries the highest term.
 func (f *Facts) HighestMetaTerm(m *model.Model) *model.Server {
 	return highestMetaTerm(m, func(*model.Server) bool { return true })
+}
+
+// HighestMetaTermIn is HighestMetaTerm among the servers of one JetStream
+// domain (a meta leader installs its state only in its own domain).
+func (f *Facts) HighestMetaTermIn(m *model.Model, domain string) *model.Server {
+	return highestMetaTerm(m, func(s *model.Server) bool { return model.MetaDomain(m, s) == domain })
 }
 
 // highestMetaTerm is HighestMetaTerm among the servers in says yes to.
@@ -398,7 +412,38 @@ func ViewKey(v model.View) string {
 type MetaSide struct {
 	View    report.SplitView
 	Servers []string
-	ids     map[string]bool // peer ids of the view
+	// Domain is the JetStream domain of its servers (model.MetaDomain):
+	// each domain runs a meta group of its own, so views of different
+	// domains are never sides of one split.
+	Domain string
+	ids    map[string]bool // peer ids of the view
+}
+
+// SidesByDomain splits sides into the sides of each JetStream domain, in
+// the order of the domains' first side.
+func SidesByDomain(sides []*MetaSide) [][]*MetaSide {
+	idx := map[string]int{}
+	var out [][]*MetaSide
+	for _, s := range sides {
+		i, ok := idx[s.Domain]
+		if !ok {
+			i = len(out)
+			idx[s.Domain] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], s)
+	}
+	return out
+}
+
+// Split says whether the views disagree within one domain's meta group.
+func Split(sides []*MetaSide) bool {
+	for _, d := range SidesByDomain(sides) {
+		if len(d) > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // metaViewsAll picks, per server, its freshest view of _meta_ (a live capture
@@ -444,10 +489,11 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*MetaSide {
 		if v.ClusterSize == 0 && len(v.Peers) == 0 {
 			continue
 		}
-		k := ViewKey(v)
+		dom := model.MetaDomain(m, m.Server(srv))
+		k := dom + "\x00" + ViewKey(v)
 		if len(v.Peers) == 0 {
 			for _, kk := range keys {
-				if sides[kk].View.ClusterSize == v.ClusterSize {
+				if sides[kk].Domain == dom && sides[kk].View.ClusterSize == v.ClusterSize {
 					k = kk
 					break
 				}
@@ -457,7 +503,7 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*MetaSide {
 		if s == nil {
 			peers := append([]string(nil), v.Peers...)
 			sort.Strings(peers)
-			s = &MetaSide{View: report.SplitView{ClusterSize: v.ClusterSize, Peers: peers}, ids: map[string]bool{}}
+			s = &MetaSide{View: report.SplitView{ClusterSize: v.ClusterSize, Peers: peers}, Domain: dom, ids: map[string]bool{}}
 			for _, p := range peers {
 				s.ids[p] = true
 			}
@@ -482,7 +528,16 @@ func metaViewsAll(m *model.Model, former map[string]model.Rename) []*MetaSide {
 // server that is no peer of the prevailing view, and whose own (older) view
 // holds every prevailing peer, kept the peer set it had when it was removed.
 // That is no split: the group went on without it.
-func (f *Facts) dropRemoved(sides []*MetaSide) []*MetaSide {
+func (f *Facts) dropRemoved(all []*MetaSide) []*MetaSide {
+	var out []*MetaSide
+	for _, sides := range SidesByDomain(all) {
+		out = append(out, f.dropRemovedIn(sides)...)
+	}
+	return out
+}
+
+// dropRemovedIn is dropRemoved over the sides of one domain.
+func (f *Facts) dropRemovedIn(sides []*MetaSide) []*MetaSide {
 	if len(sides) < 2 {
 		return sides
 	}
@@ -550,13 +605,27 @@ func foundingSplits(m *model.Model) [][2][]model.MetaFounding {
 	for i := 0; i < len(leaders); i++ {
 		for j := i + 1; j < len(leaders); j++ {
 			a, b := byLeader[leaders[i]], byLeader[leaders[j]]
-			if overlapServers(m, a, b) || inFounders(m, leaders[i], b) || inFounders(m, leaders[j], a) {
+			if overlapServers(m, a, b) || inFounders(m, leaders[i], b) || inFounders(m, leaders[j], a) || !sameDomain(m, a, b) {
 				continue
 			}
 			out = append(out, [2][]model.MetaFounding{a, b})
 		}
 	}
 	return out
+}
+
+// sameDomain says whether two foundings' servers share a JetStream domain:
+// a domain's servers found its own meta group by design (a hub and a leaf
+// cluster over leafnodes, "JetStream not extended, domains differ").
+func sameDomain(m *model.Model, a, b []model.MetaFounding) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if model.MetaDomain(m, m.ServerOf(x.Server)) == model.MetaDomain(m, m.ServerOf(y.Server)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func overlapServers(m *model.Model, a, b []model.MetaFounding) bool {

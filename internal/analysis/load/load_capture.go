@@ -300,6 +300,9 @@ func (l *loader) capture(c capture.Capture) {
 		}
 		l.syncFrom(srv, v.JetStream.Config, "/varz jetstream config in "+c.File)
 		if cfg := v.JetStream.Config; cfg != nil {
+			if !strings.HasPrefix(srv.DomainFrom, "/jsz") {
+				srv.Domain, srv.DomainFrom = cfg.Domain, "/varz jetstream config.domain in "+c.File
+			}
 			js := jetStreamOf(srv)
 			if cfg.MaxStorage > 0 {
 				js.MaxStorage, js.MaxStorageSource = cfg.MaxStorage, "/varz jetstream config in "+c.File
@@ -355,6 +358,7 @@ func (l *loader) captureJsz(srv *model.Server, c capture.Capture, at time.Time) 
 	}
 	js.Storage, js.Reserved, js.StorageSource = j.Storage, j.ReservedStorage, "/jsz in "+c.File
 	l.syncFrom(srv, &j.Config, "/jsz config in "+c.File)
+	srv.Domain, srv.DomainFrom = j.Config.Domain, "/jsz config.domain in "+c.File
 	if j.Meta != nil {
 		l.metaCluster(srv, j.Meta, at, "jsz", c)
 	}
@@ -373,6 +377,10 @@ func (l *loader) captureJsz(srv *model.Server, c capture.Capture, at time.Time) 
 				od.Consumers = append(od.Consumers, report.Consumer{Name: ci.Name, AckFloorStream: ci.AckFloor.Stream, DeliveredStream: ci.Delivered.Stream, Pending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
 			}
 			st.Captured = append(st.Captured, od)
+			if !sd.Created.IsZero() {
+				st.Created = append(st.Created, model.CreatedAt{Server: srv.ID, Time: sd.Created, From: "/jsz " + c.File})
+			}
+			l.captureLinks(st, srv, sd, c.File)
 			if sd.Cluster != nil {
 				if sd.Cluster.RaftGroup != "" && st.Group == "" {
 					st.Group = sd.Cluster.RaftGroup
@@ -520,4 +528,42 @@ func (l *loader) event(t time.Time, server, source, kind, group, text, file stri
 	}
 	l.m.Timeline = append(l.m.Timeline, model.TimelineEvent{Time: t, Server: l.m.IDOf(server), Source: source, Kind: kind, Group: group, Text: text, File: file, Line: line})
 	return len(l.m.Timeline) - 1
+}
+
+// captureLinks takes a /jsz stream's mirror and sources, as configured and
+// as the server runs them.
+func (l *loader) captureLinks(st *model.Stream, srv *model.Server, sd capture.StreamDetail, file string) {
+	api := func(e *capture.ExternalStream) string {
+		if e == nil {
+			return ""
+		}
+		return e.APIPrefix
+	}
+	if cfg := sd.Config; cfg != nil {
+		if m := cfg.Mirror; m != nil && m.Name != "" {
+			st.Link("mirror", m.Name, api(m.External), "/jsz "+file)
+		}
+		for _, s := range cfg.Sources {
+			if s.Name != "" {
+				st.Link("source", s.Name, api(s.External), "/jsz "+file)
+			}
+		}
+	}
+	state := func(kind string, si capture.StreamSourceInfo) {
+		if si.Name == "" {
+			return
+		}
+		ls := model.LinkState{Server: srv.ID, Lag: si.Lag, Seq: si.Seq, Active: si.Active, File: file}
+		if si.Error != nil {
+			ls.Error = fmt.Sprintf("%s (%d)", si.Error.Description, si.Error.ErrCode)
+		}
+		lk := st.Link(kind, si.Name, api(si.External), "/jsz "+file)
+		lk.States = append(lk.States, ls)
+	}
+	if sd.Mirror != nil {
+		state("mirror", *sd.Mirror)
+	}
+	for _, si := range sd.Sources {
+		state("source", si)
+	}
 }

@@ -265,6 +265,11 @@ func (l *loader) log(lg bundle.Log, carried string) string {
 		if b.Cluster != "" {
 			srv.Cluster = b.Cluster
 		}
+		// A JetStream start prints "Domain:" only when one is set
+		// (server.go logJetStreamConfig); the newest boot tells.
+		if b.StoreDir != "" && (srv.DomainFrom == "" || srv.DomainFrom == "log") {
+			srv.Domain, srv.DomainFrom = b.Domain, "log"
+		}
 		if b.Name != "" && b.Name != name && !renamed {
 			l.note("log %s: a boot at line %d names the server %q, not %q (renamed server?)", lg.Path, b.Line, b.Name, name)
 		}

@@ -320,9 +320,24 @@ func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder str
 	}
 	l.keepForComparison(c, rd)
 	l.keepPayloads(c, scan)
+	c.SourceSeq, c.SourceHeader, _ = scan.SourceHeader()
 	s := l.streamEntry(account, name)
 	s.Copies = append(s.Copies, c)
 	s.Replicas = max(s.Replicas, replicas)
+	if m := scan.Meta; m != nil {
+		from := "meta.inf " + path.Join(dir, "meta.inf")
+		if !m.Created.IsZero() {
+			s.Created = append(s.Created, model.CreatedAt{Server: srv.ID, Time: m.Created, From: from})
+		}
+		if m.Mirror != nil && m.Mirror.Name != "" {
+			s.Link("mirror", m.Mirror.Name, metaAPI(m.Mirror), from)
+		}
+		for _, src := range m.Sources {
+			if src.Name != "" {
+				s.Link("source", src.Name, metaAPI(&src), from)
+			}
+		}
+	}
 
 	if scan.Meta != nil && len(scan.Meta.FieldErrors) > 0 {
 		// dump meta warns of them too (what the server does with such a
@@ -489,4 +504,12 @@ func (l *loader) priorLastSeqs() {
 			}
 		}
 	}
+}
+
+// metaAPI is a meta.inf mirror's or source's external API prefix.
+func metaAPI(s *storeparse.StreamSourceMeta) string {
+	if s.External == nil {
+		return ""
+	}
+	return s.External.APIPrefix
 }

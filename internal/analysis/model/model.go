@@ -146,6 +146,45 @@ type Server struct {
 	// store limit and usage); nil when no /jsz, /healthz or /varz of it
 	// says anything.
 	JetStream *JetStreamStatus
+	// Domain is the server's JetStream domain ("" for none) and
+	// DomainFrom what said so (/jsz or /varz config.domain, the log's
+	// "Domain:" line or its JetStream banner without one); DomainFrom ""
+	// when nothing in the bundle tells (see MetaDomain). Each domain runs
+	// a meta group of its own.
+	Domain, DomainFrom string
+}
+
+// MetaDomain is the JetStream domain whose meta group s belongs to: its
+// own where the bundle tells it; where it does not, the one domain every
+// server whose domain is told shares (a server without captures or log in
+// a one-domain bundle), else "".
+func MetaDomain(m *Model, s *Server) string {
+	if s == nil {
+		return ""
+	}
+	if s.DomainFrom != "" {
+		return s.Domain
+	}
+	one, n := "", 0
+	for _, o := range m.Servers {
+		if o.DomainFrom != "" && (n == 0 || o.Domain != one) {
+			one, n = o.Domain, n+1
+		}
+	}
+	if n == 1 {
+		return one
+	}
+	return ""
+}
+
+// Domains are the distinct JetStream domains of the bundle's servers
+// (MetaDomain), sorted; one entry ("") when none has a domain.
+func Domains(m *Model) []string {
+	seen := map[string]bool{}
+	for _, s := range m.Servers {
+		seen[MetaDomain(m, s)] = true
+	}
+	return SortedKeys(seen)
 }
 
 // JetStreamStatus is what one server's captures say of its JetStream.
@@ -237,6 +276,67 @@ type Stream struct {
 	// Comparison is how the copies compare message by message; nil with
 	// fewer than two readable copies.
 	Comparison *ReplicaComparison
+	// Links are the stream's mirror or sources (meta.inf, /jsz config)
+	// with what each server's /jsz says of them; Created is when each
+	// server says the stream was created (meta.inf Created, /jsz created):
+	// a stream deleted and made again under its name has a new one.
+	Links   []*StreamLink
+	Created []CreatedAt
+}
+
+// StreamLink is a stream's mirror or one of its sources.
+type StreamLink struct {
+	Kind   string // "mirror" or "source"
+	Origin string // the origin stream's name
+	// API is the external API prefix ("$JS.<domain>.API" for another
+	// JetStream domain, an import of another account), "" for the same
+	// account and domain.
+	API string
+	// From says where the config was read (meta.inf of a copy, /jsz).
+	From string
+	// States are what each server's /jsz said of it.
+	States []LinkState
+}
+
+// LinkState is one server's /jsz view of a mirror or source.
+type LinkState struct {
+	Server ServerID
+	Lag    uint64
+	// Seq is the last origin sequence taken (2.15+, sources only; 0 when
+	// not reported).
+	Seq    uint64
+	Active time.Duration
+	Error  string
+	File   string
+}
+
+// CreatedAt is one server's word on when a stream was created.
+type CreatedAt struct {
+	Server ServerID
+	Time   time.Time
+	From   string // "meta.inf <path>" or "/jsz <file>"
+}
+
+// OriginDomain is the JetStream domain a link's API prefix names
+// ($JS.<domain>.API), ok false when the prefix names none.
+func (l *StreamLink) OriginDomain() (string, bool) {
+	const pre, suf = "$JS.", ".API"
+	if len(l.API) > len(pre)+len(suf) && l.API[:len(pre)] == pre && l.API[len(l.API)-len(suf):] == suf {
+		return l.API[len(pre) : len(l.API)-len(suf)], true
+	}
+	return "", false
+}
+
+// Link returns the stream's link of kind to origin, made on first use.
+func (s *Stream) Link(kind, origin, api, from string) *StreamLink {
+	for _, l := range s.Links {
+		if l.Kind == kind && l.Origin == origin && l.API == api {
+			return l
+		}
+	}
+	l := &StreamLink{Kind: kind, Origin: origin, API: api, From: from}
+	s.Links = append(s.Links, l)
+	return l
 }
 
 // StreamCopy is what one server holds of a stream, recomputed from blocks.
@@ -277,6 +377,11 @@ type StreamCopy struct {
 	// BlockDamage: the scan found a message block of this copy damaged (a
 	// store-corrupt finding of its own).
 	BlockDamage bool
+	// SourceSeq and SourceHeader: the copy's last live message carrying a
+	// Nats-Stream-Source header (a sourced stream's), its sequence and
+	// the header's value ("<origin>[:<hash>] <origin seq> …").
+	SourceSeq    uint64
+	SourceHeader string
 	// read is the copy's place in the order the stores were read (store,
 	// account, folder), which the report keeps.
 	Read int

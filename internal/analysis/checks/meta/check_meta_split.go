@@ -29,8 +29,12 @@ var CheckMetaSplit = check.Check{
 	Run: func(p *check.Pass) []report.Finding {
 		m := p.Model
 		var out []report.Finding
-		sides := p.Facts.MetaSides()
-		if len(sides) > 1 && !oneLeaderOneTerm(sides) {
+		// Each JetStream domain runs a meta group of its own: views
+		// disagree only within one.
+		for _, sides := range facts.SidesByDomain(p.Facts.MetaSides()) {
+			if len(sides) < 2 || oneLeaderOneTerm(sides) {
+				continue
+			}
 			f := report.Finding{Group: natsfmt.MetaGroup}
 			var desc []string
 			for _, s := range sides {
@@ -39,6 +43,9 @@ var CheckMetaSplit = check.Check{
 					strings.Join(s.Servers, ","), s.View.ClusterSize, strings.Join(s.View.Peers, " "), model.DashIfEmpty(s.View.Leader), s.View.Term))
 			}
 			f.Message = fmt.Sprintf("the servers hold %d different views of the meta group", len(sides))
+			if d := sides[0].Domain; d != "" {
+				f.Message = fmt.Sprintf("the servers of JetStream domain %s hold %d different views of its meta group", d, len(sides))
+			}
 			f.Evidence = desc
 			MetaSplitRemedy(m, sides).Apply(&f)
 			out = append(out, f)

@@ -57,8 +57,8 @@ var CheckOrphanRisk = check.Check{
 			for _, st := range m.Streams {
 				for _, c := range st.Copies {
 					srv := m.ServerOf(c.Server)
-					if c.NoMeta || srv == nil || srv.Meta == win.Meta {
-						continue
+					if c.NoMeta || srv == nil || srv.Meta == win.Meta || model.MetaDomain(m, srv) != model.MetaDomain(m, win) {
+						continue // a meta state replaces others only in its own domain
 					}
 					out = append(out, orphanFindings(m, srv, win.Meta, st, c, fmt.Sprintf("meta-split: the meta state of %s (higher term) replaces this server's", win.Name))...)
 				}
@@ -197,7 +197,7 @@ func recoveredMeta(p *check.Pass, srv *model.Server) (meta *model.MetaState, why
 	if srv.Meta.AfterSnapshot > 0 {
 		return srv.Meta, fmt.Sprintf("its meta snapshot is corrupt: %s drops it and recovers only what its meta WAL holds after it (%d entr%s), and counts itself current; the deletion comes at the one orphan check, 30 s after meta recovery, and only if a meta leader is known by then (checkForOrphans: \"skipping check for orphans, no meta-leader\" otherwise, never run again until a restart) and, on 2.11.17, not in every run even then (2026-12-02, the same damaged state restarted: deleted in some runs, no meta leader at the check in others, the check run and nothing deleted in others), so the deletion is a risk of the next start, not a certainty", old, srv.Meta.AfterSnapshot, map[bool]string{true: "y", false: "ies"}[srv.Meta.AfterSnapshot == 1]), ""
 	}
-	leader := p.Facts.HighestMetaTerm(p.Model)
+	leader := p.Facts.HighestMetaTermIn(p.Model, model.MetaDomain(p.Model, srv))
 	if leader == nil {
 		return nil, "", "its meta snapshot is corrupt, its meta WAL holds nothing after it, and no server holds a readable meta snapshot: what the meta leader will install cannot be told"
 	}
