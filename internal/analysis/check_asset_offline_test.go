@@ -217,6 +217,23 @@ func TestAssetOfflineFixtures(t *testing.T) {
 				checkOfflineFinding(t, name, f, w)
 			}
 		}
+		// One cause on the first screen for all of them, saying the data
+		// is intact.
+		causes := 0
+		for _, c := range rep.Diagnosis {
+			for _, i := range c.Findings {
+				if rep.Findings[i].Code == "asset-offline" {
+					causes++
+					if !strings.Contains(c.Summary, "The data is intact") || !strings.Contains(c.Summary, "nats-server "+x.From) {
+						t.Errorf("%s: cause %q", name, c.Summary)
+					}
+					break
+				}
+			}
+		}
+		if causes != 1 {
+			t.Errorf("%s: %d causes hold asset-offline findings, want 1", name, causes)
+		}
 		want := []string{}
 		for _, st := range x.Streams {
 			// With the consumer the older release cannot decode, every
@@ -313,5 +330,75 @@ func TestAssetOfflineOnlyOnDowngrades(t *testing.T) {
 	}
 	if n != len(downgradeFixtures) {
 		t.Errorf("%d downgrade fixtures seen, want %d", n, len(downgradeFixtures))
+	}
+}
+
+// The states next to the fixture: the same stores without the logs (the
+// release then from the captures' /varz, the level from meta.inf and the
+// meta state; no log line, and only the servers that hold a stream judge
+// it: the R1 ATOMIC on its one server) and without the captures (the
+// release from the logs): asset-offline still, for the same streams.
+func TestAssetOfflineWithoutLogsOrCaptures(t *testing.T) {
+	src := filepath.Join(bundlesDir, "downgrade-v2.14.10-to-v2.11.17", "bundle")
+	// The R1 ATOMIC's one server (placed by the meta leader at the run).
+	held, _ := filepath.Glob(filepath.Join(src, "*", "data", "jetstream", "$G", "streams", "ATOMIC"))
+	if len(held) != 1 {
+		t.Fatalf("fixture: ATOMIC held by %v", held)
+	}
+	holder := filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(held[0]))))))
+	noLogs := map[string][]string{"dg-0": {"COUNTER"}, "dg-1": {"COUNTER"}, "dg-2": {"COUNTER"}}
+	noLogs[holder] = []string{"ATOMIC", "COUNTER"}
+	for _, c := range []struct {
+		drop string
+		want map[string][]string
+	}{
+		{".log", noLogs},
+		{"captures", map[string][]string{"dg-0": {"ATOMIC", "COUNTER"}, "dg-1": {"ATOMIC", "COUNTER"}, "dg-2": {"ATOMIC", "COUNTER"}}},
+	} {
+		dst := t.TempDir()
+		err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			if strings.HasSuffix(rel, c.drop) || strings.HasPrefix(rel, c.drop) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := analyze(t, dst)
+		got := map[string][]string{}
+		for _, f := range rep.Findings {
+			switch f.Code {
+			case "asset-offline":
+				got[f.Server] = append(got[f.Server], f.Stream)
+				if f.Kind != "offline" || !strings.Contains(f.Message, "2.11.17 (API level 1)") {
+					t.Errorf("without %s: %s", c.drop, f.Message)
+				}
+			case "asset-lost", "orphan-risk":
+				t.Errorf("without %s: %s on %s: %s", c.drop, f.Code, f.Server, f.Message)
+			}
+		}
+		for s := range got {
+			sort.Strings(got[s])
+		}
+		for s, w := range c.want {
+			if !slices.Equal(got[s], w) {
+				t.Errorf("without %s: %s has %v, want %v", c.drop, s, got[s], w)
+			}
+		}
 	}
 }
