@@ -15,9 +15,10 @@ package main
 // the stores is started on the newer release again and every message of
 // every stream is read back (expect.rerun): the data is intact.
 //
-// The crash variant (`-crash`): a consumer needing API level 4 (ack policy
-// flow_control, 2.14) on an ordinary stream: the older servers exit on
-// start; their output (the panic) is kept next to each log.
+// The consumer variant (`-consumer`): a consumer needing API level 4 (ack
+// policy flow_control, 2.14) on an ordinary stream: 2.11.17 servers exit at
+// start (their output, the panic, is recorded in expect.exited), 2.12.15
+// servers stop applying the meta state.
 
 import (
 	"context"
@@ -98,7 +99,7 @@ type DowngradeExpect struct {
 	// downgradeLogPattern.
 	LogLines map[string][]string `json:"log_lines"`
 	// Exited: the older servers that exited by themselves, with the first
-	// lines of their output (the panic).
+	// lines of their output (the panic; not in the bundle).
 	Exited map[string][]string `json:"exited,omitempty"`
 	// Rerun: the stores (a copy of the bundle's) started on the newer
 	// release again.
@@ -474,15 +475,10 @@ func downgrade(ctx context.Context, env *Env, from, to string, crash bool) error
 	}
 	b := &Bundle{Name: name, Version: x.To, Layout: LayoutPerServer(), Expect: x}
 	if x.Crash {
+		// Their output (the panic) is in expect.exited only: with a
+		// log_file the server's own lines are not in it, and a file of a
+		// panic alone is no log the analyzer reads.
 		b.Stopped = c.Servers
-		b.Extra = map[string][]byte{}
-		for _, s := range c.Servers {
-			out, err := os.ReadFile(filepath.Join(s.Dir, "stdout-stderr.txt"))
-			if err != nil {
-				return err
-			}
-			b.Extra[s.Name+"-stderr.txt"] = out
-		}
 	} else {
 		b.Servers, b.Captures = c.Servers, x.captures
 	}
