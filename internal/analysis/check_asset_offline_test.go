@@ -293,6 +293,9 @@ func checkOfflineFinding(t *testing.T, name string, f report.Finding, w downgrad
 		if f.Kind != "crash" || len(x.Exited[f.Server]) == 0 || !strings.Contains(x.Exited[f.Server][0], "panic") {
 			t.Errorf("%s: %s kind %q, fixture exited %v", name, f.Server, f.Kind, x.Exited[f.Server])
 		}
+		if !strings.Contains(strings.Join(f.Evidence, "\n"), "with no shutdown logged") {
+			t.Errorf("%s: %s: evidence %v lacks where its log ends", name, f.Server, f.Evidence)
+		}
 	case x.MetaLeader == "":
 		if f.Kind != "meta-stopped" {
 			t.Errorf("%s: %s kind %q, the fixture's servers elected no meta leader", name, f.Server, f.Kind)

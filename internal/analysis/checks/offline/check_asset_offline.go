@@ -148,6 +148,7 @@ func run(p *check.Pass) []report.Finding {
 // serverLog is what a server's log says since its last start.
 type serverLog struct {
 	lastStart   int // timeline index of its last start, -1 none
+	last        int // timeline index of its last log event, -1 none
 	versions    []int
 	unsupported map[model.AssetKey][]int
 	consumers   map[[3]string][]int
@@ -155,11 +156,14 @@ type serverLog struct {
 }
 
 func readLog(m *model.Model, s *model.Server) serverLog {
-	sl := serverLog{lastStart: -1, unsupported: map[model.AssetKey][]int{}, consumers: map[[3]string][]int{}}
+	sl := serverLog{lastStart: -1, last: -1, unsupported: map[model.AssetKey][]int{}, consumers: map[[3]string][]int{}}
 	for i := range m.Timeline {
 		e := &m.Timeline[i]
 		if e.Source != "log" || !m.Same(e.Server, s.Ref()) {
 			continue
+		}
+		if e.Kind != string(natsfmt.EventUncleanStop) {
+			sl.last = i
 		}
 		switch e.Kind {
 		case string(natsfmt.EventStart):
@@ -451,6 +455,11 @@ func undecodableFinding(m *model.Model, name, v string, level int, prev string, 
 	what := fmt.Sprintf("%s runs %s, which cannot decode the config of %s: %s", name, releaseText(v, level, true), a.what(), needText(a, v))
 	switch {
 	case known && outcome == "exits":
+		if sl.last > sl.lastStart && sl.lastStart >= 0 {
+			f.Evidence = append(f.Evidence, "its log ends after its last start, on "+v+", with no shutdown logged: "+eventLine(m.Timeline[sl.last]))
+			f.TimelineRefs = append(f.TimelineRefs, sl.last)
+			sort.Ints(f.TimelineRefs)
+		}
 		f.Kind = "crash"
 		f.Message = what + fmt.Sprintf(". nats-server %s does not keep it offline: it exits at start (a nil pointer panic in processClusterCreateConsumer, seen on %s with such a consumer), so JetStream on %s does not run at all. The data is intact on disk", v, v, name)
 	case known && outcome == "meta-stops":
