@@ -20,11 +20,12 @@ type AssignedStream struct {
 
 // AssignedConsumer is a consumer as a server's meta state assigns it.
 type AssignedConsumer struct {
-	Name     string    `json:"name"`
-	Group    string    `json:"group"`
-	Peers    []string  `json:"peers"`
-	Replicas int       `json:"replicas"`
-	Created  time.Time `json:"created"`
+	Name     string              `json:"name"`
+	Group    string              `json:"group"`
+	Peers    []string            `json:"peers"`
+	Replicas int                 `json:"replicas"`
+	Created  time.Time           `json:"created"`
+	Source   *ConsumerAssignment `json:"-"` // the last assignment applied
 }
 
 type streamKey struct{ account, name string }
@@ -107,7 +108,7 @@ func Replay(snapshot []*StreamAssignment, ops []*Op) []AssignedStream {
 			as.Group, as.Peers = g.Name, slices.Clone(g.Peers)
 		}
 		for _, ca := range rs.consumers {
-			ac := AssignedConsumer{Name: ca.Name, Replicas: ca.Config.Replicas, Created: ca.Created}
+			ac := AssignedConsumer{Name: ca.Name, Replicas: ca.Config.Replicas, Created: ca.Created, Source: ca}
 			if g := ca.Group; g != nil {
 				ac.Group, ac.Peers = g.Name, slices.Clone(g.Peers)
 			}

@@ -28,6 +28,7 @@ const (
 	CodeStreamWriteError       Code = "stream-write-error"
 	CodeUncleanStop            Code = "unclean-stop"
 	CodeSourceStalled          Code = "source-stalled"
+	CodeAssetOffline           Code = "asset-offline"
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	CodeServerUnhealthy       Code = "server-unhealthy"
 	CodeVersionsMixed         Code = "versions-mixed"
@@ -56,5 +57,6 @@ var Codes = []Code{
 	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
 	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
 	CodeSourceStalled,
+	CodeAssetOffline,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
 }

@@ -70,6 +70,15 @@ type wantDoc struct {
 		} `json:"store_copy"`
 		// FullServer: the server whose stream store filled (streamfull-*).
 		FullServer string `json:"full_server"`
+		// A downgrade (downgrade-*): the release that made the stores, the
+		// streams the older release kept offline (its /jsz lists none of
+		// them; their index.db is the newer release's), and its meta
+		// leader ("" where its meta layer stopped: its /jsz then lists no
+		// consumer).
+		From       string          `json:"from"`
+		MetaLeader string          `json:"meta_leader"`
+		Consumer   bool            `json:"consumer"`
+		Downgraded json.RawMessage `json:"streams"`
 		// Blocks the generator cut (acked-lost-*): "<acc>/<stream>" by
 		// the file's folder, and whether the restarted server left the
 		// index.db from before the cut.
@@ -109,6 +118,13 @@ type bundleStore struct {
 	// and what the server reports of it is its version's rule (the
 	// analysis's priorLastSeqs), not the blocks'.
 	KeptCut map[string]bool
+	// Offline: "<acc>/<stream>" folders the older release of a downgrade
+	// kept offline, whose index.db FromVersion wrote; MetaStopped: its meta
+	// layer stopped (downgrade-consumer-*-to-v2.12.15), so its /jsz lists
+	// no consumer.
+	Offline     map[string]bool
+	FromVersion string
+	MetaStopped bool
 }
 
 func (b bundleStore) String() string { return b.Bundle + "/" + b.Server }
@@ -216,6 +232,24 @@ func storesOf(t testing.TB, name string) []bundleStore {
 						bs.KeptCut = map[string]bool{}
 					}
 					bs.KeptCut[parts[n-5]+"/"+parts[n-3]] = true
+				}
+			}
+			if w.Expect.From != "" {
+				bs.FromVersion = w.Expect.From
+				bs.MetaStopped = w.Expect.Consumer && w.Expect.MetaLeader == ""
+				var streams []struct {
+					Account string `json:"account"`
+					Name    string `json:"name"`
+					Offline bool   `json:"offline"`
+				}
+				_ = json.Unmarshal(w.Expect.Downgraded, &streams)
+				for _, d := range streams {
+					if d.Offline && !w.Expect.Consumer {
+						if bs.Offline == nil {
+							bs.Offline = map[string]bool{}
+						}
+						bs.Offline[d.Account+"/"+d.Name] = true
+					}
 				}
 			}
 			if c := s.Captures["jsz"]; c != "" {

@@ -43,8 +43,14 @@ func TestIndexVersions(t *testing.T) {
 				t.Fatalf("%s: %v", p, err)
 			}
 			seen[x.Version]++
-			if x.Version != ver || !x.ChecksumOK || x.Trailing != 0 {
-				t.Errorf("%s: version %d (want %d) checksum %v trailing %d", p, x.Version, ver, x.ChecksumOK, x.Trailing)
+			want := ver
+			if bs.Offline[acc+"/"+name] {
+				// Kept offline by the older release: index.db as the
+				// newer one wrote it.
+				want = indexVersion[bs.FromVersion]
+			}
+			if x.Version != want || !x.ChecksumOK || x.Trailing != 0 {
+				t.Errorf("%s: version %d (want %d) checksum %v trailing %d", p, x.Version, want, x.ChecksumOK, x.Trailing)
 			}
 			var dels uint64
 			for _, blk := range x.Blocks {

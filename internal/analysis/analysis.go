@@ -13,6 +13,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/audit"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/offline"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/replicas"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/sources"
@@ -225,6 +226,7 @@ var Checks = []check.Check{
 	jetstream.CheckStreamWriteError,
 	store.CheckUncleanStop,
 	sources.CheckSourceStalled,
+	offline.CheckAssetOffline,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

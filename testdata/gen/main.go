@@ -66,6 +66,7 @@ func allScenarios() []Scenario {
 		kindsScenarios,        // scen_kinds.go (issue 18)
 		streamFullScenarios,   // scen_streamfull.go (issue 18)
 		domainsScenarios,      // scen_domains.go (issue 30)
+		downgradeScenarios,    // scen_downgrade.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -126,6 +127,7 @@ var families = map[string]func(v string) Scenario{
 	"domains-overtaken": func(v string) Scenario {
 		return Scenario{Name: "domains-overtaken-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return domainsRun(ctx, env, v, true, true) }}
 	},
+	"downgrade": downgradeFamily, // downgrade@<newer>-to-<older>[-crash]
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},

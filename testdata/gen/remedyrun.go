@@ -973,6 +973,15 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 		// The domains-recreated scenario's runs (DomRemedy).
 		Remedy       *DomRemedy `json:"remedy"`
 		SourceRemedy *DomRemedy `json:"source_remedy"`
+		Rerun        *struct {
+			Version    string            `json:"version"`
+			MetaLeader string            `json:"meta_leader"`
+			Served     map[string]uint64 `json:"served"`
+			Consumers  map[string]string `json:"consumers"`
+			Intact     bool              `json:"intact"`
+			Why        string            `json:"why"`
+			Healthz    map[string]string `json:"healthz"`
+		} `json:"rerun"`
 	}
 	if json.Unmarshal(b, &x) != nil {
 		return false
@@ -994,6 +1003,25 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 		}
 		o.Proven = domRun.Proven
 		return true
+	case id == "asset-offline-newer-release" && x.Rerun != nil:
+		// The downgrade scenario started a copy of the bundle's stores on
+		// the release that made them and read every message back.
+		o.Steps = append(o.Steps, "recorded by the downgrade scenario (want.json expect.rerun): the servers stopped, a copy of every store started on nats-server "+x.Rerun.Version+", every sequence of every stream read with $JS.API.STREAM.MSG.GET, every consumer's info")
+		for st, n := range x.Rerun.Served {
+			o.Log = append(o.Log, fmt.Sprintf("%s: %d messages served", st, n))
+		}
+		for c, fig := range x.Rerun.Consumers {
+			o.Log = append(o.Log, c+": "+fig)
+		}
+		for srv, h := range x.Rerun.Healthz {
+			o.Log = append(o.Log, srv+" /healthz: "+h)
+		}
+		sort.Strings(o.Log)
+		if x.Rerun.Why != "" {
+			o.Why = append(o.Why, x.Rerun.Why)
+		}
+		o.MetaLeader = x.Rerun.MetaLeader
+		o.LeaderElected, o.StreamsKept, o.MessagesKept, o.StreamLeaders = x.Rerun.MetaLeader != "", x.Rerun.Intact, x.Rerun.Intact, x.Rerun.Intact
 	case id == "jetstream-disabled" && x.Recovery != nil:
 		o.Steps = append(o.Steps, "recorded by the diskfull scenario (want.json expect.recovery): space freed, the full server restarted, caught up from the stream leader "+x.Recovery.Leader)
 		for srv, fig := range x.Recovery.Streams {

@@ -54,7 +54,7 @@ func capHeadline(s string) string {
 func Diagnose(fs []report.Finding) []report.Cause {
 	used := make([]bool, len(fs))
 	var out []report.Cause
-	for _, c := range []func([]report.Finding, []bool) []report.Cause{renameCauses, departureCauses, quorumCauses, splitCauses, membershipCauses, disabledCauses, storeCauses, orphanCauses} {
+	for _, c := range []func([]report.Finding, []bool) []report.Cause{renameCauses, departureCauses, quorumCauses, splitCauses, membershipCauses, disabledCauses, storeCauses, orphanCauses, offlineCauses} {
 		out = append(out, c(fs, used)...)
 	}
 	for i, f := range fs {

@@ -136,3 +136,70 @@ func renameCauses(fs []report.Finding, used []bool) []report.Cause {
 	}
 	return []report.Cause{{Summary: b.String(), FirstStep: remedy.RemedyFirstStep(fs[chain[0]]), Severity: report.Critical, Findings: chain}}
 }
+
+// offlineCauses: the streams and consumers the servers' release cannot load
+// (asset-offline, a downgrade) as one cause, with what follows from a
+// consumer it cannot decode: the leaderless meta group (meta-no-leader,
+// where the meta layer stopped) and the stops no log line records
+// (unclean-stop, where the servers exited).
+func offlineCauses(fs []report.Finding, used []bool) []report.Cause {
+	var chain []int
+	var servers, offline, undecodable []string
+	kinds := map[string]bool{}
+	add := func(list *[]string, s string) {
+		if !slices.Contains(*list, s) {
+			*list = append(*list, s)
+		}
+	}
+	for i, f := range fs {
+		if f.Code != "asset-offline" || used[i] {
+			continue
+		}
+		chain = append(chain, i)
+		add(&servers, f.Server)
+		kinds[f.Kind] = true
+		if f.Consumer != "" {
+			add(&undecodable, f.Account+" > "+f.Stream+" > "+f.Consumer)
+		} else {
+			add(&offline, f.Account+" > "+f.Stream)
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	for i, f := range fs {
+		if used[i] || slices.Contains(chain, i) {
+			continue
+		}
+		if f.Code == "meta-no-leader" && kinds["meta-stopped"] || f.Code == "unclean-stop" && kinds["crash"] {
+			chain = append(chain, i)
+		}
+	}
+	first := fs[chain[0]]
+	var what []string
+	if len(offline) > 0 {
+		what = append(what, fmt.Sprintf("stream(s) %s are offline on %s: the release they run cannot load them", some(offline), some(servers)))
+	}
+	switch {
+	case kinds["crash"]:
+		what = append(what, fmt.Sprintf("%s exit at start on consumer(s) %s, which their release cannot decode", some(servers), some(undecodable)))
+	case kinds["meta-stopped"]:
+		what = append(what, fmt.Sprintf("%s elect no meta leader: their release cannot decode consumer(s) %s", some(servers), some(undecodable)))
+	case len(undecodable) > 0:
+		what = append(what, fmt.Sprintf("consumer(s) %s cannot be decoded by the release %s run", some(undecodable), some(servers)))
+	}
+	summary := strings.Join(what, "; ") + " (asset-offline). The data is intact"
+	if _, serves, ok := strings.Cut(first.Message, "The data is intact"); ok {
+		if i := strings.LastIndex(serves, ". "); i >= 0 {
+			tail := serves[i+2:]
+			if len(offline)+len(undecodable) > 1 {
+				tail = strings.Replace(tail, "serves it again", "serves them again", 1)
+			}
+			summary += ": " + tail
+		}
+	}
+	for _, i := range chain {
+		used[i] = true
+	}
+	return []report.Cause{{Summary: summary + ".", FirstStep: remedy.RemedyFirstStep(first), Severity: report.Critical, Findings: chain}}
+}

@@ -235,6 +235,12 @@ func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *
 			}
 			for _, c := range a.Consumers {
 				as.Consumers[c.Name] = c.Peers
+				if c.Source != nil && len(c.Source.ConfigJSON) > 0 {
+					if as.ConsumerConfigs == nil {
+						as.ConsumerConfigs = map[string]json.RawMessage{}
+					}
+					as.ConsumerConfigs[c.Name] = c.Source.ConfigJSON
+				}
 			}
 			ms.Streams[model.AssetKey{Account: a.Account, Stream: a.Name}] = as
 		}

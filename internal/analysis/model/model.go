@@ -246,6 +246,9 @@ type Assignment struct {
 	// Config is the stream config as the assignment holds it (JSON), to
 	// tell which of meta.inf and meta.sum changed when they disagree.
 	Config json.RawMessage
+	// ConsumerConfigs are the consumers' configs as the assignments hold
+	// them (JSON), by consumer name; a consumer without one is absent.
+	ConsumerConfigs map[string]json.RawMessage
 }
 
 // MetaRemoval is one removeStream or removeConsumer op of a meta WAL.

@@ -70,6 +70,7 @@ const (
 	SubjectsHigh                ID = "subjects-high"
 	MirrorRecreate              ID = "mirror-recreate"
 	SourceReadd                 ID = "source-readd"
+	AssetOfflineNewerRelease    ID = "asset-offline-newer-release"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -88,4 +89,5 @@ var IDs = []ID{
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
 	MirrorRecreate, SourceReadd,
+	AssetOfflineNewerRelease,
 }
