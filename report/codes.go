@@ -27,6 +27,9 @@ const (
 	CodeJetStreamDisabled      Code = "jetstream-disabled"
 	CodeStreamWriteError       Code = "stream-write-error"
 	CodeUncleanStop            Code = "unclean-stop"
+	// Issue 30: the incidents the field reports most.
+	CodeConsumerAhead Code = "consumer-ahead"
+	CodeGroupStalled  Code = "group-stalled"
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	CodeServerUnhealthy       Code = "server-unhealthy"
 	CodeVersionsMixed         Code = "versions-mixed"
@@ -54,5 +57,6 @@ var Codes = []Code{
 	CodeMetaSplit, CodeOrphanRisk, CodeReplicaGap, CodeReplicaDivergence, CodeAckedLost,
 	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
 	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
+	CodeConsumerAhead, CodeGroupStalled,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
 }

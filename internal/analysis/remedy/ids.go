@@ -68,6 +68,9 @@ const (
 	HAAssetsHigh                ID = "ha-assets-high"
 	ClusterNameWhitespace       ID = "cluster-name-whitespace"
 	SubjectsHigh                ID = "subjects-high"
+	ConsumerAheadRecreate       ID = "consumer-ahead-recreate"
+	GroupStalledMoveAside       ID = "group-stalled-move-aside"
+	GroupNotCurrent             ID = "group-not-current"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -85,4 +88,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
+	ConsumerAheadRecreate, GroupStalledMoveAside, GroupNotCurrent,
 }
