@@ -28,8 +28,8 @@ const (
 	CodeStreamWriteError       Code = "stream-write-error"
 	CodeUncleanStop            Code = "unclean-stop"
 	// Issue 30: the incidents the field reports most.
-	CodeConsumerAhead Code = "consumer-ahead"
 	CodeGroupStalled  Code = "group-stalled"
+	CodeConsumerAhead Code = "consumer-ahead"
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	CodeServerUnhealthy       Code = "server-unhealthy"
 	CodeVersionsMixed         Code = "versions-mixed"
@@ -57,6 +57,6 @@ var Codes = []Code{
 	CodeMetaSplit, CodeOrphanRisk, CodeReplicaGap, CodeReplicaDivergence, CodeAckedLost,
 	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
 	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
-	CodeConsumerAhead, CodeGroupStalled,
+	CodeGroupStalled, CodeConsumerAhead,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
 }

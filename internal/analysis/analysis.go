@@ -225,8 +225,8 @@ var Checks = []check.Check{
 	jetstream.CheckJetStreamDisabled,
 	jetstream.CheckStreamWriteError,
 	store.CheckUncleanStop,
-	consumers.CheckConsumerAhead,
 	groups.CheckGroupStalled,
+	consumers.CheckConsumerAhead,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

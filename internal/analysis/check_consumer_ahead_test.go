@@ -246,3 +246,66 @@ func copyWithout(t *testing.T, src string, drop func(rel string) bool) string {
 	}
 	return dst
 }
+
+// On the ahead-*-cut fixtures (the stores as the loss left them, never
+// started again, the first run's logs, no captures): consumer-ahead for
+// exactly the consumers the real servers then showed ahead after their
+// start (kind skips, critical) and those a 2.14+ start moved back (kind
+// reset-at-start, a warning), from o.dat and the groups' snapshots alone;
+// group-stalled predicted for the streams no server led after the start.
+func TestConsumerAheadCutFixtures(t *testing.T) {
+	ms, _ := filepath.Glob(filepath.Join(bundlesDir, "ahead-*-cut"))
+	if len(ms) < 3 {
+		t.Fatalf("cut fixtures %v", ms)
+	}
+	for _, dir := range ms {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(dir, "want.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w struct {
+				Expect struct {
+					Findings []map[string]string `json:"findings"`
+				} `json:"expect"`
+			}
+			if err := json.Unmarshal(b, &w); err != nil {
+				t.Fatal(err)
+			}
+			key := func(code, server, stream, consumer, kind string) string {
+				return strings.Join([]string{code, server, stream, consumer, kind}, " ")
+			}
+			want := map[string]bool{}
+			for _, f := range w.Expect.Findings {
+				if f["code"] != "consumer-ahead" && f["code"] != "group-stalled" {
+					continue
+				}
+				want[key(f["code"], f["server"], f["stream"], f["consumer"], f["kind"])] = true
+			}
+			got := map[string]bool{}
+			for _, f := range analyze(t, filepath.Join(dir, "bundle")).Findings {
+				if f.Code != "consumer-ahead" && f.Code != "group-stalled" {
+					continue
+				}
+				got[key(f.Code, f.Server, f.Stream, f.Consumer, f.Kind)] = true
+				sev := report.Critical
+				if f.Kind == "reset-at-start" {
+					sev = report.Warning
+				}
+				if f.Severity != sev {
+					t.Errorf("%s %s %s: %s, want %s", f.Code, f.Server, f.Consumer, f.Severity, sev)
+				}
+			}
+			for k := range want {
+				if !got[k] {
+					t.Errorf("missing %s", k)
+				}
+			}
+			for k := range got {
+				if !want[k] {
+					t.Errorf("unexpected %s (not what the servers did at their start)", k)
+				}
+			}
+		})
+	}
+}

@@ -131,6 +131,13 @@ func streamHolds(m *model.Model, st *model.Stream) (uint64, string) {
 		if l > best || from == "" {
 			best, from = l, f
 		}
+		// What its raft WAL holds past the group's snapshot: applied at
+		// its next start (2.10.27 restored the lost tail so).
+		for _, r := range st.WALPending[c.Server] {
+			if r.Last > best {
+				best, from = r.Last, "the raft WAL of "+m.Name(c.Server)+" past the group's snapshot"
+			}
+		}
 	}
 	return best, from
 }
@@ -139,8 +146,8 @@ func streamHolds(m *model.Model, st *model.Stream) (uint64, string) {
 // index.db's when that remembers more and the server keeps it.
 func copyLast(m *model.Model, c *model.StreamCopy) (uint64, string) {
 	// A stale index.db's last sequence is kept by the releases that keep
-	// it (releases.KeepsPriorLastSeq: 2.11.4+).
-	keeps, _ := releases.KeepsPriorLastSeq(model.ServerVersion(m, c.Server))
+	// it (releases.KeepsPriorLastSeqOf: 2.11.4+, 2.12+ for R1 streams).
+	keeps, _ := releases.KeepsPriorLastSeqOf(model.ServerVersion(m, c.Server), max(c.Replicas, 1))
 	if c.Index != nil && (!c.Index.Stale || keeps) && c.Index.LastSeq > c.LastSeq {
 		return c.Index.LastSeq, "its index.db " + c.Index.File
 	}

@@ -72,20 +72,71 @@ var CheckGroupStalled = check.Check{
 	},
 }
 
-// lastRunEvents are each server's log events since its last start, by
-// server name, as timeline indexes in order.
-func lastRunEvents(m *model.Model) map[string][]int {
-	out := map[string][]int{}
+// runEvents are the log events since each server's last start that name
+// a group, or a stream (a health check line by the stream it quotes), as
+// timeline indexes in order: by "g:<group>" or "s:<account> > <stream>",
+// then server name. One pass over the timeline for every group.
+type runEvents map[string]map[string][]int
+
+func lastRunEvents(m *model.Model) runEvents {
+	out := runEvents{}
+	started := map[string]int{} // server -> index of its last start
+	for i, e := range m.Timeline {
+		if e.Source == "log" && e.Kind == string(natsfmt.EventStart) {
+			started[m.Name(e.Server)] = i
+		}
+	}
+	add := func(key, server string, i int) {
+		if out[key] == nil {
+			out[key] = map[string][]int{}
+		}
+		out[key][server] = append(out[key][server], i)
+	}
 	for i, e := range m.Timeline {
 		if e.Source != "log" {
 			continue
 		}
 		n := m.Name(e.Server)
-		if e.Kind == string(natsfmt.EventStart) {
-			out[n] = out[n][:0]
+		if s, ok := started[n]; ok && i < s {
 			continue
 		}
-		out[n] = append(out[n], i)
+		if e.Group != "" {
+			add("g:"+e.Group, n, i)
+		}
+		if e.Stream != "" {
+			add("s:"+e.Account+" > "+e.Stream, n, i)
+		} else if e.Kind == "healthcheck-failed" {
+			if a, _, ok := strings.Cut(strings.TrimPrefix(e.Text, `Healthcheck failed: "JetStream stream '`), "' is not current"); ok && a != e.Text {
+				add("s:"+a, n, i)
+			}
+		}
+	}
+	return out
+}
+
+// of are the events of g or its stream st since each server's last start,
+// by server, in timeline order.
+func (r runEvents) of(g *model.Group, st *model.Stream) map[string][]int {
+	out := map[string][]int{}
+	for n, idx := range r["g:"+g.Name] {
+		out[n] = append(out[n], idx...)
+	}
+	if st != nil {
+		for n, idx := range r["s:"+st.Account+" > "+st.Name] {
+			out[n] = append(out[n], idx...)
+			sort.Ints(out[n])
+			out[n] = slicesCompact(out[n])
+		}
+	}
+	return out
+}
+
+func slicesCompact(s []int) []int {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
 	}
 	return out
 }
@@ -154,7 +205,7 @@ func snapshotsAhead(m *model.Model, g *model.Group, st *model.Stream) behindSnap
 		// A current index.db is trusted; a stale one's last sequence is
 		// kept by the releases that keep it (2.11.4+: acked-lost-v2.11.17
 		// elected a leader at 240 over blocks ending at 210).
-		keeps, _ := releases.KeepsPriorLastSeq(model.ServerVersion(m, c.Server))
+		keeps, _ := releases.KeepsPriorLastSeqOf(model.ServerVersion(m, c.Server), max(st.Replicas, 1))
 		if c.Index != nil && (!c.Index.Stale || keeps) && c.Index.LastSeq > held {
 			held, from = c.Index.LastSeq, "its index.db"
 		}
@@ -174,7 +225,7 @@ func snapshotsAhead(m *model.Model, g *model.Group, st *model.Stream) behindSnap
 	return b
 }
 
-func stalled(m *model.Model, g *model.Group, logs map[string][]int) (report.Finding, bool) {
+func stalled(m *model.Model, g *model.Group, logs runEvents) (report.Finding, bool) {
 	st := groupStream(m, g)
 	f := report.Finding{Group: g.Name, Account: g.Account}
 	asset := g.Asset
@@ -219,14 +270,10 @@ func stalled(m *model.Model, g *model.Group, logs map[string][]int) (report.Find
 		led                                         bool
 	}
 	byServer := map[string]*runFacts{}
-	for n, idx := range logs {
+	for n, idx := range logs.of(g, st) {
 		rf := &runFacts{fallingBehind: -1}
 		for _, i := range idx {
 			e := m.Timeline[i]
-			mine := e.Group == g.Name || (st != nil && e.Account == st.Account && e.Stream == st.Name)
-			if !mine && !(e.Kind == "healthcheck-failed" && st != nil && strings.Contains(e.Text, "'"+st.Account+" > "+st.Name+"' is not current")) {
-				continue
-			}
 			switch {
 			case e.Kind == "stream-apply-error" && strings.Contains(e.Text, "catchup aborted, no leader"):
 				rf.aborted = append(rf.aborted, i)
@@ -291,7 +338,9 @@ func stalled(m *model.Model, g *model.Group, logs map[string][]int) (report.Find
 	why := snapshotsAhead(m, g, st)
 	byCaptures := answered > 0 && answered >= quorum && noLeader
 	byLogs := size > 0 && len(abortedOn) >= quorum
-	byStores := why.all && why.replicas >= quorum && size > 1
+	// The stores predict the next start, unless a capture shows the group
+	// led (the live answer wins over stores from another moment).
+	byStores := why.all && why.replicas >= quorum && size > 1 && (answered == 0 || noLeader)
 	sort.Ints(refs)
 	f.TimelineRefs = refs
 	f.ClusterSize, f.Quorum = size, quorum
@@ -305,7 +354,7 @@ func stalled(m *model.Model, g *model.Group, logs map[string][]int) (report.Find
 	sort.Strings(servers)
 	f.Servers = servers
 	switch {
-	case byCaptures || byLogs || (byStores && answered == 0 && len(logs) == 0):
+	case byCaptures || byLogs || byStores:
 		f.Kind, f.Severity = "no-leader", report.Critical
 		reach := answered
 		if !byCaptures {
