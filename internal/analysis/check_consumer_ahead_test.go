@@ -150,8 +150,16 @@ func TestConsumerAheadFixtures(t *testing.T) {
 			}
 			check := func(t *testing.T, rep *report.Report, captures bool) {
 				got := map[string]report.Range{}
+				resets := map[string]bool{}
 				for _, f := range rep.Findings {
 					if f.Code != "consumer-ahead" {
+						continue
+					}
+					if f.Kind == "reset" {
+						if f.Severity != report.Info || len(f.TimelineRefs) != 1 {
+							t.Errorf("reset %s: %+v", f.Consumer, f)
+						}
+						resets[f.Server+" "+f.Stream+" "+f.Consumer] = true
 						continue
 					}
 					k := f.Server + " " + f.Stream + " " + f.Consumer
@@ -188,8 +196,12 @@ func TestConsumerAheadFixtures(t *testing.T) {
 				for _, rc := range x.Reconciled {
 					srv, c, _ := strings.Cut(rc, ": ")
 					parts := strings.Split(c, " > ")
-					if k := srv + " " + parts[1] + " " + parts[2]; got[k] != (report.Range{}) {
+					k := srv + " " + parts[1] + " " + parts[2]
+					if got[k] != (report.Range{}) {
 						t.Errorf("%s was moved back at the start, yet reported", k)
+					}
+					if captures && !resets[k] {
+						t.Errorf("%s was moved back at the start (its log line): no info finding", k)
 					}
 				}
 			}

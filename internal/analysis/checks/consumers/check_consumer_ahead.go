@@ -259,6 +259,7 @@ func aheadOf(p *check.Pass, m *model.Model, st *model.Stream, resets map[resetKe
 		}
 	}
 	var out []report.Finding
+	reported := map[key]bool{}
 	for _, k := range order {
 		ss := states[k]
 		var shows []aheadState
@@ -270,9 +271,47 @@ func aheadOf(p *check.Pass, m *model.Model, st *model.Stream, resets map[resetKe
 		if len(shows) == 0 {
 			continue
 		}
+		reported[k] = true
 		out = append(out, aheadFinding(m, st, k.server, k.consumer, ss, shows, standalone[k.server], resets[resetKey{k.server, st.Account, st.Name, k.consumer}]))
 	}
+	// The consumers a 2.14+ start moved back (its log line) and that no
+	// state shows ahead any more: info, what the line says.
+	for rk, lines := range resets {
+		if rk.account != st.Account || rk.stream != st.Name || reported[key{rk.server, rk.consumer}] {
+			continue
+		}
+		for _, i := range lines {
+			if m.Timeline[i].Kind == "consumer-ahead-reset" {
+				out = append(out, resetFinding(m, st, rk.server, rk.consumer, i))
+				break
+			}
+		}
+	}
 	return out
+}
+
+var resetFigures = regexp.MustCompile(`delivered sequence (\d+) past last stream sequence of (\d+)`)
+
+// resetFinding is an info finding for a consumer a 2.14+ start moved back
+// to its stream's last sequence: the stream had lost its tail.
+func resetFinding(m *model.Model, st *model.Stream, server, consumer string, i int) report.Finding {
+	e := m.Timeline[i]
+	t := e.Time.UTC()
+	f := report.Finding{Severity: report.Info, Kind: "reset", Server: server, Servers: []string{server}, Account: st.Account, Stream: st.Name,
+		Consumer: consumer, Since: &t, TimelineRefs: []int{i}}
+	f.Evidence = []string{fmt.Sprintf("%s line %d (%s): %s", e.File, e.Line, t.Format(time.RFC3339Nano), e.Text)}
+	f.Message = fmt.Sprintf("consumer %s > %s > %s on %s was past its stream's last sequence when the server started at %s, and the server moved it back to it", st.Account, st.Name, consumer, server, t.Format(time.RFC3339))
+	if g := resetFigures.FindStringSubmatch(e.Text); g != nil {
+		d, _ := strconv.ParseUint(g[1], 10, 64)
+		l, _ := strconv.ParseUint(g[2], 10, 64)
+		if d > l {
+			f.Seq = d
+			f.Ranges = []report.Range{{First: l + 1, Last: d}}
+			f.Message = fmt.Sprintf("consumer %s > %s > %s on %s had delivered up to stream sequence %d when the server started at %s, past the stream's last sequence %d: the server moved it back to %d, so it delivers the stream's next messages; what it had delivered as %s is gone from the stream (lost with its tail)",
+				st.Account, st.Name, consumer, server, d, t.Format(time.RFC3339), l, l, seqText(l+1, d))
+		}
+	}
+	return f
 }
 
 func aheadFinding(m *model.Model, st *model.Stream, server, consumer string, all, shows []aheadState, standalone bool, lines []int) report.Finding {
