@@ -359,9 +359,8 @@ func aheadFinding(m *model.Model, st *model.Stream, server, consumer string, all
 	default:
 		f.Evidence = append(f.Evidence, release+" keeps the consumer's state at its start (only 2.14+ moves an R1 consumer back): it stays ahead until it is reset or added again")
 	}
-	api := releases.VersionAtLeast(version, 2, 14)
 	remedy.Prescribe(remedy.ConsumerAheadRecreate, remedy.Args{"server": server, "account": st.Account, "stream": st.Name, "consumer": consumer,
-		"next": strconv.FormatUint(last+1, 10), "reset": api, "atstart": f.Kind == "reset-at-start"}).Apply(&f)
+		"next": strconv.FormatUint(last+1, 10), "atstart": f.Kind == "reset-at-start", "replicated": st.Replicas > 1}).Apply(&f)
 	return f
 }
 
