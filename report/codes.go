@@ -29,6 +29,9 @@ const (
 	CodeUncleanStop            Code = "unclean-stop"
 	CodeSourceStalled          Code = "source-stalled"
 	CodeAssetOffline           Code = "asset-offline"
+	// Issue 30: the incidents the field reports most.
+	CodeGroupStalled  Code = "group-stalled"
+	CodeConsumerAhead Code = "consumer-ahead"
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	CodeServerUnhealthy       Code = "server-unhealthy"
 	CodeVersionsMixed         Code = "versions-mixed"
@@ -58,5 +61,6 @@ var Codes = []Code{
 	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
 	CodeSourceStalled,
 	CodeAssetOffline,
+	CodeGroupStalled, CodeConsumerAhead,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/audit"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/consumers"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/groups"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/offline"
@@ -227,6 +229,8 @@ var Checks = []check.Check{
 	store.CheckUncleanStop,
 	sources.CheckSourceStalled,
 	offline.CheckAssetOffline,
+	groups.CheckGroupStalled,
+	consumers.CheckConsumerAhead,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

@@ -434,6 +434,10 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 		} `json:"removals"`
 		// Acknowledged sequences no server held after the restart.
 		AckedLost []report.Range `json:"acked_lost"`
+		// The stream leader each restarted server named (acked-lost-*):
+		// none on every server is a stream group without a leader.
+		// (membership-* has a string of that name: not this.)
+		StreamLeaderAfter json.RawMessage `json:"stream_leader_after"`
 		// Blocks the generator cut whose index.db the restarted server
 		// left as it was (acked-lost-v2.11.17): the cut is still on disk.
 		Cuts []struct {
@@ -494,6 +498,16 @@ func expectedFindings(fx fixture) ([]expectedFinding, error) {
 	}
 	if len(exp.AckedLost) > 0 {
 		out = append(out, expectedFinding{Code: "acked-lost", Account: exp.Account, Stream: exp.Stream})
+	}
+	var leadersAfter map[string]string
+	if json.Unmarshal(exp.StreamLeaderAfter, &leadersAfter) == nil && len(leadersAfter) >= 2 {
+		none := true
+		for _, l := range leadersAfter {
+			none = none && l == ""
+		}
+		if none {
+			out = append(out, expectedFinding{Code: "group-stalled", Account: exp.Account, Stream: exp.Stream, Kind: "no-leader"})
+		}
 	}
 	for _, c := range exp.Cuts {
 		if c.IndexKept {

@@ -67,6 +67,7 @@ func allScenarios() []Scenario {
 		streamFullScenarios,   // scen_streamfull.go (issue 18)
 		domainsScenarios,      // scen_domains.go (issue 30)
 		downgradeScenarios,    // scen_downgrade.go (issue 30)
+		aheadScenarios,        // scen_ahead.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -128,6 +129,7 @@ var families = map[string]func(v string) Scenario{
 		return Scenario{Name: "domains-overtaken-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return domainsRun(ctx, env, v, true, true) }}
 	},
 	"downgrade": downgradeFamily, // downgrade@<newer>-to-<older>[-crash]
+	"ahead": aheadScenario,
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},

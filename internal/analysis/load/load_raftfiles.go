@@ -120,6 +120,20 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 		return
 	}
 	snap, err := raftlog.DecodeSnapshot(file, name, b)
+	var ss *model.StreamSnapState
+	var cs *model.ConsumerSnapState
+	if snap != nil && err == nil {
+		switch r.rec.Kind {
+		case natsfmt.GroupStream:
+			if st, derr := raftlog.DecodeStreamSnapshot(file, snap.DataOffset, snap.Data); derr == nil {
+				ss = &model.StreamSnapState{Msgs: st.Msgs, FirstSeq: st.FirstSeq, LastSeq: st.LastSeq}
+			}
+		case natsfmt.GroupConsumer:
+			if st, derr := raftlog.DecodeConsumerSnapshot(file, snap.DataOffset, snap.Data); derr == nil {
+				cs = &model.ConsumerSnapState{DeliveredStream: st.Delivered.Stream, AckFloorStream: st.AckFloor.Stream}
+			}
+		}
+	}
 	if snap != nil && r.rec.Kind != natsfmt.GroupMeta {
 		// Only a meta snapshot's payload is used: the bytes of every other
 		// group's are not kept while the whole bundle is read.
@@ -132,7 +146,7 @@ func (r *raftRead) readSnapshot(fsys fs.FS, dir, name string) {
 		return
 	}
 	sr := &model.SnapshotRecord{File: file, NameTerm: bt, NameIndex: bi, Term: snap.Term, Index: snap.Index, Decoded: err == nil,
-		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset}
+		ChecksumOK: snap.ChecksumOK, PeerState: snap.PeerState, DataOffset: snap.DataOffset, Stream: ss, Consumer: cs}
 	if r.rec.Kind == natsfmt.GroupMeta {
 		sr.Raw, sr.Meta = b, snap
 		sr.MetaAssign, sr.MetaErr = raftlog.DecodeMetaSnapshot(file, snap.DataOffset, snap.Data)

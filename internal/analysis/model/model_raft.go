@@ -88,6 +88,23 @@ type SnapshotRecord struct {
 	Meta       *raftlog.Snapshot
 	MetaAssign []*raftlog.StreamAssignment
 	MetaErr    error
+	// Stream is a stream group's snapshot payload as decoded (the stream
+	// state the group last recorded), Consumer a consumer group's (its
+	// delivered and ack floor); nil for other groups or when it does not
+	// decode.
+	Stream   *StreamSnapState
+	Consumer *ConsumerSnapState
+}
+
+// StreamSnapState is the stream state a stream group's snapshot records.
+type StreamSnapState struct {
+	Msgs, FirstSeq, LastSeq uint64
+}
+
+// ConsumerSnapState is the consumer state a consumer group's snapshot
+// records: the stream sequences of its delivered and ack floor.
+type ConsumerSnapState struct {
+	DeliveredStream, AckFloorStream uint64
 }
 
 // files are the files the record was read from.

@@ -71,6 +71,9 @@ const (
 	MirrorRecreate              ID = "mirror-recreate"
 	SourceReadd                 ID = "source-readd"
 	AssetOfflineNewerRelease    ID = "asset-offline-newer-release"
+	ConsumerAheadRecreate       ID = "consumer-ahead-recreate"
+	GroupStalledMoveAside       ID = "group-stalled-move-aside"
+	GroupNotCurrent             ID = "group-not-current"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -90,4 +93,5 @@ var IDs = []ID{
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
 	MirrorRecreate, SourceReadd,
 	AssetOfflineNewerRelease,
+	ConsumerAheadRecreate, GroupStalledMoveAside, GroupNotCurrent,
 }
