@@ -129,7 +129,7 @@ var families = map[string]func(v string) Scenario{
 		return Scenario{Name: "domains-overtaken-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return domainsRun(ctx, env, v, true, true) }}
 	},
 	"downgrade": downgradeFamily, // downgrade@<newer>-to-<older>[-crash]
-	"ahead": aheadScenario,
+	"ahead":     aheadScenario,
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},
