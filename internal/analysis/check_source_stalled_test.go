@@ -14,12 +14,12 @@ import (
 	"github.com/jsforensics/jsforensics/report"
 )
 
-// stalledModel is a hub server holding ORIGIN (recreated at created, last
+// sourceStalledModel is a hub server holding ORIGIN (recreated at created, last
 // sequence originLast, its messages written after it) and a leaf server
 // holding MIRROR of it through $JS.hub.API (last sequence mirrorLast,
 // written at mirrorTS) and SOURCED with a source of it whose last message
 // carries header.
-func stalledModel(originLast, mirrorLast uint64, created, mirrorTS time.Time, header string) *model.Model {
+func sourceStalledModel(originLast, mirrorLast uint64, created, mirrorTS time.Time, header string) *model.Model {
 	m := &model.Model{IDs: map[string]string{}}
 	hub := &model.Server{Name: "hub-0", Domain: "hub", DomainFrom: "test", StoreDir: "hub-0"}
 	leaf := &model.Server{Name: "leaf-0", Domain: "leaf", DomainFrom: "test", StoreDir: "leaf-0"}
@@ -56,7 +56,7 @@ func TestSourceStalledModel(t *testing.T) {
 	}
 	// The origin recreated with 4 messages after 10: the mirror stands at
 	// 10, the source's last message came from origin sequence 10.
-	m := stalledModel(4, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
+	m := sourceStalledModel(4, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
 	fs := runCheck(sources.CheckSourceStalled, m)
 	mf, sf := find(fs, "MIRROR"), find(fs, "SOURCED")
 	if mf == nil || sf == nil || len(fs) != 2 {
@@ -70,25 +70,25 @@ func TestSourceStalledModel(t *testing.T) {
 	}
 	// The source reset itself (2.15.3): its last message came from origin
 	// sequence 4 of the new origin: only the mirror.
-	m = stalledModel(4, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 4 > > origin.0 3mXJ7Eb0")
+	m = sourceStalledModel(4, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 4 > > origin.0 3mXJ7Eb0")
 	if fs := runCheck(sources.CheckSourceStalled, m); len(fs) != 1 || find(fs, "MIRROR") == nil {
 		t.Errorf("source reset: want the mirror only: %+v", fs)
 	}
 	// A step later: the recreated origin past the mirror's end (13 after
 	// 10), the mirror's last message older than the origin's creation.
-	m = stalledModel(13, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
+	m = sourceStalledModel(13, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
 	fs = runCheck(sources.CheckSourceStalled, m)
 	if f := find(fs, "MIRROR"); f == nil || !strings.Contains(f.Message, "before the origin was created") {
 		t.Errorf("overtaken origin: want the mirror's older lineage: %+v", fs)
 	}
 	// Healthy: the origin ahead of both, created before the mirror's
 	// messages.
-	m = stalledModel(12, 10, t0.Add(-time.Hour), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
+	m = sourceStalledModel(12, 10, t0.Add(-time.Hour), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
 	if fs := runCheck(sources.CheckSourceStalled, m); len(fs) != 0 {
 		t.Errorf("healthy mirror and source flagged: %+v", fs)
 	}
 	// The origin's domain not in the bundle: skipped, not judged.
-	m = stalledModel(4, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
+	m = sourceStalledModel(4, 10, t0.Add(time.Second), t0, "ORIGIN:bTMUkJQk 10 > > origin.0")
 	m.Servers[0].Domain = "other"
 	if fs := runCheck(sources.CheckSourceStalled, m); len(fs) != 0 {
 		t.Errorf("origin of another domain taken for the hub's: %+v", fs)
