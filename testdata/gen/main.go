@@ -61,6 +61,7 @@ func allScenarios() []Scenario {
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 		tavLagScenarios,       // scen_tavlag.go (issue 21 case 3)
 		deletedScenarios,      // scen_deleted.go (issue 21)
+		metaSnapDelScenarios,  // scen_metasnapdel.go (issue 31, testdata/perturbed)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 		kindsScenarios,        // scen_kinds.go (issue 18)
