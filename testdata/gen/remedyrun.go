@@ -1130,7 +1130,7 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 					if strings.Contains(fig, "msgs=0 ") || strings.HasPrefix(fig, "msgs=0") {
 						o.MessagesKept = false
 					}
-					if strings.HasSuffix(fig, "leader=") {
+					if strings.HasSuffix(fig, "leader=") && !strings.Contains(o.Note, k+" has no leader") {
 						o.StreamLeaders = false
 						o.Note += k + " has no leader; "
 					}
