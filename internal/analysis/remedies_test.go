@@ -908,3 +908,24 @@ func TestREADMERemedyProofTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPromisesCurrentAsRunner: the runner (testdata/gen remedyrun.go)
+// decides which verify steps promise current replicas with the same
+// pattern as heldPromise, and it picks the entries whose step says so.
+func TestPromisesCurrentAsRunner(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/gen/remedyrun.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "regexp.MustCompile(`"+promisesCurrentRE.String()+"`)") {
+		t.Errorf("testdata/gen remedyrun.go does not use the pattern %q", promisesCurrentRE)
+	}
+	for id, want := range map[remedy.ID]bool{
+		remedy.StreamQuorumPeerRemove: true, remedy.ReplicaGapStart: true, remedy.StoreBlockResurrected: true,
+		remedy.MetaSnapshotMoveAside: true, remedy.DepartedServerRemove: false, remedy.MetaQuorumRescue: false, remedy.StoreEmptyFolder: false,
+	} {
+		if got := promisesCurrent(id); got != want {
+			t.Errorf("%s: promises current replicas %v, want %v", id, got, want)
+		}
+	}
+}
