@@ -687,6 +687,10 @@ func TestProofPerVariant(t *testing.T) {
 	if want := "Proven by execution on nats-server 2.12.15 and 2.15.3 (3 runs); failed on 2.10.27 (1 run). Not proven on any other version."; mixed != want {
 		t.Errorf("got %q, want %q", mixed, want)
 	}
+	failed := remedy.ProofLine([]report.RemedyProof{{Version: "2.10.27", Failed: true, Variant: "for a stream group, by scale-down"}})
+	if want := "For a stream group, by scale-down: carried out on nats-server 2.10.27 (1 run) and failed: its check did not hold. Not proven on any other version, nor any other way."; failed != want {
+		t.Errorf("got %q, want %q", failed, want)
+	}
 }
 
 // TestReaddRuns: the committed runs of a removed meta peer that talks raft

@@ -284,14 +284,11 @@ func ProofLine(proven []report.RemedyProof) string {
 		if len(ok) > 0 {
 			parts = append(parts, "proven by execution on nats-server "+releasesRun(ok))
 		}
-		if len(failed) > 0 {
-			on := "failed on "
-			if len(ok) == 0 {
-				on = "carried out on nats-server " + releasesRun(failed) + " and failed: its check did not hold"
-				parts = append(parts, on)
-				continue
-			}
-			parts = append(parts, on+releasesRun(failed))
+		switch {
+		case len(failed) > 0 && len(ok) == 0:
+			parts = append(parts, "carried out on nats-server "+releasesRun(failed)+" and failed: its check did not hold")
+		case len(failed) > 0:
+			parts = append(parts, "failed on "+releasesRun(failed))
 		}
 		line := strings.Join(parts, "; ")
 		if way != "" {
