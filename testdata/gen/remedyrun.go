@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // RemedyOutcomes is one bundle's remedy-outcome.json.
@@ -182,6 +183,14 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 	"store-block-resurrected":          execBlockResurrected,
 }
 
+// remedyScaleDown: stream-quorum-peer-remove is carried out its other way,
+// the scale-down to R1 and back (-scale-down); remedyOnly: only this remedy
+// id is carried out (-remedy).
+var (
+	remedyScaleDown bool
+	remedyOnly      string
+)
+
 // remedyNotRun says why a destructive remedy has no executor.
 var remedyNotRun = map[string]string{
 	"jetstream-disabled": "needs the full volume: carried out by the diskfull scenario itself (want.json expect.remedy)",
@@ -323,6 +332,9 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 		byID[f.RemedyID] = append(byID[f.RemedyID], f)
 	}
 	for _, id := range ids {
+		if remedyOnly != "" && id != remedyOnly {
+			continue
+		}
 		o := RemedyOutcome{RemedyID: id, Steps: []string{}, Log: []string{}, Deleted: []string{}}
 		for _, f := range byID[id] {
 			o.Findings = append(o.Findings, f.subject())
@@ -951,8 +963,18 @@ func execStreamPeerRemovals(ctx context.Context, r *remedyRun, fs []reportFindin
 		if strings.HasPrefix(f.Group, "C-") {
 			group = "consumer group"
 		}
-		if v := "for a " + group + ", by stream peer removal"; !slices.Contains(r.out.Variants, v) {
+		way := "by stream peer removal"
+		if remedyScaleDown {
+			way = "by scale-down"
+		}
+		if v := "for a " + group + ", " + way; !slices.Contains(r.out.Variants, v) {
 			r.out.Variants = append(r.out.Variants, v)
+		}
+		if remedyScaleDown {
+			if err := scaleDownAndBack(ctx, r, nc, f, acts); err != nil {
+				return err
+			}
+			continue
 		}
 		var done []string
 		for _, cmd := range st.Commands {
@@ -968,6 +990,65 @@ func execStreamPeerRemovals(ctx context.Context, r *remedyRun, fs []reportFindin
 		r.action(st.Text, strings.Join(done, "; "))
 	}
 	return pause(ctx, 20*time.Second)
+}
+
+// scaleDownAndBack carries out the finding's other destructive action, the
+// scale-down ("nats stream edit STREAM --replicas 1", then back to its
+// replicas), through the JetStream API of the stream's account.
+func scaleDownAndBack(ctx context.Context, r *remedyRun, nc *nats.Conn, f reportFinding, acts []int) error {
+	var st *struct {
+		Kind        string   `json:"kind"`
+		Text        string   `json:"text"`
+		Commands    []string `json:"commands"`
+		Destructive bool     `json:"destructive"`
+	}
+	for _, i := range acts {
+		for _, c := range f.Steps[i].Commands {
+			if strings.Contains(c, "--replicas 1") {
+				st = &f.Steps[i]
+			}
+		}
+	}
+	if st == nil {
+		r.out.Steps = append(r.out.Steps, "not carried out for "+f.subject()+": no scale-down step")
+		return nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	var done []string
+	for _, c := range st.Commands {
+		m := regexp.MustCompile(`--replicas (\d+)`).FindStringSubmatch(c)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		s, err := js.Stream(cctx, f.Stream)
+		if err != nil {
+			cancel()
+			done = append(done, fmt.Sprintf("%s: stream info -> %v", c, err))
+			break
+		}
+		cfg := s.CachedInfo().Config
+		cfg.Replicas = n
+		_, err = js.UpdateStream(cctx, cfg)
+		cancel()
+		answer := "ok"
+		if err != nil {
+			answer = err.Error()
+		}
+		done = append(done, c+" -> "+answer)
+		if err != nil {
+			break
+		}
+		if err := pause(ctx, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	r.action(st.Text, strings.Join(done, "; "))
+	return nil
 }
 
 // execEmptyFolderRemove: move each empty folder a finding names aside,
