@@ -355,6 +355,11 @@ type RemedyProof struct {
 	// meta leader, a stream or messages lost, a stream folder deleted):
 	// Outcome says what happened. Added field.
 	Failed bool `json:"failed,omitempty"`
+	// Variant is the way of the remedy the run carried out, for a remedy
+	// that has several (e.g. "for a stream group, by stream peer
+	// removal"): a run proves only its own. Empty for a remedy with one
+	// way. Added field.
+	Variant string `json:"variant,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the optional numeric fields of Finding.

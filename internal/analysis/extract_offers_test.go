@@ -12,12 +12,13 @@ import (
 )
 
 // extractOffer is an extract command a report offers, as printed.
-var extractOffer = regexp.MustCompile(`jsforensics extract BUNDLE --stream '([^'/]+)/([^']+)'`)
+var extractOffer = regexp.MustCompile(`jsforensics extract BUNDLE --stream '([^'/]+)/([^']+)'(?: --group (\S+))?`)
 
 // offeredExtracts are the streams every finding of rep offers to extract,
-// with the finding's code, from its remedy and evidence.
-func offeredExtracts(rep *report.Report) map[[2]string]string {
-	out := map[[2]string]string{}
+// with the finding's code, from its remedy and evidence: account, stream
+// and the --group the command names ("" for none).
+func offeredExtracts(rep *report.Report) map[[3]string]string {
+	out := map[[3]string]string{}
 	for _, f := range rep.Findings {
 		texts := append([]string{f.Message, f.Remedy}, f.Evidence...)
 		for _, s := range f.RemedySteps {
@@ -26,7 +27,7 @@ func offeredExtracts(rep *report.Report) map[[2]string]string {
 		}
 		for _, t := range texts {
 			for _, m := range extractOffer.FindAllStringSubmatch(t, -1) {
-				out[[2]string{m[1], m[2]}] = f.Code
+				out[[3]string{m[1], m[2], m[3]}] = f.Code
 			}
 		}
 	}
@@ -47,7 +48,7 @@ func TestEveryOfferedExtractYields(t *testing.T) {
 		}
 		for stream, code := range offeredExtracts(rep) {
 			offers++
-			opts := SalvageOptions{Account: stream[0], Stream: stream[1]}
+			opts := SalvageOptions{Account: stream[0], Stream: stream[1], Group: stream[2]}
 			got, err := Extract(dir, bundle.Limits{}, nil, opts, func(*SalvagedMsg) error { return nil })
 			name := strings.TrimPrefix(dir, "../../testdata/")
 			switch {

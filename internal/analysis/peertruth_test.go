@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/facts"
@@ -156,23 +157,62 @@ func TestDeletedStreamsNotLost(t *testing.T) {
 // TestAssetLostNeedsCause: a stream the logs name, in no store, that the
 // holder's intact meta state no longer assigns and whose delete no meta WAL
 // keeps is what a compacted API delete leaves: no finding; the same stream
-// with the holder's meta snapshot corrupt is lost, the snapshot its cause.
+// with the holder's meta snapshot corrupt and dropped at a start its log
+// shows is lost, the snapshot its cause. Not when the log shows no such
+// start (the snapshot was damaged after the server's last start: it has
+// dropped nothing yet), nor when another server's intact snapshot of the
+// same term and index does not assign the stream (it was gone before that
+// index: deleted on purpose), nor on a release that refuses to start on a
+// corrupt meta snapshot rather than drop it, nor when it was last seen
+// before the run in which the drop is logged (perturbed-metasnapdel-*).
 func TestAssetLostNeedsCause(t *testing.T) {
-	mkModel := func(corrupt bool) *model.Model {
+	gone := model.AssetKey{Account: "APP", Stream: "GONE"}
+	start := time.Date(2026, 12, 7, 4, 46, 10, 0, time.UTC)
+	mkModel := func(corrupt, logged bool, version string, other map[model.AssetKey]bool, seen time.Time) *model.Model {
 		m := &model.Model{IDs: map[string]string{}}
-		m.Servers = []*model.Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Sources: map[string]bool{"store": true, "log": true},
-			Meta: &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{}, SnapshotCorrupt: corrupt}}}
+		m.Servers = []*model.Server{{Name: "a", PeerID: natsfmt.PeerID("a"), StoreDir: "a", Version: version, Sources: map[string]bool{"store": true, "log": true},
+			Meta: &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{}, SnapshotCorrupt: corrupt, SnapshotTerm: 2, SnapshotIndex: 11}}}
+		if other != nil {
+			m.Servers = append(m.Servers, &model.Server{Name: "b", PeerID: natsfmt.PeerID("b"), StoreDir: "b", Version: version, Sources: map[string]bool{"store": true, "log": true},
+				Meta: &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{}, SnapshotTerm: 2, SnapshotIndex: 11, SnapshotAssigns: other}})
+		}
 		three := uint64(3)
-		m.LogStreams = map[model.ServerID]map[model.AssetKey]model.LogStream{"a": {{Account: "APP", Stream: "GONE"}: {TimelineEvent: model.TimelineEvent{Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
+		m.LogStreams = map[model.ServerID]map[model.AssetKey]model.LogStream{"a": {gone: {TimelineEvent: model.TimelineEvent{Time: seen, Server: "a", Kind: "restored-stream", Account: "APP", Stream: "GONE",
 			Text: "  Restored 3 messages for stream 'APP > GONE' in 1ms", File: "a.log", Line: 9}, Restored: &three}}}
+		if !seen.IsZero() {
+			// the start of the run in which the drop is logged
+			m.Timeline = append(m.Timeline, model.TimelineEvent{Time: start, Server: "a", Kind: string(natsfmt.EventStart), Text: "Starting nats-server", File: "a.log", Line: 15})
+		}
+		if logged {
+			m.Timeline = append(m.Timeline, model.TimelineEvent{Time: time.Date(2026, 12, 7, 4, 46, 11, 0, time.UTC), Server: "a", Kind: string(natsfmt.EventSnapshotCorrupt),
+				Text: "RAFT [a - _meta_] Snapshot corrupt, checksums did not match", File: "a.log", Line: 20})
+		}
 		return m
 	}
-	if fs := runCheck(meta.CheckAssetLost, mkModel(false)); len(fs) != 0 {
-		t.Errorf("no cause in the bundle, yet %d finding(s): %s", len(fs), fs[0].Message)
-	}
-	fs := runCheck(meta.CheckAssetLost, mkModel(true))
-	if len(fs) != 1 || !strings.Contains(fs[0].Message, "meta snapshot dropped") {
-		t.Errorf("snapshot dropped by its holder: %+v", fs)
+	for _, tc := range []struct {
+		name            string
+		corrupt, logged bool
+		version         string
+		other           map[model.AssetKey]bool
+		seen            time.Time
+		lost            bool
+	}{
+		{"intact meta state, no cause", false, false, "2.12.15", nil, time.Time{}, false},
+		{"dropped at a start the log shows", true, true, "2.12.15", nil, time.Time{}, true},
+		{"dropped, another intact snapshot of that index assigns it", true, true, "2.12.15", map[model.AssetKey]bool{gone: true}, time.Time{}, true},
+		{"corrupt, the log shows no start on it", true, false, "2.12.15", nil, time.Time{}, false},
+		{"dropped, another intact snapshot of that index does not assign it", true, true, "2.12.15", map[model.AssetKey]bool{}, time.Time{}, false},
+		{"corrupt on a release that refuses to start on it", true, true, "2.15.3", nil, time.Time{}, false},
+		{"dropped, seen in the run that dropped it", true, true, "2.12.15", nil, start.Add(time.Second), true},
+		{"dropped, last seen before the run that dropped it", true, true, "2.12.15", nil, start.Add(-time.Minute), false},
+	} {
+		fs := runCheck(meta.CheckAssetLost, mkModel(tc.corrupt, tc.logged, tc.version, tc.other, tc.seen))
+		switch {
+		case tc.lost && (len(fs) != 1 || !strings.Contains(fs[0].Message, "meta snapshot dropped")):
+			t.Errorf("%s: want the stream lost, the snapshot its cause: %+v", tc.name, fs)
+		case !tc.lost && len(fs) != 0:
+			t.Errorf("%s: no loss, yet %d finding(s): %s", tc.name, len(fs), fs[0].Message)
+		}
 	}
 }
 

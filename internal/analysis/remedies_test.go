@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/store"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
@@ -494,11 +496,120 @@ func outcomeFile(fixture string) string {
 	return fixture + "/remedy-outcome.json"
 }
 
+// ranOutcome is what TestProvenHeldToOutcomes reads of one run of a
+// committed outcome file (testdata/gen remedyrun.go RemedyOutcome).
+type ranOutcome struct {
+	RemedyID      string   `json:"remedy_id"`
+	Findings      []string `json:"findings"`
+	Steps         []string `json:"steps"`
+	Skipped       string   `json:"skipped"`
+	Error         string   `json:"error"`
+	LeaderElected bool     `json:"leader_elected"`
+	StreamsKept   bool     `json:"streams_kept"`
+	MessagesKept  bool     `json:"messages_kept"`
+	StreamLeaders bool     `json:"stream_leaders"`
+	Deleted       []string `json:"deleted"`
+	Variants      []string `json:"variants"`
+	Verified      []struct {
+		Check string `json:"check"`
+		Held  bool   `json:"held"`
+	} `json:"verified"`
+	Proven bool     `json:"proven"`
+	Why    []string `json:"why"`
+}
+
+// promisesCurrentRE: a verify step that says the replicas end current
+// (testdata/gen remedyrun.go promisesCurrentRE, the same pattern): the
+// run must then have settled with every replica equal.
+var promisesCurrentRE = regexp.MustCompile(`\bcurrent\b|catch(es)? (it |each stream )?up|caught up|agrees with the others|messages on every server`)
+
+// promisesCurrent says whether a catalogue entry's verify step promises
+// current replicas.
+func promisesCurrent(id remedy.ID) bool {
+	for _, s := range remedy.RemedyByID[id].Steps {
+		if s.Kind == remedy.StepVerify && promisesCurrentRE.MatchString(s.Text) {
+			return true
+		}
+	}
+	return false
+}
+
+// heldPromise re-derives from a recorded run whether the remedy's promise
+// held: where the runner recorded its checks (verified), every one held,
+// and for a verify step promising current replicas one of them is about
+// that; in older files, a meta leader, every stream kept with its messages
+// and a leader, nothing deleted, and nothing in why but a stop that took
+// long, or (where the verify step does not promise current replicas) a
+// cluster that did not settle. It says why not.
+func heldPromise(id remedy.ID, oc ranOutcome) (bool, string) {
+	if oc.Skipped != "" || oc.Error != "" {
+		return false, "not carried out: " + oc.Skipped + oc.Error
+	}
+	current := promisesCurrent(id)
+	if len(oc.Verified) > 0 {
+		about := false
+		for _, c := range oc.Verified {
+			if !c.Held {
+				return false, "did not hold: " + c.Check
+			}
+			about = about || strings.Contains(c.Check, "current") || strings.Contains(c.Check, "caught")
+		}
+		if current && !about {
+			return false, "the verify step promises current replicas and no check is about them"
+		}
+		return true, ""
+	}
+	if !oc.LeaderElected || !oc.StreamsKept || !oc.MessagesKept || !oc.StreamLeaders || len(oc.Deleted) > 0 {
+		return false, "a meta leader, the streams, their messages and leaders kept, nothing deleted: not all"
+	}
+	for _, w := range oc.Why {
+		switch {
+		case strings.HasPrefix(w, "stop: "):
+		case strings.HasPrefix(w, "not quiet: ") && !current:
+		default:
+			return false, w
+		}
+	}
+	return true, ""
+}
+
+// ranVariants are the variants a recorded run carried out: what the runner
+// recorded, else (older files) derived from its findings and steps: for
+// stream-quorum-peer-remove, the finding's group (a consumer group's name
+// starts with C-) and the stream peer removals its done step sent, every
+// finding the runner did not carry out ("not carried out for …") left out.
+func ranVariants(id remedy.ID, oc ranOutcome) []string {
+	if len(oc.Variants) > 0 {
+		return oc.Variants
+	}
+	if id != remedy.StreamQuorumPeerRemove {
+		return nil
+	}
+	removed := slices.ContainsFunc(oc.Steps, func(s string) bool {
+		return strings.HasPrefix(s, "done: ") && strings.Contains(s, "$JS.API.STREAM.PEER.REMOVE.")
+	})
+	var out []string
+	for _, f := range oc.Findings {
+		if !removed || slices.ContainsFunc(oc.Steps, func(s string) bool { return strings.HasPrefix(s, "not carried out for "+f+":") }) {
+			continue
+		}
+		fields := strings.Fields(f)
+		group := "stream group"
+		if strings.HasPrefix(fields[len(fields)-1], "C-") {
+			group = "consumer group"
+		}
+		out = append(out, "for a "+group+", by stream peer removal")
+	}
+	return out
+}
+
 // TestProvenHeldToOutcomes: every run a catalogue entry cites is a
 // committed outcome file (testdata/gen `go run . remedies`) of that
 // release in which the remedy was carried out once (an entry is one run,
-// and the report counts them), proven where the entry claims success and
-// not proven where it says the run failed.
+// and the report counts them); whether the remedy's promise held is
+// re-derived from what the file records (heldPromise: its verify step),
+// and agrees with the file's proven and with the catalogue's failed; a
+// run cited for a variant carried out that variant (ranVariants).
 func TestProvenHeldToOutcomes(t *testing.T) {
 	for _, r := range remedy.RemedyCatalogue {
 		cited := map[string]bool{}
@@ -514,12 +625,8 @@ func TestProvenHeldToOutcomes(t *testing.T) {
 				continue
 			}
 			var o struct {
-				Version  string `json:"version"`
-				Outcomes []struct {
-					RemedyID string `json:"remedy_id"`
-					Skipped  string `json:"skipped"`
-					Proven   bool   `json:"proven"`
-				} `json:"outcomes"`
+				Version  string       `json:"version"`
+				Outcomes []ranOutcome `json:"outcomes"`
 			}
 			if err := json.Unmarshal(b, &o); err != nil {
 				t.Fatalf("%s: %v", path, err)
@@ -533,14 +640,58 @@ func TestProvenHeldToOutcomes(t *testing.T) {
 					continue
 				}
 				runs++
-				if oc.Proven == p.Failed {
-					t.Errorf("%s on %s: the catalogue says failed=%v, %s says proven=%v", r.ID, p.Release, p.Failed, path, oc.Proven)
+				held, why := heldPromise(r.ID, oc)
+				if held == p.Failed {
+					t.Errorf("%s on %s: the catalogue says failed=%v, but in %s the promise held=%v %s", r.ID, p.Release, p.Failed, path, held, why)
+				}
+				if oc.Proven != held {
+					t.Errorf("%s on %s: %s says proven=%v, its own record says held=%v %s", r.ID, p.Release, path, oc.Proven, held, why)
+				}
+				if p.Variant != "" && !slices.Contains(ranVariants(r.ID, oc), p.Variant) {
+					t.Errorf("%s on %s: cited for %q, but %s carried out %q", r.ID, p.Release, p.Variant, path, ranVariants(r.ID, oc))
 				}
 			}
 			if runs != 1 {
 				t.Errorf("%s on %s: %s holds %d runs of it, the catalogue counts one", r.ID, p.Release, path, runs)
 			}
 		}
+	}
+}
+
+// TestProofPerVariant: a prescription cites only the runs of the variants
+// its parameters select: stream-quorum-peer-remove for a stream group
+// carries the runs of the stream peer removal (proven) and of the
+// scale-down (failed on 2.12.1), each named, for a consumer group none (no
+// run carried one out), and its proof line says so.
+func TestProofPerVariant(t *testing.T) {
+	stream := remedy.Prescribe(remedy.StreamQuorumPeerRemove, remedy.Args{"group": "S-R3F-x", "stream": "S", "replicas": 3, "missing": "a", "removals": []string{"r"}})
+	consumer := remedy.Prescribe(remedy.StreamQuorumPeerRemove, remedy.Args{"group": "C-R3F-x", "stream": "S", "replicas": 3, "missing": "a", "removals": []string{"r"}, "consumergroup": true})
+	if len(stream.Proven) == 0 {
+		t.Fatal("no run cited for a stream group")
+	}
+	for _, p := range stream.Proven {
+		if !strings.HasPrefix(p.Variant, "for a stream group, ") {
+			t.Errorf("a stream group's prescription cites a run of %q", p.Variant)
+		}
+	}
+	if len(consumer.Proven) != 0 {
+		t.Errorf("a consumer group's prescription cites %d runs, none carried one out", len(consumer.Proven))
+	}
+	if line := remedy.ProofLine(consumer.Proven); !strings.HasPrefix(line, "Not proven by execution") {
+		t.Errorf("consumer group: %q", line)
+	}
+	line := remedy.ProofLine(stream.Proven)
+	if !strings.HasPrefix(line, "For a stream group, by stream peer removal: proven by execution on nats-server ") || !strings.HasSuffix(line, "nor any other way.") ||
+		!strings.Contains(line, "For a stream group, by scale-down: carried out on nats-server 2.12.1 (1 run) and failed") {
+		t.Errorf("stream group: %q", line)
+	}
+	mixed := remedy.ProofLine([]report.RemedyProof{{Version: "2.12.15"}, {Version: "2.15.3"}, {Version: "2.15.3"}, {Version: "2.10.27", Failed: true}})
+	if want := "Proven by execution on nats-server 2.12.15 and 2.15.3 (3 runs); failed on 2.10.27 (1 run). Not proven on any other version."; mixed != want {
+		t.Errorf("got %q, want %q", mixed, want)
+	}
+	failed := remedy.ProofLine([]report.RemedyProof{{Version: "2.10.27", Failed: true, Variant: "for a stream group, by scale-down"}})
+	if want := "For a stream group, by scale-down: carried out on nats-server 2.10.27 (1 run) and failed: its check did not hold. Not proven on any other version, nor any other way."; failed != want {
+		t.Errorf("got %q, want %q", failed, want)
 	}
 }
 
@@ -649,5 +800,138 @@ func TestMetaSnapStartOrderRuns(t *testing.T) {
 	}
 	if runs < 6 {
 		t.Errorf("%d runs of meta-snapshot-move-aside committed, want at least 6", runs)
+	}
+}
+
+// remedyProofTable is README's remedy × release table, computed from the
+// catalogue: a row per remedy with a destructive action or a cited run
+// (per variant where it has several), a column per release any run was
+// on; a cell says "proven" or "failed" (with the count of runs where more
+// than one), "–" where no run was on that release.
+func remedyProofTable() string {
+	var rels []string
+	for _, r := range remedy.RemedyCatalogue {
+		for _, p := range r.Proven {
+			rels = model.AppendUnique(rels, p.Release)
+		}
+	}
+	slices.SortFunc(rels, func(a, b string) int {
+		a1, a2, a3, _ := releases.ParseVersion(a)
+		b1, b2, b3, _ := releases.ParseVersion(b)
+		if a1 != b1 {
+			return a1 - b1
+		}
+		if a2 != b2 {
+			return a2 - b2
+		}
+		return a3 - b3
+	})
+	var sb strings.Builder
+	sb.WriteString("| remedy | " + strings.Join(rels, " | ") + " |\n|---|" + strings.Repeat("---|", len(rels)) + "\n")
+	for _, r := range remedy.RemedyCatalogue {
+		destroys := false
+		for _, s := range r.Steps {
+			destroys = destroys || s.Destroys
+		}
+		if !destroys && len(r.Proven) == 0 {
+			continue
+		}
+		ways := []string{""}
+		if len(r.Variants) > 0 {
+			ways = nil
+			for _, v := range r.Variants {
+				ways = append(ways, v.Name)
+			}
+		}
+		for _, way := range ways {
+			name := "`" + string(r.ID) + "`"
+			if way != "" {
+				name += " (" + way + ")"
+			}
+			cells := []string{name}
+			for _, rel := range rels {
+				ok, failed := 0, 0
+				for _, p := range r.Proven {
+					if p.Release != rel || p.Variant != way {
+						continue
+					}
+					if p.Failed {
+						failed++
+					} else {
+						ok++
+					}
+				}
+				var parts []string
+				for _, c := range []struct {
+					n    int
+					word string
+				}{{ok, "proven"}, {failed, "failed"}} {
+					switch {
+					case c.n == 1:
+						parts = append(parts, c.word)
+					case c.n > 1:
+						parts = append(parts, fmt.Sprintf("%s ×%d", c.word, c.n))
+					}
+				}
+				if len(parts) == 0 {
+					parts = []string{"–"}
+				}
+				cells = append(cells, strings.Join(parts, ", "))
+			}
+			sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+		}
+	}
+	return sb.String()
+}
+
+// TestREADMERemedyProofTable: README's remedy × release table is the one
+// the catalogue's cited runs give (JSF_WRITE_README=1 rewrites it).
+func TestREADMERemedyProofTable(t *testing.T) {
+	const path = "../../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	const open, end = "<!-- remedy-proof-table -->\n", "<!-- end remedy-proof-table -->"
+	i, j := strings.Index(s, open), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("README has no remedy-proof-table markers")
+	}
+	want := remedyProofTable()
+	if got := s[i+len(open) : j]; got != want {
+		if os.Getenv("JSF_WRITE_README") != "" {
+			if err := os.WriteFile(path, []byte(s[:i+len(open)]+want+s[j:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("README's remedy × release table is not the catalogue's; want:\n%s", want)
+	}
+	for _, cell := range []string{"proven", "failed", "–"} {
+		if !strings.Contains(want, "| "+cell) {
+			t.Errorf("the table shows no %q cell", cell)
+		}
+	}
+}
+
+// TestPromisesCurrentAsRunner: the runner (testdata/gen remedyrun.go)
+// decides which verify steps promise current replicas with the same
+// pattern as heldPromise, and it picks the entries whose step says so.
+func TestPromisesCurrentAsRunner(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/gen/remedyrun.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "regexp.MustCompile(`"+promisesCurrentRE.String()+"`)") {
+		t.Errorf("testdata/gen remedyrun.go does not use the pattern %q", promisesCurrentRE)
+	}
+	for id, want := range map[remedy.ID]bool{
+		remedy.StreamQuorumPeerRemove: true, remedy.ReplicaGapStart: true, remedy.StoreBlockResurrected: true,
+		remedy.MetaSnapshotMoveAside: true, remedy.DepartedServerRemove: false, remedy.MetaQuorumRescue: false, remedy.StoreEmptyFolder: false,
+	} {
+		if got := promisesCurrent(id); got != want {
+			t.Errorf("%s: promises current replicas %v, want %v", id, got, want)
+		}
 	}
 }

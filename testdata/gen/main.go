@@ -61,6 +61,7 @@ func allScenarios() []Scenario {
 		metaSnapScenarios,     // scen_metasnap.go (issue 12)
 		tavLagScenarios,       // scen_tavlag.go (issue 21 case 3)
 		deletedScenarios,      // scen_deleted.go (issue 21)
+		metaSnapDelScenarios,  // scen_metasnapdel.go (issue 31, testdata/perturbed)
 		emptyFoldersScenarios, // scen_emptyfolders.go (issue 11)
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 		kindsScenarios,        // scen_kinds.go (issue 18)
@@ -171,6 +172,8 @@ func run() int {
 	watch := fs.Duration("watch", 7*time.Minute, "readd: how long to watch the meta group after the removal")
 	famList := fs.String("families", "", "remedies: comma-separated scenario families (default: every family with a remedy executor)")
 	fixtureList := fs.String("fixtures", "", "remedies: committed bundles (testdata/bundles/NAME) to carry the remedies out on instead of families")
+	fs.BoolVar(&remedyScaleDown, "scale-down", false, "remedies: carry stream-quorum-peer-remove out its other way, the scale-down to R1 and back, instead of the stream peer removals")
+	fs.StringVar(&remedyOnly, "remedy", "", "remedies: carry out only this remedy id (the others of the report are left out of the outcome)")
 	var big BigCluster
 	fs.IntVar(&big.Streams, "streams", 1500, "cluster: streams of 5 messages")
 	fs.IntVar(&big.Replicas, "replicas", 3, "cluster: replicas of those streams and of the KV buckets (consumers take their stream's)")
@@ -384,7 +387,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       go run . recover -dir DIR [-version v2.15.2] [-keep-index]")
 	fmt.Fprintln(os.Stderr, "       go run . cluster -out DIR [-streams 1500] [-buckets 300] [-consumers 1000] [-replicas 3] [-msgs 2000000]")
 	fmt.Fprintln(os.Stderr, "       go run . perturb [-seed 1] [-n 12] [-versions v2.10.27,v2.11.17,v2.12.15,v2.14.10,v2.15.3] [-classes a,b] [-out DIR] [-samples DIR]")
-	fmt.Fprintln(os.Stderr, "       go run . remedies [-versions v2.10.27,…] [-families scaledown,…] -out DIR | -fixtures NAME,… [-out DIR]")
+	fmt.Fprintln(os.Stderr, "       go run . remedies [-versions v2.10.27,…] [-families scaledown,…] -out DIR | -fixtures NAME,… [-out DIR] [-remedy ID] [-scale-down]")
 	fmt.Fprintln(os.Stderr, "       go run . readd [-versions v2.10.27,…] [-watch 7m] -out DIR")
 	fmt.Fprintln(os.Stderr, "       go run . biglog -out DIR [-size 300MB] [-rounds 4] [-debug] [-version v2.15.2]")
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // RemedyOutcomes is one bundle's remedy-outcome.json.
@@ -68,13 +69,51 @@ type RemedyOutcome struct {
 	StreamsKept   bool                `json:"streams_kept"`
 	MessagesKept  bool                `json:"messages_kept"`
 	StreamLeaders bool                `json:"stream_leaders"`
-	// Proven: carried out, a meta leader, every stream kept with its
-	// messages and a leader, no stream folder deleted.
+	// ReplicasAfter: per stream, the messages each running server's
+	// replica held after the remedy (/jsz of that server).
+	ReplicasAfter map[string]map[string]uint64 `json:"replicas_after,omitempty"`
+	// Variants: the ways of the remedy the run carried out, for a remedy
+	// that has several (stream-quorum-peer-remove: "for a stream group, by
+	// stream peer removal"); a run proves only these.
+	Variants []string `json:"variants,omitempty"`
+	// Verified: what the runner checked of the remedy's promise (its
+	// verify step: a meta leader, the streams and their messages kept
+	// and led, nothing deleted, the replicas current where the step says
+	// so, what the executor checked), each held or not.
+	Verified []VerifyCheck `json:"verified,omitempty"`
+	// Proven: carried out and every check of Verified held.
 	Proven bool     `json:"proven"`
-	Why    []string `json:"why,omitempty"` // what kept it from proven
+	Why    []string `json:"why,omitempty"` // what kept it from proven, and what was seen beside
 	Note   string   `json:"note,omitempty"`
 	Log    []string `json:"log"`
 	Error  string   `json:"error,omitempty"`
+}
+
+// VerifyCheck is one check of a remedy's promise.
+type VerifyCheck struct {
+	Check string `json:"check"`
+	Held  bool   `json:"held"`
+}
+
+// promisesCurrent: the remedy's verify step says its replicas end current
+// (caught up with the stream leader): the cluster must then settle, every
+// replica equal (Cluster.WaitQuiet), and each server a finding names must
+// hold its stream's messages. Matches the verify steps of
+// stream-quorum-peer-remove ("every replica current"), replica-gap-start
+// ("shows SERVER current"), jetstream-disabled ("catches each stream up"),
+// store-block-resurrected ("agrees with the others") and
+// meta-snapshot-move-aside ("reports its messages on every server").
+var promisesCurrentRE = regexp.MustCompile(`\bcurrent\b|catch(es)? (it |each stream )?up|caught up|agrees with the others|messages on every server`)
+
+func promisesCurrent(fs []reportFinding) bool {
+	for _, f := range fs {
+		for _, s := range f.Steps {
+			if s.Kind == "verify" && promisesCurrentRE.MatchString(s.Text) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // StreamFig is one stream's figures.
@@ -143,6 +182,14 @@ var remedyExecutors = map[string]func(ctx context.Context, r *remedyRun, fs []re
 	"store-block-lost":                 execBlockLost,
 	"store-block-resurrected":          execBlockResurrected,
 }
+
+// remedyScaleDown: stream-quorum-peer-remove is carried out its other way,
+// the scale-down to R1 and back (-scale-down); remedyOnly: only this remedy
+// id is carried out (-remedy).
+var (
+	remedyScaleDown bool
+	remedyOnly      string
+)
 
 // remedyNotRun says why a destructive remedy has no executor.
 var remedyNotRun = map[string]string{
@@ -285,6 +332,9 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 		byID[f.RemedyID] = append(byID[f.RemedyID], f)
 	}
 	for _, id := range ids {
+		if remedyOnly != "" && id != remedyOnly {
+			continue
+		}
 		o := RemedyOutcome{RemedyID: id, Steps: []string{}, Log: []string{}, Deleted: []string{}}
 		for _, f := range byID[id] {
 			o.Findings = append(o.Findings, f.subject())
@@ -308,7 +358,7 @@ func remediesOn(ctx context.Context, jsf, dir, dest, fam, version string) error 
 			for _, oid := range ids {
 				r.all = append(r.all, byID[oid]...)
 			}
-			r.jsf, r.bundle, r.findings = jsf, bundle, rep.Findings
+			r.jsf, r.bundle, r.findings, r.fs = jsf, bundle, rep.Findings, byID[id]
 			r.save(byID[id])
 			err = ex(ctx, r, byID[id])
 			r.finish(ctx, err)
@@ -351,6 +401,9 @@ type remedyRun struct {
 	// proven); afterStop runs once the servers are stopped.
 	checks    []string
 	afterStop []func()
+	// fs: the findings that prescribed the remedy (their verify steps say
+	// what finish checks).
+	fs []reportFinding
 }
 
 // newRemedyRun prepares every server of the bundle (and 3 temporary ones)
@@ -462,10 +515,17 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 		o.Error = err.Error()
 	}
 	o.After, o.FoldersAfter = map[string]StreamFig{}, map[string][]string{}
+	current := promisesCurrent(r.fs)
+	var checks []VerifyCheck
+	check := func(what string, held bool) { checks = append(checks, VerifyCheck{Check: what, Held: held}) }
 	if len(r.c.Running()) > 0 {
 		if err == nil {
-			if qerr := r.c.WaitQuiet(ctx, 60*time.Second); qerr != nil {
+			qerr := r.c.WaitQuiet(ctx, 60*time.Second)
+			if qerr != nil {
 				o.Why = append(o.Why, "not quiet: "+qerr.Error())
+			}
+			if current {
+				check("the cluster settled with every replica current (60 s)", qerr == nil)
 			}
 		}
 		for _, s := range r.c.Running() {
@@ -480,6 +540,13 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 			for _, a := range j.Accounts {
 				for _, st := range a.Streams {
 					k := a.Name + " > " + st.Name
+					if o.ReplicasAfter == nil {
+						o.ReplicasAfter = map[string]map[string]uint64{}
+					}
+					if o.ReplicasAfter[k] == nil {
+						o.ReplicasAfter[k] = map[string]uint64{}
+					}
+					o.ReplicasAfter[k][s.Name] = st.State.Msgs
 					f := o.After[k]
 					f.Msgs = max(f.Msgs, st.State.Msgs)
 					if st.Cluster != nil && st.Cluster.Leader != "" {
@@ -561,7 +628,47 @@ func (r *remedyRun) finish(ctx context.Context, err error) {
 	if len(o.Deleted) > 0 {
 		o.Why = append(o.Why, "stream folders deleted: "+strings.Join(o.Deleted, ", "))
 	}
-	o.Proven = o.Error == "" && o.Skipped == "" && o.LeaderElected && o.StreamsKept && o.MessagesKept && o.StreamLeaders && len(o.Deleted) == 0 && len(r.checks) == 0
+	check("a meta leader", o.LeaderElected)
+	check("every stream kept", o.StreamsKept)
+	check("every stream's messages kept", o.MessagesKept)
+	check("every replicated stream led", o.StreamLeaders)
+	check("no stream folder deleted", len(o.Deleted) == 0)
+	if current && err == nil {
+		// Each server a finding names holds its stream's messages: the
+		// replica it was started or rebuilt for caught up.
+		for _, f := range r.fs {
+			if f.Server == "" || f.Stream == "" {
+				continue
+			}
+			acc := f.Account
+			if acc == "" {
+				acc = "$G"
+			}
+			k := acc + " > " + f.Stream
+			have, top := o.ReplicasAfter[k][f.Server], o.After[k].Msgs
+			held := top > 0 && have == top
+			what := fmt.Sprintf("%s's replica of %s current: %d of %d messages", f.Server, k, have, top)
+			check(what, held)
+			if !held {
+				o.Why = append(o.Why, what)
+			}
+		}
+	}
+	for _, c := range r.checks {
+		check(c, false)
+	}
+	o.Verified = checks
+	o.Proven = o.Error == "" && o.Skipped == "" && verifiedAll(checks)
+}
+
+// verifiedAll: there are checks and every one held.
+func verifiedAll(cs []VerifyCheck) bool {
+	for _, c := range cs {
+		if !c.Held {
+			return false
+		}
+	}
+	return len(cs) > 0
 }
 
 var remedyLogRE = regexp.MustCompile(`\[(ERR|WRN)\]|(?i)orphan|removing stream|Catchup|Self is new|no space|disabled|peer-remove|Removed peer|Adding peer|JetStream cluster new metadata leader`)
@@ -852,6 +959,23 @@ func execStreamPeerRemovals(ctx context.Context, r *remedyRun, fs []reportFindin
 			continue
 		}
 		st := f.Steps[acts[0]]
+		group := "stream group"
+		if strings.HasPrefix(f.Group, "C-") {
+			group = "consumer group"
+		}
+		way := "by stream peer removal"
+		if remedyScaleDown {
+			way = "by scale-down"
+		}
+		if v := "for a " + group + ", " + way; !slices.Contains(r.out.Variants, v) {
+			r.out.Variants = append(r.out.Variants, v)
+		}
+		if remedyScaleDown {
+			if err := scaleDownAndBack(ctx, r, nc, f, acts); err != nil {
+				return err
+			}
+			continue
+		}
 		var done []string
 		for _, cmd := range st.Commands {
 			answer, err := request(ctx, nc, cmd)
@@ -866,6 +990,65 @@ func execStreamPeerRemovals(ctx context.Context, r *remedyRun, fs []reportFindin
 		r.action(st.Text, strings.Join(done, "; "))
 	}
 	return pause(ctx, 20*time.Second)
+}
+
+// scaleDownAndBack carries out the finding's other destructive action, the
+// scale-down ("nats stream edit STREAM --replicas 1", then back to its
+// replicas), through the JetStream API of the stream's account.
+func scaleDownAndBack(ctx context.Context, r *remedyRun, nc *nats.Conn, f reportFinding, acts []int) error {
+	var st *struct {
+		Kind        string   `json:"kind"`
+		Text        string   `json:"text"`
+		Commands    []string `json:"commands"`
+		Destructive bool     `json:"destructive"`
+	}
+	for _, i := range acts {
+		for _, c := range f.Steps[i].Commands {
+			if strings.Contains(c, "--replicas 1") {
+				st = &f.Steps[i]
+			}
+		}
+	}
+	if st == nil {
+		r.out.Steps = append(r.out.Steps, "not carried out for "+f.subject()+": no scale-down step")
+		return nil
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	var done []string
+	for _, c := range st.Commands {
+		m := regexp.MustCompile(`--replicas (\d+)`).FindStringSubmatch(c)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		s, err := js.Stream(cctx, f.Stream)
+		if err != nil {
+			cancel()
+			done = append(done, fmt.Sprintf("%s: stream info -> %v", c, err))
+			break
+		}
+		cfg := s.CachedInfo().Config
+		cfg.Replicas = n
+		_, err = js.UpdateStream(cctx, cfg)
+		cancel()
+		answer := "ok"
+		if err != nil {
+			answer = err.Error()
+		}
+		done = append(done, c+" -> "+answer)
+		if err != nil {
+			break
+		}
+		if err := pause(ctx, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	r.action(st.Text, strings.Join(done, "; "))
+	return nil
 }
 
 // execEmptyFolderRemove: move each empty folder a finding names aside,
@@ -1030,6 +1213,9 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 		sort.Strings(o.Log)
 		o.LeaderElected, o.StreamsKept, o.MessagesKept, o.StreamLeaders = true, x.Recovery.CaughtUp, x.Recovery.CaughtUp, x.Recovery.Leader != ""
 		o.MetaLeader = x.MetaLeader
+		// Its verify step: the server caught each stream up from its leader.
+		o.Verified = []VerifyCheck{{Check: "the restarted server caught its streams up from the stream leader", Held: x.Recovery.CaughtUp},
+			{Check: "a stream leader", Held: x.Recovery.Leader != ""}}
 	case ways[id] != nil && len(x.Remedies) > 0:
 		o.LeaderElected = true
 		for _, w := range ways[id] {
@@ -1050,14 +1236,36 @@ func recordedOutcome(id string, expect any, o *RemedyOutcome) bool {
 			}
 		}
 		o.LeaderElected = o.MetaLeader != ""
-		// The rename emptied the streams before any remedy: nothing left
-		// for a remedy to keep or lose.
+		// The rename emptied the streams before any remedy, and the verify
+		// step says so ("streams come back empty, R3 ones without a
+		// leader"): its promise is the meta group, led at its size. The
+		// stream figures are what the scenario saw, not part of it.
 		o.StreamsKept, o.MessagesKept, o.StreamLeaders = true, true, true
-		o.Note = "the streams were emptied by the rename, before the remedy (data back: false)"
+		for _, w := range ways[id] {
+			for _, rm := range x.Remedies {
+				if rm.Name != w {
+					continue
+				}
+				if len(rm.Streams) == 0 {
+					o.StreamsKept = false
+				}
+				for k, fig := range rm.Streams {
+					if strings.Contains(fig, "msgs=0 ") || strings.HasPrefix(fig, "msgs=0") {
+						o.MessagesKept = false
+					}
+					if strings.HasSuffix(fig, "leader=") && !strings.Contains(o.Note, k+" has no leader") {
+						o.StreamLeaders = false
+						o.Note += k + " has no leader; "
+					}
+				}
+			}
+		}
+		o.Note += "the streams were emptied by the rename, before the remedy (data back: false)"
+		o.Verified = []VerifyCheck{{Check: "the meta group led at its size", Held: o.LeaderElected}}
 	default:
 		return false
 	}
-	o.Proven = o.LeaderElected && o.StreamsKept && o.MessagesKept
+	o.Proven = verifiedAll(o.Verified)
 	return true
 }
 

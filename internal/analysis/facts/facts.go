@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/releases"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 
 	"github.com/jsforensics/jsforensics/report"
@@ -972,6 +973,77 @@ func lostAssets(m *model.Model, f *Facts) []*LostAsset {
 	return out
 }
 
+// snapshotMayHold says whether the meta snapshot of holder h, which
+// fails its checksum, can have assigned the stream: not when another
+// server's intact meta snapshot of the same term and index (the same
+// state) does not assign it: it was gone before that index, deleted on
+// purpose (perturbed-metasnapdel-*: streams deleted through the API, then
+// a snapshot at one index on every server, some of them flipped later).
+// A holder whose snapshot file is no longer there (2.12 and older delete
+// it at the start that logs it corrupt) cannot be compared: it may.
+func snapshotMayHold(m *model.Model, f *Facts, h string, key model.AssetKey) bool {
+	srv := f.Server(h)
+	if srv == nil || srv.Meta == nil || !srv.Meta.SnapshotCorrupt || srv.Meta.SnapshotIndex == 0 {
+		return true
+	}
+	// 2.14 and newer refuse to start JetStream on it ("Could not start
+	// metadata controller: raft: snapshot corrupt"; perturbed-metasnapdel-
+	// *-v2.15.3-restarted): the file stays, and nothing was dropped.
+	if refuses, known := releases.RefusesCorruptMetaSnapshot(srv.Version); refuses && known {
+		return false
+	}
+	for _, o := range m.Servers {
+		if o == srv || o.Meta == nil || o.Meta.SnapshotAssigns == nil {
+			continue
+		}
+		if o.Meta.SnapshotIndex == srv.Meta.SnapshotIndex && o.Meta.SnapshotTerm == srv.Meta.SnapshotTerm && !o.Meta.SnapshotAssigns[key] {
+			return false
+		}
+	}
+	return true
+}
+
+// seenInRunOf says whether the asset was seen in the run in which a server
+// logged its meta snapshot corrupt (drop): at or after the first start of
+// that run, the earliest of each server's last start before the drop that
+// comes after the dropper's own previous start. A drop removes only what
+// the cluster still held when it started: a stream every sighting of which
+// is older (a compacted API delete before that run: perturbed-metasnapdel-
+// *-restarted, on 2.12.15 and 2.11.17) was gone already. Where no start of
+// the dropper is logged, it cannot be told: it may.
+func seenInRunOf(m *model.Model, a *LostAsset, drop model.TimelineEvent) bool {
+	last := map[model.ServerID]time.Time{}
+	var prev time.Time // the dropper's start before its last one
+	for _, e := range m.Timeline {
+		if e.Kind != string(natsfmt.EventStart) || e.Time.After(drop.Time) {
+			continue
+		}
+		if e.Time.After(last[e.Server]) {
+			if e.Server == drop.Server {
+				prev = last[e.Server]
+			}
+			last[e.Server] = e.Time
+		} else if e.Server == drop.Server && e.Time.After(prev) && e.Time.Before(last[e.Server]) {
+			prev = e.Time
+		}
+	}
+	run, ok := last[drop.Server]
+	if !ok {
+		return true
+	}
+	for _, t := range last {
+		if t.After(prev) && t.Before(run) {
+			run = t
+		}
+	}
+	for _, s := range a.Seen {
+		if !s.Time.IsZero() && !s.Time.Before(run) {
+			return true
+		}
+	}
+	return false
+}
+
 // lostCause says what removed an asset: the orphan cleanup a log shows, a
 // join of meta groups founded apart, a rename or a meta state that places
 // the stream on other peers, a meta snapshot a holder dropped; "" when
@@ -998,15 +1070,26 @@ func lostCause(m *model.Model, f *Facts, a *LostAsset) (string, []int) {
 			}
 		}
 	}
+	key := model.AssetKey{Account: a.Account, Stream: a.Stream}
 	for i, e := range m.Timeline {
-		if e.Kind == string(natsfmt.EventSnapshotCorrupt) && slices.Contains(a.Holders, m.Name(e.Server)) {
+		if e.Kind == string(natsfmt.EventSnapshotCorrupt) && slices.Contains(a.Holders, m.Name(e.Server)) && snapshotMayHold(m, f, m.Name(e.Server), key) && seenInRunOf(m, a, e) {
 			return fmt.Sprintf("a meta snapshot dropped: %s logged its snapshot corrupt at %s (%s line %d) and started without the state it held", m.Name(e.Server), e.Time.UTC().Format(time.RFC3339), e.File, e.Line), []int{i}
 		}
 	}
 	for _, h := range a.Holders {
-		if srv := f.Server(h); srv != nil && srv.Meta != nil && srv.Meta.SnapshotCorrupt {
-			return fmt.Sprintf("a meta snapshot dropped: the meta snapshot of %s fails its checksum, which the server drops with every assignment it held", h), nil
+		srv := f.Server(h)
+		if srv == nil || srv.Meta == nil || !srv.Meta.SnapshotCorrupt || !snapshotMayHold(m, f, h, key) {
+			continue
 		}
+		// A snapshot that fails its checksum is dropped when the server
+		// starts on it, which its log says (above): a log without that
+		// line shows a server that has not started on it since, so the
+		// drop removed nothing yet (perturbed-metasnapdel-*: the snapshots
+		// flipped after the last stop).
+		if srv.Sources["log"] {
+			continue
+		}
+		return fmt.Sprintf("a meta snapshot dropped: the meta snapshot of %s fails its checksum, which the server drops with every assignment it held", h), nil
 	}
 	for _, h := range a.Holders {
 		srv := f.Server(h)

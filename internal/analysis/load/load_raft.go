@@ -128,6 +128,12 @@ type walState struct {
 	// afterSnap counts the WAL's append entries past its index.
 	snapCorrupt bool
 	afterSnap   int
+	// fileSnap: the newest snapshot file's term and index (from its
+	// header, even when it fails its checksum) and, when intact and
+	// decoded, what it alone assigns (before any WAL entry).
+	fileSnapTerm, fileSnapIdx uint64
+	fileSnapAssign            []*raftlog.StreamAssignment
+	fileSnapOK                bool
 	// snapPeers: the peer state of the newest snapshot, when its checksum
 	// holds (snapFile).
 	snapPeers *raftlog.PeerState
@@ -244,6 +250,13 @@ func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *
 			}
 			ms.Streams[model.AssetKey{Account: a.Account, Stream: a.Name}] = as
 		}
+		ms.SnapshotTerm, ms.SnapshotIndex = ws.fileSnapTerm, ws.fileSnapIdx
+		if ws.fileSnapOK {
+			ms.SnapshotAssigns = map[model.AssetKey]bool{}
+			for _, a := range ws.fileSnapAssign {
+				ms.SnapshotAssigns[model.AssetKey{Account: a.Account(), Stream: a.Config.Name}] = true
+			}
+		}
 		if ws.snapCorrupt {
 			ms.Source = "the meta WAL after a corrupt snapshot"
 			ms.SnapshotCorrupt, ms.AfterSnapshot = true, ws.afterSnap
@@ -271,8 +284,10 @@ func walStart(rd *raftRead) *walState {
 		ws.snapPeers, ws.snapFile = snap.PeerState, rd.rec.Snapshot.File
 	}
 	ws.metaSnapIdx, ws.snapTerm = snap.Index, snap.Term
+	ws.fileSnapIdx, ws.fileSnapTerm = snap.Index, snap.Term
 	if meta && snap.ChecksumOK && rd.rec.Snapshot.MetaErr == nil {
 		ws.metaSnap = rd.rec.Snapshot.MetaAssign
+		ws.fileSnapAssign, ws.fileSnapOK = rd.rec.Snapshot.MetaAssign, true
 	}
 	return ws
 }

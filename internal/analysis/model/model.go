@@ -231,6 +231,13 @@ type MetaState struct {
 	// AfterSnapshot counts those WAL entries.
 	SnapshotCorrupt bool
 	AfterSnapshot   int
+	// SnapshotTerm and SnapshotIndex: the newest meta snapshot file's (its
+	// header, read even when it fails its checksum; 0 with none).
+	// SnapshotAssigns: the streams that snapshot alone assigns, before any
+	// WAL entry; nil unless it is intact and decoded. Two snapshots of one
+	// group at the same index hold the same state.
+	SnapshotTerm, SnapshotIndex uint64
+	SnapshotAssigns             map[AssetKey]bool
 }
 
 // AssetKey names a stream within its account.

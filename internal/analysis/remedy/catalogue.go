@@ -55,6 +55,19 @@ type remedy struct {
 	// Proven are the real-server runs that executed the remedy, each
 	// recorded in a committed fixture; none means not proven by execution.
 	Proven []proof `yaml:"proven"`
+	// Variants are the ways of a remedy that has several (a consumer
+	// group or a stream group, a peer removal or a scale-down): each
+	// proof names the one its run carried out, and a prescription shows
+	// only the proofs of the variants its parameters select (When/Unless
+	// as for a step).
+	Variants []variant `yaml:"variants"`
+}
+
+// variant is one way of carrying a remedy out.
+type variant struct {
+	Name   string `yaml:"name"`
+	When   string `yaml:"when"`
+	Unless string `yaml:"unless"`
 }
 
 // remedyStep is one step of a catalogue entry.
@@ -91,6 +104,9 @@ type proof struct {
 	Fixture string `yaml:"fixture"`
 	Outcome string `yaml:"outcome"`
 	Failed  bool   `yaml:"failed"`
+	// Variant names the entry's variant the run carried out (required
+	// where the entry has variants, none where it has not).
+	Variant string `yaml:"variant"`
 }
 
 // Step kinds, in the order a remedy lists them: what the actions destroy,
@@ -186,6 +202,18 @@ func Load(b []byte) ([]remedy, error) {
 			}
 			if strings.Contains(p.Outcome, repoFiles) {
 				bad("%s proof %d: the outcome cites %s, which a user does not have", where, j+1, repoFiles)
+			}
+			named := slices.ContainsFunc(r.Variants, func(v variant) bool { return v.Name == p.Variant })
+			switch {
+			case len(r.Variants) > 0 && !named:
+				bad("%s proof %d: variant %q is none of the entry's variants", where, j+1, p.Variant)
+			case len(r.Variants) == 0 && p.Variant != "":
+				bad("%s proof %d: variant %q, but the entry has no variants", where, j+1, p.Variant)
+			}
+		}
+		for j, v := range r.Variants {
+			if v.Name == "" || strings.Contains(v.Name, repoFiles) {
+				bad("%s variant %d: needs a name that cites no file", where, j+1)
 			}
 		}
 	}

@@ -39,8 +39,19 @@ func Prescribe(id ID, a Args) Prescription {
 		panic("no remedy " + string(id) + " in the catalogue")
 	}
 	p := Prescription{ID: r.ID}
+	// A run proves only the variant it carried out: the proofs of the
+	// variants these parameters do not select are left out.
+	var ways []string
+	for _, v := range r.Variants {
+		if a.holds(v.When, false) && a.holds(v.Unless, true) {
+			ways = append(ways, v.Name)
+		}
+	}
 	for _, x := range r.Proven {
-		p.Proven = append(p.Proven, report.RemedyProof{Version: x.Release, Outcome: x.Outcome, Failed: x.Failed})
+		if len(r.Variants) > 0 && !slices.Contains(ways, x.Variant) {
+			continue
+		}
+		p.Proven = append(p.Proven, report.RemedyProof{Version: x.Release, Outcome: x.Outcome, Failed: x.Failed, Variant: x.Variant})
 	}
 	for _, s := range r.Steps {
 		if !a.holds(s.When, false) || !a.holds(s.Unless, true) {
@@ -241,35 +252,55 @@ func renderSteps(steps []report.RemedyStep) string {
 }
 
 // ProofLine says on which releases real-server runs carried the remedy
-// out with success, on which without, how many runs each, and that no
-// other release was run: "Proven by execution on nats-server 2.12.15 and
-// 2.15.3 (3 runs); carried out without success on 2.10.27 (1 run)." The
-// runs' outcomes are in the report's remedy_proven, not in this line.
+// out with success, on which it failed (its verify step did not hold), how
+// many runs each, and that no other release was run: "Proven by execution
+// on nats-server 2.12.15 and 2.15.3 (3 runs); failed on 2.10.27 (1 run).
+// Not proven on any other version." For a remedy with variants, each run
+// proves only its own, named before its releases ("For a stream group, by
+// stream peer removal: proven by execution on …"), and no other way is
+// proven. The runs' outcomes are in the report's remedy_proven, not in
+// this line.
 func ProofLine(proven []report.RemedyProof) string {
 	if len(proven) == 0 {
 		return "Not proven by execution: no real-server run of the fixtures has carried out this remedy."
 	}
-	var ok, failed []report.RemedyProof
+	var ways []string
 	for _, p := range proven {
-		if p.Failed {
-			failed = append(failed, p)
-		} else {
-			ok = append(ok, p)
+		ways = model.AppendUnique(ways, p.Variant)
+	}
+	var lines []string
+	for _, way := range ways {
+		var ok, failed []report.RemedyProof
+		for _, p := range proven {
+			switch {
+			case p.Variant != way:
+			case p.Failed:
+				failed = append(failed, p)
+			default:
+				ok = append(ok, p)
+			}
 		}
-	}
-	var parts []string
-	if len(ok) > 0 {
-		parts = append(parts, "proven by execution on nats-server "+releasesRun(ok))
-	}
-	if len(failed) > 0 {
-		on := "carried out without success on "
-		if len(ok) == 0 {
-			on += "nats-server "
+		var parts []string
+		if len(ok) > 0 {
+			parts = append(parts, "proven by execution on nats-server "+releasesRun(ok))
 		}
-		parts = append(parts, on+releasesRun(failed))
+		switch {
+		case len(failed) > 0 && len(ok) == 0:
+			parts = append(parts, "carried out on nats-server "+releasesRun(failed)+" and failed: its check did not hold")
+		case len(failed) > 0:
+			parts = append(parts, "failed on "+releasesRun(failed))
+		}
+		line := strings.Join(parts, "; ")
+		if way != "" {
+			line = way + ": " + line
+		}
+		lines = append(lines, strings.ToUpper(line[:1])+line[1:]+".")
 	}
-	line := strings.Join(parts, "; ")
-	return strings.ToUpper(line[:1]) + line[1:] + ". Not proven on any other version."
+	tail := " Not proven on any other version."
+	if ways[0] != "" {
+		tail = " Not proven on any other version, nor any other way."
+	}
+	return strings.Join(lines, " ") + tail
 }
 
 // releasesRun names the releases of runs, oldest first, and how many runs

@@ -16,7 +16,7 @@ import (
 var CheckAssetLost = check.Check{
 	Code:        string(report.CodeAssetLost),
 	Severity:    report.Critical,
-	Description: "a stream or consumer that existed (logs, captures, meta state, a stream group's WAL) is in no store, no API delete is recorded, and the bundle shows what removed it (the orphan cleanup, a join of meta groups founded apart, a rename, a server no member of its group, a meta snapshot dropped); the lack of a delete record alone is none: an intact meta state without it is what a compacted API delete leaves",
+	Description: "a stream or consumer that existed (logs, captures, meta state, a stream group's WAL) is in no store, no API delete is recorded, and the bundle shows what removed it (the orphan cleanup, a join of meta groups founded apart, a rename, a server no member of its group, a meta snapshot dropped where it could have held the asset: dropped at a start its holder logged, in the run in which the asset was still seen, on a release that drops rather than refuses it, and not where another server's intact snapshot of the same index lacks it); the lack of a delete record alone is none: an intact meta state without it is what a compacted API delete leaves",
 	Skip:        check.NoStores,
 	Requires:    []facts.Fact{facts.FactLostAssets},
 	Run: func(p *check.Pass) []report.Finding {

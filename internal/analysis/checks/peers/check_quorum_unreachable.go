@@ -293,7 +293,8 @@ func QuorumRemedy(m *model.Model, g *model.Group, size, reachable int, missing [
 			removals = append(removals, remedy.StreamPeerRemoveCommand(stream, name))
 		}
 		return remedy.Prescribe(remedy.StreamQuorumPeerRemove, remedy.Args{"group": g.Name, "stream": stream, "replicas": size, "missing": strings.Join(missing, " "),
-			"removals": removals, "unnamed": strings.Join(unnamed, " "), "streamunknown": unknown})
+			"removals": removals, "unnamed": strings.Join(unnamed, " "), "streamunknown": unknown,
+			"consumergroup": g.Kind == natsfmt.GroupConsumer})
 	}
 	v := releases.MinVersion(m)
 	a := remedy.Args{"version": v, "missing": missing, "readd": remedy.ReaddNote(m), "quorum": natsfmt.Quorum(reachable)}
