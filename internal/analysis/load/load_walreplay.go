@@ -26,18 +26,15 @@ func WALMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file str
 	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
 		return nil
 	}
-	rp := &WALReplay{}
-	if _, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
-		rp.ops(rec, func(at int, op *raftlog.Op) error { rp.note(at, op); return nil })
-		return nil
-	}); err != nil {
+	rp, err := WALRemovals(fsys, dir, group)
+	if err != nil {
 		return err
 	}
 	if rp.unapplied > 0 && notes != nil {
 		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, rp.unapplied))
 	}
 	second := &WALReplay{} // numbers the ops again
-	_, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+	_, err = WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
 		return second.ops(rec, func(n int, op *raftlog.Op) error {
 			if op.Msg == nil || rp.removed(n, op.Msg.Seq(), op.Msg.Subject) {
 				return nil
@@ -47,6 +44,30 @@ func WALMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file str
 	})
 	return err
 }
+
+// WALRemovals reads the removals (deletes, delete ranges, purges) the raft
+// WAL of stream group group in dir holds, and nothing else of it.
+func WALRemovals(fsys fs.FS, dir, group string) (*WALReplay, error) {
+	rp := &WALReplay{}
+	_, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+		rp.ops(rec, func(at int, op *raftlog.Op) error { rp.note(at, op); return nil })
+		return nil
+	})
+	return rp, err
+}
+
+// Removes says whether some removal the WAL holds takes the message seq on
+// subject, wherever in the WAL the message is (a sequence is never used
+// twice: a removal takes only messages stored before it).
+func (rp *WALReplay) Removes(seq uint64, subject string) bool { return rp.removed(0, seq, subject) }
+
+// Removals counts the removals the WAL holds (purges keeping the last N
+// and unreadable requests apart: Unapplied).
+func (rp *WALReplay) Removals() int { return len(rp.removals) }
+
+// Unapplied counts the purges with keep or an unreadable request, which
+// Removes does not replay.
+func (rp *WALReplay) Unapplied() int { return rp.unapplied }
 
 // walReplay replays the removals of a stream group's raft WAL on the
 // messages it stores. Ops are numbered in WAL order (every op that decodes,
