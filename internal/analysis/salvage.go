@@ -217,7 +217,13 @@ func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit f
 			notes := new([]string)
 			walNotes = append(walNotes, notes)
 			sources = append(sources, func(send func(SalvagedMsg) error) error {
-				return load.WALMessages(b.FS, dir, group, notes, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
+				walMsgs := func(f func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error) error {
+					if rp := gt.wals[dir]; rp != nil {
+						return load.WALMessagesKept(b.FS, dir, group, rp, notes, f)
+					}
+					return load.WALMessages(b.FS, dir, group, notes, f)
+				}
+				return walMsgs(func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
 					if covered(sm.Seq()) {
 						return nil
 					}

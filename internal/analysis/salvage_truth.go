@@ -103,10 +103,12 @@ type groupTruth struct {
 	removals []removal
 	agreed   uint64
 	notes    []string
+	// wals are the removals read of each WAL folder, for its messages.
+	wals map[string]*load.WALReplay
 }
 
 func readGroupTruth(b *bundle.Bundle, m *model.Model, st *model.Stream, group string) *groupTruth {
-	gt := &groupTruth{}
+	gt := &groupTruth{wals: map[string]*load.WALReplay{}}
 	if group == "" {
 		return gt
 	}
@@ -143,11 +145,9 @@ func readGroupTruth(b *bundle.Bundle, m *model.Model, st *model.Stream, group st
 				gt.notes = append(gt.notes, fmt.Sprintf("%s: the raft WAL of %s could not be read for its deletes: %v", server, group, err))
 				continue
 			}
+			gt.wals[r.Dir] = rp
 			if rp.Removals() > 0 {
 				gt.removals = append(gt.removals, removal{Why: fmt.Sprintf("a delete or purge in the raft WAL on %s removes it", server), wal: rp})
-			}
-			if rp.Unapplied() > 0 {
-				gt.notes = append(gt.notes, fmt.Sprintf("%s: %d purge(s) keeping the last N messages in the raft WAL of %s are not replayed: messages they removed may be written", server, rp.Unapplied(), group))
 			}
 		}
 	}

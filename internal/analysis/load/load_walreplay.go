@@ -30,11 +30,17 @@ func WALMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file str
 	if err != nil {
 		return err
 	}
+	return WALMessagesKept(fsys, dir, group, rp, notes, f)
+}
+
+// WALMessagesKept is WALMessages with the WAL's removals already read
+// (WALRemovals of the same dir and group).
+func WALMessagesKept(fsys fs.FS, dir, group string, rp *WALReplay, notes *[]string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
 	if rp.unapplied > 0 && notes != nil {
 		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, rp.unapplied))
 	}
 	second := &WALReplay{} // numbers the ops again
-	_, err = WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+	_, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
 		return second.ops(rec, func(n int, op *raftlog.Op) error {
 			if op.Msg == nil || rp.removed(n, op.Msg.Seq(), op.Msg.Subject) {
 				return nil
@@ -64,10 +70,6 @@ func (rp *WALReplay) Removes(seq uint64, subject string) bool { return rp.remove
 // Removals counts the removals the WAL holds (purges keeping the last N
 // and unreadable requests apart: Unapplied).
 func (rp *WALReplay) Removals() int { return len(rp.removals) }
-
-// Unapplied counts the purges with keep or an unreadable request, which
-// Removes does not replay.
-func (rp *WALReplay) Unapplied() int { return rp.unapplied }
 
 // walReplay replays the removals of a stream group's raft WAL on the
 // messages it stores. Ops are numbered in WAL order (every op that decodes,
