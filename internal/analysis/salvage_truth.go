@@ -27,7 +27,8 @@ type removal struct {
 	Why string
 	// Seqs are the sequences it removes; below, every sequence under it (a
 	// copy's first sequence: purged or removed by a limit); wal, the
-	// removals a raft WAL holds (purges by subject need the subject).
+	// removals a raft WAL holds, for its purges by subject (the rest are
+	// in seqs).
 	seqs  seqset.Set
 	below uint64
 	wal   *load.WALReplay
@@ -37,10 +38,10 @@ func (r *removal) takes(seq uint64, subject string) bool {
 	switch {
 	case seq < r.below:
 		return true
-	case r.wal != nil:
-		return r.wal.Removes(seq, subject)
+	case r.seqs.Contains(seq):
+		return true
 	}
-	return r.seqs.Contains(seq)
+	return r.wal != nil && r.wal.RemovesFiltered(seq, subject)
 }
 
 // SalvageLeftOut is what Salvage left out for one reason: the sequences a
@@ -147,7 +148,7 @@ func readGroupTruth(b *bundle.Bundle, m *model.Model, st *model.Stream, group st
 			}
 			gt.wals[r.Dir] = rp
 			if rp.Removals() > 0 {
-				gt.removals = append(gt.removals, removal{Why: fmt.Sprintf("a delete or purge in the raft WAL on %s removes it", server), wal: rp})
+				gt.removals = append(gt.removals, removal{Why: fmt.Sprintf("a delete or purge in the raft WAL on %s removes it", server), seqs: rp.RemovedSeqs(), wal: rp})
 			}
 		}
 	}

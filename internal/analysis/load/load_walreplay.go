@@ -62,14 +62,34 @@ func WALRemovals(fsys fs.FS, dir, group string) (*WALReplay, error) {
 	return rp, err
 }
 
-// Removes says whether some removal the WAL holds takes the message seq on
-// subject, wherever in the WAL the message is (a sequence is never used
-// twice: a removal takes only messages stored before it).
-func (rp *WALReplay) Removes(seq uint64, subject string) bool { return rp.removed(0, seq, subject) }
-
 // Removals counts the removals the WAL holds (purges keeping the last N
-// and unreadable requests apart: Unapplied).
+// and unreadable requests apart).
 func (rp *WALReplay) Removals() int { return len(rp.removals) }
+
+// RemovedSeqs are the sequences the WAL's deletes and unfiltered purges
+// remove, wherever in the WAL the messages are (a sequence is never used
+// twice: a removal takes only messages stored before it); RemovesFiltered says whether one of
+// its purges by subject takes seq on subject: together, every removal,
+// without a pass over every removal for each message.
+func (rp *WALReplay) RemovedSeqs() seqset.Set {
+	var out seqset.Set
+	for _, r := range rp.removals {
+		if r.filter == "" {
+			out.AddRange(max(r.first, 1), r.last)
+		}
+	}
+	return out
+}
+
+// RemovesFiltered: see RemovedSeqs.
+func (rp *WALReplay) RemovesFiltered(seq uint64, subject string) bool {
+	for _, r := range rp.removals {
+		if r.filter != "" && seq >= r.first && seq <= r.last && subjectMatches(r.filter, subject) {
+			return true
+		}
+	}
+	return false
+}
 
 // walReplay replays the removals of a stream group's raft WAL on the
 // messages it stores. Ops are numbered in WAL order (every op that decodes,
