@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jsforensics/jsforensics/internal/bundle"
+	"github.com/jsforensics/jsforensics/report"
 	"github.com/jsforensics/jsforensics/seqset"
 )
 
@@ -31,13 +33,17 @@ type tombOracle struct {
 		Subject string `json:"subject"`
 		Data    string `json:"data"`
 	} `json:"msgs"`
+	// Direct: per server, what a direct get of a client of that server
+	// returned.
+	Direct map[string][]report.Range `json:"direct"`
 }
 
 // TestExtractServesWhatTheClusterServes: on an R3 stream where one
 // replica's last block lost the tombstones of messages deleted through the
 // API (its index.db, the other replicas and the group's raft state still
 // record the deletes), the real servers (2.10.27, 2.12.15, 2.15.3)
-// restarted on a copy served 292 of 300 sequences. Extract, of every copy
+// restarted on a copy served 292 of 300 sequences, to a get from the stream
+// and to a direct get of a client of each replica, the torn one too. Extract, of every copy
 // and of each server alone (the torn one too), writes exactly those
 // messages, byte for byte, and counts the deleted ones it left out.
 func TestExtractServesWhatTheClusterServes(t *testing.T) {
@@ -58,8 +64,19 @@ func TestExtractServesWhatTheClusterServes(t *testing.T) {
 			t.Fatalf("%s: oracle without served messages or a cut in tombstones", f)
 		}
 		want := map[uint64]string{}
+		var gets seqset.Set
 		for _, m := range o.Msgs {
 			want[m.Seq] = m.Subject + " " + m.Data
+			gets.Add(m.Seq)
+		}
+		// Every replica answered direct gets with the same sequences.
+		if len(o.Direct) != len(o.Streams) {
+			t.Fatalf("%s: direct gets of %d servers, want %d", f, len(o.Direct), len(o.Streams))
+		}
+		for srv, d := range o.Direct {
+			if !slices.Equal(seqset.Of(d...), gets) {
+				t.Fatalf("%s: %s's direct gets %v differ from the stream's gets %v: not this test's case", f, srv, d, gets)
+			}
 		}
 		servers := []string{""}
 		for _, s := range o.Streams {

@@ -56,6 +56,12 @@ type TombOracle struct {
 	// not when it could not be.
 	TornLed    []SeqRange `json:"torn_led,omitempty"`
 	TornLedErr string     `json:"torn_led_error,omitempty"`
+	// Direct: per server, the sequences 1..last a direct get
+	// ($JS.API.DIRECT.GET, allow_direct) returned a message for, asked by
+	// a client connected to that server only (a replica answers direct gets
+	// of its own clients first); DirectErr why not.
+	Direct    map[string][]SeqRange `json:"direct"`
+	DirectErr map[string]string     `json:"direct_error,omitempty"`
 }
 
 // TombMsg is one message a get returned.
@@ -103,7 +109,7 @@ func perturbTombstones(ctx context.Context, env *Env, v string) error {
 	var st jetstream.Stream
 	err = retry(ctx, "create "+tombStream, func(ctx context.Context) error {
 		var err error
-		st, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: tombStream, Subjects: []string{"ledger.>"}, Replicas: 3, Storage: jetstream.FileStorage})
+		st, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: tombStream, Subjects: []string{"ledger.>"}, Replicas: 3, Storage: jetstream.FileStorage, AllowDirect: true})
 		return err
 	})
 	if err != nil {
@@ -203,6 +209,14 @@ func perturbTombstones(ctx context.Context, env *Env, v string) error {
 		return err
 	}
 	o.Streams[0].After.Served = msgRanges(o.Msgs)
+	o.Direct, o.DirectErr = map[string][]SeqRange{}, map[string]string{}
+	for _, s := range r.Servers {
+		got, err := directGets(s, last)
+		o.Direct[s.Name] = got
+		if err != nil {
+			o.DirectErr[s.Name] = err.Error()
+		}
+	}
 	o.TornLed, o.TornLedErr = servedLedBy(ctx, nc, js, r, o.Torn, last)
 	nc.Close()
 	if err := r.Stop(); err != nil {
@@ -312,4 +326,30 @@ func servedLedBy(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, r *
 		})
 	}
 	return nil, fmt.Sprintf("%s did not become the stream leader in 6 stepdowns", name)
+}
+
+// directGets asks, over a connection to server s only, a direct get of
+// every sequence 1..last and returns those it returned a message for.
+func directGets(s *Server, last uint64) ([]SeqRange, error) {
+	nc, err := nats.Connect(s.ClientURL(), nats.Name("jsforensics-gen-direct"), nats.Timeout(5*time.Second))
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	var out []SeqRange
+	for seq := uint64(1); seq <= last; seq++ {
+		m, err := nc.Request("$JS.API.DIRECT.GET."+tombStream, []byte(fmt.Sprintf(`{"seq":%d}`, seq)), 3*time.Second)
+		if err != nil {
+			return out, fmt.Errorf("direct get %d: %w", seq, err)
+		}
+		if m.Header.Get("Status") != "" {
+			continue // 404 Message Not Found (or another status: no message)
+		}
+		if n := len(out); n > 0 && out[n-1].Last+1 == seq {
+			out[n-1].Last = seq
+		} else {
+			out = append(out, SeqRange{First: seq, Last: seq})
+		}
+	}
+	return out, nil
 }
