@@ -12,6 +12,7 @@ import (
 	"github.com/jsforensics/jsforensics/internal/analysis"
 	"github.com/jsforensics/jsforensics/internal/bundle"
 	"github.com/jsforensics/jsforensics/report"
+	"github.com/jsforensics/jsforensics/seqset"
 )
 
 type extractOptions struct {
@@ -30,18 +31,23 @@ func newExtractCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "extract BUNDLE --stream STREAM -o FILE",
 		Short: "Write every message of a stream the bundle still holds as JSON lines, ready to republish",
 		Long: `Extract reads a stream's messages from every copy's blocks (records past a damaged
-one included; deleted messages left out) and from the stream group's raft WAL, and writes
-them as JSON lines sorted by sequence: seq, subject, header (the NATS header block as
-stored) and headers (parsed), data (base64), time, and source (server, file, offset,
-from "blocks" or "raft-wal", raft term and index). A sequence whose copies hold different
-content is written once per content. The bundle is never written to.`,
+one included) and from the stream group's raft WAL, and writes them as JSON lines sorted
+by sequence: seq, subject, header (the NATS header block as stored) and headers (parsed),
+data (base64), time, and source (the server whose copy or WAL it came from, file, offset,
+from "blocks" or "raft-wal", raft term and index). It writes what the servers would serve:
+a sequence that any copy's tombstones or index.db, the stream's raft snapshot or its
+group's raft WAL on any server records deleted or purged is left out (with --server too:
+a copy that lost its tombstones holds deleted messages as live ones), and a raft-wal
+message past what the group's servers agreed on is marked "uncommitted": true. The
+summary on stderr counts what was left out and why. A sequence whose copies hold
+different content is written once per content. The bundle is never written to.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(args[0], stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&o.stream, "stream", "", "the stream: ACCOUNT/NAME ('$G/ORDERS'), 'ACCOUNT > NAME', or NAME when one account has it")
-	c.Flags().StringVar(&o.server, "server", "", "read only this server's copy and WAL")
+	c.Flags().StringVar(&o.server, "server", "", "read only this server's copy and WAL (what any copy or WAL records deleted is still left out)")
 	c.Flags().StringVar(&o.group, "group", "", "the stream's raft group (S-…) when nothing in the bundle names it")
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the messages to this file, - for stdout (required; never inside the bundle)")
 	c.Flags().BoolVar(&o.force, "force", false, "replace the output file if it exists")
@@ -60,7 +66,9 @@ type extractedMsg struct {
 	Headers map[string][]string `json:"headers,omitempty"`
 	Data    []byte              `json:"data"` // base64
 	Time    time.Time           `json:"time"`
-	Source  extractedSource     `json:"source"`
+	// Uncommitted: a raft-wal message past what the group agreed on.
+	Uncommitted bool            `json:"uncommitted,omitempty"`
+	Source      extractedSource `json:"source"`
 }
 
 type extractedSource struct {
@@ -111,7 +119,7 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 		func(m *analysis.SalvagedMsg) error {
 			counts[m.From]++
 			line := extractedMsg{Seq: m.Seq, Subject: m.Subject, Header: string(m.Header), Headers: headersByName(parseHeaders(m.Header)),
-				Data: m.Data, Time: time.Unix(0, m.TS).UTC(),
+				Data: m.Data, Time: time.Unix(0, m.TS).UTC(), Uncommitted: m.Uncommitted,
 				Source: extractedSource{Server: m.Server, File: m.File, Offset: m.Offset, From: m.From, Term: m.Term, Index: m.Index}}
 			if line.Data == nil {
 				line.Data = []byte{}
@@ -136,7 +144,16 @@ func (o *extractOptions) run(path string, stdout, stderr io.Writer) error {
 	if s.Unreadable > 0 {
 		fmt.Fprintf(stderr, "; %d record(s) failing their checksum left out", s.Unreadable)
 	}
+	if n := s.LeftOutCount(); n > 0 {
+		fmt.Fprintf(stderr, "; %d sequence(s) the servers would not serve left out", n)
+	}
+	if s.Uncommitted > 0 {
+		fmt.Fprintf(stderr, "; %d message(s) past what the servers agreed on, marked uncommitted", s.Uncommitted)
+	}
 	fmt.Fprintln(stderr)
+	for _, l := range s.LeftOut {
+		fmt.Fprintf(stderr, "left out: %d sequence(s), %s: %s\n", l.Seqs.Count(), l.Why, seqset.Format(l.Seqs, 20))
+	}
 	switch {
 	case s.Sealed > 0:
 		fmt.Fprintf(stderr, "%d copy(ies) encrypted at rest could not be read: give the servers' jetstream key (--key or $%s)\n", s.Sealed, keyEnv)

@@ -156,6 +156,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 	remedy.GuardServerRemovals(m, findings)
 	remedy.GuardPartialBundle(m, findings)
 	remedy.ResolveRefs(findings)
+	remedy.ResolveServerMoves(findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])

@@ -46,6 +46,11 @@ type SalvagedMsg struct {
 	From    string // FromBlocks or FromRaftWAL
 	// Term and Index of the raft entry (raft-wal only).
 	Term, Index uint64
+	// Uncommitted: a raft-wal message whose entry is past the highest
+	// index the group's servers agreed on (a quorum of their WALs, a
+	// snapshot or a commit index): written, but the cluster may never
+	// have served it.
+	Uncommitted bool
 }
 
 // SalvageOptions selects the stream (and optionally one server) to salvage.
@@ -73,7 +78,22 @@ type Salvage struct {
 	// had already given (a WAL with entries out of order): given where
 	// found, after higher sequences.
 	OutOfOrder int
-	Notes      []string
+	// LeftOut: the sequences some copy or WAL held that a record of the
+	// bundle says were removed (deleted, purged, past a limit), not
+	// written, by the first record that says so; in the order found.
+	LeftOut []SalvageLeftOut
+	// Uncommitted counts the messages written flagged uncommitted.
+	Uncommitted int
+	Notes       []string
+}
+
+// LeftOutCount is how many sequences LeftOut holds.
+func (s *Salvage) LeftOutCount() uint64 {
+	var n uint64
+	for _, l := range s.LeftOut {
+		n += l.Seqs.Count()
+	}
+	return n
 }
 
 // A salvageSource reads one copy's blocks or one server's WAL of the
@@ -85,8 +105,14 @@ type salvageSource func(send func(SalvagedMsg) error) error
 // to know where the stream's copies and raft group are, and calls emit with
 // every message by sequence; the same sequence twice only when copies
 // differ, a copy before the WALs, and copies and servers in the model's
-// order. Each source is read once and streamed: memory does not grow with
-// the stream (a merge over one message per source).
+// order. It gives what the servers would serve: never a sequence that any
+// copy's tombstones or index.db, the stream's raft snapshot or its group's
+// WAL on any server records removed (with Server set too: a copy that lost
+// its tombstones holds deleted messages as live ones), counted in
+// Salvage.LeftOut; a WAL message past what the group agreed on is flagged
+// Uncommitted. Each copy is read twice (what it records, then its
+// messages) and streamed: memory does not grow with the stream (a merge
+// over one message per source) but for the removed sequences.
 func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit func(*SalvagedMsg) error) (*Salvage, error) {
 	st := m.Stream(opts.Account, opts.Stream)
 	group := opts.Group
@@ -100,6 +126,32 @@ func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit f
 		return nil, fmt.Errorf("no stream %s > %s in the bundle (no copy, capture or assignment; name its raft group with --group if only a WAL holds it)", opts.Account, opts.Stream)
 	}
 	out := &Salvage{}
+	// What every copy and the group record as removed, whichever copy is
+	// read (--server too).
+	var removals []removal
+	truths := map[*model.StreamCopy]*copyTruth{}
+	if st != nil {
+		for _, c := range st.Copies {
+			if c.Encrypted {
+				continue
+			}
+			ct, err := readCopyTruth(b.FS, c.Path, st.Name, m.Name(c.Server))
+			if err != nil {
+				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s could not be read: %v", m.Name(c.Server), c.Path, err))
+				continue
+			}
+			truths[c] = ct
+			if m.Name(c.Server) == opts.Server {
+				// The copy read names its own records first.
+				removals = append(slices.Clone(ct.removals), removals...)
+			} else {
+				removals = append(removals, ct.removals...)
+			}
+		}
+	}
+	gt := readGroupTruth(b, m, st, group)
+	removals = append(removals, gt.removals...)
+	out.Notes = append(out.Notes, gt.notes...)
 	var sources []salvageSource
 	var unreadable []*int // per copy, set when its source ends
 	if st != nil {
@@ -112,11 +164,15 @@ func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit f
 				out.Notes = append(out.Notes, fmt.Sprintf("%s: %s is encrypted at rest, not read", m.Name(c.Server), c.Path))
 				continue
 			}
+			ct := truths[c]
+			if ct == nil {
+				continue
+			}
 			bad := new(int)
 			unreadable = append(unreadable, bad)
 			server := m.Name(c.Server)
 			sources = append(sources, func(send func(SalvagedMsg) error) error {
-				n, err := blockMessages(b.FS, c.Path, st.Name, func(file string, r *storeparse.Record) error {
+				n, err := blockMessages(b.FS, c.Path, st.Name, ct.live, func(file string, r *storeparse.Record) error {
 					return send(SalvagedMsg{Seq: r.Seq, Subject: string(r.Subject), Header: clone(r.Header), Data: clone(r.Data),
 						TS: r.TS, Server: server, File: file, Offset: r.Offset, From: FromBlocks})
 				})
@@ -161,19 +217,39 @@ func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit f
 			notes := new([]string)
 			walNotes = append(walNotes, notes)
 			sources = append(sources, func(send func(SalvagedMsg) error) error {
-				return load.WALMessages(b.FS, dir, group, notes, func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
+				walMsgs := func(f func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error) error {
+					if rp := gt.wals[dir]; rp != nil {
+						return load.WALMessagesKept(b.FS, dir, group, rp, notes, f)
+					}
+					return load.WALMessages(b.FS, dir, group, notes, f)
+				}
+				return walMsgs(func(file string, off int64, term, index uint64, sm *raftlog.StreamMsg) error {
 					if covered(sm.Seq()) {
 						return nil
 					}
 					return send(SalvagedMsg{Seq: sm.Seq(), Subject: sm.Subject, Header: clone(sm.Header), Data: clone(sm.Data),
-						TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index})
+						TS: sm.TS, Server: srv.Name, File: file, Offset: off, From: FromRaftWAL, Term: term, Index: index,
+						Uncommitted: index > gt.agreed})
 				})
 			})
 		}
 	}
 	dedup := newRecentDigests(recentSeqs)
 	last, started := uint64(0), false
+	leftOut := map[string]int{} // why -> index in out.LeftOut
 	err := mergeSources(sources, func(msg *SalvagedMsg) error {
+		for i := range removals {
+			if r := &removals[i]; r.takes(msg.Seq, msg.Subject) {
+				j, ok := leftOut[r.Why]
+				if !ok {
+					j = len(out.LeftOut)
+					leftOut[r.Why] = j
+					out.LeftOut = append(out.LeftOut, SalvageLeftOut{Why: r.Why})
+				}
+				out.LeftOut[j].Seqs.Add(msg.Seq)
+				return nil
+			}
+		}
 		fresh, conflict := dedup.add(msg.Seq, digestMsg(msg.Subject, msg.Header, msg.Data))
 		if !fresh {
 			return nil
@@ -187,6 +263,9 @@ func SalvageStream(b *bundle.Bundle, m *model.Model, opts SalvageOptions, emit f
 			last, started = msg.Seq, true
 		}
 		out.Written++
+		if msg.Uncommitted {
+			out.Uncommitted++
+		}
 		return emit(msg)
 	})
 	for _, n := range unreadable {
@@ -334,21 +413,13 @@ func (r *recentDigests) add(seq, d uint64) (fresh, conflict bool) {
 	return true, len(ds) > 0
 }
 
-// blockMessages calls f with every live message of the stream folder dir
-// (counted in its state: tombstones, index.db deletes and limits applied,
-// records failing their checksum left out but the ones after them read) and
-// returns how many records failed their checksum.
-func blockMessages(fsys fs.FS, dir, name string, f func(file string, r *storeparse.Record) error) (int, error) {
-	scan, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true})
-	if err != nil {
-		return 0, err
-	}
-	var live seqset.Set
-	for r := range scan.Live().Ranges() {
-		live = append(live, r) // ascending, apart: a Set as it is
-	}
+// blockMessages calls f with every message of the stream folder dir whose
+// sequence is in live (its state: tombstones, index.db deletes and limits
+// applied, readCopyTruth), records failing their checksum left out but the
+// ones after them read, and returns how many records failed their checksum.
+func blockMessages(fsys fs.FS, dir, name string, live seqset.Set, f func(file string, r *storeparse.Record) error) (int, error) {
 	bad := 0
-	_, err = storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true,
+	_, err := storeparse.ScanStream(fsys, dir, storeparse.ScanOptions{Name: name, SkipConsumers: true,
 		Visit: func(blk storeparse.BlockInfo, r *storeparse.Record) error {
 			switch {
 			case r.Tombstone || r.Erased:

@@ -310,6 +310,9 @@ func perturbDraw(ctx context.Context, dir, v, base string, before map[string]Ser
 		switch {
 		case f.Code == "store-corrupt" && (strings.Contains(f.Message, "serves them again")):
 			c.Revived = append(c.Revived, f.Ranges...)
+		case f.Code == "store-corrupt" && strings.Contains(f.Message, "deletes them again"):
+			// R3: the other replicas record the deletes, the stream leader
+			// applies them again: neither lost nor revived.
 		case f.Code == "store-corrupt" && f.Severity == "critical":
 			c.Claimed = append(c.Claimed, f.Ranges...)
 		case f.Code == "index-mismatch" && f.Severity != "info" && (len(c.Lost) > 0 || len(c.Back) > 0):

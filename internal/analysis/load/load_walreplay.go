@@ -26,13 +26,16 @@ func WALMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file str
 	if _, err := fs.Stat(fsys, path.Join(dir, "msgs")); err != nil {
 		return nil
 	}
-	rp := &WALReplay{}
-	if _, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
-		rp.ops(rec, func(at int, op *raftlog.Op) error { rp.note(at, op); return nil })
-		return nil
-	}); err != nil {
+	rp, err := WALRemovals(fsys, dir, group)
+	if err != nil {
 		return err
 	}
+	return WALMessagesKept(fsys, dir, group, rp, notes, f)
+}
+
+// WALMessagesKept is WALMessages with the WAL's removals already read
+// (WALRemovals of the same dir and group).
+func WALMessagesKept(fsys fs.FS, dir, group string, rp *WALReplay, notes *[]string, f func(file string, off int64, term, index uint64, m *raftlog.StreamMsg) error) error {
 	if rp.unapplied > 0 && notes != nil {
 		*notes = append(*notes, fmt.Sprintf("%s: %d purge(s) with keep or an unreadable request not replayed: messages they removed may be written", dir, rp.unapplied))
 	}
@@ -46,6 +49,46 @@ func WALMessages(fsys fs.FS, dir, group string, notes *[]string, f func(file str
 		})
 	})
 	return err
+}
+
+// WALRemovals reads the removals (deletes, delete ranges, purges) the raft
+// WAL of stream group group in dir holds, and nothing else of it.
+func WALRemovals(fsys fs.FS, dir, group string) (*WALReplay, error) {
+	rp := &WALReplay{}
+	_, err := WALRecords(fsys, dir, group, func(rec *raftlog.WALRecord) error {
+		rp.ops(rec, func(at int, op *raftlog.Op) error { rp.note(at, op); return nil })
+		return nil
+	})
+	return rp, err
+}
+
+// Removals counts the removals the WAL holds (purges keeping the last N
+// and unreadable requests apart).
+func (rp *WALReplay) Removals() int { return len(rp.removals) }
+
+// RemovedSeqs are the sequences the WAL's deletes and unfiltered purges
+// remove, wherever in the WAL the messages are (a sequence is never used
+// twice: a removal takes only messages stored before it); RemovesFiltered says whether one of
+// its purges by subject takes seq on subject: together, every removal,
+// without a pass over every removal for each message.
+func (rp *WALReplay) RemovedSeqs() seqset.Set {
+	var out seqset.Set
+	for _, r := range rp.removals {
+		if r.filter == "" {
+			out.AddRange(max(r.first, 1), r.last)
+		}
+	}
+	return out
+}
+
+// RemovesFiltered: see RemovedSeqs.
+func (rp *WALReplay) RemovesFiltered(seq uint64, subject string) bool {
+	for _, r := range rp.removals {
+		if r.filter != "" && seq >= r.first && seq <= r.last && subjectMatches(r.filter, subject) {
+			return true
+		}
+	}
+	return false
 }
 
 // walReplay replays the removals of a stream group's raft WAL on the

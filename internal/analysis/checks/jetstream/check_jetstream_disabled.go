@@ -400,8 +400,32 @@ func behindReplicas(m *model.Model, s *model.Server) []string {
 func disabledRemedy(m *model.Model, s *model.Server, kind string, back bool) remedy.Prescription {
 	dropped, known := releases.DisableDeletesMeta(s.Version)
 	full := kind == "disk-full"
+	down := processDown(m, s.Ref())
 	return remedy.Prescribe(remedy.JetStreamDisabled, remedy.Args{"server": m.Name(s.Ref()), "back": back, "version": model.DashIfEmpty(s.Version),
+		"down": down != "", "downtext": down,
 		"fullexits": full && !dropped, "fullagain": full && dropped, "metaunknown": !known && s.Version != "", "metadeleted": dropped,
 		"diskfull": kind == "disk-full", "permission": kind == "permission-denied", "limits": kind == "resource-limits",
 		"other": kind != "disk-full" && kind != "permission-denied" && kind != "resource-limits"})
+}
+
+// processDown says how the logs show server id's process stopped after its
+// last start ("" when they show it running, or nothing): a server that
+// exited is started again, not reloaded (diskfull-*: df-2 disabled its
+// JetStream, then its process exited, "Server Exiting").
+func processDown(m *model.Model, id model.ServerID) string {
+	var last *model.TimelineEvent
+	for i := range m.Timeline {
+		e := &m.Timeline[i]
+		if !m.Same(e.Server, id) {
+			continue
+		}
+		switch e.Kind {
+		case "start", "shutdown", "stop", "unclean-stop":
+			last = e
+		}
+	}
+	if last == nil || last.Kind == "start" {
+		return ""
+	}
+	return fmt.Sprintf("the last start/stop its log shows is %s at %s", last.Kind, last.Time.Format(time.RFC3339))
 }

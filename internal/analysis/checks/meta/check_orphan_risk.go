@@ -137,7 +137,10 @@ func otherHolders(m *model.Model, st *model.Stream, except *model.Server) []stri
 }
 
 func orphanRemedy(srv *model.Server, st *model.Stream, c *model.StreamCopy) remedy.Prescription {
-	return remedy.Prescribe(remedy.OrphanStreamCopyOut, remedy.Args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account})
+	// The extract offered says how many messages the copy holds, and is
+	// offered only when it holds some (issue 31).
+	return remedy.Prescribe(remedy.OrphanStreamCopyOut, remedy.Args{"server": srv.Name, "path": c.Path, "stream": st.Name, "account": st.Account,
+		"held": c.Messages > 0, "msgs": fmt.Sprint(c.Messages)})
 }
 
 func dedupeFindings(in []report.Finding) []report.Finding {

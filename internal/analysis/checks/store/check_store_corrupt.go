@@ -66,7 +66,7 @@ var CheckStoreCorrupt = check.Check{
 			f := report.Finding{
 				Server: m.Name(c.Server), Account: c.Account, Stream: c.Stream,
 				File: c.File, Seq: c.Seq, Kind: string(c.Kind), Ranges: c.Lost,
-				Message: c.Message, Evidence: append(blockEvidence(c), c.Evidence...),
+				Message: resurrectedMessage(m, c), Evidence: append(blockEvidence(c), c.Evidence...),
 				Next: c.Next,
 			}
 			if len(c.Resurrected) > 0 {
@@ -265,7 +265,55 @@ func resurrectedRemedy(m *model.Model, c model.Corruption) remedy.Prescription {
 	old := !releases.VersionAtLeast(model.ServerVersion(m, c.Server), 2, 11)
 	return remedy.Prescribe(remedy.StoreBlockResurrected, remedy.Args{"resurrected": model.RangesText(c.Resurrected), "indexdb": c.IndexDB,
 		"folder": path.Dir(path.Dir(c.File)), "stream": c.Stream, "server": m.Name(c.Server), "replicas": c.Replicas, "fewer": c.Replicas - 1,
-		"catchup": c.Replicas > 1 && !old, "nocatchup": c.Replicas > 1 && old, "single": c.Stream != "" && c.Replicas <= 1})
+		"catchup": c.Replicas > 1 && !old, "nocatchup": c.Replicas > 1 && old, "single": c.Stream != "" && c.Replicas <= 1,
+		"othersdeleted": othersRecordDeleted(m, c)})
+}
+
+// resurrectedServed is how the scan's message ends for a block that lost
+// tombstones (storeparse): what a standalone server does at its next start.
+const resurrectedServed = "the server rebuilds from the blocks at its next start and serves them again"
+
+// othersRecordDeleted: c's stream is replicated and every other copy of it
+// (at least one) lacks the sequences c's lost tombstones had deleted. Then
+// the cluster deletes them again on c's replica at its start
+// (perturbed-tombstones-* on 2.10.27, 2.12.15 and 2.15.3: none served).
+func othersRecordDeleted(m *model.Model, c model.Corruption) bool {
+	st := m.Stream(c.Account, c.Stream)
+	if st == nil || c.Replicas <= 1 || len(c.Resurrected) == 0 {
+		return false
+	}
+	cmp := st.Comparison
+	if cmp == nil {
+		return false
+	}
+	res := seqset.Of(c.Resurrected...)
+	others := 0
+	for i, o := range cmp.Copies {
+		if m.Same(o.Server, c.Server) {
+			continue
+		}
+		// Deleted there: not a message its blocks hold (the comparison's
+		// coverage), nor one whose tombstone it lost too.
+		if o.Encrypted || res.Clip(o.FirstSeq, o.LastSeq).Count() != res.Count() || len(res.Intersect(seqset.Of(o.Resurrected...))) > 0 {
+			return false
+		}
+		for _, sp := range cmp.Coverage {
+			if sp.Holders&(1<<i) != 0 && len(res.Intersect(seqset.Of(sp.Range))) > 0 {
+				return false
+			}
+		}
+		others++
+	}
+	return others > 0
+}
+
+// resurrectedMessage is c's message with what its start does in the
+// cluster when the other replicas record the deletes.
+func resurrectedMessage(m *model.Model, c model.Corruption) string {
+	if !othersRecordDeleted(m, c) {
+		return c.Message
+	}
+	return strings.Replace(c.Message, resurrectedServed, fmt.Sprintf("at its next start %s holds them again, and the stream leader deletes them again from the other replicas' record (2.10.27, 2.12.15 and 2.15.3, R3: none served)", m.Name(c.Server)), 1)
 }
 
 // sealedMessage says what could not be read of a server's store sealed at
