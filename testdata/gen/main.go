@@ -65,6 +65,7 @@ func allScenarios() []Scenario {
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 		kindsScenarios,        // scen_kinds.go (issue 18)
 		streamFullScenarios,   // scen_streamfull.go (issue 18)
+		operatorScenarios,     // scen_operator.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -116,6 +117,7 @@ var families = map[string]func(v string) Scenario{
 	"membership": func(v string) Scenario {
 		return Scenario{Name: "membership-" + v, Timeout: 14 * time.Minute, Run: func(ctx context.Context, env *Env) error { return membership(ctx, env, v) }}
 	},
+	"operator": operatorScenario,
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},
