@@ -82,6 +82,9 @@ type Model struct {
 	KeysGiven bool
 	// EncryptedStores are the servers whose store is encrypted at rest.
 	EncryptedStores map[ServerID]bool
+	// Accounts are the accounts of operator mode the bundle names (by
+	// public key): their JWTs (a resolver's folder) and names.
+	Accounts map[string]*Account
 
 	// Read is what the bundle reader recognized and could not read.
 	Read Read
