@@ -171,6 +171,7 @@ func (rd *redactor) collectNames(r *Report) {
 	}
 	for _, f := range r.Findings {
 		add("acc", f.Account)
+		add("acc", f.AccountName)
 		add("stream", f.Stream)
 		add("consumer", f.Consumer)
 	}

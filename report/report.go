@@ -255,14 +255,19 @@ type Finding struct {
 	Server   string   `json:"server,omitempty"`
 	Peer     string   `json:"peer,omitempty"`
 	Account  string   `json:"account,omitempty"`
-	Stream   string   `json:"stream,omitempty"`
-	Consumer string   `json:"consumer,omitempty"`
-	File     string   `json:"file,omitempty"`
-	Offset   *int64   `json:"offset,omitempty"`
-	Seq      uint64   `json:"seq,omitempty"`
-	Message  string   `json:"message"`
-	Evidence []string `json:"evidence,omitempty"`
-	Remedy   string   `json:"remedy,omitempty"`
+	// AccountName is the name the account's JWT gives it (its name claim)
+	// when Account is a public key (operator mode) and the bundle holds the
+	// JWT (a resolver's folder) or a capture naming it; absent otherwise.
+	// Added field.
+	AccountName string   `json:"account_name,omitempty"`
+	Stream      string   `json:"stream,omitempty"`
+	Consumer    string   `json:"consumer,omitempty"`
+	File        string   `json:"file,omitempty"`
+	Offset      *int64   `json:"offset,omitempty"`
+	Seq         uint64   `json:"seq,omitempty"`
+	Message     string   `json:"message"`
+	Evidence    []string `json:"evidence,omitempty"`
+	Remedy      string   `json:"remedy,omitempty"`
 	// RemedyID names the remedy catalogue entry Remedy and RemedySteps were
 	// rendered from (the catalogue in internal/analysis/remedy/remedies.yaml).
 	// Added field.
@@ -297,6 +302,16 @@ type Finding struct {
 	// (a check's max_examples; the examples are in Evidence); absent for
 	// one. Added field.
 	Count int `json:"count,omitempty"`
+}
+
+// AccountLabel is the finding's account as a reader wants it: "SHOP
+// (ACXYZ…)" when AccountName gives the name of an account named by its
+// public key, else Account.
+func (f Finding) AccountLabel() string {
+	if f.AccountName == "" || f.AccountName == f.Account {
+		return f.Account
+	}
+	return f.AccountName + " (" + f.Account + ")"
 }
 
 // RemedyStep is one step of a remedy.

@@ -306,7 +306,7 @@ func FindingsTable(r *Report) *Table {
 		f := r.Findings[fi]
 		stream := ""
 		if f.Stream != "" {
-			stream = f.Account + " > " + f.Stream
+			stream = f.AccountLabel() + " > " + f.Stream
 			if f.Consumer != "" {
 				stream += " > " + f.Consumer
 			}
