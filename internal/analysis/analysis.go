@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/accounts"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/audit"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
@@ -152,6 +153,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 	remedy.GuardServerRemovals(m, findings)
 	remedy.GuardPartialBundle(m, findings)
 	remedy.ResolveRefs(findings)
+	nameAccounts(m, findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])
@@ -242,6 +244,8 @@ var Checks = []check.Check{
 	audit.CheckStreamLimitsNear,
 	audit.CheckStreamMonitor,
 	audit.CheckConsumerMonitor,
+	// Issue 30: operator mode.
+	accounts.CheckAccountUnresolved,
 }
 
 // defaultSettings are every registered check's settings by "code.key".

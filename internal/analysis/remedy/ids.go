@@ -68,6 +68,7 @@ const (
 	HAAssetsHigh                ID = "ha-assets-high"
 	ClusterNameWhitespace       ID = "cluster-name-whitespace"
 	SubjectsHigh                ID = "subjects-high"
+	AccountJWTRestore           ID = "account-jwt-restore"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -85,4 +86,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
+	AccountJWTRestore,
 }
