@@ -39,6 +39,8 @@ type UnresolvedAccount struct {
 	Since time.Time
 	// Events index Model.Timeline: the failures, oldest first.
 	Events []int
+	// Answers are the undated /healthz captures that said it ("file: text").
+	Answers []string
 	// Resolver says what the server's resolver folder in the bundle holds
 	// of the account ("" when the bundle has no folder of that server's).
 	Resolver string
@@ -151,6 +153,28 @@ func unresolvedAccounts(m *model.Model) []*UnresolvedAccount {
 			for _, k := range order {
 				if k.srv == m.Name(e.Server) && len(byKey[k].Events) > 0 {
 					byKey[k].Back = fmt.Sprintf("its /healthz said ok at %s (%s)", e.Time.UTC().Format(time.RFC3339), e.File)
+				}
+			}
+		}
+	}
+	// Undated /healthz captures (the dated ones are in the timeline): taken
+	// when the bundle was, so the server's last word.
+	for _, h := range m.Healthz {
+		if !h.Time.IsZero() {
+			continue
+		}
+		e := model.TimelineEvent{Server: h.Server, Source: "healthz", Kind: string(natsfmt.EventHealthcheckFailed), Text: h.Text, File: h.File}
+		if acc, reason, ok := lookupFailure(&e); ok {
+			u := get(h.Server, acc)
+			u.Back = ""
+			u.Reason = reason
+			u.Answers = append(u.Answers, fmt.Sprintf("%s: %s", h.File, h.Text))
+			continue
+		}
+		if h.Status == "ok" {
+			for _, k := range order {
+				if u := byKey[k]; k.srv == m.Name(h.Server) && (len(u.Events) > 0 || len(u.Answers) > 0) {
+					u.Back = fmt.Sprintf("its /healthz said ok (%s)", h.File)
 				}
 			}
 		}

@@ -285,6 +285,7 @@ func (l *loader) capture(c capture.Capture) {
 				text += "; " + e.Error
 			}
 		}
+		l.m.Healthz = append(l.m.Healthz, model.HealthzAnswer{Server: srv.ID, Time: at, Status: h.Status, Text: text, File: c.File})
 		ti := l.event(at, srv.Name, "healthz", kind, "", text, c.File, c.Line)
 		if strings.Contains(text, "meta leader") {
 			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: at, Server: srv.ID, Source: "healthz", Timeline: ti})

@@ -79,3 +79,14 @@ func AccountLabel(key, name string) string {
 	}
 	return name + " (" + key + ")"
 }
+
+// HealthzAnswer is one captured /healthz answer of a server: its status
+// and error texts ("healthz: unavailable: JetStream can not lookup account
+// …"); Time is zero when the capture carries no date.
+type HealthzAnswer struct {
+	Server ServerID
+	Time   time.Time
+	Status string
+	Text   string
+	File   string
+}

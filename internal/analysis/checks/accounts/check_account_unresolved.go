@@ -17,8 +17,8 @@ import (
 // CheckAccountUnresolved: a server that cannot look an account up (its JWT
 // not in the resolver, expired, revoked) loads none of the account's
 // streams and consumers: they stay on disk, answer nothing, and /healthz
-// says 503 `JetStream can not lookup account "KEY": …`. Seen on 2.12.15 and
-// 2.15.3 (operator-unresolved-*, operator-expired-*): the JWT pushed again
+// says 503 `JetStream can not lookup account "KEY": …`. Seen on 2.10.27,
+// 2.11.17, 2.12.15 and 2.15.3 (operator-unresolved-*, operator-expired-*): the JWT pushed again
 // ($SYS.REQ.CLAIMS.UPDATE, what `nsc push` sends) is stored by every
 // server ("jwt updated") but the streams do not load until the server is
 // restarted; after a restart one server at a time every stream is back
@@ -90,7 +90,7 @@ func unresolvedFinding(m *model.Model, u *facts.UnresolvedAccount) (report.Findi
 	}
 	f.Message = fmt.Sprintf("%s cannot look up account %s: %s, so it loads none of its streams and consumers; %s", srv, label, why, held)
 	switch {
-	case len(u.Events) == 0:
+	case len(u.Events) == 0 && len(u.Answers) == 0:
 		// Only the resolver folder tells: no log line or /healthz of it.
 		f.Severity = report.Warning
 		f.Message = fmt.Sprintf("%s holds streams of account %s whose JWT it cannot resolve: %s; no log line or /healthz of the bundle shows the lookup, but at its next start it loads none of them; %s",
@@ -112,6 +112,9 @@ func unresolvedFinding(m *model.Model, u *facts.UnresolvedAccount) (report.Findi
 			f.Evidence = append(f.Evidence, fmt.Sprintf("%d failures in all (log lines and /healthz answers)", n))
 		}
 	}
+	for _, a := range u.Answers {
+		f.Evidence = append(f.Evidence, "captured /healthz "+a)
+	}
 	if u.Resolver != "" {
 		f.Evidence = append(f.Evidence, srv+": "+u.Resolver)
 	}
@@ -128,7 +131,7 @@ func unresolvedFinding(m *model.Model, u *facts.UnresolvedAccount) (report.Findi
 		}
 	}
 	if u.Kind == "not-in-resolver" {
-		f.Evidence = append(f.Evidence, "a full resolver deletes an account JWT once it expires (at start, and every minute while running), so an expired JWT is not found either (seen on 2.12.15 and 2.15.3)")
+		f.Evidence = append(f.Evidence, "a full resolver deletes an account JWT once it expires (at start, and every minute while running), so an expired JWT is not found either (seen on 2.10.27, 2.11.17, 2.12.15 and 2.15.3)")
 	}
 	nscname := u.Account
 	if n := m.AccountName(u.Account); n != "" {
