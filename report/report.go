@@ -151,12 +151,16 @@ type HistoryEvent struct {
 
 // Stream is one stream and what each server holds of it.
 type Stream struct {
-	Account    string   `json:"account"`
-	Name       string   `json:"name"`
-	Replicas   int      `json:"replicas,omitempty"`
-	Group      string   `json:"group,omitempty"`
-	OnDisk     []OnDisk `json:"on_disk"`
-	AssignedTo []string `json:"assigned_to,omitempty"`
+	Account string `json:"account"`
+	// AccountName is the name the account's JWT gives it, when Account is
+	// a public key (operator mode) and the bundle holds the JWT or a capture
+	// naming it. Added field.
+	AccountName string   `json:"account_name,omitempty"`
+	Name        string   `json:"name"`
+	Replicas    int      `json:"replicas,omitempty"`
+	Group       string   `json:"group,omitempty"`
+	OnDisk      []OnDisk `json:"on_disk"`
+	AssignedTo  []string `json:"assigned_to,omitempty"`
 	// Captured is each server's own view of the stream in captured /jsz,
 	// beside what its blocks hold. Added field.
 	Captured []OnDisk `json:"captured,omitempty"`

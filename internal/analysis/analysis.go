@@ -130,7 +130,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 		rep.Groups = append(rep.Groups, rg)
 	}
 	for _, st := range m.Streams {
-		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group}
+		rs := report.Stream{Account: st.Account, AccountName: m.AccountName(st.Account), Name: st.Name, Replicas: st.Replicas, Group: st.Group}
 		if st.AssignedTo != nil {
 			rs.AssignedTo = m.Names(st.AssignedTo)
 			sort.Strings(rs.AssignedTo)
