@@ -165,20 +165,24 @@ type OperatorAccount struct {
 
 // OperatorExpect is want.json expect of the operator bundles.
 type OperatorExpect struct {
-	Mode          string                     `json:"mode"`    // "operator"
-	Variant       string                     `json:"variant"` // healthy, unresolved, expired
-	Operator      string                     `json:"operator"`
-	SystemAccount string                     `json:"system_account"`
-	Accounts      []OperatorAccount          `json:"accounts"`
-	ResolverDirs  map[string]string          `json:"resolver_dirs"`        // server -> folder in the bundle
-	ResolverFiles map[string][]string        `json:"resolver_files"`       // server -> JWT files in the bundle
-	Unresolved    string                     `json:"unresolved,omitempty"` // the account (pubkey) the servers cannot load
-	How           string                     `json:"how,omitempty"`
-	StreamsOnDisk map[string][]string        `json:"streams_on_disk,omitempty"` // server -> "acc/stream" folders of the unresolved account
-	StreamsInJSZ  map[string][]string        `json:"streams_in_jsz"`            // server -> "acc/stream" its /jsz lists
-	Healthz       map[string]json.RawMessage `json:"healthz"`
-	LogLines      map[string][]string        `json:"log_lines,omitempty"`
-	Remedy        *OperatorRemedy            `json:"remedy,omitempty"`
+	Mode          string              `json:"mode"`    // "operator"
+	Variant       string              `json:"variant"` // healthy, unresolved, expired
+	Operator      string              `json:"operator"`
+	SystemAccount string              `json:"system_account"`
+	Accounts      []OperatorAccount   `json:"accounts"`
+	ResolverDirs  map[string]string   `json:"resolver_dirs"`        // server -> folder in the bundle
+	ResolverFiles map[string][]string `json:"resolver_files"`       // server -> JWT files in the bundle
+	Unresolved    string              `json:"unresolved,omitempty"` // the account (pubkey) the servers cannot load
+	How           string              `json:"how,omitempty"`
+	StreamsOnDisk map[string][]string `json:"streams_on_disk,omitempty"` // server -> "acc/stream" folders of the unresolved account
+	StreamsInJSZ  map[string][]string `json:"streams_in_jsz"`            // server -> "acc/stream" its /jsz lists
+	// Unserved: per server, the unresolved account's streams as that
+	// server's /jsz listed them before (the healthy capture of the same
+	// run): on disk and in the meta state, in no /jsz now.
+	Unserved map[string][]WantStream    `json:"unserved,omitempty"`
+	Healthz  map[string]json.RawMessage `json:"healthz"`
+	LogLines map[string][]string        `json:"log_lines,omitempty"`
+	Remedy   *OperatorRemedy            `json:"remedy,omitempty"`
 	// Findings the analysis must raise, derived from what the servers said:
 	// one account-unresolved per server whose /healthz could not look the
 	// account up.
@@ -286,9 +290,6 @@ func operatorRun(ctx context.Context, env *Env, v string) error {
 	if err != nil {
 		return err
 	}
-	if err := addAccountz(ctx, c, caps); err != nil {
-		return err
-	}
 	if err := c.Stop(); err != nil {
 		return err
 	}
@@ -361,6 +362,9 @@ func operatorRun(ctx context.Context, env *Env, v string) error {
 	ue := base("unresolved", ucaps, 0)
 	ue.Unresolved = k.Billing.Pub
 	ue.Findings = healthzFindings(ucaps)
+	if ue.Unserved, err = unservedStreams(c, caps, k.Billing.Pub); err != nil {
+		return err
+	}
 	ue.How = "the account's JWT file removed from every server's resolver folder, then every server restarted"
 	ue.StreamsOnDisk = accountFolders(c, k.Billing.Pub)
 	ue.LogLines = operatorLogLines(c)
@@ -427,6 +431,9 @@ func operatorRun(ctx context.Context, env *Env, v string) error {
 	ee := base("expired", ecaps, exp)
 	ee.Unresolved = k.Billing.Pub
 	ee.Findings = healthzFindings(ecaps)
+	if ee.Unserved, err = unservedStreams(c, caps, k.Billing.Pub); err != nil {
+		return err
+	}
 	ee.How = fmt.Sprintf("the account's JWT re-issued with exp %d and pushed to the running servers, the expiry passed, every server restarted", exp)
 	ee.StreamsOnDisk = accountFolders(c, k.Billing.Pub)
 	ee.LogLines = operatorLogLines(c)
@@ -566,22 +573,6 @@ func operatorWorkload(ctx context.Context, c *Cluster, k *operatorKeys) (map[str
 	return out, nil
 }
 
-// addAccountz adds /accountz and /accountz?acc=<key> of every account to each capture.
-func addAccountz(ctx context.Context, c *Cluster, caps map[string]*Capture) error {
-	for _, s := range c.Running() {
-		cp := caps[s.Name]
-		if cp == nil {
-			continue
-		}
-		b, err := s.Get(ctx, "/accountz")
-		if err != nil {
-			return err
-		}
-		cp.Files["accountz"] = b
-	}
-	return nil
-}
-
 // operatorBrokenCapture starts every server on the changed resolver folders,
 // waits for a meta leader and for every server's /healthz to have been
 // answered after the meta leader is known (the account lookups happen as
@@ -618,7 +609,7 @@ func operatorBrokenCapture(ctx context.Context, c *Cluster, k *operatorKeys) (ma
 	if err != nil {
 		return nil, err
 	}
-	return caps, addAccountz(ctx, c, caps)
+	return caps, nil
 }
 
 // jszStreams lists "acc/stream" of a capture's /jsz.
@@ -851,4 +842,22 @@ func messagesOf(caps map[string]*Capture) map[string]uint64 {
 		}
 	}
 	return out
+}
+
+// unservedStreams is, per server, acc's streams as the server's healthy
+// capture listed them.
+func unservedStreams(c *Cluster, healthy map[string]*Capture, acc string) (map[string][]WantStream, error) {
+	out := map[string][]WantStream{}
+	for _, s := range c.Servers {
+		ws, err := wantServer(s, healthy[s.Name])
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range ws.Streams {
+			if st.Account == acc {
+				out[s.Name] = append(out[s.Name], st)
+			}
+		}
+	}
+	return out, nil
 }
