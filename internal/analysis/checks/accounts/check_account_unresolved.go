@@ -119,13 +119,14 @@ func unresolvedFinding(m *model.Model, u *facts.UnresolvedAccount) (report.Findi
 		f.Evidence = append(f.Evidence, srv+": "+u.Resolver)
 	}
 	if a := m.Accounts[u.Account]; a != nil && a.Name != "" {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("account %s is named %s by %s", u.Account, a.Name, a.NameSource))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("the account's name %s: from %s", a.Name, a.NameSource))
 	}
 	for _, s := range u.Streams {
 		if st := m.Stream(s.Account, s.Stream); st != nil {
 			for _, c := range st.Copies {
 				if m.Same(c.Server, u.Server) {
-					f.Evidence = append(f.Evidence, fmt.Sprintf("on disk: %s, %d messages, sequences %d-%d", c.Path, c.Messages, c.FirstSeq, c.LastSeq))
+					f.Evidence = append(f.Evidence, fmt.Sprintf("on disk: %s, %d messages, sequences %d-%d (its folder under the account's key in %s's store)",
+						s.Stream, c.Messages, c.FirstSeq, c.LastSeq, srv))
 				}
 			}
 		}
