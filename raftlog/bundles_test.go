@@ -173,6 +173,27 @@ func loadBundleServers(t testing.TB) []*serverCase {
 			}
 			cs = append(cs, sc)
 		}
+		// Streams of an account the servers could not look up (operator
+		// mode, expect.unserved): in the meta state, in no /jsz; as the
+		// servers listed them before.
+		var unserved map[string][]struct {
+			Account   string `json:"account"`
+			Name      string `json:"name"`
+			Group     string `json:"group"`
+			Consumers []struct {
+				Name string `json:"name"`
+			} `json:"consumers"`
+		}
+		_ = json.Unmarshal(expectKeys(w.Expect)["unserved"], &unserved)
+		for _, sws := range unserved {
+			for _, sw := range sws {
+				st := streamWant{Account: sw.Account, Name: sw.Name, Group: sw.Group}
+				for _, c := range sw.Consumers {
+					st.Consumers = append(st.Consumers, c.Name)
+				}
+				union[""] = append(union[""], st) // operator fixtures: one domain
+			}
+		}
 		for d := range union {
 			union[d] = dedupStreams(union[d])
 		}

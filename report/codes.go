@@ -51,6 +51,9 @@ const (
 	CodeStreamLimitsNear      Code = "stream-limits-near"
 	CodeStreamMonitor         Code = "stream-monitor"
 	CodeConsumerMonitor       Code = "consumer-monitor"
+
+	// Issue 30: operator mode.
+	CodeAccountUnresolved Code = "account-unresolved"
 )
 
 // Codes are every finding code above, in that order.
@@ -63,4 +66,5 @@ var Codes = []Code{
 	CodeAssetOffline,
 	CodeGroupStalled, CodeConsumerAhead,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
+	CodeAccountUnresolved,
 }

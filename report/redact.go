@@ -157,6 +157,7 @@ func (rd *redactor) collectNames(r *Report) {
 	}
 	for _, st := range r.Streams {
 		add("acc", st.Account)
+		add("acc", st.AccountName)
 		add("stream", st.Name)
 		for _, copies := range [][]OnDisk{st.OnDisk, st.Captured} {
 			for _, d := range copies {
@@ -171,6 +172,7 @@ func (rd *redactor) collectNames(r *Report) {
 	}
 	for _, f := range r.Findings {
 		add("acc", f.Account)
+		add("acc", f.AccountName)
 		add("stream", f.Stream)
 		add("consumer", f.Consumer)
 	}

@@ -138,3 +138,23 @@ func TestRedactClustersAndValues(t *testing.T) {
 		t.Errorf("a log line's quote was taken for a value: %q", f.Evidence[2])
 	}
 }
+
+// TestRedactAccountName: an account's JWT name (account_name) is redacted
+// like its key, in the field and in every text that says "NAME (KEY)".
+func TestRedactAccountName(t *testing.T) {
+	const key = "ABP5MJVNAZEUSDRPODAUZE3DCETNFAMMVNWWIDJ6RZRNIOCS7DP2Z56O"
+	r := sampleReport()
+	r.Findings = append(r.Findings, Finding{Code: "account-unresolved", Severity: Critical, Server: "nats-0", Account: key, AccountName: "BILLING",
+		Message: "nats-0 cannot look up account BILLING (" + key + ")"})
+	a, err := Redact(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := a.Findings[len(a.Findings)-1]
+	if f.AccountName == "BILLING" || f.Account == key || strings.Contains(f.Message, "BILLING") || strings.Contains(f.Message, key) {
+		t.Errorf("not redacted: %+v", f)
+	}
+	if !strings.Contains(f.Message, f.AccountName+" ("+f.Account+")") {
+		t.Errorf("the label lost its form: %q (name %q, account %q)", f.Message, f.AccountName, f.Account)
+	}
+}

@@ -151,12 +151,16 @@ type HistoryEvent struct {
 
 // Stream is one stream and what each server holds of it.
 type Stream struct {
-	Account    string   `json:"account"`
-	Name       string   `json:"name"`
-	Replicas   int      `json:"replicas,omitempty"`
-	Group      string   `json:"group,omitempty"`
-	OnDisk     []OnDisk `json:"on_disk"`
-	AssignedTo []string `json:"assigned_to,omitempty"`
+	Account string `json:"account"`
+	// AccountName is the name the account's JWT gives it, when Account is
+	// a public key (operator mode) and the bundle holds the JWT or a capture
+	// naming it. Added field.
+	AccountName string   `json:"account_name,omitempty"`
+	Name        string   `json:"name"`
+	Replicas    int      `json:"replicas,omitempty"`
+	Group       string   `json:"group,omitempty"`
+	OnDisk      []OnDisk `json:"on_disk"`
+	AssignedTo  []string `json:"assigned_to,omitempty"`
 	// Captured is each server's own view of the stream in captured /jsz,
 	// beside what its blocks hold. Added field.
 	Captured []OnDisk `json:"captured,omitempty"`
@@ -255,14 +259,19 @@ type Finding struct {
 	Server   string   `json:"server,omitempty"`
 	Peer     string   `json:"peer,omitempty"`
 	Account  string   `json:"account,omitempty"`
-	Stream   string   `json:"stream,omitempty"`
-	Consumer string   `json:"consumer,omitempty"`
-	File     string   `json:"file,omitempty"`
-	Offset   *int64   `json:"offset,omitempty"`
-	Seq      uint64   `json:"seq,omitempty"`
-	Message  string   `json:"message"`
-	Evidence []string `json:"evidence,omitempty"`
-	Remedy   string   `json:"remedy,omitempty"`
+	// AccountName is the name the account's JWT gives it (its name claim)
+	// when Account is a public key (operator mode) and the bundle holds the
+	// JWT (a resolver's folder) or a capture naming it; absent otherwise.
+	// Added field.
+	AccountName string   `json:"account_name,omitempty"`
+	Stream      string   `json:"stream,omitempty"`
+	Consumer    string   `json:"consumer,omitempty"`
+	File        string   `json:"file,omitempty"`
+	Offset      *int64   `json:"offset,omitempty"`
+	Seq         uint64   `json:"seq,omitempty"`
+	Message     string   `json:"message"`
+	Evidence    []string `json:"evidence,omitempty"`
+	Remedy      string   `json:"remedy,omitempty"`
 	// RemedyID names the remedy catalogue entry Remedy and RemedySteps were
 	// rendered from (the catalogue in internal/analysis/remedy/remedies.yaml).
 	// Added field.
@@ -321,6 +330,16 @@ const (
 	NextDeletesStream    = "deletes-stream"
 	NextRefusesJetStream = "refuses-jetstream"
 )
+
+// AccountLabel is the finding's account as a reader wants it: "SHOP
+// (ACXYZ…)" when AccountName gives the name of an account named by its
+// public key, else Account.
+func (f Finding) AccountLabel() string {
+	if f.AccountName == "" || f.AccountName == f.Account {
+		return f.Account
+	}
+	return f.AccountName + " (" + f.Account + ")"
+}
 
 // RemedyStep is one step of a remedy.
 type RemedyStep struct {

@@ -218,7 +218,11 @@ func StreamsTable(r *Report) *Table {
 		{Header: "assigned to", Key: true, Wide: true},
 	}}
 	for _, st := range r.Streams {
-		key := []string{st.Account, st.Name, num(uint64(st.Replicas)), st.Group}
+		acc := st.Account
+		if st.AccountName != "" && st.AccountName != st.Account {
+			acc = st.AccountName + " (" + st.Account + ")"
+		}
+		key := []string{acc, st.Name, num(uint64(st.Replicas)), st.Group}
 		assigned := strings.Join(st.AssignedTo, ", ")
 		if len(st.OnDisk) == 0 {
 			t.Rows = append(t.Rows, append(append([]string(nil), key...), "", "", "", "", "", "", assigned))
@@ -306,7 +310,7 @@ func FindingsTable(r *Report) *Table {
 		f := r.Findings[fi]
 		stream := ""
 		if f.Stream != "" {
-			stream = f.Account + " > " + f.Stream
+			stream = f.AccountLabel() + " > " + f.Stream
 			if f.Consumer != "" {
 				stream += " > " + f.Consumer
 			}

@@ -87,6 +87,10 @@ type wantDoc struct {
 			File      string `json:"file"`
 			IndexKept bool   `json:"index_kept"`
 		} `json:"cuts"`
+		// Unserved (operator-unresolved-*, operator-expired-*): per server,
+		// the streams of an account it could not look up, as its /jsz listed
+		// them before; on disk untouched, in no /jsz now.
+		Unserved map[string][]wantStream `json:"unserved"`
 	} `json:"expect"`
 }
 
@@ -125,6 +129,9 @@ type bundleStore struct {
 	Offline     map[string]bool
 	FromVersion string
 	MetaStopped bool
+	// Unserved: streams on disk the server did not load (their account
+	// could not be looked up), as its /jsz listed them before.
+	Unserved []wantStream
 }
 
 func (b bundleStore) String() string { return b.Bundle + "/" + b.Server }
@@ -217,7 +224,7 @@ func storesOf(t testing.TB, name string) []bundleStore {
 				Root:       filepath.Join(root, filepath.FromSlash(s.StoreDir)),
 				Standalone: standalone, Stopped: stopped, Encrypted: w.Expect.Encrypted,
 				Live: w.Expect.StoreCopy.Live, Disabled: s.JetStreamDisabled,
-				StoreFilled: s.Name == w.Expect.FullServer}
+				StoreFilled: s.Name == w.Expect.FullServer, Unserved: w.Expect.Unserved[s.Name]}
 			if bs.Version == "" {
 				bs.Version = w.ServerVersion
 			}
@@ -339,7 +346,10 @@ func streamDirs(t testing.TB, root string) []string {
 // the tests compare with.
 type jszDoc struct {
 	AccountDetails []struct {
-		Name    string            `json:"name"`
+		Name string `json:"name"`
+		// ID is the account as the server names it: in operator mode its
+		// public key (name is then the JWT's name).
+		ID      string            `json:"id"`
 		Streams []jszStreamDetail `json:"stream_detail"`
 	} `json:"account_details"`
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/accounts"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/audit"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/consumers"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/groups"
@@ -133,7 +134,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 		rep.Groups = append(rep.Groups, rg)
 	}
 	for _, st := range m.Streams {
-		rs := report.Stream{Account: st.Account, Name: st.Name, Replicas: st.Replicas, Group: st.Group}
+		rs := report.Stream{Account: st.Account, AccountName: m.AccountName(st.Account), Name: st.Name, Replicas: st.Replicas, Group: st.Group}
 		if st.AssignedTo != nil {
 			rs.AssignedTo = m.Names(st.AssignedTo)
 			sort.Strings(rs.AssignedTo)
@@ -157,6 +158,7 @@ func Build(m *model.Model, checks []check.Check, settings map[string]float64) *r
 	remedy.GuardPartialBundle(m, findings)
 	remedy.ResolveRefs(findings)
 	remedy.ResolveServerMoves(findings)
+	nameAccounts(m, findings)
 	for i := range findings {
 		if findings[i].Severity == report.Critical && len(findings[i].TimelineRefs) == 0 {
 			findings[i].TimelineRefs = relatedEvents(rep.Timeline, findings[i])
@@ -251,6 +253,8 @@ var Checks = []check.Check{
 	audit.CheckStreamLimitsNear,
 	audit.CheckStreamMonitor,
 	audit.CheckConsumerMonitor,
+	// Issue 30: operator mode.
+	accounts.CheckAccountUnresolved,
 }
 
 // defaultSettings are every registered check's settings by "code.key".

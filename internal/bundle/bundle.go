@@ -131,6 +131,10 @@ type Bundle struct {
 	// Configs are the nats-server config files, found by content
 	// (natsconf.Sniff), with their bytes; sorted by Path.
 	Configs []Config `json:"configs,omitempty"`
+	// JWTs are the files holding a NATS JWT (jwt.go), found by content, with
+	// their bytes; sorted by Path. A file named *.jwt that holds none is a
+	// Problem.
+	JWTs []JWT `json:"jwts,omitempty"`
 	// AuditEntries are the entries of `nats audit gather` archives that
 	// their content alone does not make captures (an empty answer such as
 	// an account's /raftz {}), decoded in the sniff's read as the kind their

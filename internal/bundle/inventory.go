@@ -187,6 +187,22 @@ func (b *Bundle) sniffFile(p string) {
 		b.Configs = append(b.Configs, Config{Path: p, Data: head}) // walked in order: sorted
 		return
 	}
+	if !compressed && whole && sniffJWT(head) {
+		// JWTs are small: held as read, like configs.
+		b.JWTs = append(b.JWTs, JWT{Path: p, Data: head}) // walked in order: sorted
+		return
+	}
+	if namedLikeJWT(p) {
+		switch {
+		case compressed:
+			b.problem(p, "named like a JWT but gzip-compressed: not read")
+		case !whole && fi.Size() > maxJWTBytes:
+			b.problem(p, "named like a JWT but %d bytes, more than a JWT's %d: not read", fi.Size(), maxJWTBytes)
+		default:
+			b.problem(p, "named like a JWT but holds none (no base64url header.payload.signature; starts %q): not read", head[:min(len(head), 16)])
+		}
+		return
+	}
 	if compressed || !looksJSON(head) {
 		if suf := archiveSuffix(p); suf != "" {
 			b.problem(p, "named like an archive but is none: no zip, tar or gzipped tar header at offset 0 (starts %q), though named %s: not read", head[:min(len(head), 16)], suf)

@@ -93,6 +93,8 @@ func (b *Bundle) seen(name string, head []byte, size int64) string {
 		return "gzip-compressed data that holds neither a tar archive nor a nats-server log" + named + why
 	case len(b.Configs) > 0:
 		return "a nats-server config file, which alone is nothing to analyze: give it with the bundle it belongs to" + named
+	case len(b.JWTs) > 0:
+		return "a NATS JWT (an account's or operator's, as a resolver or nsc keeps it), which alone is nothing to analyze: give it with the bundle it belongs to" + named
 	case looksJSON(head):
 		return "JSON that is no monitoring answer the capture reader knows, nor an ack log" + named + why
 	}

@@ -112,6 +112,9 @@ type Server struct {
 	JetStreamExtra string
 	// User/Password used by the generator's own client connections (empty: none).
 	User, Password string
+	// WorkDir is the process's working directory (relative paths of the
+	// config, e.g. a resolver's dir, are read from it); empty: the generator's.
+	WorkDir string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -255,6 +258,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	cmd := exec.Command(s.Bin, "-c", s.ConfFile)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = s.WorkDir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -523,7 +527,7 @@ func (c *Cluster) convergence(ctx context.Context) (string, bool) {
 		for _, a := range j.Accounts {
 			for _, st := range a.Streams {
 				v := fmt.Sprintf("%d/%d/%d/%d/%d", st.State.Msgs, st.State.Bytes, st.State.FirstSeq, st.State.LastSeq, st.State.NumDeleted)
-				k := key{a.Name, st.Name, ""}
+				k := key{a.Key(), st.Name, ""}
 				if old, ok := seen[k]; ok && old != v {
 					return fmt.Sprintf("%s: stream %v %s vs %s", s.Name, k, v, old), false
 				}
@@ -532,7 +536,7 @@ func (c *Cluster) convergence(ctx context.Context) (string, bool) {
 					// num_pending is only computed by the consumer leader
 					// (followers report 0), so it is not compared.
 					v := fmt.Sprintf("%d/%d/%d", cd.Delivered.Stream, cd.AckFloor.Stream, cd.NumAckPending)
-					k := key{a.Name, st.Name, cd.Name}
+					k := key{a.Key(), st.Name, cd.Name}
 					if old, ok := seen[k]; ok && old != v {
 						return fmt.Sprintf("%s: consumer %v %s vs %s", s.Name, k, v, old), false
 					}
@@ -574,8 +578,8 @@ func (c *Cluster) convergence(ctx context.Context) (string, bool) {
 func raftzAccounts(j jszInfo) []string {
 	accs := []string{""}
 	for _, a := range j.Accounts {
-		if len(a.Streams) > 0 && a.Name != j.sysAccount() {
-			accs = append(accs, a.Name)
+		if len(a.Streams) > 0 && a.Key() != j.sysAccount() {
+			accs = append(accs, a.Key())
 		}
 	}
 	return accs

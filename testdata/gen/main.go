@@ -69,6 +69,7 @@ func allScenarios() []Scenario {
 		domainsScenarios,      // scen_domains.go (issue 30)
 		downgradeScenarios,    // scen_downgrade.go (issue 30)
 		aheadScenarios,        // scen_ahead.go (issue 30)
+		operatorScenarios,     // scen_operator.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -131,6 +132,7 @@ var families = map[string]func(v string) Scenario{
 	},
 	"downgrade": downgradeFamily, // downgrade@<newer>-to-<older>[-crash]
 	"ahead":     aheadScenario,
+	"operator":  operatorScenario,
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},

@@ -43,7 +43,17 @@ type peerInfo struct {
 
 type accountDetail struct {
 	Name    string         `json:"name"`
+	ID      string         `json:"id"`
 	Streams []streamDetail `json:"stream_detail"`
+}
+
+// Key is the account as the server names it: its id (in operator mode the
+// public key, while name is the JWT's name claim), else its name.
+func (a accountDetail) Key() string {
+	if a.ID != "" {
+		return a.ID
+	}
+	return a.Name
 }
 
 type streamDetail struct {

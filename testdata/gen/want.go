@@ -176,7 +176,7 @@ func wantServer(s *Server, c *Capture) (WantServer, error) {
 	}
 	for _, a := range j.Accounts {
 		for _, st := range a.Streams {
-			ws := WantStream{Account: a.Name, Name: st.Name, Group: st.RaftGroup, FirstSeq: st.State.FirstSeq,
+			ws := WantStream{Account: a.Key(), Name: st.Name, Group: st.RaftGroup, FirstSeq: st.State.FirstSeq,
 				LastSeq: st.State.LastSeq, Messages: st.State.Msgs, Bytes: st.State.Bytes, NumDeleted: st.State.NumDeleted,
 				Consumers: []WantConsumer{}}
 			if st.Config != nil {

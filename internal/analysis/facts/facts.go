@@ -45,11 +45,14 @@ const (
 	// FactExposures: the unclean stops and the streams written in the sync
 	// interval before each.
 	FactExposures
+	// FactUnresolvedAccounts: the accounts (operator mode) a server could
+	// not look up, so it loads none of their streams (accounts.go).
+	FactUnresolvedAccounts
 	NumFacts
 )
 
 // factNames are the facts' names, for messages and tests.
-var FactNames = [NumFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets", "exposures"}
+var FactNames = [NumFacts]string{"known-ids", "former-ids", "departed-peers", "meta-sides", "founding-splits", "unknown-peers", "split-winner", "lost-assets", "exposures", "unresolved-accounts"}
 
 func (k Fact) String() string {
 	if k < 0 || k >= NumFacts {
@@ -96,7 +99,8 @@ var FactDefs = [NumFacts]factDef{
 	FactLostAssets: {Requires: []Fact{FactFoundingSplits, FactFormerIDs}, Compute: func(m *model.Model, f *Facts) {
 		f.lostAssets = lostAssets(m, f)
 	}},
-	FactExposures: {Compute: func(m *model.Model, f *Facts) { f.exposures = exposures(m) }},
+	FactExposures:          {Compute: func(m *model.Model, f *Facts) { f.exposures = exposures(m) }},
+	FactUnresolvedAccounts: {Compute: func(m *model.Model, f *Facts) { f.unresolvedAccounts = unresolvedAccounts(m) }},
 }
 
 // allFacts is every fact, in the order of the table.
@@ -112,18 +116,19 @@ func allFacts() []Fact {
 // panics when the fact was not computed for the running check (it did not
 // require it); computing them does no I/O.
 type Facts struct {
-	knownIDs       []string
-	former         map[string]model.Rename
-	departed       map[string]bool
-	metaSidesAll   []*MetaSide
-	metaSides      []*MetaSide
-	removed        []string
-	foundingSplits [][2][]model.MetaFounding
-	unknownPeers   []PeerSighting
-	splitWinner    *model.Server
-	splitWinnerBy  string
-	lostAssets     []*LostAsset
-	exposures      []model.Exposure
+	knownIDs           []string
+	former             map[string]model.Rename
+	departed           map[string]bool
+	metaSidesAll       []*MetaSide
+	metaSides          []*MetaSide
+	removed            []string
+	foundingSplits     [][2][]model.MetaFounding
+	unknownPeers       []PeerSighting
+	splitWinner        *model.Server
+	splitWinnerBy      string
+	lostAssets         []*LostAsset
+	exposures          []model.Exposure
+	unresolvedAccounts []*UnresolvedAccount
 
 	// have are the facts a reader may read: those computed, or for one
 	// check's view (only) those it requires.
@@ -184,6 +189,14 @@ func (f *Facts) SplitWinnerBy() string { f.need(FactSplitWinner); return f.split
 // Exposures are the unclean stops and the streams written in the sync
 // interval before each (durability-exposure).
 func (f *Facts) Exposures() []model.Exposure { f.need(FactExposures); return f.exposures }
+
+// UnresolvedAccounts are the accounts (operator mode) a server could not
+// look up, by server then account: it loads none of their streams and
+// consumers, which stay on disk (account-unresolved).
+func (f *Facts) UnresolvedAccounts() []*UnresolvedAccount {
+	f.need(FactUnresolvedAccounts)
+	return f.unresolvedAccounts
+}
 
 // LostAssets are the streams and consumers that existed and are in no
 // store now, with no API delete recorded (asset-lost, meta-split).

@@ -92,12 +92,14 @@ func (l *loader) assemble(recs *Records) {
 	l.step(recs, "naming servers known by node id", func() { l.applyNames(l.placeholderNames()) })
 	l.step(recs, "naming stores by Store Directory lines and raftz figures", l.nameStoresByEvidence)
 	l.step(recs, "opening encrypted stores", func() { l.keyNotes(recs.KeyFiles) })
+	l.step(recs, "reading account JWTs", func() { l.accounts(recs.JWTs) }) // needs the servers named (folderServer)
 	l.step(recs, "setting aside files the archive did not deliver", l.setAsideUndelivered)
 	l.step(recs, "reading stream messages in raft WALs", l.walSeqs)
 	l.step(recs, "matching Jepsen histories with the stores", l.matchHistories)
 	l.step(recs, "ordering", l.finish)
 	l.step(recs, "measuring the writes exposed by unclean stops", func() { l.durability(recs.Configs) })
 	l.m.Read = readOf(l.b)
+	l.m.Read.Unread = append(l.m.Read.Unread, l.jwtUnread...)
 }
 
 // step runs one step of assembling, after saying that the read of its
@@ -132,8 +134,10 @@ type loader struct {
 	// servers were known when it was made.
 	owners   map[string]map[string]bool
 	ownersOf int
-	tl       *timeline.Sink
-	meter    *progress.Meter
+	// jwtUnread are the files that look like a JWT and do not decode.
+	jwtUnread []report.UnreadFile
+	tl        *timeline.Sink
+	meter     *progress.Meter
 	// history holds the group history of the log being read.
 	history      map[string]*logGroupHistory
 	historyOrder []string

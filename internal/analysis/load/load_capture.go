@@ -285,6 +285,7 @@ func (l *loader) capture(c capture.Capture) {
 				text += "; " + e.Error
 			}
 		}
+		l.m.Healthz = append(l.m.Healthz, model.HealthzAnswer{Server: srv.ID, Time: at, Status: h.Status, Text: text, File: c.File})
 		ti := l.event(at, srv.Name, "healthz", kind, "", text, c.File, c.Line)
 		if strings.Contains(text, "meta leader") {
 			l.m.MetaLeaderStates = append(l.m.MetaLeaderStates, model.MetaLeaderState{Time: at, Server: srv.ID, Source: "healthz", Timeline: ti})
@@ -363,8 +364,15 @@ func (l *loader) captureJsz(srv *model.Server, c capture.Capture, at time.Time) 
 		l.metaCluster(srv, j.Meta, at, "jsz", c)
 	}
 	for _, acc := range j.AccountDetails {
+		// In operator mode id is the account's public key, as the stores,
+		// raft groups and logs name it, and name the JWT's name claim.
+		key := acc.Name
+		if acc.ID != "" {
+			key = acc.ID
+			l.accountName(acc.ID, acc.Name, "/jsz in "+c.File)
+		}
 		for _, sd := range acc.Streams {
-			st := l.streamEntry(acc.Name, sd.Name)
+			st := l.streamEntry(key, sd.Name)
 			if sd.Config != nil && st.Replicas == 0 {
 				st.Replicas = sd.Config.Replicas
 			}
@@ -405,12 +413,12 @@ func (l *loader) captureJsz(srv *model.Server, c capture.Capture, at time.Time) 
 			}
 			if st.Group != "" {
 				if g := l.findGroup(st.Group); g != nil && g.Asset == "" {
-					g.Account, g.Asset = acc.Name, sd.Name
+					g.Account, g.Asset = key, sd.Name
 				}
 			}
 			for _, cg := range sd.ConsumerRaftGroups {
 				if g := l.findGroup(cg.RaftGroup); g != nil && g.Asset == "" {
-					g.Account, g.Asset = acc.Name, sd.Name+" > "+cg.Name
+					g.Account, g.Asset = key, sd.Name+" > "+cg.Name
 				}
 			}
 		}

@@ -39,6 +39,8 @@ type Records struct {
 	Audits []auditRead
 	// Configs: one per b.Configs, in its order, includes read.
 	Configs []serverConfig
+	// JWTs: one per b.JWTs, in its order, decoded.
+	JWTs []jwtRead
 	// KeyFiles: per store folder, the key files of a store encrypted at
 	// rest as the keys given open them (nil without keys).
 	KeyFiles map[string][]storecrypt.KeyFile
@@ -80,6 +82,7 @@ func readRecords(b *bundle.Bundle, mt *progress.Meter) *Records {
 		r.WALs = readWALs(b.FS, b.Stores, r.Raft, raftzWant(b.Captures, r.Audits), historyValues(r.AckLogs), mt)
 	})
 	try("measuring the writes exposed by unclean stops", func() { r.Configs = readConfigs(b.FS, b.Configs) })
+	try("reading account JWTs", func() { r.JWTs = readJWTs(b.JWTs) })
 	if c, ok := b.FS.(*storecrypt.FS); ok {
 		try("opening encrypted stores", func() {
 			r.KeyFiles = map[string][]storecrypt.KeyFile{}

@@ -82,6 +82,12 @@ type Model struct {
 	KeysGiven bool
 	// EncryptedStores are the servers whose store is encrypted at rest.
 	EncryptedStores map[ServerID]bool
+	// Accounts are the accounts of operator mode the bundle names (by
+	// public key): their JWTs (a resolver's folder) and names.
+	Accounts map[string]*Account
+	// Healthz are the captured /healthz answers, dated or not (the
+	// timeline holds only the dated ones).
+	Healthz []HealthzAnswer
 
 	// Read is what the bundle reader recognized and could not read.
 	Read Read

@@ -74,6 +74,7 @@ const (
 	ConsumerAheadRecreate       ID = "consumer-ahead-recreate"
 	GroupStalledMoveAside       ID = "group-stalled-move-aside"
 	GroupNotCurrent             ID = "group-not-current"
+	AccountJWTRestore           ID = "account-jwt-restore"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -94,4 +95,5 @@ var IDs = []ID{
 	MirrorRecreate, SourceReadd,
 	AssetOfflineNewerRelease,
 	ConsumerAheadRecreate, GroupStalledMoveAside, GroupNotCurrent,
+	AccountJWTRestore,
 }
