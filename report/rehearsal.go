@@ -83,12 +83,15 @@ type RehearsalServer struct {
 
 // RehearsalStream is one stream as one server served it.
 type RehearsalStream struct {
-	Server   string `json:"server"`
-	Account  string `json:"account"`
-	Name     string `json:"name"`
-	Messages uint64 `json:"messages"`
-	FirstSeq uint64 `json:"first_seq"`
-	LastSeq  uint64 `json:"last_seq"`
+	Server  string `json:"server"`
+	Account string `json:"account"`
+	// AccountName is the account's JWT name in operator mode, where the
+	// bundle has it (Account is then its public key).
+	AccountName string `json:"account_name,omitempty"`
+	Name        string `json:"name"`
+	Messages    uint64 `json:"messages"`
+	FirstSeq    uint64 `json:"first_seq"`
+	LastSeq     uint64 `json:"last_seq"`
 	// Leader says this server led the stream's group.
 	Leader bool `json:"leader,omitempty"`
 }
@@ -96,10 +99,11 @@ type RehearsalStream struct {
 // RehearsalDeleted is a stream, or a consumer of it, whose folder a server
 // removed while it ran.
 type RehearsalDeleted struct {
-	Server   string `json:"server"`
-	Account  string `json:"account"`
-	Stream   string `json:"stream"`
-	Consumer string `json:"consumer,omitempty"`
+	Server      string `json:"server"`
+	Account     string `json:"account"`
+	AccountName string `json:"account_name,omitempty"`
+	Stream      string `json:"stream"`
+	Consumer    string `json:"consumer,omitempty"`
 }
 
 // RehearsalStatement is one statement of the report about what a server
@@ -148,14 +152,14 @@ func WriteRehearsalText(w io.Writer, r *Rehearsal) error {
 		if s.Leader {
 			lead = " (leader)"
 		}
-		ew.printf("  %-12s %s > %s: %d messages, %d..%d%s\n", s.Server, s.Account, s.Name, s.Messages, s.FirstSeq, s.LastSeq, lead)
+		ew.printf("  %-12s %s > %s: %d messages, %d..%d%s\n", s.Server, accountLabel(s.Account, s.AccountName), s.Name, s.Messages, s.FirstSeq, s.LastSeq, lead)
 	}
 	ew.printf("\nDeleted by the servers\n")
 	if len(r.Deleted) == 0 {
 		ew.printf("  nothing\n")
 	}
 	for _, d := range r.Deleted {
-		what := "stream " + d.Account + " > " + d.Stream
+		what := "stream " + accountLabel(d.Account, d.AccountName) + " > " + d.Stream
 		if d.Consumer != "" {
 			what = "consumer " + d.Consumer + " of " + what
 		}
@@ -206,4 +210,13 @@ func sizeText(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// accountLabel is "NAME (KEY)" for an account of operator mode whose name
+// is known, else the account as the server names it.
+func accountLabel(acc, name string) string {
+	if name == "" || name == acc {
+		return acc
+	}
+	return name + " (" + acc + ")"
 }

@@ -212,3 +212,39 @@ func TestCipherOfEncryptedFixtures(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestOperatorModeWithoutConfigIsSaid: a bundle of operator mode without
+// its servers' configs (operator-v2.15.3: stores, resolver folders, logs)
+// is rehearsed with config accounts under the public keys, and says so.
+func TestOperatorModeWithoutConfigIsSaid(t *testing.T) {
+	b, err := bundle.Open(filepath.Join("..", "..", "testdata", "bundles", "operator-v2.15.3", "bundle"), bundle.Limits{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	members, err := plan(b, analysis.Load(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mb := range members {
+		said := false
+		for _, l := range mb.Left {
+			said = said || l.setting == "operator"
+		}
+		keys := 0
+		for _, a := range mb.Accounts {
+			if publicAccountKey(a) {
+				keys++
+			}
+		}
+		if !said || keys < 2 {
+			t.Errorf("%s: operator mode said %v, %d accounts by public key (%v)", mb.Name, said, keys, mb.Accounts)
+		}
+	}
+	for s, want := range map[string]bool{"ADFYPA2NFDKT5ANDETOMNMQEDGYDKY4PUM4KRNWKL3FXUDAWXT6LYAO4": true, "APP": false, "SYS": false,
+		"NDFYPA2NFDKT5ANDETOMNMQEDGYDKY4PUM4KRNWKL3FXUDAWXT6LYAO4": false, "ADFYPA2NFDKT5ANDETOMNMQEDGYDKY4PUM4KRNWKL3FXUDAWXT6LYAO": false} {
+		if publicAccountKey(s) != want {
+			t.Errorf("publicAccountKey(%q) = %v", s, !want)
+		}
+	}
+}

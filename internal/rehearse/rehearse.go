@@ -201,6 +201,12 @@ func Run(ctx context.Context, path string, o Options) (*report.Rehearsal, error)
 	if leader != "" {
 		out.MetaLeader = &leader
 	}
+	for i := range out.Streams {
+		out.Streams[i].AccountName = accountName(m, out.Streams[i].Account)
+	}
+	for i := range out.Deleted {
+		out.Deleted[i].AccountName = accountName(m, out.Deleted[i].Account)
+	}
 	out.Statements = statements(rep, out, time.Since(since), !since.IsZero())
 	return out, nil
 }
@@ -319,4 +325,13 @@ func versions(m *model.Model, running string) ([]string, string) {
 		}
 	}
 	return vs, ""
+}
+
+// accountName is the JWT name of an account of operator mode, "" when the
+// bundle does not give one.
+func accountName(m *model.Model, acc string) string {
+	if a := m.Accounts[acc]; a != nil {
+		return a.Name
+	}
+	return ""
 }

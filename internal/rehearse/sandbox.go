@@ -60,6 +60,14 @@ func plan(b *bundle.Bundle, m *model.Model) ([]*member, error) {
 				mb.SystemAccount = e.Name()
 			}
 		}
+		if mb.Conf == nil {
+			for _, a := range mb.Accounts {
+				if publicAccountKey(a) {
+					mb.leave("operator", "the bundle holds no config of this server, so no operator JWT: its accounts (operator mode, named by their public keys) are set up as config accounts under those keys; what the server does with their JWTs (expiry, limits, a resolver that lacks one) is not rehearsed")
+					break
+				}
+			}
+		}
 		out = append(out, mb)
 	}
 	if len(out) == 0 {
@@ -312,4 +320,18 @@ func cipherOf(b *bundle.Bundle, root, key string) string {
 		}
 	}
 	return ""
+}
+
+// publicAccountKey says a name is an account's public key (nkeys: 56
+// characters of base32 starting with A), as operator mode names accounts.
+func publicAccountKey(s string) bool {
+	if len(s) != 56 || s[0] != 'A' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'A' && r <= 'Z' || r >= '2' && r <= '7') {
+			return false
+		}
+	}
+	return true
 }
