@@ -25,6 +25,9 @@ type AssignedConsumer struct {
 	Peers    []string  `json:"peers"`
 	Replicas int       `json:"replicas"`
 	Created  time.Time `json:"created"`
+	// Memory: the consumer's raft group keeps its state in memory (no
+	// obs folder or group WAL on disk).
+	Memory bool `json:"memory,omitempty"`
 }
 
 type streamKey struct{ account, name string }
@@ -110,6 +113,7 @@ func Replay(snapshot []*StreamAssignment, ops []*Op) []AssignedStream {
 			ac := AssignedConsumer{Name: ca.Name, Replicas: ca.Config.Replicas, Created: ca.Created}
 			if g := ca.Group; g != nil {
 				ac.Group, ac.Peers = g.Name, slices.Clone(g.Peers)
+				ac.Memory = g.Storage == "memory"
 			}
 			as.Consumers = append(as.Consumers, ac)
 		}
