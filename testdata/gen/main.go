@@ -65,6 +65,9 @@ func allScenarios() []Scenario {
 		diskFullScenarios,     // scen_diskfull.go (issue 18)
 		kindsScenarios,        // scen_kinds.go (issue 18)
 		streamFullScenarios,   // scen_streamfull.go (issue 18)
+
+		consumerStuckScenarios,   // scen_consumerstuck.go (issue 30)
+		consumerMissingScenarios, // scen_consumermissing.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -115,6 +118,12 @@ var families = map[string]func(v string) Scenario{
 	},
 	"membership": func(v string) Scenario {
 		return Scenario{Name: "membership-" + v, Timeout: 14 * time.Minute, Run: func(ctx context.Context, env *Env) error { return membership(ctx, env, v) }}
+	},
+	"consumerstuck": func(v string) Scenario {
+		return Scenario{Name: "consumerstuck-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return consumerStuck(ctx, env, v) }}
+	},
+	"consumermissing": func(v string) Scenario {
+		return Scenario{Name: "consumermissing-" + v, Timeout: 10 * time.Minute, Run: func(ctx context.Context, env *Env) error { return consumerMissing(ctx, env, v) }}
 	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
