@@ -27,6 +27,8 @@ const (
 	CodeJetStreamDisabled      Code = "jetstream-disabled"
 	CodeStreamWriteError       Code = "stream-write-error"
 	CodeUncleanStop            Code = "unclean-stop"
+	CodeConsumerMissing        Code = "consumer-missing"
+	CodeConsumerStuck          Code = "consumer-stuck"
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	CodeServerUnhealthy       Code = "server-unhealthy"
 	CodeVersionsMixed         Code = "versions-mixed"
@@ -54,5 +56,6 @@ var Codes = []Code{
 	CodeMetaSplit, CodeOrphanRisk, CodeReplicaGap, CodeReplicaDivergence, CodeAckedLost,
 	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
 	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
+	CodeConsumerMissing, CodeConsumerStuck,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
 }

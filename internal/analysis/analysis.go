@@ -11,6 +11,7 @@ import (
 
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/audit"
+	"github.com/jsforensics/jsforensics/internal/analysis/checks/consumers"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/jetstream"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/meta"
 	"github.com/jsforensics/jsforensics/internal/analysis/checks/peers"
@@ -223,6 +224,8 @@ var Checks = []check.Check{
 	jetstream.CheckJetStreamDisabled,
 	jetstream.CheckStreamWriteError,
 	store.CheckUncleanStop,
+	consumers.CheckConsumerMissing,
+	consumers.CheckConsumerStuck,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

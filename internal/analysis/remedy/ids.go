@@ -68,6 +68,8 @@ const (
 	HAAssetsHigh                ID = "ha-assets-high"
 	ClusterNameWhitespace       ID = "cluster-name-whitespace"
 	SubjectsHigh                ID = "subjects-high"
+	ConsumerMissingDelete       ID = "consumer-missing-delete"
+	ConsumerStuckAcks           ID = "consumer-stuck-acks"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -85,4 +87,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
+	ConsumerMissingDelete, ConsumerStuckAcks,
 }
