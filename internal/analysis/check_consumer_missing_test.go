@@ -223,3 +223,78 @@ func findingConsumers(m map[string]report.Finding) []string {
 	}
 	return out
 }
+
+// A consumer whose folder the stores hold but no server loaded (its /jsz
+// lists the stream without it and its /healthz fails on it; what 2.15.3
+// did to the consumer the missing one overlaps, once restarted):
+// assigned-not-loaded. One server with the folder whose health check does
+// not fail on it counts as running it.
+func TestConsumerMissingNotLoadedOnModel(t *testing.T) {
+	notLoaded := func(m *model.Model) {
+		st := m.Streams[0]
+		for i, s := range m.Servers {
+			st.Captured = append(st.Captured, model.OnDisk{Server: s.ID, Source: "jsz", Path: "captures/" + s.Name + "/jsz.json"})
+			// G is now held and loaded; W is on disk but loaded nowhere.
+			st.ConsumerCaptures = append(st.ConsumerCaptures, model.ConsumerCapture{Server: s.ID, Name: "G"})
+			m.Timeline = append(m.Timeline, model.TimelineEvent{Time: time.Date(2026, 12, 7, 5, 0, i, 0, time.UTC), Server: s.ID, Source: "healthz",
+				Kind: "healthcheck-failed", Text: "healthz: unavailable: JetStream consumer '$G > TASKS > W' is not current: consumer assignment error: multiple non-filtered consumers not allowed on workqueue stream (10099)"})
+		}
+	}
+	fs, _ := runChecks(ghostModel(notLoaded), []check.Check{consumers.CheckConsumerMissing}, defaultSettings(), nil)
+	if len(fs) != 1 || fs[0].Consumer != "W" || fs[0].Kind != "assigned-not-loaded" || len(fs[0].Servers) != 3 {
+		t.Fatalf("findings %+v, want W assigned-not-loaded on three servers", fs)
+	}
+	if ev := strings.Join(fs[0].Evidence, "\n"); !strings.Contains(ev, "did not load it") || !strings.Contains(ev, "10099") {
+		t.Errorf("evidence:\n%s", ev)
+	}
+	// Its state is on disk: no delete.
+	if fs[0].RemedyID != "consumer-not-loaded" {
+		t.Errorf("remedy %s", fs[0].RemedyID)
+	}
+	for _, st := range fs[0].RemedySteps {
+		if st.Destructive {
+			t.Errorf("destructive step %+v", st)
+		}
+	}
+	fs, _ = runChecks(ghostModel(func(m *model.Model) {
+		notLoaded(m)
+		m.Timeline = m.Timeline[:len(m.Timeline)-1] // cm-2's health check does not fail
+	}), []check.Check{consumers.CheckConsumerMissing}, defaultSettings(), nil)
+	if len(fs) != 0 {
+		t.Errorf("with cm-2 healthy: %+v", fs)
+	}
+}
+
+// One step later (consumermissing-restarted-<version>: the same servers
+// started on the bundle's stores and restarted one at a time): on 2.12.x
+// both consumers run and every /healthz is ok, so nothing is missing; on
+// 2.15.3 the servers loaded the refused consumer and refused the other,
+// whose folder they hold: assigned-not-loaded for exactly the consumers the
+// list API reported missing, never a delete.
+func TestConsumerMissingRestartedFixtures(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(bundlesDir, "consumermissing-restarted-v*"))
+	if len(dirs) < 2 {
+		t.Fatalf("consumermissing-restarted fixtures: %v", dirs)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			x := readGhostWant(t, dir)
+			var got []report.Finding
+			for _, f := range analyze(t, filepath.Join(dir, "bundle")).Findings {
+				if f.Code == "consumer-missing" {
+					got = append(got, f)
+				} else if f.Severity == report.Critical {
+					t.Errorf("critical %s: %s", f.Code, f.Message)
+				}
+			}
+			if len(got) != len(x.Missing) {
+				t.Fatalf("consumer-missing %+v, want %v", got, x.Missing)
+			}
+			for i, f := range got {
+				if f.Consumer != x.Missing[i] || f.Kind != "assigned-not-loaded" || f.RemedyID != "consumer-not-loaded" {
+					t.Errorf("finding %+v, want %s not loaded", f, x.Missing[i])
+				}
+			}
+		})
+	}
+}

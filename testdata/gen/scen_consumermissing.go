@@ -225,7 +225,21 @@ func consumerMissing(ctx context.Context, env *Env, version string) error {
 	if err := b.Write(env.Scratch, env.Out); err != nil {
 		return err
 	}
-	return writeGhostOutcome(filepath.Join(env.Out, name), name, version[1:], x)
+	if err := writeGhostOutcome(filepath.Join(env.Out, name), name, version[1:], x); err != nil {
+		return err
+	}
+	rb := x.Restart.bundle
+	rb.Name = "consumermissing-restarted-" + version
+	for _, s := range rb.Servers {
+		s.LogFile = x.Restart.logs[s.Name]
+	}
+	rx := RestartedExpect{Account: x.Account, Stream: ghostStream, Before: x.Missing, Missing: x.Restart.Missing, Health: x.Restart.Health,
+		Folders: x.Restart.Folders, Lines: x.Restart.Lines}
+	for _, m := range x.Restart.Missing {
+		rx.Findings = append(rx.Findings, map[string]string{"code": "consumer-missing", "account": x.Account, "stream": ghostStream, "consumer": m})
+	}
+	rb.Expect = rx
+	return rb.Write(env.Scratch, env.Out)
 }
 
 // GhostRestart is what servers started on a copy of the bundle's stores
@@ -242,6 +256,27 @@ type GhostRestart struct {
 	Missing []string            `json:"missing"`
 	Folders map[string][]string `json:"folders"`
 	Lines   []string            `json:"lines"`
+	// Health: every /healthz of the captures of the restarted state
+	// (bundle consumermissing-restarted-<version>).
+	Health map[string]string `json:"health"`
+	bundle *Bundle
+	logs   map[string]string
+}
+
+// RestartedExpect is want.json's expect for
+// consumermissing-restarted-<version>: the state one step after
+// consumermissing-<version>, its servers restarted one at a time (the
+// restart of that scenario's expect, without the remedy).
+type RestartedExpect struct {
+	Account string `json:"account"`
+	Stream  string `json:"stream"`
+	// Before: the consumers missing in the state it was started from.
+	Before   []string            `json:"missing_before"`
+	Missing  []string            `json:"missing"`
+	Health   map[string]string   `json:"health"`
+	Folders  map[string][]string `json:"folders"`
+	Lines    []string            `json:"lines"`
+	Findings []map[string]string `json:"findings"`
 }
 
 func ghostRestart(ctx context.Context, env *Env, c *Cluster, roots map[string]string) (GhostRestart, error) {
@@ -290,6 +325,28 @@ func ghostRestart(ctx context.Context, env *Env, c *Cluster, roots map[string]st
 	nc.Close()
 	if err != nil {
 		return g, err
+	}
+	// This state is a bundle of its own (one step later): captures, then
+	// the stores and logs copied with the servers running.
+	caps, err := CaptureAll(ctx, r)
+	if err != nil {
+		return g, err
+	}
+	g.bundle = &Bundle{Version: c.Version[1:], Layout: LayoutPerServer(), Servers: r.Servers, Captures: caps, StoreRoots: map[string]string{}}
+	g.logs = map[string]string{}
+	for _, s := range r.Servers {
+		g.bundle.StoreRoots[s.Name] = filepath.Join(env.Scratch, "restarted-stores", s.Name)
+		if err := copyTree(s.JSRoot(), g.bundle.StoreRoots[s.Name]); err != nil {
+			return g, err
+		}
+		g.logs[s.Name] = filepath.Join(env.Scratch, "restarted-logs", s.Name+".log")
+		if err := copyFile(s.LogFile, g.logs[s.Name]); err != nil {
+			return g, err
+		}
+	}
+	g.Health = map[string]string{}
+	for n, cp := range caps {
+		g.Health[n] = strings.TrimSpace(string(cp.Files["healthz"]))
 	}
 	if err := r.Stop(); err != nil {
 		return g, err

@@ -70,6 +70,7 @@ const (
 	SubjectsHigh                ID = "subjects-high"
 	ConsumerMissingDelete       ID = "consumer-missing-delete"
 	ConsumerStuckAcks           ID = "consumer-stuck-acks"
+	ConsumerNotLoaded           ID = "consumer-not-loaded"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -87,5 +88,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
-	ConsumerMissingDelete, ConsumerStuckAcks,
+	ConsumerMissingDelete, ConsumerStuckAcks, ConsumerNotLoaded,
 }

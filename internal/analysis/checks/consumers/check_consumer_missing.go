@@ -115,60 +115,88 @@ func assignedConsumers(p *check.Pass) []assignedConsumer {
 }
 
 // missingFinding judges one assigned consumer: a finding when no server of
-// the bundle holds it and at least one of its servers shows it absent.
+// the bundle runs it and at least one of its servers shows it absent: its
+// store holds the stream without the consumer's folder or raft group, or
+// its /jsz lists the stream without the consumer. A server whose store
+// holds the consumer counts as running it unless its own /jsz lists the
+// stream without it and its /healthz fails on it (a server that did not
+// load it: assigned-not-loaded).
 func missingFinding(p *check.Pass, m *model.Model, ac assignedConsumer) (report.Finding, bool) {
 	st := m.Stream(ac.account, ac.stream)
 	what := fmt.Sprintf("%s > %s > %s", ac.account, ac.stream, ac.name)
-	// Held anywhere: a folder in a store, a raft group, a capture.
 	if st != nil {
-		for _, c := range st.Copies {
-			for _, cs := range c.Consumers {
-				if cs.Name == ac.name {
-					return report.Finding{}, false
-				}
-			}
-		}
 		for _, cc := range st.ConsumerCaptures {
 			if cc.Name == ac.name {
-				return report.Finding{}, false
+				return report.Finding{}, false // a server answered for it
 			}
 		}
 	}
-	if ac.a.Group != "" {
-		for _, r := range m.RaftRecords {
-			if r.Group == ac.a.Group {
-				return report.Finding{}, false
-			}
-		}
-	}
-	// Shown absent: a server of the consumer whose store holds the stream
-	// (file storage) without it, or whose /jsz lists the stream without it.
-	var absent []string
-	var evidence []string
+	failing := healthFailing(m, ac)
+	var absent, evidence []string
+	onDisk := false
 	for _, srv := range m.Servers {
-		if srv.PeerID == "" || !slices.Contains(ac.peers, srv.PeerID) {
-			continue
-		}
-		name := m.Name(srv.Ref())
-		var shown []string
-		if st != nil && !ac.a.Memory {
+		var folder, group, copyPath string
+		if st != nil {
 			for _, c := range st.Copies {
-				if c.Server == srv.ID && !c.NoMeta && !c.Encrypted {
-					txt := fmt.Sprintf("its store holds the stream (%s) with no obs/%s folder", c.Path, ac.name)
-					if ac.a.Group != "" {
-						txt += fmt.Sprintf(" and no raft group %s", ac.a.Group)
+				if c.Server != srv.ID {
+					continue
+				}
+				for _, cs := range c.Consumers {
+					if cs.Name == ac.name {
+						folder = c.Path + "/obs/" + ac.name
 					}
-					shown = append(shown, txt)
+				}
+				if !c.NoMeta && !c.Encrypted {
+					copyPath = c.Path
 				}
 			}
 		}
+		if ac.a.Group != "" {
+			for _, r := range m.RaftRecords {
+				if r.Group == ac.a.Group && r.Server == srv.ID {
+					group = "raft group " + ac.a.Group
+					if r.Dir != "" {
+						group = r.Dir
+					}
+				}
+			}
+		}
+		jsz := ""
 		if st != nil {
 			for _, od := range st.Captured {
 				if od.Server == srv.ID && od.Source == "jsz" {
-					shown = append(shown, fmt.Sprintf("its /jsz (%s) lists the stream with no consumer %s", od.Path, ac.name))
+					jsz = od.Path
 					break
 				}
 			}
+		}
+		name := m.Name(srv.Ref())
+		peer := srv.PeerID != "" && slices.Contains(ac.peers, srv.PeerID)
+		if folder != "" || group != "" {
+			// It is on this server's disk: absent only if the server
+			// itself says it did not load it.
+			if jsz == "" || !failing[srv.ID] {
+				return report.Finding{}, false
+			}
+			onDisk = true
+			held := strings.Trim(strings.Join([]string{folder, group}, ", "), ", ")
+			absent = append(absent, name)
+			evidence = append(evidence, fmt.Sprintf("%s: its store holds the consumer (%s) but its /jsz (%s) lists the stream with no consumer %s and its /healthz fails on it: the server did not load it", name, held, jsz, ac.name))
+			continue
+		}
+		if !peer {
+			continue
+		}
+		var shown []string
+		if copyPath != "" && !ac.a.Memory {
+			txt := fmt.Sprintf("its store holds the stream (%s) with no obs/%s folder", copyPath, ac.name)
+			if ac.a.Group != "" {
+				txt += fmt.Sprintf(" and no raft group %s", ac.a.Group)
+			}
+			shown = append(shown, txt)
+		}
+		if jsz != "" {
+			shown = append(shown, fmt.Sprintf("its /jsz (%s) lists the stream with no consumer %s", jsz, ac.name))
 		}
 		if len(shown) > 0 {
 			absent = append(absent, name)
@@ -179,7 +207,12 @@ func missingFinding(p *check.Pass, m *model.Model, ac assignedConsumer) (report.
 		p.Skipf("consumer %s: none of its servers' stores or captures is in the bundle", what)
 		return report.Finding{}, false
 	}
+	sort.Strings(absent)
 	f := report.Finding{Account: ac.account, Stream: ac.stream, Consumer: ac.name, Group: ac.a.Group, Kind: "assigned-not-created", Servers: absent}
+	holds := "no server holds it (no folder, no raft group, in no /jsz)"
+	if onDisk {
+		f.Kind, holds = "assigned-not-loaded", "no server runs it (in no /jsz; the servers holding its folder did not load it)"
+	}
 	assigned := "the meta state of " + strings.Join(ac.metaServers, ", ")
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s assigns consumer %s (raft group %s, servers %s)%s", assigned, what, orNone(ac.a.Group),
 		strings.Join(model.NamesFor(m, ac.peers), ", "), createdText(ac.a.Created)))
@@ -187,15 +220,35 @@ func missingFinding(p *check.Pass, m *model.Model, ac assignedConsumer) (report.
 	health, refs := healthOf(m, ac)
 	f.Evidence = append(f.Evidence, health...)
 	f.TimelineRefs = refs
-	f.Message = fmt.Sprintf("consumer %s is assigned in the meta state but no server holds it (no folder, no raft group, in no /jsz)", what)
+	f.Message = fmt.Sprintf("consumer %s is assigned in the meta state but %s", what, holds)
 	if len(health) > 0 {
 		f.Message += fmt.Sprintf("; /healthz fails on it on %d server(s)", len(health))
 	} else {
 		f.Message += "; every server's /healthz fails on it (\"JetStream consumer '" + what + "' is not current\")"
 	}
+	args := remedy.Args{"account": ac.account, "stream": ac.stream, "consumer": ac.name}
+	if onDisk {
+		// Its state is on disk: deleting it would lose it.
+		remedy.Prescribe(remedy.ConsumerNotLoaded, args).Apply(&f)
+		return f, true
+	}
 	f.Evidence = append(f.Evidence, restartNote(releases.MinVersion(m)))
-	remedy.Prescribe(remedy.ConsumerMissingDelete, remedy.Args{"account": ac.account, "stream": ac.stream, "consumer": ac.name}).Apply(&f)
+	remedy.Prescribe(remedy.ConsumerMissingDelete, args).Apply(&f)
 	return f, true
+}
+
+// healthFailing: the servers whose newest health check naming the
+// consumer fails on it.
+func healthFailing(m *model.Model, ac assignedConsumer) map[model.ServerID]bool {
+	needle := fmt.Sprintf("'%s > %s > %s'", ac.account, ac.stream, ac.name)
+	out := map[model.ServerID]bool{}
+	for i := range m.Timeline {
+		e := &m.Timeline[i]
+		if strings.Contains(e.Text, needle) && strings.Contains(e.Text, "is not current") {
+			out[m.ServerOf(e.Server).Ref()] = true
+		}
+	}
+	return out
 }
 
 // healthOf is each server's newest /healthz (or logged health check) that
