@@ -81,9 +81,12 @@ type ConsumerMissingExpect struct {
 	Groups    map[string][]string `json:"groups"`
 	// Remedy: the maintainers' remedy carried out on a copy of the
 	// bundled stores (also written as remedy-outcome.json).
-	Remedy   GhostRemedy         `json:"remedy"`
-	Restart  GhostRestart        `json:"restart"`
-	Findings []map[string]string `json:"findings"`
+	Remedy  GhostRemedy  `json:"remedy"`
+	Restart GhostRestart `json:"restart"`
+	// StoreCopy: the stores were copied with the servers running (so
+	// index.db may be missing or older than the blocks).
+	StoreCopy LiveCopy            `json:"store_copy"`
+	Findings  []map[string]string `json:"findings"`
 }
 
 // GhostRemedy is the delete of each missing consumer on a copy.
@@ -119,7 +122,8 @@ func consumerMissing(ctx context.Context, env *Env, version string) error {
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
-	x := ConsumerMissingExpect{Account: "$G", Stream: ghostStream, Consumers: map[string][]string{}, Groups: map[string][]string{}}
+	x := ConsumerMissingExpect{Account: "$G", Stream: ghostStream, Consumers: map[string][]string{}, Groups: map[string][]string{},
+		StoreCopy: LiveCopy{Live: true}}
 	nc, js, err := connect(c.Servers...)
 	if err != nil {
 		return err
@@ -234,7 +238,7 @@ func consumerMissing(ctx context.Context, env *Env, version string) error {
 		s.LogFile = x.Restart.logs[s.Name]
 	}
 	rx := RestartedExpect{Account: x.Account, Stream: ghostStream, Before: x.Missing, Missing: x.Restart.Missing, Health: x.Restart.Health,
-		Folders: x.Restart.Folders, Lines: x.Restart.Lines}
+		Folders: x.Restart.Folders, Lines: x.Restart.Lines, StoreCopy: LiveCopy{Live: true}}
 	for _, m := range x.Restart.Missing {
 		rx.Findings = append(rx.Findings, map[string]string{"code": "consumer-missing", "account": x.Account, "stream": ghostStream, "consumer": m})
 	}
@@ -271,12 +275,19 @@ type RestartedExpect struct {
 	Account string `json:"account"`
 	Stream  string `json:"stream"`
 	// Before: the consumers missing in the state it was started from.
-	Before   []string            `json:"missing_before"`
-	Missing  []string            `json:"missing"`
-	Health   map[string]string   `json:"health"`
-	Folders  map[string][]string `json:"folders"`
-	Lines    []string            `json:"lines"`
-	Findings []map[string]string `json:"findings"`
+	Before    []string            `json:"missing_before"`
+	Missing   []string            `json:"missing"`
+	Health    map[string]string   `json:"health"`
+	Folders   map[string][]string `json:"folders"`
+	Lines     []string            `json:"lines"`
+	Findings  []map[string]string `json:"findings"`
+	StoreCopy LiveCopy            `json:"store_copy"`
+}
+
+// LiveCopy says a bundle's stores were copied from running servers
+// (expect.store_copy.live, as lifecycle-v2.12.1 says it).
+type LiveCopy struct {
+	Live bool `json:"live"`
 }
 
 func ghostRestart(ctx context.Context, env *Env, c *Cluster, roots map[string]string) (GhostRestart, error) {
