@@ -37,7 +37,7 @@ var CheckConsumerMissing = check.Check{
 				return ""
 			}
 		}
-		return "no meta state in the bundle (no _meta_ snapshot or WAL): which consumers are assigned is only there"
+		return "no meta state in the bundle, no _meta_ snapshot or WAL: which consumers are assigned is only there"
 	},
 	Run: runConsumerMissing,
 }
