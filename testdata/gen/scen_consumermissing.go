@@ -3,7 +3,7 @@ package main
 // Issue 30, consumer-missing: a consumer the meta layer assigns that no
 // server holds (nats-server #8123). Three servers (cm-0..2, cluster ghost,
 // $G): a WorkQueue stream TASKS (R3, 10 messages) with the unfiltered
-// durable WORKER (R3; 2 fetched, 1 acked). Then, in rounds, six creates of
+// durable WORKER (R3; 2 fetched, 1 acked), a restart of the cluster. Then, in rounds, six creates of
 // R3 consumers filtered on TASKS.m.1 are sent at once through
 // $JS.API.CONSUMER.CREATE: every one collides with WORKER on a WorkQueue
 // stream and is answered with an error (10100 "filtered consumer not
@@ -135,6 +135,24 @@ func consumerMissing(ctx context.Context, env *Env, version string) error {
 		return err
 	}
 	if err := consume(ctx, st, jetstream.ConsumerConfig{Durable: "WORKER", AckPolicy: jetstream.AckExplicitPolicy, Replicas: 3}, 2, 1); err != nil {
+		return err
+	}
+	// A restart before the incident, so that every log shows the servers
+	// restoring the stream and its consumer.
+	nc.Close()
+	if err := c.WaitQuiet(ctx, 90*time.Second); err != nil {
+		return err
+	}
+	if err := c.Stop(); err != nil {
+		return err
+	}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	if err := c.WaitQuiet(ctx, 90*time.Second); err != nil {
+		return err
+	}
+	if nc, _, err = connect(c.Servers...); err != nil {
 		return err
 	}
 	for round := 1; round <= 8 && len(x.Missing) == 0; round++ {
