@@ -41,7 +41,7 @@ func consumerMissingScenarios() []Scenario {
 	var out []Scenario
 	for _, v := range []string{"v2.12.1", "v2.12.15", "v2.15.3"} {
 		out = append(out, Scenario{Name: "consumermissing-" + v,
-			Doc:     "issue 30 (#8123): 3 x " + v + ": colliding consumer creates on a WorkQueue stream, one left assigned that no server holds; a rolling restart; the remedy (delete through the API) on a copy",
+			Doc:     "issue 30 (#8123): 3 x " + v + ": colliding consumer creates on a WorkQueue stream, one left assigned that no server holds; the remedy (delete through the API) on the running cluster; a start and rolling restart on a copy (consumermissing-restarted-" + v + ")",
 			Timeout: 10 * time.Minute,
 			Run:     func(ctx context.Context, env *Env) error { return consumerMissing(ctx, env, v) }})
 	}

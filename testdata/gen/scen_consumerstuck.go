@@ -31,9 +31,9 @@ import (
 
 func consumerStuckScenarios() []Scenario {
 	var out []Scenario
-	for _, v := range []string{"v2.12.1", "v2.15.3"} {
+	for _, v := range []string{"v2.12.1", "v2.12.15", "v2.15.3"} {
 		out = append(out, Scenario{Name: "consumerstuck-" + v,
-			Doc:     "issue 30: 3 x " + v + ": a consumer at max_ack_pending whose client vanished, and one whose pending messages were deleted while its server was down (#7984)",
+			Doc:     "issue 30: 3 x " + v + ": a consumer at max_ack_pending whose client vanished, and one whose pending messages were deleted while it had no leader (#7984)",
 			Timeout: 8 * time.Minute,
 			Run:     func(ctx context.Context, env *Env) error { return consumerStuck(ctx, env, v) }})
 	}
