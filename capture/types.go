@@ -223,7 +223,10 @@ type ConsumerInfo struct {
 	NumRedelivered int          `json:"num_redelivered"`
 	NumWaiting     int          `json:"num_waiting"`
 	NumPending     uint64       `json:"num_pending"`
-	Cluster        *ClusterInfo `json:"cluster"`
+	// PushBound: a push consumer with an active subscriber (omitted when
+	// none, and for pull consumers).
+	PushBound bool         `json:"push_bound"`
+	Cluster   *ClusterInfo `json:"cluster"`
 	// Config is the part of the consumer's configuration natscli's audit
 	// reads (JETSTREAM_005: io.nats.monitor.* metadata).
 	Config *ConsumerConfig `json:"config"`
@@ -232,12 +235,23 @@ type ConsumerInfo struct {
 // ConsumerConfig is the part of server.ConsumerConfig read here.
 type ConsumerConfig struct {
 	Metadata map[string]string `json:"metadata"`
+	// Read by consumer-stuck: the ack limits, and whether the consumer
+	// takes a subset of its stream (a filter) and delivers by push.
+	MaxAckPending  int           `json:"max_ack_pending"`
+	AckWait        time.Duration `json:"ack_wait"`
+	AckPolicy      string        `json:"ack_policy"`
+	FilterSubject  string        `json:"filter_subject"`
+	FilterSubjects []string      `json:"filter_subjects"`
+	DeliverSubject string        `json:"deliver_subject"`
 }
 
 // SequenceInfo is server.SequenceInfo.
 type SequenceInfo struct {
 	Consumer uint64 `json:"consumer_seq"`
 	Stream   uint64 `json:"stream_seq"`
+	// Last is last_active: when the consumer last delivered (delivered)
+	// or got an ack (ack_floor); absent before the first.
+	Last *time.Time `json:"last_active"`
 }
 
 // RaftGroupDetail is server.RaftGroupDetail (consumer name to raft group).

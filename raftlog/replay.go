@@ -26,6 +26,9 @@ type AssignedConsumer struct {
 	Replicas int                 `json:"replicas"`
 	Created  time.Time           `json:"created"`
 	Source   *ConsumerAssignment `json:"-"` // the last assignment applied
+	// Memory: the consumer's raft group keeps its state in memory (no
+	// obs folder or group WAL on disk).
+	Memory bool `json:"memory,omitempty"`
 }
 
 type streamKey struct{ account, name string }
@@ -111,6 +114,7 @@ func Replay(snapshot []*StreamAssignment, ops []*Op) []AssignedStream {
 			ac := AssignedConsumer{Name: ca.Name, Replicas: ca.Config.Replicas, Created: ca.Created, Source: ca}
 			if g := ca.Group; g != nil {
 				ac.Group, ac.Peers = g.Name, slices.Clone(g.Peers)
+				ac.Memory = g.Storage == "memory"
 			}
 			as.Consumers = append(as.Consumers, ac)
 		}

@@ -32,6 +32,8 @@ const (
 	// Issue 30: the incidents the field reports most.
 	CodeGroupStalled  Code = "group-stalled"
 	CodeConsumerAhead Code = "consumer-ahead"
+	CodeConsumerMissing        Code = "consumer-missing"
+	CodeConsumerStuck          Code = "consumer-stuck"
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	CodeServerUnhealthy       Code = "server-unhealthy"
 	CodeVersionsMixed         Code = "versions-mixed"
@@ -65,6 +67,7 @@ var Codes = []Code{
 	CodeSourceStalled,
 	CodeAssetOffline,
 	CodeGroupStalled, CodeConsumerAhead,
+	CodeConsumerMissing, CodeConsumerStuck,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
 	CodeAccountUnresolved,
 }

@@ -68,6 +68,10 @@ type wantDoc struct {
 		StoreCopy struct {
 			Live bool `json:"live"`
 		} `json:"store_copy"`
+		// Missing: consumers the meta layer assigns that no server runs
+		// (consumermissing-*: the list API's missing ones); a folder of
+		// one is not in /jsz.
+		Missing []string `json:"missing"`
 		// FullServer: the server whose stream store filled (streamfull-*).
 		FullServer string `json:"full_server"`
 		// A downgrade (downgrade-*): the release that made the stores, the
@@ -116,6 +120,9 @@ type bundleStore struct {
 	// stayed on (streamfull-*); the server then writes a 0-byte index.db at
 	// its stop.
 	StoreFilled bool
+	// Missing: consumers the servers did not load (want.json
+	// expect.missing): their folders are not in /jsz.
+	Missing []string
 	// KeptCut: "<acc>/<stream>" folders whose last block the generator cut
 	// and whose index.db the restarted server left from before the cut
 	// (acked-lost-v2.11.17): the block ends before what index.db records,
@@ -224,7 +231,7 @@ func storesOf(t testing.TB, name string) []bundleStore {
 				Root:       filepath.Join(root, filepath.FromSlash(s.StoreDir)),
 				Standalone: standalone, Stopped: stopped, Encrypted: w.Expect.Encrypted,
 				Live: w.Expect.StoreCopy.Live, Disabled: s.JetStreamDisabled,
-				StoreFilled: s.Name == w.Expect.FullServer, Unserved: w.Expect.Unserved[s.Name]}
+				StoreFilled: s.Name == w.Expect.FullServer, Unserved: w.Expect.Unserved[s.Name], Missing: w.Expect.Missing}
 			if bs.Version == "" {
 				bs.Version = w.ServerVersion
 			}

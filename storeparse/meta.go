@@ -62,6 +62,7 @@ type ConsumerMeta struct {
 	FilterSubjects []string          `json:"filter_subjects"`
 	NumReplicas    int               `json:"num_replicas"`
 	MaxAckPending  int               `json:"max_ack_pending"`
+	AckWait        time.Duration     `json:"ack_wait"`
 	Metadata       map[string]string `json:"metadata"`
 	Raw            json.RawMessage   `json:"-"`
 	FieldErrors    []string          `json:"-"`

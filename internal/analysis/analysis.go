@@ -234,6 +234,8 @@ var Checks = []check.Check{
 	offline.CheckAssetOffline,
 	groups.CheckGroupStalled,
 	consumers.CheckConsumerAhead,
+	consumers.CheckConsumerMissing,
+	consumers.CheckConsumerStuck,
 	// natscli's `nats audit analyze` checks, on a gather archive.
 	audit.CheckServerUnhealthy,
 	audit.CheckVersionsMixed,

@@ -70,6 +70,9 @@ func allScenarios() []Scenario {
 		downgradeScenarios,    // scen_downgrade.go (issue 30)
 		aheadScenarios,        // scen_ahead.go (issue 30)
 		operatorScenarios,     // scen_operator.go (issue 30)
+
+		consumerStuckScenarios,   // scen_consumerstuck.go (issue 30)
+		consumerMissingScenarios, // scen_consumermissing.go (issue 30)
 	} {
 		all = append(all, f()...)
 	}
@@ -133,6 +136,12 @@ var families = map[string]func(v string) Scenario{
 	"downgrade": downgradeFamily, // downgrade@<newer>-to-<older>[-crash]
 	"ahead":     aheadScenario,
 	"operator":  operatorScenario,
+	"consumerstuck": func(v string) Scenario {
+		return Scenario{Name: "consumerstuck-" + v, Timeout: 8 * time.Minute, Run: func(ctx context.Context, env *Env) error { return consumerStuck(ctx, env, v) }}
+	},
+	"consumermissing": func(v string) Scenario {
+		return Scenario{Name: "consumermissing-" + v, Timeout: 10 * time.Minute, Run: func(ctx context.Context, env *Env) error { return consumerMissing(ctx, env, v) }}
+	},
 	"emptyfolders": func(v string) Scenario {
 		return Scenario{Name: "emptyfolders-" + v, Run: func(ctx context.Context, env *Env) error { return emptyFolders(ctx, env, "emptyfolders-"+v, v) }}
 	},

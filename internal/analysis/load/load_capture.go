@@ -383,6 +383,7 @@ func (l *loader) captureJsz(srv *model.Server, c capture.Capture, at time.Time) 
 				Bytes: sd.State.Bytes, Deleted: uint64(max(sd.State.NumDeleted, 0)), Path: c.File, Source: "jsz"}
 			for _, ci := range sd.Consumers {
 				od.Consumers = append(od.Consumers, report.Consumer{Name: ci.Name, AckFloorStream: ci.AckFloor.Stream, DeliveredStream: ci.Delivered.Stream, Pending: ci.NumAckPending, Redelivered: ci.NumRedelivered})
+				st.ConsumerCaptures = append(st.ConsumerCaptures, consumerCapture(srv.ID, ci, at, c.File))
 			}
 			st.Captured = append(st.Captured, od)
 			if !sd.Created.IsZero() {
@@ -574,4 +575,21 @@ func (l *loader) captureLinks(st *model.Stream, srv *model.Server, sd capture.St
 	for _, si := range sd.Sources {
 		state("source", si)
 	}
+}
+
+// consumerCapture is what consumer-stuck reads of one /jsz consumer_detail.
+func consumerCapture(srv model.ServerID, ci capture.ConsumerInfo, at time.Time, file string) model.ConsumerCapture {
+	cc := model.ConsumerCapture{Server: srv, Name: ci.Name, Captured: at, File: file,
+		NumAckPending: ci.NumAckPending, NumPending: ci.NumPending, NumWaiting: ci.NumWaiting, PushBound: ci.PushBound,
+		Delivered: ci.Delivered.Stream, AckFloor: ci.AckFloor.Stream, LastDelivered: ci.Delivered.Last, LastAck: ci.AckFloor.Last}
+	if ci.Cluster != nil {
+		cc.Leader = ci.Cluster.Leader
+	}
+	if cfg := ci.Config; cfg != nil {
+		cc.HasConfig = true
+		cc.MaxAckPending, cc.AckWait = cfg.MaxAckPending, cfg.AckWait
+		cc.Filtered = cfg.FilterSubject != "" || len(cfg.FilterSubjects) > 0
+		cc.Push = cfg.DeliverSubject != ""
+	}
+	return cc
 }

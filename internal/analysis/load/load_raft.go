@@ -235,7 +235,8 @@ func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *
 	if g.Kind == natsfmt.GroupMeta {
 		ms := &model.MetaState{Source: "snapshot+wal", Streams: map[model.AssetKey]*model.Assignment{}}
 		for _, a := range raftlog.Replay(ws.metaSnap, ws.ops) {
-			as := &model.Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{}}
+			as := &model.Assignment{Account: a.Account, Stream: a.Name, Group: a.Group, Peers: a.Peers, Replicas: a.Replicas, Consumers: map[string][]string{},
+				ConsumerAssignments: map[string]model.ConsumerAssignment{}}
 			if a.Source != nil {
 				as.Config = a.Source.ConfigJSON
 			}
@@ -247,6 +248,7 @@ func (l *loader) raftGroup(srv *model.Server, st bundle.Store, name string, wr *
 					}
 					as.ConsumerConfigs[c.Name] = c.Source.ConfigJSON
 				}
+				as.ConsumerAssignments[c.Name] = model.ConsumerAssignment{Group: c.Group, Memory: c.Memory, Created: c.Created}
 			}
 			ms.Streams[model.AssetKey{Account: a.Account, Stream: a.Name}] = as
 		}

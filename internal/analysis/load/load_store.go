@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/jsforensics/jsforensics/internal/analysis/compare"
@@ -308,6 +309,7 @@ func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder str
 	c.Unreadable = append(c.Unreadable, scan.Unreadable...)
 	c.Resurrected = scan.Resurrected
 	c.Blocks = blockSpans(scan.Blocks)
+	var live *storeparse.Live
 	for _, cs := range scan.Consumers {
 		rc := report.Consumer{Name: cs.Name}
 		if cs.State != nil {
@@ -317,6 +319,10 @@ func (l *loader) addCopy(srv *model.Server, st bundle.Store, account, folder str
 			rc.Redelivered = len(cs.State.Redelivered)
 		}
 		c.Consumers = append(c.Consumers, rc)
+		if live == nil && cs.State != nil && len(cs.State.Pending) > 0 && !c.Encrypted {
+			live = scan.Live()
+		}
+		c.ConsumerStates = append(c.ConsumerStates, consumerOnDisk(cs, path.Join(dir, "obs", cs.Name, "o.dat"), c, live))
 	}
 	l.keepForComparison(c, rd)
 	l.keepPayloads(c, scan)
@@ -512,4 +518,60 @@ func metaAPI(s *storeparse.StreamSourceMeta) string {
 		return ""
 	}
 	return s.External.APIPrefix
+}
+
+// consumerOnDisk is what consumer-stuck reads of one obs/<consumer> folder:
+// meta.inf's ack limits and o.dat's pending map, each pending sequence held
+// against the copy's messages (live: nil when none is pending or the
+// blocks are sealed).
+func consumerOnDisk(cs storeparse.ConsumerScan, odat string, c *model.StreamCopy, live *storeparse.Live) model.ConsumerOnDisk {
+	d := model.ConsumerOnDisk{Name: cs.Name, File: odat}
+	if m := cs.Meta; m != nil {
+		d.MaxAckPending, d.AckWait = m.MaxAckPending, m.AckWait
+		d.Filtered = m.FilterSubject != "" || len(m.FilterSubjects) > 0
+	}
+	st := cs.State
+	if st == nil {
+		return d
+	}
+	d.State = true
+	d.Delivered, d.AckFloor, d.Pending = st.Delivered.Stream, st.AckFloor.Stream, len(st.Pending)
+	if live == nil || len(st.Pending) == 0 {
+		return d
+	}
+	// Past the copy's last sequence is consumer-ahead's, not a deleted
+	// message.
+	var seqs []uint64
+	for _, p := range st.Pending {
+		if p.StreamSeq > 0 && p.StreamSeq <= c.LastSeq {
+			seqs = append(seqs, p.StreamSeq)
+		}
+	}
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	gone := func(q uint64) {
+		d.PendingGoneCount++
+		if len(d.PendingGone) < model.MaxPendingGone {
+			d.PendingGone = append(d.PendingGone, q)
+		}
+	}
+	// One walk over the live ranges and the sorted pending sequences.
+	i := 0
+	for r := range live.Ranges() {
+		for i < len(seqs) && seqs[i] < r.First {
+			gone(seqs[i])
+			i++
+		}
+		for i < len(seqs) && seqs[i] <= r.Last {
+			i++
+		}
+		if i == len(seqs) {
+			break
+		}
+	}
+	for ; i < len(seqs); i++ {
+		gone(seqs[i])
+	}
+	slices.Sort(d.PendingGone)
+	return d
 }

@@ -256,6 +256,8 @@ type Assignment struct {
 	Peers           []string
 	Replicas        int
 	Consumers       map[string][]string // consumer name -> its group's peers
+	// ConsumerAssignments: consumer name -> its group and creation.
+	ConsumerAssignments map[string]ConsumerAssignment
 	// Config is the stream config as the assignment holds it (JSON), to
 	// tell which of meta.inf and meta.sum changed when they disagree.
 	Config json.RawMessage
@@ -279,6 +281,9 @@ type Stream struct {
 	Group         string
 	Copies        []*StreamCopy
 	Captured      []OnDisk // per-server figures from captured /jsz
+	// ConsumerCaptures are the consumers of every captured /jsz of the
+	// stream (consumer-stuck reads the leader's).
+	ConsumerCaptures []ConsumerCapture
 	// AssignedTo are the servers the meta state assigns the stream to (a
 	// peer id no server is known by stands as its own id).
 	AssignedTo []ServerID
@@ -362,8 +367,11 @@ type StreamCopy struct {
 	FirstSeq, LastSeq        uint64
 	Messages, Bytes, Deleted uint64
 	Consumers                []report.Consumer
-	Replicas                 int
-	Encrypted                bool
+	// ConsumerStates are the same consumers' ack limits and pending maps
+	// (consumer-stuck), in the same order.
+	ConsumerStates []ConsumerOnDisk
+	Replicas       int
+	Encrypted      bool
 	// NoMeta: meta.inf is missing, so the server skips the folder at start
 	// ("Missing stream metafile"): it never loads the stream, so it never
 	// deletes it as an orphan either.

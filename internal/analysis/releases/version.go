@@ -215,3 +215,53 @@ func KeepsPriorLastSeq(v string) (yes, known bool) {
 	}
 	return true, true
 }
+
+// RestartCreatesMissingConsumer says whether servers of v, started again on
+// a meta state that assigns a consumer the stream layer refused when it was
+// made (nats-server #8123: a WorkQueue consumer whose filter overlaps
+// another's), create it: a server recovering a consumer it holds on disk
+// skips the overlap check and logs "Consumer … has a filter subject that
+// overlaps with other consumers, which is not allowed for a stream with
+// WorkQueue policy, it should be administratively deleted" (consumer.go
+// addConsumerWithAssignment, isRecovering). Runs: consumermissing-v2.12.1
+// and -v2.12.15, servers started on the bundle's stores went on failing
+// /healthz on it and created it when restarted again one at a time;
+// consumermissing-v2.15.3 created it at the first start (first is true).
+// known is false for lines not run (2.10, 2.11, 2.14).
+func RestartCreatesMissingConsumer(v string) (yes, first, known bool) {
+	mi, _, ok := SourceRead(v)
+	if !ok || (mi != 12 && mi != 15) {
+		return false, false, false
+	}
+	return true, mi == 15, true
+}
+
+// RestartRefusesOtherConsumer says whether servers of v that created such a
+// consumer at a start then refuse, at the next, the consumer it overlaps
+// (consumermissing-v2.15.3: restarted one at a time, every server answered
+// /healthz "consumer assignment error: multiple non-filtered consumers not
+// allowed on workqueue stream" for the stream's first consumer, which the
+// list API then reported missing; 2.12.1 and 2.12.15 kept both). known as
+// RestartCreatesMissingConsumer.
+func RestartRefusesOtherConsumer(v string) (yes, known bool) {
+	_, first, known := RestartCreatesMissingConsumer(v)
+	return first, known
+}
+
+// KeepsDeletedPending says whether a consumer leader of v keeps counting
+// as pending the messages its stream deleted while the consumer had no
+// leader (nats-server #7984, "Consumer's MaxAckPending is stuck after
+// message delete", merged for 2.12.7 and 2.14.0, drops such a message when
+// the consumer comes to it again). Runs (consumerstuck-v2.12.1, -v2.12.15,
+// -v2.15.3): three messages deleted right after their consumer's leader
+// was killed stayed pending on the new leader, through a restart of the
+// old one and of the whole cluster, the consumer at max_ack_pending
+// delivering nothing; the fix notwithstanding on 2.12.15 and 2.15.3 (its
+// ack wait, 1 h, had not ended). known is false for lines not run.
+func KeepsDeletedPending(v string) (yes, known bool) {
+	mi, _, ok := SourceRead(v)
+	if !ok || (mi != 12 && mi != 15) {
+		return false, false
+	}
+	return true, true
+}

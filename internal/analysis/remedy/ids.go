@@ -75,6 +75,9 @@ const (
 	GroupStalledMoveAside       ID = "group-stalled-move-aside"
 	GroupNotCurrent             ID = "group-not-current"
 	AccountJWTRestore           ID = "account-jwt-restore"
+	ConsumerMissingDelete       ID = "consumer-missing-delete"
+	ConsumerStuckAcks           ID = "consumer-stuck-acks"
+	ConsumerNotLoaded           ID = "consumer-not-loaded"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -96,4 +99,5 @@ var IDs = []ID{
 	AssetOfflineNewerRelease,
 	ConsumerAheadRecreate, GroupStalledMoveAside, GroupNotCurrent,
 	AccountJWTRestore,
+	ConsumerMissingDelete, ConsumerStuckAcks, ConsumerNotLoaded,
 }
