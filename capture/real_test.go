@@ -300,8 +300,18 @@ func TestAuditArchive(t *testing.T) {
 		if !cmp.Equal(gotGroups, wantGroups) || len(wantGroups) != 2 {
 			t.Errorf("%s: merged raftz groups by account %v, want %v", s.Name, gotGroups, wantGroups)
 		}
-		// One /raftz answer per account ($G, APP, SYS).
-		if kinds[KindJsz] != 1 || kinds[KindVarz] != 1 || kinds[KindHealthz] != 1 || kinds[KindRaftz] != 3 || len(kinds) != 4 {
+		// One /raftz answer and one account info per account ($G, APP,
+		// SYS), each account info of the account its path names.
+		for _, c := range s.Captures {
+			if c.Kind == KindAccountz && (c.Account == nil || !strings.Contains(c.File, "/accounts/"+c.Account.AccountName+"/")) {
+				t.Errorf("%s: account info %s of %+v", s.Name, c.File, c.Account)
+			}
+			if c.Kind == KindGatewayz && (c.Gatewayz == nil || c.Gatewayz.ServerID != c.Server.ID) || c.Kind == KindLeafz && (c.Leafz == nil || c.Leafz.Leafs == nil) {
+				t.Errorf("%s: %s answer %s not decoded", s.Name, c.Kind, c.File)
+			}
+		}
+		if kinds[KindJsz] != 1 || kinds[KindVarz] != 1 || kinds[KindHealthz] != 1 || kinds[KindRaftz] != 3 ||
+			kinds[KindGatewayz] != 1 || kinds[KindLeafz] != 1 || kinds[KindAccountz] != 3 || len(kinds) != 7 {
 			t.Errorf("%s: kinds %v", s.Name, kinds)
 		}
 	}
@@ -409,13 +419,15 @@ func TestAuditArchiveBroken(t *testing.T) {
 			if !errors.As(a.Problems[0], &ce) || ce.File != tc.file || (tc.sentinel != nil && !errors.Is(ce, tc.sentinel)) {
 				t.Errorf("problem %v", a.Problems[0])
 			}
-			// The other captures are all there: 3 servers × 6, less the broken one.
+			// The other captures are all there: 3 servers × 11 (6 of their
+			// own, /gatewayz, /leafz and the info of 3 accounts), less the
+			// broken one.
 			n := 0
 			for _, s := range a.Servers {
 				n += len(s.Captures)
 			}
-			if n != 17 {
-				t.Errorf("%d captures kept, want 17", n)
+			if n != 32 {
+				t.Errorf("%d captures kept, want 32", n)
 			}
 		})
 	}

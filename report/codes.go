@@ -28,24 +28,27 @@ const (
 	CodeStreamWriteError       Code = "stream-write-error"
 	CodeUncleanStop            Code = "unclean-stop"
 	// natscli's `nats audit analyze` checks, on a gather archive.
-	CodeServerUnhealthy       Code = "server-unhealthy"
-	CodeVersionsMixed         Code = "versions-mixed"
-	CodeCPUHigh               Code = "cpu-high"
-	CodeSlowConsumers         Code = "slow-consumers"
-	CodeJetStreamUsageHigh    Code = "jetstream-usage-high"
-	CodeDomainWhitespace      Code = "domain-whitespace"
-	CodeAuthNotRequired       Code = "auth-not-required"
-	CodeTLSExpiring           Code = "tls-expiring"
-	CodeMemoryOutlier         Code = "memory-outlier"
-	CodeHAAssetsHigh          Code = "ha-assets-high"
-	CodeClusterNameWhitespace Code = "cluster-name-whitespace"
-	CodeMetaPeerOffline       Code = "meta-peer-offline"
-	CodeMetaLeaderDisagree    Code = "meta-leader-disagree"
-	CodeReplicaLagging        Code = "replica-lagging"
-	CodeSubjectsHigh          Code = "subjects-high"
-	CodeStreamLimitsNear      Code = "stream-limits-near"
-	CodeStreamMonitor         Code = "stream-monitor"
-	CodeConsumerMonitor       Code = "consumer-monitor"
+	CodeServerUnhealthy        Code = "server-unhealthy"
+	CodeVersionsMixed          Code = "versions-mixed"
+	CodeCPUHigh                Code = "cpu-high"
+	CodeSlowConsumers          Code = "slow-consumers"
+	CodeJetStreamUsageHigh     Code = "jetstream-usage-high"
+	CodeDomainWhitespace       Code = "domain-whitespace"
+	CodeAuthNotRequired        Code = "auth-not-required"
+	CodeTLSExpiring            Code = "tls-expiring"
+	CodeMemoryOutlier          Code = "memory-outlier"
+	CodeHAAssetsHigh           Code = "ha-assets-high"
+	CodeClusterNameWhitespace  Code = "cluster-name-whitespace"
+	CodeMetaPeerOffline        Code = "meta-peer-offline"
+	CodeMetaLeaderDisagree     Code = "meta-leader-disagree"
+	CodeReplicaLagging         Code = "replica-lagging"
+	CodeSubjectsHigh           Code = "subjects-high"
+	CodeStreamLimitsNear       Code = "stream-limits-near"
+	CodeStreamMonitor          Code = "stream-monitor"
+	CodeConsumerMonitor        Code = "consumer-monitor"
+	CodeAccountLimitsNear      Code = "account-limits-near"
+	CodeGatewaysMismatch       Code = "gateways-mismatch"
+	CodeLeafnodeNameWhitespace Code = "leafnode-name-whitespace"
 )
 
 // Codes are every finding code above, in that order.
@@ -55,4 +58,5 @@ var Codes = []Code{
 	CodeUnsafeMembershipChange, CodeMetaNoLeader, CodeServerRenamed, CodePeerOffline, CodeAssetLost,
 	CodeDurabilityExposure, CodeJetStreamDisabled, CodeStreamWriteError, CodeUncleanStop,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
+	CodeAccountLimitsNear, CodeGatewaysMismatch, CodeLeafnodeNameWhitespace,
 }

@@ -242,6 +242,9 @@ var Checks = []check.Check{
 	audit.CheckStreamLimitsNear,
 	audit.CheckStreamMonitor,
 	audit.CheckConsumerMonitor,
+	audit.CheckAccountLimitsNear,
+	audit.CheckGatewaysMismatch,
+	audit.CheckLeafnodeNameWhitespace,
 }
 
 // defaultSettings are every registered check's settings by "code.key".

@@ -26,7 +26,20 @@ func gatherServer(name string) model.GatherServer {
 			Jsz: &capture.Jsz{HAAssets: 3, Meta: &capture.MetaCluster{Leader: "n1", ClusterSize: 3}}}},
 		Healthz: []capture.Capture{{Kind: capture.KindHealthz, File: name + "/health/0001.json", Line: 1,
 			Healthz: &capture.Healthz{Status: "ok", StatusCode: 200}}},
+		Gatewayz: []capture.Capture{{Kind: capture.KindGatewayz, File: name + "/gateways/0001.json", Line: 1,
+			Gatewayz: &capture.Gatewayz{Outbound: map[string]capture.RemoteGatewayz{}, Inbound: map[string][]capture.RemoteGatewayz{}}}},
+		Leafz: []capture.Capture{{Kind: capture.KindLeafz, File: name + "/leafs/0001.json", Line: 1, Leafz: &capture.Leafz{}}},
+		Accountz: []capture.Capture{{Kind: capture.KindAccountz, File: name + "/account_info/0001.json", Line: 1,
+			Account: &capture.AccountInfo{AccountName: "A", ClientCnt: 2, SubCnt: 10}}},
 	}
+}
+
+// accountLimits gives account A on server s of g a JWT with these limits
+// and counts.
+func accountLimits(g *model.Gather, s int, conns, conn, subs, sub int64) {
+	ai := &capture.AccountInfo{AccountName: "A", ClientCnt: conns, SubCnt: subs, Claim: &capture.AccountClaim{}}
+	ai.Claim.Nats.Limits = capture.AccountLimits{Conn: conn, Subs: sub, LeafNodeConn: -1}
+	g.Clusters[0].Servers[s].Accountz[0].Account = ai
 }
 
 // gatherModel is a model holding one gather archive of cluster "c" with

@@ -29,6 +29,12 @@ func gatherOf(a auditRead) model.Gather {
 						gs.Jsz = append(gs.Jsz, cp)
 					case capture.KindHealthz:
 						gs.Healthz = append(gs.Healthz, cp)
+					case capture.KindGatewayz:
+						gs.Gatewayz = append(gs.Gatewayz, cp)
+					case capture.KindLeafz:
+						gs.Leafz = append(gs.Leafz, cp)
+					case capture.KindAccountz:
+						gs.Accountz = append(gs.Accountz, cp)
 					}
 				}
 			}

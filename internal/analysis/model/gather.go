@@ -27,7 +27,10 @@ type GatherCluster struct {
 
 // GatherServer is one server of a gather archive and its answers, pages in
 // entry order; a list is empty when the archive holds no such answer.
+// Accountz holds the server's account infos, every account's pages in
+// account then entry order.
 type GatherServer struct {
-	Name               string
-	Varz, Jsz, Healthz []capture.Capture
+	Name                      string
+	Varz, Jsz, Healthz        []capture.Capture
+	Gatewayz, Leafz, Accountz []capture.Capture
 }

@@ -68,6 +68,9 @@ const (
 	HAAssetsHigh                ID = "ha-assets-high"
 	ClusterNameWhitespace       ID = "cluster-name-whitespace"
 	SubjectsHigh                ID = "subjects-high"
+	AccountLimitsNear           ID = "account-limits-near"
+	GatewaysMismatch            ID = "gateways-mismatch"
+	LeafnodeNameWhitespace      ID = "leafnode-name-whitespace"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -85,4 +88,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
+	AccountLimitsNear, GatewaysMismatch, LeafnodeNameWhitespace,
 }
