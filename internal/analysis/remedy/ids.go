@@ -71,6 +71,7 @@ const (
 	AccountLimitsNear           ID = "account-limits-near"
 	GatewaysMismatch            ID = "gateways-mismatch"
 	LeafnodeNameWhitespace      ID = "leafnode-name-whitespace"
+	StreamMonitor               ID = "stream-monitor"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -88,5 +89,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
-	AccountLimitsNear, GatewaysMismatch, LeafnodeNameWhitespace,
+	AccountLimitsNear, GatewaysMismatch, LeafnodeNameWhitespace, StreamMonitor,
 }
