@@ -26,8 +26,8 @@ var CheckAccountLimitsNear = check.Check{
 		{Key: "connections", Default: 90, Unit: "percent", Description: "alerting threshold as a fraction of configured connections limit"},
 		{Key: "subscriptions", Default: 90, Unit: "percent", Description: "alerting threshold as a fraction of configured subscriptions limit"},
 	},
-	Skip: skipper(judgeAccountLimits),
-	Run:  runner(judgeAccountLimits),
+	Skip: skipper(needs(judgeAccountLimits, accountzAnswers)),
+	Run:  runner(needs(judgeAccountLimits, accountzAnswers)),
 }
 
 func judgeAccountLimits(p *check.Pass, g *model.Gather) verdict {

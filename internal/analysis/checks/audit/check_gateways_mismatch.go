@@ -28,8 +28,8 @@ var CheckGatewaysMismatch = check.Check{
 	NatscliCode: "CLUSTER_002",
 	Severity:    report.Critical,
 	Description: "natscli CLUSTER_002: the servers of a cluster of the nats audit gather archive do not configure the same gateways (their /gatewayz)",
-	Skip:        skipper(judgeGateways),
-	Run:         runner(judgeGateways),
+	Skip:        skipper(needs(judgeGateways, gatewayzAnswers)),
+	Run:         runner(needs(judgeGateways, gatewayzAnswers)),
 }
 
 func judgeGateways(_ *check.Pass, g *model.Gather) verdict {

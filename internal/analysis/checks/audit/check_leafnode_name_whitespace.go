@@ -21,8 +21,8 @@ var CheckLeafnodeNameWhitespace = check.Check{
 	NatscliCode: "LEAF_001",
 	Severity:    report.Critical,
 	Description: "natscli LEAF_001: a leafnode connected to a cluster of the nats audit gather archive has whitespace in its server name (their /leafz)",
-	Skip:        skipper(judgeLeafNames),
-	Run:         runner(judgeLeafNames),
+	Skip:        skipper(needs(judgeLeafNames, leafzAnswers)),
+	Run:         runner(needs(judgeLeafNames, leafzAnswers)),
 }
 
 func judgeLeafNames(_ *check.Pass, g *model.Gather) verdict {

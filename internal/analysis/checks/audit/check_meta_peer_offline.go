@@ -19,8 +19,8 @@ var CheckMetaPeerOffline = check.Check{
 	Severity:    report.Critical,
 	Description: "natscli META_001: a server of the nats audit gather archive reports a meta group peer offline (/jsz meta_cluster.replicas[].offline)",
 	CoveredBy:   []string{string(report.CodePeerOffline)},
-	Skip:        skipper(judgeMetaOffline),
-	Run:         runner(judgeMetaOffline),
+	Skip:        skipper(needs(judgeMetaOffline, jszAnswers)),
+	Run:         runner(needs(judgeMetaOffline, jszAnswers)),
 }
 
 func judgeMetaOffline(_ *check.Pass, g *model.Gather) verdict {
