@@ -139,6 +139,10 @@ type auditFaults struct {
 	StopOne bool
 	// Monitor gives a stream io.nats.monitor.* metadata it fails.
 	Monitor bool
+	// PlainLeaf names the leafnode without whitespace: v2.10 refuses a
+	// leafnode whose name (its cluster name when it has no cluster) holds
+	// any ("cluster name cannot contain spaces or new lines").
+	PlainLeaf bool
 }
 
 // auditFaultVersions are the archives `go run . audit-faults-*` makes.
@@ -146,7 +150,7 @@ var auditFaultVersions = []auditFaults{
 	{Version: "v2.15.3", West: "v2.15.3", Monitor: true},
 	{Version: "v2.12.15", West: "v2.11.17"},
 	{Version: "v2.11.17", West: "v2.11.17", StopOne: true},
-	{Version: "v2.10.27", West: "v2.10.27"},
+	{Version: "v2.10.27", West: "v2.10.27", PlainLeaf: true},
 }
 
 func auditFaultScenarios() []Scenario {
@@ -248,6 +252,9 @@ func (f auditFaults) run(ctx context.Context, env *Env) error {
 	ws.Gateways = []Gateway{{Name: "audit", URLs: []string{c.Servers[0].GatewayURL()}}}
 	ls := lc.Servers[0]
 	ls.Name = leafName
+	if f.PlainLeaf {
+		ls.Name = "leaf-one"
+	}
 	ls.NoCluster = true
 	ls.JetStreamExtra = "domain: leaf"
 	ls.Extra = fmt.Sprintf("leafnodes {\n  remotes: [ { url: \"tls://app:app@127.0.0.1:%d\", tls: { ca_file: %q } } ]\n}\n", leafPort, certFile)
@@ -276,7 +283,7 @@ func (f auditFaults) run(ctx context.Context, env *Env) error {
 		if err := c.Servers[0].GetJSON(ctx, "/leafz", &lz); err != nil {
 			return false, err
 		}
-		return len(lz.Leafs) == 1 && lz.Leafs[0].Name == leafName, nil
+		return len(lz.Leafs) == 1 && lz.Leafs[0].Name == ls.Name, nil
 	}); err != nil {
 		return err
 	}
@@ -284,8 +291,21 @@ func (f auditFaults) run(ctx context.Context, env *Env) error {
 		if err := c.Servers[2].Stop(); err != nil {
 			return err
 		}
-		live := &Cluster{Name: c.Name, Version: c.Version, Servers: c.Servers[:2]}
-		if err := live.WaitMetaLeader(ctx, 60*time.Second); err != nil {
+		// A meta leader that sees aud-2 offline.
+		if err := waitFor(ctx, 60*time.Second, "meta leader seeing aud-2 offline", func() (bool, error) {
+			for _, s := range c.Servers[:2] {
+				var j jszInfo
+				if err := s.GetJSON(ctx, "/jsz", &j); err != nil || j.Meta == nil || j.Meta.Leader != s.Name {
+					continue
+				}
+				for _, r := range j.Meta.Replicas {
+					if r.Name == "aud-2" && r.Offline {
+						return true, nil
+					}
+				}
+			}
+			return false, nil
+		}); err != nil {
 			return err
 		}
 	}
@@ -417,9 +437,14 @@ func (f auditFaults) workload(ctx context.Context, c *Cluster) error {
 // runNatsCLI runs natscli against server s as the system user, with no
 // user context (HOME is dir).
 func runNatsCLI(ctx context.Context, cli, dir string, s *Server, args ...string) error {
+	return runNatsCLIURL(ctx, cli, dir, fmt.Sprintf("nats://sys:sys@127.0.0.1:%d", s.ClientPort), args...)
+}
+
+// runNatsCLIURL runs natscli against the server at url.
+func runNatsCLIURL(ctx context.Context, cli, dir, url string, args ...string) error {
 	gctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(gctx, cli, append([]string{"--server", fmt.Sprintf("nats://sys:sys@127.0.0.1:%d", s.ClientPort)}, args...)...)
+	cmd := exec.CommandContext(gctx, cli, append([]string{"--server", url}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	outb, err := cmd.CombinedOutput()
 	if err != nil {
