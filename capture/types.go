@@ -463,6 +463,7 @@ type LeafInfo struct {
 // runs in operator mode (Claim is nil otherwise).
 type AccountInfo struct {
 	AccountName string        `json:"account_name"`
+	NameTag     string        `json:"name_tag"` // the JWT's name, in operator mode
 	LeafCnt     int64         `json:"leafnode_connections"`
 	ClientCnt   int64         `json:"client_connections"`
 	SubCnt      int64         `json:"subscriptions"`

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -170,6 +171,15 @@ func agreeWithNatscli(t *testing.T, dir string, rep *report.Report, ans natscliA
 			if loose && o.Outcome == check.OutcomeSkipped && strings.HasPrefix(o.Reason, "the loose captures hold no ") {
 				continue
 			}
+			if nc.Check.Code == "ACCOUNTS_001" && nc.Outcome == "PASS" && o.Outcome == check.OutcomeFailed && envelopedAccountInfo(t, dir) {
+				// natscli v0.5.0 decodes each account info as a bare
+				// server.AccountInfo, but its gather writes them in the
+				// system API's envelope ({"server":…,"data":…}): it finds
+				// no JWT claim and passes every archive. Ours reads the
+				// data; the findings stand.
+				t.Logf("%s ACCOUNTS_001: natscli passes (it reads no claim), ours %s", dir, o.Outcome)
+				continue
+			}
 			if o.Outcome != want {
 				t.Errorf("%s %s (%s): %s (%s), natscli %s %v", dir, nc.Check.Code, o.Code, o.Outcome, o.Reason, nc.Outcome, nc.Examples.Examples)
 				continue
@@ -239,17 +249,58 @@ func TestLooseCapturesAgreeWithNatscli(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep := analyze(t, dir)
-		judged := 0
+		judged, natscliJudged := 0, 0
 		for _, o := range rep.Checks {
 			if o.NatscliCode != "" && o.Outcome != check.OutcomeSkipped {
 				judged++
 			}
 		}
+		for _, nc := range ans.Checks {
+			if nc.Outcome != "SKIP" {
+				natscliJudged++
+			}
+		}
 		// /varz, /jsz (streams with their configuration), /healthz,
-		// /gatewayz, /leafz and APP's /accountz: all 21 are judged.
-		if judged != 21 {
-			t.Errorf("%s: %d natscli checks judged on loose captures, want 21", dir, judged)
+		// /gatewayz, /leafz and APP's /accountz: every check natscli
+		// judged on the archive is judged.
+		if judged != natscliJudged || judged < 20 {
+			t.Errorf("%s: %d natscli checks judged on loose captures, natscli judged %d on the archive", dir, judged, natscliJudged)
 		}
 		agreeWithNatscli(t, dir, rep, ans, true)
 	}
+}
+
+// envelopedAccountInfo says whether the account infos of the gather
+// archive in dir are in the system API's envelope, as natscli v0.5.0's
+// gather writes them.
+func envelopedAccountInfo(t *testing.T, dir string) bool {
+	t.Helper()
+	zr, err := zip.OpenReader(filepath.Join(dir, "bundle.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	n := 0
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, "/account_info/0001.json") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Server json.RawMessage `json:"server"`
+			Data   struct {
+				AccountName string `json:"account_name"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(rc).Decode(&env)
+		rc.Close()
+		if err != nil || len(env.Server) == 0 || env.Data.AccountName == "" {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }

@@ -17,11 +17,16 @@ import (
 // when one is above the limit itself. An account without a decoded JWT
 // (a server not in operator mode) or with no limit set is not judged, as
 // natscli does not judge it.
+//
+// natscli v0.5.0 itself decodes each account info of the archive as a bare
+// answer, while its gather writes them in the system API's envelope: it
+// never sees a JWT and passes every archive. This check reads the answer
+// inside the envelope, so it reports what natscli meant to.
 var CheckAccountLimitsNear = check.Check{
 	Code:        string(report.CodeAccountLimitsNear),
 	NatscliCode: "ACCOUNTS_001",
 	Severity:    report.Critical,
-	Description: "natscli ACCOUNTS_001: an account of the nats audit gather archive is near (warning) or above (critical) its JWT's connection, leafnode connection or subscription limit on a server",
+	Description: "natscli ACCOUNTS_001: an account of the nats audit gather archive is near (warning) or above (critical) its JWT's connection, leafnode connection or subscription limit on a server (natscli v0.5.0 passes it on every archive: it reads no JWT there)",
 	Settings: []check.Setting{
 		{Key: "connections", Default: 90, Unit: "percent", Description: "alerting threshold as a fraction of configured connections limit"},
 		{Key: "subscriptions", Default: 90, Unit: "percent", Description: "alerting threshold as a fraction of configured subscriptions limit"},
@@ -35,6 +40,10 @@ func judgeAccountLimits(p *check.Pass, g *model.Gather) verdict {
 	var found []report.Finding
 	exceeded := false
 	limit := func(s *model.GatherServer, c capture.Capture, what string, value, max int64, pct float64) {
+		account := c.Account.AccountName
+		if tag := c.Account.NameTag; tag != "" && tag != account {
+			account = tag + " (" + account + ")"
+		}
 		if max <= 0 {
 			return
 		}
@@ -43,15 +52,15 @@ func judgeAccountLimits(p *check.Pass, g *model.Gather) verdict {
 		switch {
 		case value > max:
 			exceeded = true
-			f = serverFinding(s, c, "account %s on %s exceeds its %s limit (%.1f%%, %d/%d)", c.Account.AccountName, s.Name, what, share, value, max)
+			f = serverFinding(s, c, "account %s on %s exceeds its %s limit (%.1f%%, %d/%d)", account, s.Name, what, share, value, max)
 			f.Severity = report.Critical
 		case value > int64(float64(max)*(pct/100)):
-			f = serverFinding(s, c, "account %s on %s uses %.1f%% of its %s limit (%d/%d)", c.Account.AccountName, s.Name, share, what, value, max)
+			f = serverFinding(s, c, "account %s on %s uses %.1f%% of its %s limit (%d/%d)", account, s.Name, share, what, value, max)
 			f.Severity = report.Warning
 		default:
 			return
 		}
-		remedy.Prescribe(remedy.AccountLimitsNear, remedy.Args{"account": c.Account.AccountName, "what": what,
+		remedy.Prescribe(remedy.AccountLimitsNear, remedy.Args{"account": account, "account_id": c.Account.AccountName, "what": what,
 			"value": fmt.Sprint(value), "limit": fmt.Sprint(max)}).Apply(&f)
 		found = append(found, f)
 	}
