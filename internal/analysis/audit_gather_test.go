@@ -248,7 +248,16 @@ func TestLooseCapturesAgreeWithNatscli(t *testing.T) {
 		if err := json.Unmarshal(b, &ans); err != nil {
 			t.Fatal(err)
 		}
-		rep := analyze(t, dir)
+		rep, err := Run(dir, Options{ToolVersion: "test", LooseAudit: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Off by default: the same folder gives no natscli verdict.
+		for _, o := range analyze(t, dir).Checks {
+			if o.NatscliCode != "" && o.Outcome != check.OutcomeSkipped {
+				t.Errorf("%s: %s judged without LooseAudit", dir, o.NatscliCode)
+			}
+		}
 		judged, natscliJudged := 0, 0
 		for _, o := range rep.Checks {
 			if o.NatscliCode != "" && o.Outcome != check.OutcomeSkipped {

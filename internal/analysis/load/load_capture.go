@@ -81,9 +81,9 @@ func (l *loader) captures(audits []auditRead) {
 		l.capture(p.c)
 		loose = append(loose, p.c)
 	}
-	// Without a gather archive, natscli's checks judge the loose captures
-	// of the same endpoints.
-	if len(audits) == 0 && len(loose) > 0 {
+	// Without a gather archive, natscli's checks may judge the loose
+	// captures of the same endpoints (Options.LooseAudit).
+	if l.looseAudit && len(audits) == 0 && len(loose) > 0 {
 		l.m.Gathers = append(l.m.Gathers, looseGather(loose))
 	}
 }
