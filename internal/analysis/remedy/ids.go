@@ -72,6 +72,7 @@ const (
 	GatewaysMismatch            ID = "gateways-mismatch"
 	LeafnodeNameWhitespace      ID = "leafnode-name-whitespace"
 	StreamMonitor               ID = "stream-monitor"
+	MetaPeerOffline             ID = "meta-peer-offline"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -89,5 +90,5 @@ var IDs = []ID{
 	UncleanStopStart, DurabilityTailLost, AckedLostRepublish, AssetLostRecreate, AssetLostConsumer,
 	MembershipOneAtATime, MembershipReplaceOneAtATime, StreamLimitsNear,
 	ServerUnhealthy, VersionsMixed, CPUHigh, SlowConsumers, JetStreamUsageHigh, DomainWhitespace, AuthNotRequired, TLSExpiring, MemoryOutlier, HAAssetsHigh, ClusterNameWhitespace, SubjectsHigh,
-	AccountLimitsNear, GatewaysMismatch, LeafnodeNameWhitespace, StreamMonitor,
+	AccountLimitsNear, GatewaysMismatch, LeafnodeNameWhitespace, StreamMonitor, MetaPeerOffline,
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -39,6 +40,9 @@ func judgeMetaOffline(_ *check.Pass, g *model.Gather) verdict {
 					if r.Offline {
 						f := serverFinding(s, c, "%s - %s reports peer %s as offline", cl.Name, s.Name, r.Name)
 						f.Server, f.Peer, f.Group, f.Servers = r.Name, r.Peer, natsfmt.MetaGroup, []string{s.Name}
+						// Its own remedy, for when peer-offline (which covers
+						// it) has no stores or logs to judge by.
+						remedy.Prescribe(remedy.MetaPeerOffline, remedy.Args{"server": r.Name, "reporter": s.Name}).Apply(&f)
 						found = append(found, f)
 					}
 				}
