@@ -42,6 +42,9 @@ var auditKinds = map[string]string{
 	"variables":      KindVarz,
 	"health":         KindHealthz,
 	"account_raftz":  KindRaftz,
+	"gateways":       KindGatewayz,
+	"leafs":          KindLeafz,
+	"account_info":   KindAccountz,
 }
 
 // Audit is what a `nats audit gather` archive holds of interest here.

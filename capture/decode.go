@@ -19,6 +19,12 @@ const (
 	KindRaftz   = "raftz"
 	KindHealthz = "healthz"
 	KindVarz    = "varz"
+	// KindGatewayz, KindLeafz and KindAccountz are /gatewayz, /leafz and
+	// an account's info (/accountz?acc=, or the system API's account info
+	// a gather archive holds), read for natscli's audit checks.
+	KindGatewayz = "gatewayz"
+	KindLeafz    = "leafz"
+	KindAccountz = "accountz"
 	// KindStreamInfo is a bare $JS.API.STREAM.INFO answer with its
 	// consumer_detail, as a gather archive holds one per stream replica
 	// (artifact type stream_info); read only as an archive's entry.
@@ -62,6 +68,11 @@ type Capture struct {
 	Raftz   *Raftz
 	Healthz *Healthz
 	Varz    *Varz
+	// Gatewayz, Leafz and Account are set for KindGatewayz, KindLeafz and
+	// KindAccountz.
+	Gatewayz *Gatewayz
+	Leafz    *Leafz
+	Account  *AccountInfo
 	// StreamInfo is a stream info of a gather archive (KindStreamInfo).
 	StreamInfo *StreamDetail
 
@@ -372,6 +383,23 @@ func decodeValue(file, hint string, obj []byte, start int64, line int) (c Captur
 	return c, true, err
 }
 
+// fillFrom sets the server id and time of c from its answer where the
+// envelope left them open.
+func (c *Capture) fillFrom(id string, now time.Time) {
+	if c.Server.ID == "" {
+		c.Server.ID = id
+	}
+	if c.Server.Time.IsZero() {
+		c.Server.Time = now
+	}
+}
+
+// fieldsOf is members of obj, nil when it is not an object.
+func fieldsOf(obj []byte) map[string]field {
+	m, _ := members(obj)
+	return m
+}
+
 func isNull(b []byte) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
 
 // isEnvelope: {"server":{…}, "data":…} or {"server":{…}, "error":…}.
@@ -396,6 +424,13 @@ func classify(m map[string]field, hint string) string {
 		return KindJsz
 	case has("status") && !has("server_id") && isString(m["status"].val):
 		return KindHealthz
+	case has("server_id") && (has("outbound_gateways") || has("inbound_gateways")):
+		return KindGatewayz
+	case has("server_id") && has("leafs") && has("leafnodes"):
+		return KindLeafz
+	case has("server_id") && has("account_detail"),
+		has("account_name") && (has("client_connections") || has("subscriptions") || has("leafnode_connections")):
+		return KindAccountz
 	}
 	// /raftz: account -> group -> {id, state, term, peers, …}.
 	groups := 0
@@ -466,6 +501,29 @@ func (c *Capture) fill(kind string, data []byte, off int64, line int) error {
 		err = json.Unmarshal(data, &v)
 		v.ErrCode = v.errCode()
 		c.Healthz = &v
+	case KindGatewayz:
+		var v Gatewayz
+		err = json.Unmarshal(data, &v)
+		c.Gatewayz = &v
+		c.fillFrom(v.ServerID, v.Now)
+	case KindLeafz:
+		var v Leafz
+		err = json.Unmarshal(data, &v)
+		c.Leafz = &v
+		c.fillFrom(v.ServerID, v.Now)
+	case KindAccountz:
+		var ai AccountInfo
+		if _, ok := fieldsOf(data)["account_detail"]; ok {
+			var v Accountz
+			err = json.Unmarshal(data, &v)
+			c.fillFrom(v.ServerID, v.Now)
+			if v.Account != nil {
+				ai = *v.Account
+			}
+		} else {
+			err = json.Unmarshal(data, &ai)
+		}
+		c.Account = &ai
 	case KindVarz:
 		var v Varz
 		err = json.Unmarshal(data, &v)
@@ -522,6 +580,12 @@ func kindHint(file string) string {
 		return KindVarz
 	case strings.Contains(b, "jsz"), strings.Contains(b, "jetstream"):
 		return KindJsz
+	case strings.Contains(b, "gatewayz"):
+		return KindGatewayz
+	case strings.Contains(b, "leafz"):
+		return KindLeafz
+	case strings.Contains(b, "accountz"):
+		return KindAccountz
 	}
 	return ""
 }

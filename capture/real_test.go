@@ -300,8 +300,18 @@ func TestAuditArchive(t *testing.T) {
 		if !cmp.Equal(gotGroups, wantGroups) || len(wantGroups) != 2 {
 			t.Errorf("%s: merged raftz groups by account %v, want %v", s.Name, gotGroups, wantGroups)
 		}
-		// One /raftz answer per account ($G, APP, SYS).
-		if kinds[KindJsz] != 1 || kinds[KindVarz] != 1 || kinds[KindHealthz] != 1 || kinds[KindRaftz] != 3 || len(kinds) != 4 {
+		// One /raftz answer and one account info per account ($G, APP,
+		// SYS), each account info of the account its path names.
+		for _, c := range s.Captures {
+			if c.Kind == KindAccountz && (c.Account == nil || !strings.Contains(c.File, "/accounts/"+c.Account.AccountName+"/")) {
+				t.Errorf("%s: account info %s of %+v", s.Name, c.File, c.Account)
+			}
+			if c.Kind == KindGatewayz && (c.Gatewayz == nil || c.Gatewayz.ServerID != c.Server.ID) || c.Kind == KindLeafz && (c.Leafz == nil || c.Leafz.Leafs == nil) {
+				t.Errorf("%s: %s answer %s not decoded", s.Name, c.Kind, c.File)
+			}
+		}
+		if kinds[KindJsz] != 1 || kinds[KindVarz] != 1 || kinds[KindHealthz] != 1 || kinds[KindRaftz] != 3 ||
+			kinds[KindGatewayz] != 1 || kinds[KindLeafz] != 1 || kinds[KindAccountz] != 3 || len(kinds) != 7 {
 			t.Errorf("%s: kinds %v", s.Name, kinds)
 		}
 	}
@@ -409,14 +419,72 @@ func TestAuditArchiveBroken(t *testing.T) {
 			if !errors.As(a.Problems[0], &ce) || ce.File != tc.file || (tc.sentinel != nil && !errors.Is(ce, tc.sentinel)) {
 				t.Errorf("problem %v", a.Problems[0])
 			}
-			// The other captures are all there: 3 servers × 6, less the broken one.
+			// The other captures are all there: 3 servers × 11 (6 of their
+			// own, /gatewayz, /leafz and the info of 3 accounts), less the
+			// broken one.
 			n := 0
 			for _, s := range a.Servers {
 				n += len(s.Captures)
 			}
-			if n != 17 {
-				t.Errorf("%d captures kept, want 17", n)
+			if n != 32 {
+				t.Errorf("%d captures kept, want 32", n)
 			}
 		})
+	}
+}
+
+// TestLooseAuditEndpoints: /gatewayz, /leafz and /accountz?acc=APP as
+// real servers of 2.10 to 2.15 answer them over HTTP (the audit-faults
+// fixtures' loose/ folders) decode to one answer of their kind, each of
+// the server that gave it: aud-0 names gateway west in its configuration
+// and holds the one leafnode connection, the others learnt west.
+func TestLooseAuditEndpoints(t *testing.T) {
+	dirs, err := filepath.Glob("../testdata/bundles/audit-faults-*/loose/*")
+	if err != nil || len(dirs) < 12 {
+		t.Fatalf("loose captures %v: %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		server := filepath.Base(dir)
+		var id string
+		for _, name := range []string{"varz.json", "gatewayz.json", "leafz.json", "accountz-APP.json"} {
+			f, err := os.Open(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			caps, err := Decode(name, f)
+			f.Close()
+			if err != nil || len(caps) != 1 {
+				t.Fatalf("%s/%s: %d answers, %v", dir, name, len(caps), err)
+			}
+			c := caps[0]
+			switch name {
+			case "varz.json":
+				id = c.Varz.ServerID
+			case "gatewayz.json":
+				g := c.Gatewayz
+				if c.Kind != KindGatewayz || g == nil || g.ServerID != id {
+					t.Fatalf("%s: %+v", dir, c)
+				}
+				west, ok := g.Outbound["west"]
+				if server == "west-0" {
+					west, ok = g.Outbound["audit"]
+				}
+				if !ok || west.IsConfigured != (server == "aud-0" || server == "west-0") {
+					t.Errorf("%s: outbound gateways %+v", dir, g.Outbound)
+				}
+			case "leafz.json":
+				l := c.Leafz
+				if c.Kind != KindLeafz || l == nil || l.ServerID != id || (len(l.Leafs) == 1) != (server == "aud-0") || l.NumLeafs != len(l.Leafs) {
+					t.Errorf("%s: %+v", dir, l)
+				}
+				if server == "aud-0" && (l.Leafs[0].Account != "APP" || !strings.HasPrefix(l.Leafs[0].Name, "leaf")) {
+					t.Errorf("%s: leaf %+v", dir, l.Leafs[0])
+				}
+			case "accountz-APP.json":
+				if c.Kind != KindAccountz || c.Account == nil || c.Account.AccountName != "APP" || c.Server.ID != id || c.Account.Claim != nil {
+					t.Errorf("%s: %+v %+v", dir, c, c.Account)
+				}
+			}
+		}
 	}
 }

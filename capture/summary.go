@@ -72,6 +72,28 @@ func (p *printer) capture(c *Capture) {
 		if v.JetStream.Config != nil {
 			p.f("  jetstream store_dir=%s domain=%s", v.JetStream.Config.StoreDir, orDash(v.JetStream.Config.Domain))
 		}
+	case c.Gatewayz != nil:
+		g := c.Gatewayz
+		for _, name := range sortedKeys(g.Outbound) {
+			p.f("  outbound %s configured=%v", name, g.Outbound[name].IsConfigured)
+		}
+		for _, name := range sortedKeys(g.Inbound) {
+			for _, in := range g.Inbound[name] {
+				p.f("  inbound %s configured=%v", name, in.IsConfigured)
+			}
+		}
+	case c.Leafz != nil:
+		p.f("  leafnodes=%d", c.Leafz.NumLeafs)
+		for _, l := range c.Leafz.Leafs {
+			p.f("  leaf name=%q account=%s spoke=%v", l.Name, l.Account, l.IsSpoke)
+		}
+	case c.Account != nil:
+		a := c.Account
+		p.f("  account %s clients=%d leafnodes=%d subscriptions=%d", a.AccountName, a.ClientCnt, a.LeafCnt, a.SubCnt)
+		if a.Claim != nil {
+			l := a.Claim.Nats.Limits
+			p.f("  jwt limits conn=%d leaf=%d subs=%d", l.Conn, l.LeafNodeConn, l.Subs)
+		}
 	}
 	if m, ok := c.Meta(); ok {
 		p.meta(m)
@@ -154,4 +176,14 @@ func (p *printer) meta(m MetaView) {
 		ids = append(ids, fmt.Sprintf("%q%s", pe.ID, flag))
 	}
 	p.f("  meta peers (%d): %s", len(m.Peers), strings.Join(ids, ", "))
+}
+
+// sortedKeys are the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -469,3 +469,78 @@ type APIError struct {
 	ErrCode     uint16 `json:"err_code"`
 	Description string `json:"description"`
 }
+
+// Gatewayz is the part of a /gatewayz answer (server.Gatewayz) natscli's
+// CLUSTER_002 reads: the gateways of this server, outbound by remote
+// cluster and inbound by the cluster they come from.
+type Gatewayz struct {
+	ServerID string                      `json:"server_id"`
+	Now      time.Time                   `json:"now"`
+	Name     string                      `json:"name"`
+	Outbound map[string]RemoteGatewayz   `json:"outbound_gateways"`
+	Inbound  map[string][]RemoteGatewayz `json:"inbound_gateways"`
+}
+
+// RemoteGatewayz is one gateway connection of /gatewayz: whether the
+// server's configuration names it (else it was learnt from a peer).
+type RemoteGatewayz struct {
+	IsConfigured bool `json:"configured"`
+}
+
+// Leafz is the part of a /leafz answer (server.Leafz) natscli's LEAF_001
+// reads.
+type Leafz struct {
+	ServerID string     `json:"server_id"`
+	Now      time.Time  `json:"now"`
+	NumLeafs int        `json:"leafnodes"`
+	Leafs    []LeafInfo `json:"leafs"`
+}
+
+// LeafInfo is one leafnode connection of /leafz: the remote server's name
+// and the local account it is bound to.
+type LeafInfo struct {
+	Name    string `json:"name"`
+	IsSpoke bool   `json:"is_spoke"`
+	Account string `json:"account"`
+	IP      string `json:"ip"`
+	Port    int    `json:"port"`
+}
+
+// AccountInfo is the part of an account's info (server.AccountInfo: the
+// system API's $SYS.REQ.ACCOUNT.<account>.INFO answer, or /accountz?acc=
+// account_detail) natscli's ACCOUNTS_001 reads: the account's connections
+// and subscriptions on this server, and its JWT's limits when the server
+// runs in operator mode (Claim is nil otherwise).
+type AccountInfo struct {
+	AccountName string        `json:"account_name"`
+	NameTag     string        `json:"name_tag"` // the JWT's name, in operator mode
+	LeafCnt     int64         `json:"leafnode_connections"`
+	ClientCnt   int64         `json:"client_connections"`
+	SubCnt      int64         `json:"subscriptions"`
+	Claim       *AccountClaim `json:"decoded_jwt"`
+}
+
+// AccountClaim is the part of a decoded account JWT (jwt.AccountClaims)
+// read here: its limits, each 0 when the JWT leaves it out and -1 when it
+// sets none.
+type AccountClaim struct {
+	Nats struct {
+		Limits AccountLimits `json:"limits"`
+	} `json:"nats"`
+}
+
+// AccountLimits are the connection and subscription limits of an account
+// JWT (jwt.OperatorLimits).
+type AccountLimits struct {
+	Conn         int64 `json:"conn"`
+	LeafNodeConn int64 `json:"leaf"`
+	Subs         int64 `json:"subs"`
+}
+
+// Accountz is the part of an /accountz answer read here: with ?acc= it
+// holds that account's info.
+type Accountz struct {
+	ServerID string       `json:"server_id"`
+	Now      time.Time    `json:"now"`
+	Account  *AccountInfo `json:"account_detail"`
+}

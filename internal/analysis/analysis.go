@@ -47,6 +47,13 @@ type Options struct {
 	// Keys open stores encrypted at rest: the servers' jetstream `key`,
 	// then any `prev_encryption_key`. Never printed nor reported.
 	Keys []string
+	// LooseAudit: in a bundle without a `nats audit gather` archive,
+	// natscli's checks judge the loose captures of the same endpoints
+	// (/varz, /jsz, /healthz, /gatewayz, /leafz, /accountz), each skipping
+	// when they lack what it reads. Off by default: on captures of
+	// servers without authentication it warns on every one of them
+	// (SERVER_007), which changes the exit code of most bundles.
+	LooseAudit bool
 }
 
 // SelectChecks returns the registered checks that only and skip leave,
@@ -180,7 +187,7 @@ func Load(b *bundle.Bundle) *model.Model { return LoadWith(b, Options{}) }
 
 // LoadWith is Load with the timeline options, progress and keys of opts.
 func LoadWith(b *bundle.Bundle, opts Options) *model.Model {
-	return load.Model(b, load.Options{Timeline: opts.Timeline, Progress: opts.Progress, Keys: opts.Keys})
+	return load.Model(b, load.Options{Timeline: opts.Timeline, Progress: opts.Progress, Keys: opts.Keys, LooseAudit: opts.LooseAudit})
 }
 
 // relatedEvents picks the timeline events behind a finding: the meta group's
@@ -255,6 +262,9 @@ var Checks = []check.Check{
 	audit.CheckStreamLimitsNear,
 	audit.CheckStreamMonitor,
 	audit.CheckConsumerMonitor,
+	audit.CheckAccountLimitsNear,
+	audit.CheckGatewaysMismatch,
+	audit.CheckLeafnodeNameWhitespace,
 	// Issue 30: operator mode.
 	accounts.CheckAccountUnresolved,
 }

@@ -1,8 +1,11 @@
 package analysis
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +29,20 @@ func gatherServer(name string) model.GatherServer {
 			Jsz: &capture.Jsz{HAAssets: 3, Meta: &capture.MetaCluster{Leader: "n1", ClusterSize: 3}}}},
 		Healthz: []capture.Capture{{Kind: capture.KindHealthz, File: name + "/health/0001.json", Line: 1,
 			Healthz: &capture.Healthz{Status: "ok", StatusCode: 200}}},
+		Gatewayz: []capture.Capture{{Kind: capture.KindGatewayz, File: name + "/gateways/0001.json", Line: 1,
+			Gatewayz: &capture.Gatewayz{Outbound: map[string]capture.RemoteGatewayz{}, Inbound: map[string][]capture.RemoteGatewayz{}}}},
+		Leafz: []capture.Capture{{Kind: capture.KindLeafz, File: name + "/leafs/0001.json", Line: 1, Leafz: &capture.Leafz{}}},
+		Accountz: []capture.Capture{{Kind: capture.KindAccountz, File: name + "/account_info/0001.json", Line: 1,
+			Account: &capture.AccountInfo{AccountName: "A", ClientCnt: 2, SubCnt: 10}}},
 	}
+}
+
+// accountLimits gives account A on server s of g a JWT with these limits
+// and counts.
+func accountLimits(g *model.Gather, s int, conns, conn, subs, sub int64) {
+	ai := &capture.AccountInfo{AccountName: "A", ClientCnt: conns, SubCnt: subs, Claim: &capture.AccountClaim{}}
+	ai.Claim.Nats.Limits = capture.AccountLimits{Conn: conn, Subs: sub, LeafNodeConn: -1}
+	g.Clusters[0].Servers[s].Accountz[0].Account = ai
 }
 
 // gatherModel is a model holding one gather archive of cluster "c" with
@@ -110,7 +126,11 @@ type natscliAnswer struct {
 // (or covered ones) as natscli gave examples. Checks natscli ran that are
 // not implemented here are listed, not failed.
 func TestAuditChecksAgreeWithNatscli(t *testing.T) {
-	for _, dir := range []string{"../../testdata/bundles/audit-gather-v2.15.2"} {
+	dirs, err := filepath.Glob("../../testdata/bundles/audit-*")
+	if err != nil || len(dirs) < 2 {
+		t.Fatalf("gather archives %v: %v", dirs, err)
+	}
+	for _, dir := range dirs {
 		b, err := os.ReadFile(dir + "/natscli-analyze.json")
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +139,16 @@ func TestAuditChecksAgreeWithNatscli(t *testing.T) {
 		if err := json.Unmarshal(b, &ans); err != nil {
 			t.Fatal(err)
 		}
-		rep := analyze(t, dir+"/bundle.zip")
+		agreeWithNatscli(t, dir, analyze(t, dir+"/bundle.zip"), ans, false)
+	}
+}
+
+// agreeWithNatscli fails t unless every natscli check of report rep gives
+// natscli's answer ans (see TestAuditChecksAgreeWithNatscli); with loose,
+// a check may instead skip for lack of the answers it reads.
+func agreeWithNatscli(t *testing.T, dir string, rep *report.Report, ans natscliAnswer, loose bool) {
+	t.Helper()
+	{
 		byNatscli := map[string]report.CheckOutcome{}
 		for _, o := range rep.Checks {
 			if o.NatscliCode != "" {
@@ -139,6 +168,18 @@ func TestAuditChecksAgreeWithNatscli(t *testing.T) {
 			}
 			delete(byNatscli, nc.Check.Code)
 			want := map[string]string{"PASS": check.OutcomePassed, "WARN": check.OutcomeFailed, "FAIL": check.OutcomeFailed, "SKIP": check.OutcomeSkipped}[nc.Outcome]
+			if loose && o.Outcome == check.OutcomeSkipped && strings.HasPrefix(o.Reason, "the loose captures hold no ") {
+				continue
+			}
+			if nc.Check.Code == "ACCOUNTS_001" && nc.Outcome == "PASS" && o.Outcome == check.OutcomeFailed && envelopedAccountInfo(t, dir) {
+				// natscli v0.5.0 decodes each account info as a bare
+				// server.AccountInfo, but its gather writes them in the
+				// system API's envelope ({"server":…,"data":…}): it finds
+				// no JWT claim and passes every archive. Ours reads the
+				// data; the findings stand.
+				t.Logf("%s ACCOUNTS_001: natscli passes (it reads no claim), ours %s", dir, o.Outcome)
+				continue
+			}
 			if o.Outcome != want {
 				t.Errorf("%s %s (%s): %s (%s), natscli %s %v", dir, nc.Check.Code, o.Code, o.Outcome, o.Reason, nc.Outcome, nc.Examples.Examples)
 				continue
@@ -151,7 +192,22 @@ func TestAuditChecksAgreeWithNatscli(t *testing.T) {
 				sev = report.Critical
 			}
 			got := severities[o.Code]
-			if len(got) != len(nc.Examples.Examples) && len(o.CoveredBy) == 0 {
+			// CLUSTER_002 compares the servers in Go map order, one example
+			// per neighbouring pair that differs: its count varies.
+			// SERVER_002 gives one example per version; here it is one
+			// finding with one evidence line per version.
+			if nc.Check.Code == "SERVER_002" {
+				n := 0
+				for _, f := range rep.Findings {
+					if f.Code == o.Code {
+						n += len(f.Evidence)
+					}
+				}
+				if len(got) != 1 || n != len(nc.Examples.Examples) {
+					t.Errorf("%s %s: %d findings with %d evidence lines, natscli %d examples", dir, nc.Check.Code, len(got), n, len(nc.Examples.Examples))
+				}
+			}
+			if len(got) != len(nc.Examples.Examples) && len(o.CoveredBy) == 0 && nc.Check.Code != "CLUSTER_002" && nc.Check.Code != "SERVER_002" {
 				t.Errorf("%s %s: %d findings, natscli %d examples %v", dir, nc.Check.Code, len(got), len(nc.Examples.Examples), nc.Examples.Examples)
 			}
 			top := report.Severity("")
@@ -171,4 +227,89 @@ func TestAuditChecksAgreeWithNatscli(t *testing.T) {
 			t.Logf("%s: natscli checks not implemented: %v", dir, missingCodes)
 		}
 	}
+}
+
+// TestLooseCapturesAgreeWithNatscli: the endpoints a gather archive holds,
+// captured over HTTP from the same servers right after the gather (the
+// loose/ folder beside the archive), judged by natscli's checks as a
+// bundle without an archive: each check gives natscli's outcome on the
+// archive, or skips saying which answer the loose captures lack.
+func TestLooseCapturesAgreeWithNatscli(t *testing.T) {
+	dirs, err := filepath.Glob("../../testdata/bundles/audit-*/loose")
+	if err != nil || len(dirs) < 2 {
+		t.Fatalf("loose captures %v: %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "..", "natscli-analyze.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ans natscliAnswer
+		if err := json.Unmarshal(b, &ans); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(dir, Options{ToolVersion: "test", LooseAudit: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Off by default: the same folder gives no natscli verdict.
+		for _, o := range analyze(t, dir).Checks {
+			if o.NatscliCode != "" && o.Outcome != check.OutcomeSkipped {
+				t.Errorf("%s: %s judged without LooseAudit", dir, o.NatscliCode)
+			}
+		}
+		judged, natscliJudged := 0, 0
+		for _, o := range rep.Checks {
+			if o.NatscliCode != "" && o.Outcome != check.OutcomeSkipped {
+				judged++
+			}
+		}
+		for _, nc := range ans.Checks {
+			if nc.Outcome != "SKIP" {
+				natscliJudged++
+			}
+		}
+		// /varz, /jsz (streams with their configuration), /healthz,
+		// /gatewayz, /leafz and APP's /accountz: every check natscli
+		// judged on the archive is judged.
+		if judged != natscliJudged || judged < 20 {
+			t.Errorf("%s: %d natscli checks judged on loose captures, natscli judged %d on the archive", dir, judged, natscliJudged)
+		}
+		agreeWithNatscli(t, dir, rep, ans, true)
+	}
+}
+
+// envelopedAccountInfo says whether the account infos of the gather
+// archive in dir are in the system API's envelope, as natscli v0.5.0's
+// gather writes them.
+func envelopedAccountInfo(t *testing.T, dir string) bool {
+	t.Helper()
+	zr, err := zip.OpenReader(filepath.Join(dir, "bundle.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	n := 0
+	for _, f := range zr.File {
+		if !strings.HasSuffix(f.Name, "/account_info/0001.json") {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct {
+			Server json.RawMessage `json:"server"`
+			Data   struct {
+				AccountName string `json:"account_name"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(rc).Decode(&env)
+		rc.Close()
+		if err != nil || len(env.Server) == 0 || env.Data.AccountName == "" {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }

@@ -21,7 +21,6 @@ import (
 func TestAuditChecksPrescribeRemedies(t *testing.T) {
 	day := 24 * time.Hour
 	onlyPassOrSkip := map[string]bool{
-		audit.CheckStreamMonitor.Code:   true,
 		audit.CheckConsumerMonitor.Code: true,
 	}
 	firing := map[string]struct {
@@ -60,6 +59,17 @@ func TestAuditChecksPrescribeRemedies(t *testing.T) {
 			g.Streams = []capture.AuditStream{streamInfo("n1", capture.StreamState{Bytes: 119920, Messages: 5, ConsumerCount: 10},
 				capture.StreamConfig{MaxBytes: 120000, MaxMsgs: 100, MaxConsumers: 10})}
 		}, "warning"},
+		audit.CheckStreamMonitor.Code: {func(g *model.Gather) {
+			g.Streams = []capture.AuditStream{streamInfo("n1", capture.StreamState{Messages: 3},
+				capture.StreamConfig{Replicas: 1, Metadata: map[string]string{"io.nats.monitor.enabled": "true", "io.nats.monitor.msgs-critical": "5"}})}
+		}, "critical"},
+		audit.CheckAccountLimitsNear.Code: {func(g *model.Gather) { accountLimits(g, 1, 10, 10, 95, 100) }, "warning"},
+		audit.CheckGatewaysMismatch.Code: {func(g *model.Gather) {
+			g.Clusters[0].Servers[0].Gatewayz[0].Gatewayz.Outbound["west"] = capture.RemoteGatewayz{IsConfigured: true}
+		}, "critical"},
+		audit.CheckLeafnodeNameWhitespace.Code: {func(g *model.Gather) {
+			g.Clusters[0].Servers[2].Leafz[0].Leafz.Leafs = []capture.LeafInfo{{Name: "leaf\t1", Account: "A"}}
+		}, "critical"},
 	}
 	n := 0
 	for _, c := range Checks {

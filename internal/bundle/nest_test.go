@@ -139,8 +139,8 @@ func TestArchiveInsideEveryForm(t *testing.T) {
 				t.Errorf("Root %q: not the way of reading this form meant", b.Root)
 			}
 			checkAudit(t, &Bundle{Captures: b.Captures}, "diagnostics/audit-gather", tags) // the stores are the folder's
-			if len(b.Stores) != 3 || len(b.Logs) != 3 || len(b.Captures) != 31 {
-				t.Errorf("%d stores, %d logs, %d captures; want 3, 3 and 15 of the folder + 16 of the audit archive", len(b.Stores), len(b.Logs), len(b.Captures))
+			if len(b.Stores) != 3 || len(b.Logs) != 3 || len(b.Captures) != 55 {
+				t.Errorf("%d stores, %d logs, %d captures; want 3, 3 and 15 of the folder + 40 of the audit archive", len(b.Stores), len(b.Logs), len(b.Captures))
 			}
 			if name == "zip unpacked" {
 				// The link's refusal is this form's own.

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/minio/highwayhash v1.0.4
-	github.com/nats-io/jwt/v2 v2.7.3
+	github.com/nats-io/jwt/v2 v2.8.1
 	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nkeys v0.4.16
 )

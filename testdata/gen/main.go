@@ -51,6 +51,8 @@ func allScenarios() []Scenario {
 		orphanScenarios,       // scen_orphan.go
 		superclusterScenarios, // scen_supercluster.go (incident 003)
 		auditScenarios,        // scen_audit.go
+		auditFaultScenarios,   // scen_audit.go
+		auditAccountScenarios, // scen_auditaccounts.go
 		membershipScenarios,   // scen_membership.go (incident 002)
 		encryptedScenarios,    // scen_encrypted.go
 		lifecycleScenarios,    // scen_lifecycle.go

@@ -20,6 +20,9 @@ type Options struct {
 	Timeline timeline.Options
 	Progress progress.Progress
 	Keys     []string
+	// LooseAudit makes the loose captures of a bundle without a gather
+	// archive a model.Gather (Loose) for natscli's checks.
+	LooseAudit bool
 }
 
 // loadModel builds the model from an opened bundle: the read phase
@@ -55,7 +58,7 @@ func newLoader(b *bundle.Bundle, opts Options) (l *loader, restore func()) {
 	for _, n := range b.Notes {
 		m.Notes = append(m.Notes, "bundle: "+n)
 	}
-	l = &loader{b: b, m: m, tl: timeline.NewSink(m, opts.Timeline), meter: &progress.Meter{P: opts.Progress}}
+	l = &loader{b: b, m: m, tl: timeline.NewSink(m, opts.Timeline), meter: &progress.Meter{P: opts.Progress}, looseAudit: opts.LooseAudit}
 	restore = func() {}
 	if len(opts.Keys) > 0 {
 		restore = l.unseal(opts.Keys)
@@ -138,6 +141,8 @@ type loader struct {
 	jwtUnread []report.UnreadFile
 	tl        *timeline.Sink
 	meter     *progress.Meter
+	// looseAudit is Options.LooseAudit.
+	looseAudit bool
 	// history holds the group history of the log being read.
 	history      map[string]*logGroupHistory
 	historyOrder []string

@@ -68,12 +68,23 @@ func (l *loader) captures(audits []auditRead) {
 			l.serverIDs[c.Server.ID] = c.Server.Name
 		}
 	}
+	nAudit := 0
+	for _, a := range audits {
+		nAudit += len(a.audit.Captures())
+	}
 	for _, c := range all {
 		l.capture(c)
 	}
+	loose := all[nAudit:]
 	for _, p := range unnamed {
 		p.c.Server.Name = l.captureName(p.bc, p.c)
 		l.capture(p.c)
+		loose = append(loose, p.c)
+	}
+	// Without a gather archive, natscli's checks may judge the loose
+	// captures of the same endpoints (Options.LooseAudit).
+	if l.looseAudit && len(audits) == 0 && len(loose) > 0 {
+		l.m.Gathers = append(l.m.Gathers, looseGather(loose))
 	}
 }
 

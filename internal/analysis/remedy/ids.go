@@ -78,6 +78,11 @@ const (
 	ConsumerMissingDelete       ID = "consumer-missing-delete"
 	ConsumerStuckAcks           ID = "consumer-stuck-acks"
 	ConsumerNotLoaded           ID = "consumer-not-loaded"
+	AccountLimitsNear           ID = "account-limits-near"
+	GatewaysMismatch            ID = "gateways-mismatch"
+	LeafnodeNameWhitespace      ID = "leafnode-name-whitespace"
+	StreamMonitor               ID = "stream-monitor"
+	MetaPeerOffline             ID = "meta-peer-offline"
 )
 
 // IDs are every ID above, in the catalogue's order (TestIDsListed keeps
@@ -100,4 +105,5 @@ var IDs = []ID{
 	ConsumerAheadRecreate, GroupStalledMoveAside, GroupNotCurrent,
 	AccountJWTRestore,
 	ConsumerMissingDelete, ConsumerStuckAcks, ConsumerNotLoaded,
+	AccountLimitsNear, GatewaysMismatch, LeafnodeNameWhitespace, StreamMonitor, MetaPeerOffline,
 }

@@ -15,8 +15,8 @@ var CheckAuthNotRequired = check.Check{
 	NatscliCode: "SERVER_007",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_007: a server of the nats audit gather archive does not require authentication (/varz auth_required)",
-	Skip:        skipper(judgeAuthRequired),
-	Run:         runner(judgeAuthRequired),
+	Skip:        skipper(needs(judgeAuthRequired, varzAnswers)),
+	Run:         runner(needs(judgeAuthRequired, varzAnswers)),
 }
 
 func judgeAuthRequired(_ *check.Pass, g *model.Gather) verdict {

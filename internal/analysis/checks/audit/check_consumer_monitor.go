@@ -20,8 +20,8 @@ var CheckConsumerMonitor = check.Check{
 	NatscliCode: "JETSTREAM_005",
 	Severity:    report.Critical,
 	Description: "natscli JETSTREAM_005: a consumer of the nats audit gather archive fails the health checks its io.nats.monitor.* metadata asks for (passes when none opts in; skipped when one does: those checks are not computed here)",
-	Skip:        skipper(judgeConsumerMonitor),
-	Run:         runner(judgeConsumerMonitor),
+	Skip:        skipper(needs(judgeConsumerMonitor, streamAnswers)),
+	Run:         runner(needs(judgeConsumerMonitor, streamAnswers)),
 }
 
 func judgeConsumerMonitor(_ *check.Pass, g *model.Gather) verdict {

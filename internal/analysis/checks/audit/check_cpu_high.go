@@ -20,8 +20,8 @@ var CheckCPUHigh = check.Check{
 	Description: "natscli SERVER_003: a server of the nats audit gather archive uses more CPU than the threshold (/varz cpu over cores)",
 	Settings: []check.Setting{{Key: "cpu", Default: 90, Unit: "percent",
 		Description: "CPU limit threshold: /varz cpu divided by cores above this fails"}},
-	Skip: skipper(judgeCPU),
-	Run:  runner(judgeCPU),
+	Skip: skipper(needs(judgeCPU, varzAnswers)),
+	Run:  runner(needs(judgeCPU, varzAnswers)),
 }
 
 func judgeCPU(p *check.Pass, g *model.Gather) verdict {

@@ -18,8 +18,8 @@ var CheckDomainWhitespace = check.Check{
 	NatscliCode: "SERVER_006",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_006: a server of the nats audit gather archive has whitespace in its JetStream domain (/jsz config.domain)",
-	Skip:        skipper(judgeDomainWhitespace),
-	Run:         runner(judgeDomainWhitespace),
+	Skip:        skipper(needs(judgeDomainWhitespace, jszAnswers)),
+	Run:         runner(needs(judgeDomainWhitespace, jszAnswers)),
 }
 
 func judgeDomainWhitespace(_ *check.Pass, g *model.Gather) verdict {

@@ -19,8 +19,8 @@ var CheckHAAssetsHigh = check.Check{
 	Description: "natscli CLUSTER_003: a server of the nats audit gather archive hosts more HA assets (replicated streams and consumers, /jsz ha_assets) than the threshold",
 	Settings: []check.Setting{{Key: "assets", Default: 1000, Unit: "count",
 		Description: "number of HA assets per server"}},
-	Skip: skipper(judgeHAAssets),
-	Run:  runner(judgeHAAssets),
+	Skip: skipper(needs(judgeHAAssets, jszAnswers)),
+	Run:  runner(needs(judgeHAAssets, jszAnswers)),
 }
 
 func judgeHAAssets(p *check.Pass, g *model.Gather) verdict {

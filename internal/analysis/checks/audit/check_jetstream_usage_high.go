@@ -22,8 +22,8 @@ var CheckJetStreamUsageHigh = check.Check{
 		{Key: "memory", Default: 90, Unit: "percent", Description: "threshold for memory usage, in percent of max_memory"},
 		{Key: "store", Default: 90, Unit: "percent", Description: "threshold for store usage, in percent of max_storage"},
 	},
-	Skip: skipper(judgeJetStreamUsage),
-	Run:  runner(judgeJetStreamUsage),
+	Skip: skipper(needs(judgeJetStreamUsage, jszAnswers)),
+	Run:  runner(needs(judgeJetStreamUsage, jszAnswers)),
 }
 
 func judgeJetStreamUsage(p *check.Pass, g *model.Gather) verdict {

@@ -20,8 +20,8 @@ var CheckMemoryOutlier = check.Check{
 	Description: "natscli CLUSTER_001: a server of the nats audit gather archive uses more memory than the threshold times its cluster's average (/varz mem)",
 	Settings: []check.Setting{{Key: "memory", Default: 1.5, Unit: "ratio",
 		Description: "threshold of memory usage above the cluster's average, as a multiple of it"}},
-	Skip: skipper(judgeMemoryOutlier),
-	Run:  runner(judgeMemoryOutlier),
+	Skip: skipper(needs(judgeMemoryOutlier, varzAnswers)),
+	Run:  runner(needs(judgeMemoryOutlier, varzAnswers)),
 }
 
 func judgeMemoryOutlier(p *check.Pass, g *model.Gather) verdict {

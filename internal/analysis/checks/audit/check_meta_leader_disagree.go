@@ -22,8 +22,8 @@ var CheckMetaLeaderDisagree = check.Check{
 	Severity:    report.Critical,
 	Description: "natscli META_002: the servers of a cluster of the nats audit gather archive have no meta leader, or do not agree on it (/jsz meta_cluster.leader)",
 	CoveredBy:   []string{string(report.CodeMetaNoLeader), string(report.CodeMetaSplit)},
-	Skip:        skipper(judgeMetaLeader),
-	Run:         runner(judgeMetaLeader),
+	Skip:        skipper(needs(judgeMetaLeader, jszAnswers)),
+	Run:         runner(needs(judgeMetaLeader, jszAnswers)),
 }
 
 func judgeMetaLeader(_ *check.Pass, g *model.Gather) verdict {

@@ -3,6 +3,7 @@ package audit
 import (
 	"github.com/jsforensics/jsforensics/internal/analysis/check"
 	"github.com/jsforensics/jsforensics/internal/analysis/model"
+	"github.com/jsforensics/jsforensics/internal/analysis/remedy"
 	"github.com/jsforensics/jsforensics/internal/natsfmt"
 	"github.com/jsforensics/jsforensics/report"
 )
@@ -19,8 +20,8 @@ var CheckMetaPeerOffline = check.Check{
 	Severity:    report.Critical,
 	Description: "natscli META_001: a server of the nats audit gather archive reports a meta group peer offline (/jsz meta_cluster.replicas[].offline)",
 	CoveredBy:   []string{string(report.CodePeerOffline)},
-	Skip:        skipper(judgeMetaOffline),
-	Run:         runner(judgeMetaOffline),
+	Skip:        skipper(needs(judgeMetaOffline, jszAnswers)),
+	Run:         runner(needs(judgeMetaOffline, jszAnswers)),
 }
 
 func judgeMetaOffline(_ *check.Pass, g *model.Gather) verdict {
@@ -39,6 +40,9 @@ func judgeMetaOffline(_ *check.Pass, g *model.Gather) verdict {
 					if r.Offline {
 						f := serverFinding(s, c, "%s - %s reports peer %s as offline", cl.Name, s.Name, r.Name)
 						f.Server, f.Peer, f.Group, f.Servers = r.Name, r.Peer, natsfmt.MetaGroup, []string{s.Name}
+						// Its own remedy, for when peer-offline (which covers
+						// it) has no stores or logs to judge by.
+						remedy.Prescribe(remedy.MetaPeerOffline, remedy.Args{"server": r.Name, "reporter": s.Name}).Apply(&f)
 						found = append(found, f)
 					}
 				}

@@ -21,8 +21,8 @@ var CheckReplicaLagging = check.Check{
 	Settings: []check.Setting{{Key: "last_seq", Default: 10, Unit: "percent",
 		Description: "how far a replica may be behind the highest known last sequence, in percent of it"}},
 	CoveredBy: []string{string(report.CodeReplicaGap)},
-	Skip:      skipper(judgeReplicaLag),
-	Run:       runner(judgeReplicaLag),
+	Skip:      skipper(needs(judgeReplicaLag, streamAnswers)),
+	Run:       runner(needs(judgeReplicaLag, streamAnswers)),
 }
 
 func judgeReplicaLag(p *check.Pass, g *model.Gather) verdict {

@@ -18,8 +18,8 @@ var CheckServerUnhealthy = check.Check{
 	NatscliCode: "SERVER_001",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_001: a server of the nats audit gather archive answered /healthz with a status other than ok",
-	Skip:        skipper(judgeServerHealth),
-	Run:         runner(judgeServerHealth),
+	Skip:        skipper(needs(judgeServerHealth, healthzAnswers)),
+	Run:         runner(needs(judgeServerHealth, healthzAnswers)),
 }
 
 func judgeServerHealth(_ *check.Pass, g *model.Gather) verdict {

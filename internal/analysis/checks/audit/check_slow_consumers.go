@@ -17,8 +17,8 @@ var CheckSlowConsumers = check.Check{
 	NatscliCode: "SERVER_004",
 	Severity:    report.Warning,
 	Description: "natscli SERVER_004: a server of the nats audit gather archive has disconnected slow consumers since it started (/varz slow_consumers)",
-	Skip:        skipper(judgeSlowConsumers),
-	Run:         runner(judgeSlowConsumers),
+	Skip:        skipper(needs(judgeSlowConsumers, varzAnswers)),
+	Run:         runner(needs(judgeSlowConsumers, varzAnswers)),
 }
 
 func judgeSlowConsumers(_ *check.Pass, g *model.Gather) verdict {

@@ -25,8 +25,8 @@ var CheckStreamLimitsNear = check.Check{
 		{Key: "bytes", Default: 90, Unit: "percent", Description: "alert if size near the configured limit"},
 		{Key: "consumers", Default: 90, Unit: "percent", Description: "alert if consumer count near the configured limit"},
 	},
-	Skip: skipper(judgeStreamLimits),
-	Run:  runner(judgeStreamLimits),
+	Skip: skipper(needs(judgeStreamLimits, streamAnswers)),
+	Run:  runner(needs(judgeStreamLimits, streamAnswers)),
 }
 
 func judgeStreamLimits(p *check.Pass, g *model.Gather) verdict {

@@ -19,8 +19,8 @@ var CheckSubjectsHigh = check.Check{
 	Description: "natscli JETSTREAM_002: a stream of the nats audit gather archive holds more unique subjects than the threshold (stream info state.num_subjects)",
 	Settings: []check.Setting{{Key: "subjects", Default: 1_000_000, Unit: "count",
 		Description: "alerting threshold for unique subjects in a stream"}},
-	Skip: skipper(judgeSubjects),
-	Run:  runner(judgeSubjects),
+	Skip: skipper(needs(judgeSubjects, streamAnswers)),
+	Run:  runner(needs(judgeSubjects, streamAnswers)),
 }
 
 func judgeSubjects(p *check.Pass, g *model.Gather) verdict {

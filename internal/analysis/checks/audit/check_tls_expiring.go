@@ -25,8 +25,8 @@ var CheckTLSExpiring = check.Check{
 		{Key: "tls_expire_warning", Default: 30, Unit: "days", Description: "certificate expiry warning threshold in days"},
 		{Key: "tls_expire_critical", Default: 7, Unit: "days", Description: "certificate expiry critical threshold in days"},
 	},
-	Skip: skipper(judgeTLSExpiry),
-	Run:  runner(judgeTLSExpiry),
+	Skip: skipper(needs(judgeTLSExpiry, varzAnswers)),
+	Run:  runner(needs(judgeTLSExpiry, varzAnswers)),
 }
 
 func judgeTLSExpiry(p *check.Pass, g *model.Gather) verdict {
@@ -72,7 +72,7 @@ func judgeTLSExpiry(p *check.Pass, g *model.Gather) verdict {
 	})
 	switch {
 	case checked == 0:
-		return verdict{outcome: skip, reason: "no /varz in the archive carries a TLS certificate expiry"}
+		return verdict{outcome: skip, reason: "no /varz carries a TLS certificate expiry"}
 	case crit:
 		return verdict{outcome: fail, found: found}
 	}

@@ -19,8 +19,8 @@ var CheckVersionsMixed = check.Check{
 	NatscliCode: "SERVER_002",
 	Severity:    report.Critical,
 	Description: "natscli SERVER_002: the servers of the nats audit gather archive do not all run the same nats-server version (their /varz)",
-	Skip:        skipper(judgeVersions),
-	Run:         runner(judgeVersions),
+	Skip:        skipper(needs(judgeVersions, varzAnswers)),
+	Run:         runner(needs(judgeVersions, varzAnswers)),
 }
 
 func judgeVersions(_ *check.Pass, g *model.Gather) verdict {
@@ -37,7 +37,7 @@ func judgeVersions(_ *check.Pass, g *model.Gather) verdict {
 	})
 	switch len(order) {
 	case 0:
-		return verdict{outcome: skip, reason: "no /varz in the archive names a version"}
+		return verdict{outcome: skip, reason: "no /varz names a version"}
 	case 1:
 		return verdict{outcome: pass}
 	}

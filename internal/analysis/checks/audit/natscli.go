@@ -62,6 +62,9 @@ func skipper(judge judgement) func(*check.Pass) string {
 			}
 			if reason == "" {
 				reason = "natscli skips it: " + v.reason
+				if g := &p.Model.Gathers[i]; g.Loose {
+					reason = v.reason
+				}
 			}
 		}
 		return reason
@@ -79,7 +82,7 @@ func runner(judge judgement) func(*check.Pass) []report.Finding {
 			v := judge(p, g)
 			switch v.outcome {
 			case skip:
-				p.Skipf("archive %s: %s", g.Dir, v.reason)
+				p.Skipf("%s: %s", g.Source(), v.reason)
 				continue
 			case pass:
 				continue
@@ -117,6 +120,42 @@ func eachAnswer(g *model.Gather, pages func(*model.GatherServer) []capture.Captu
 	return n
 }
 
+// answers is one kind of answer a check reads, for a reader and of each
+// server.
+type answers struct {
+	what  string
+	pages func(*model.GatherServer) []capture.Capture
+}
+
+var (
+	varzAnswers     = answers{"/varz", varzPages}
+	jszAnswers      = answers{"/jsz", jszPages}
+	healthzAnswers  = answers{"/healthz", healthzPages}
+	gatewayzAnswers = answers{"/gatewayz", gatewayzPages}
+	leafzAnswers    = answers{"/leafz", leafzPages}
+	accountzAnswers = answers{"account info (/accountz?acc=)", accountzPages}
+	// streamAnswers are the stream infos (no pages of a server).
+	streamAnswers = answers{what: "stream info with its configuration (a /jsz with streams=1&config=1)"}
+)
+
+// needs is judge, except on loose captures (model.Gather.Loose) that hold
+// none of the answers it reads: natscli has an archive that holds every
+// kind, so it is skipped, saying which it lacks.
+func needs(judge judgement, a answers) judgement {
+	return func(p *check.Pass, g *model.Gather) verdict {
+		if g.Loose {
+			has := len(g.Streams) > 0
+			if a.pages != nil {
+				has = eachAnswer(g, a.pages, func(string, *model.GatherServer, capture.Capture) {}) > 0
+			}
+			if !has {
+				return verdict{outcome: skip, reason: "the loose captures hold no " + a.what}
+			}
+		}
+		return judge(p, g)
+	}
+}
+
 func varzPages(s *model.GatherServer) []capture.Capture    { return s.Varz }
 func jszPages(s *model.GatherServer) []capture.Capture     { return s.Jsz }
 func healthzPages(s *model.GatherServer) []capture.Capture { return s.Healthz }
@@ -128,7 +167,7 @@ func missing(g *model.Gather, pages func(*model.GatherServer) []capture.Capture,
 	for _, cl := range g.Clusters {
 		for i := range cl.Servers {
 			if len(pages(&cl.Servers[i])) == 0 {
-				return fmt.Sprintf("no %s of server %s in cluster %s in the archive", what, cl.Servers[i].Name, cl.Name)
+				return fmt.Sprintf("no %s of server %s in cluster %s", what, cl.Servers[i].Name, cl.Name)
 			}
 		}
 	}
