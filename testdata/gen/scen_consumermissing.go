@@ -525,6 +525,19 @@ func writeGhostOutcome(dir, bundle, version string, x ConsumerMissingExpect) err
 	}
 	steps = append(steps, fmt.Sprintf("verify: CONSUMER.LIST missing after: %v; WORKER %s -> %s; %s messages %d -> %d",
 		x.Remedy.MissingAfter, x.Remedy.WorkerBefore, x.Remedy.WorkerAfter, x.Stream, x.Remedy.MessagesBefore, x.Remedy.MessagesAfter))
+	why := []string{}
+	if x.Remedy.Why != "" {
+		why = append(why, x.Remedy.Why)
+	}
+	healthOK := len(x.Remedy.HealthAfter) > 0
+	for _, h := range x.Remedy.HealthAfter {
+		healthOK = healthOK && strings.Contains(h, `"status":"ok"`)
+	}
+	// The verify step's promise, as the runner records it (VerifyCheck).
+	verified := []VerifyCheck{
+		{Check: "every server's /healthz answers ok", Held: healthOK},
+		{Check: "the consumer list no longer reports it missing", Held: len(x.Remedy.MissingAfter) == 0},
+	}
 	out := map[string]any{
 		"bundle":  bundle,
 		"version": version,
@@ -535,7 +548,8 @@ func writeGhostOutcome(dir, bundle, version string, x ConsumerMissingExpect) err
 			"health_before": x.Health,
 			"health_after":  x.Remedy.HealthAfter,
 			"proven":        x.Remedy.Proven,
-			"why":           x.Remedy.Why,
+			"why":           why,
+			"verified":      verified,
 		}},
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
