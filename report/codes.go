@@ -72,5 +72,6 @@ var Codes = []Code{
 	CodeGroupStalled, CodeConsumerAhead,
 	CodeConsumerMissing, CodeConsumerStuck,
 	CodeServerUnhealthy, CodeVersionsMixed, CodeCPUHigh, CodeSlowConsumers, CodeJetStreamUsageHigh, CodeDomainWhitespace, CodeAuthNotRequired, CodeTLSExpiring, CodeMemoryOutlier, CodeHAAssetsHigh, CodeClusterNameWhitespace, CodeMetaPeerOffline, CodeMetaLeaderDisagree, CodeReplicaLagging, CodeSubjectsHigh, CodeStreamLimitsNear, CodeStreamMonitor, CodeConsumerMonitor,
+	CodeAccountLimitsNear, CodeGatewaysMismatch, CodeLeafnodeNameWhitespace,
 	CodeAccountUnresolved,
 }

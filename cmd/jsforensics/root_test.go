@@ -25,7 +25,7 @@ func TestCommandsInOneList(t *testing.T) {
 		}
 	}
 	want := []string{"analyze", "checks", "completion", "dump", "dump blk", "dump commit", "dump index", "dump meta", "dump odat",
-		"dump peers", "dump snap", "dump tav", "dump wal", "extract", "help", "render", "schema", "version"}
+		"dump peers", "dump snap", "dump tav", "dump wal", "extract", "help", "rehearse", "render", "schema", "version"}
 	// cobra adds help and completion on Execute only.
 	got = append(got, "completion", "help")
 	slices.Sort(got)
