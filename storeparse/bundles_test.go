@@ -129,6 +129,9 @@ type bundleStore struct {
 	// and what the server reports of it is its version's rule (the
 	// analysis's priorLastSeqs), not the blocks'.
 	KeptCut map[string]bool
+	// Cut: every "<acc>/<stream>" folder whose block the generator cut,
+	// whatever the server did with it after (acked-lost-*, ahead-*).
+	Cut map[string]bool
 	// Offline: "<acc>/<stream>" folders the older release of a downgrade
 	// kept offline, whose index.db FromVersion wrote; MetaStopped: its meta
 	// layer stopped (downgrade-consumer-*-to-v2.12.15), so its /jsz lists
@@ -236,16 +239,28 @@ func storesOf(t testing.TB, name string) []bundleStore {
 				bs.Version = w.ServerVersion
 			}
 			for _, c := range w.Expect.Cuts {
-				if c.Server != s.Name || !c.IndexKept {
+				if c.Server != s.Name {
 					continue
 				}
 				// <store>/<acc>/streams/<stream>/msgs/<N>.blk
 				parts := strings.Split(c.File, "/")
-				if n := len(parts); n >= 5 {
+				n := len(parts)
+				if n < 5 {
+					continue
+				}
+				key := parts[n-5] + "/" + parts[n-3]
+				if bs.Cut == nil {
+					bs.Cut = map[string]bool{}
+				}
+				bs.Cut[key] = true
+				// A bundle of the stores as the cut left them (ahead-*-cut:
+				// no server started on them since) keeps the index.db from
+				// before the cut, whatever the record says of a restart.
+				if c.IndexKept || strings.HasSuffix(name, "-cut") {
 					if bs.KeptCut == nil {
 						bs.KeptCut = map[string]bool{}
 					}
-					bs.KeptCut[parts[n-5]+"/"+parts[n-3]] = true
+					bs.KeptCut[key] = true
 				}
 			}
 			if w.Expect.From != "" {
