@@ -248,3 +248,27 @@ func TestOperatorModeWithoutConfigIsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxPortsDistinct: every port the sandbox hands out is its own,
+// however many servers (a port freed at once could be handed out twice).
+func TestSandboxPortsDistinct(t *testing.T) {
+	for range 20 {
+		var ms []*member
+		for i := range 7 {
+			ms = append(ms, &member{Name: "s" + strconv.Itoa(i), Cluster: "c"})
+		}
+		sb := &sandbox{Dir: t.TempDir(), Members: ms}
+		if err := sb.layOut(nil); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for _, mb := range ms {
+			for _, p := range []int{mb.ClientPort, mb.ClusterPort, mb.HTTPPort} {
+				if seen[p] {
+					t.Fatalf("port %d handed out twice", p)
+				}
+				seen[p] = true
+			}
+		}
+	}
+}

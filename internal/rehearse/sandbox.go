@@ -107,17 +107,26 @@ func configsByServer(b *bundle.Bundle) map[string]*natsconf.Config {
 // layOut gives each member its folder, ports and routes, and finds the
 // files its config names.
 func (sb *sandbox) layOut(b *bundle.Bundle) error {
+	// Every port is held open until all are drawn: a port closed at once
+	// may be handed out again, and two servers would then share it.
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
 	for _, mb := range sb.Members {
 		mb.Dir = filepath.Join(sb.Dir, safeName(mb.Name))
 		if err := os.MkdirAll(mb.Dir, 0o700); err != nil {
 			return err
 		}
 		for _, p := range []*int{&mb.ClientPort, &mb.ClusterPort, &mb.HTTPPort} {
-			port, err := freePort()
+			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				return err
 			}
-			*p = port
+			held = append(held, l)
+			*p = l.Addr().(*net.TCPAddr).Port
 		}
 	}
 	for _, mb := range sb.Members {
@@ -185,15 +194,6 @@ func safeName(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // storeBytes sums the sizes of the files under the members' stores and the
