@@ -4,7 +4,8 @@ package main
 // purpose, for the checks audit-faults-* leaves passing: a server that
 // requires no authentication (SERVER_007), and a meta group without a
 // leader, so that every gathered server answers /healthz 503 (SERVER_001)
-// and names no meta leader (META_002).
+// and names no meta leader (META_002), and a stream holding more than a
+// million subjects (JETSTREAM_002).
 
 import (
 	"context"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -26,7 +28,7 @@ func auditFaults2Scenarios() []Scenario {
 		v := v
 		out = append(out, Scenario{Name: "audit-faults2-" + v,
 			Doc: "nats audit gather (natscli " + natscliVersion + ") zip of 3 x " + v + " (cluster audit) and 1 x " + v +
-				" (cluster west, gateways, no client authentication): aud-1 and aud-2 stopped, so the meta group of 4 has no leader and " +
+				" (cluster west, gateways, no client authentication), a stream of 1,000,001 subjects, then aud-1 and aud-2 stopped, so the meta group of 4 has no leader and " +
 				"the two servers left answer /healthz 503; natscli's `audit analyze --json` beside it, the same endpoints captured over HTTP in loose/",
 			Timeout: 6 * time.Minute,
 			Run:     func(ctx context.Context, env *Env) error { return auditFaults2(ctx, env, v) }})
@@ -69,6 +71,7 @@ func auditFaults2(ctx context.Context, env *Env, version string) error {
 		s.GatewayName = "audit"
 		s.Gateways = []Gateway{{Name: "west", URLs: []string{ws.GatewayURL()}}}
 	}
+	c.Servers[0].Extra += "\nserver_tags: [\"card\"]\n"
 	if err := w.StartAll(ctx); err != nil {
 		return err
 	}
@@ -94,6 +97,9 @@ func auditFaults2(ctx context.Context, env *Env, version string) error {
 			return err
 		}
 		_, err = createFilled(ctx, js, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"ORDERS.>"}, Replicas: 3}, 10, 64)
+		if err == nil {
+			err = highCardinality(ctx, nc, js)
+		}
 		nc.Close()
 		if err != nil {
 			return err
@@ -178,4 +184,57 @@ func auditFaults2(ctx context.Context, env *Env, version string) error {
 		}
 	}
 	return nil
+}
+
+// cardinalitySubjects is natscli's JETSTREAM_002 threshold: a stream
+// holding more unique subjects than this is flagged.
+const cardinalitySubjects = 1_000_000
+
+// highCardinality makes the R1 file stream CARD on aud-0 (tag card) hold
+// more than cardinalitySubjects subjects, one empty message each, published
+// without acknowledgement and topped up until the stream holds them
+// (JETSTREAM_002).
+func highCardinality(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "CARD", Subjects: []string{"CARD.>"}, Replicas: 1,
+		Placement: &jetstream.Placement{Tags: []string{"card"}}})
+	if err != nil {
+		return err
+	}
+	next := 0
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.State.NumSubjects > cardinalitySubjects {
+			logf("CARD holds %d subjects", info.State.NumSubjects)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("CARD holds %d subjects after 4 minutes", info.State.NumSubjects)
+		}
+		missing := cardinalitySubjects + 1 - int(info.State.NumSubjects)
+		if next > 0 && missing > 0 {
+			// Let the stream take in what was sent before sending more.
+			time.Sleep(time.Second)
+			if again, err := st.Info(ctx); err == nil && again.State.NumSubjects != info.State.NumSubjects {
+				continue
+			}
+		}
+		for i := 0; i < missing; i++ {
+			if err := nc.Publish(fmt.Sprintf("CARD.%d", next), nil); err != nil {
+				return err
+			}
+			next++
+			if next%20000 == 0 {
+				if err := nc.Flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := nc.Flush(); err != nil {
+			return err
+		}
+	}
 }
