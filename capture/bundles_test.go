@@ -316,7 +316,11 @@ func checkServer(t *testing.T, ws wantServer, caps []Capture, n *counts) {
 				}
 			}
 		case c.Healthz != nil:
-			if ws.Health != "" && c.Healthz.Status != ws.Health {
+			// A gather archive asks the system API's healthz with details:
+			// nats-server answers "error" and its errors where /healthz
+			// over HTTP (want.json) answers "unavailable"; both are 503.
+			details := c.Healthz.Status == "error" && ws.Health == "unavailable" && c.Healthz.StatusCode == 503 && len(c.Healthz.Errors) > 0
+			if ws.Health != "" && c.Healthz.Status != ws.Health && !details {
 				t.Errorf("%s: health %s, want %s", ws.Name, c.Healthz.Status, ws.Health)
 			}
 		case c.Varz != nil:
@@ -336,7 +340,7 @@ func checkServer(t *testing.T, ws wantServer, caps []Capture, n *counts) {
 		} else {
 			n.metas++
 			v := MetaFromRaftz(g)
-			if v.ClusterSize != ws.Meta.ClusterSize || v.Quorum != ws.Meta.Quorum || v.Term != ws.Meta.Term ||
+			if v.ClusterSize != ws.Meta.ClusterSize || v.Quorum != ws.Meta.Quorum || !sameTerm(v.Term, ws.Meta.Term, ws.Meta.LeaderID) ||
 				v.Leader != ws.Meta.LeaderID || !slices.Equal(peerIDs(v), ws.Meta.Peers) || v.Self != ws.PeerID {
 				t.Errorf("%s: meta view %+v, want %+v", ws.Name, v, *ws.Meta)
 			}
@@ -350,12 +354,22 @@ func checkServer(t *testing.T, ws wantServer, caps []Capture, n *counts) {
 		}
 		n.groups++
 		v := MetaFromRaftz(g)
-		if g.Size != wg.ClusterSize || g.QuorumNeeded != wg.Quorum || g.Term != wg.Term || g.State != wg.State ||
+		if g.Size != wg.ClusterSize || g.QuorumNeeded != wg.Quorum || !sameTerm(g.Term, wg.Term, wg.LeaderID) ||
+			(g.State != wg.State && !(wg.LeaderID == "" && (g.State == "CANDIDATE" || g.State == "FOLLOWER"))) ||
 			g.Leader != wg.LeaderID || !slices.Equal(peerIDs(v), wg.Peers) ||
 			(wg.Committed != nil && g.Committed != *wg.Committed) || (wg.Applied != nil && g.Applied != *wg.Applied) {
 			t.Errorf("%s: group %s %+v, want %+v", ws.Name, name, g, wg)
 		}
 	}
+}
+
+// sameTerm: the archive's term is the one captured, or, for a group that
+// had no leader when captured, a later one: its servers go on standing
+// for election (audit-faults2-v2.15.3's meta group of 4 with 2 stopped
+// moves from term 3 to 4 and between CANDIDATE and FOLLOWER between the
+// captures and the gather).
+func sameTerm(got, want uint64, leader string) bool {
+	return got == want || (leader == "" && got > want)
 }
 
 func peerIDs(v MetaView) []string {

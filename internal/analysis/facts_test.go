@@ -53,11 +53,29 @@ func TestOnlyComputesRequiredFacts(t *testing.T) {
 				t.Errorf("%s: --only %s: %+v", name, c.Code, outcomes)
 				continue
 			}
-			if want := ofCode(all, c.Code); !reflect.DeepEqual(got, want) {
+			want := ofCode(all, c.Code)
+			if len(want) == 0 && len(got) > 0 && coveredIn(all, c.CoveredBy) {
+				// Beside the others, a check that says more of the
+				// same fault (CoveredBy) reported it and this check's
+				// findings were left out; alone, they stand
+				// (audit-faults2-v2.15.3: META_002 beside meta-no-leader).
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: --only %s found %d finding(s), beside the other checks %d", name, c.Code, len(got), len(want))
 			}
 		}
 	}
+}
+
+// coveredIn reports whether findings hold one of the codes.
+func coveredIn(findings []report.Finding, codes []string) bool {
+	for _, f := range findings {
+		if slices.Contains(codes, string(f.Code)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Each fact is computed once however many checks require it, after the

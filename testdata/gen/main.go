@@ -52,6 +52,7 @@ func allScenarios() []Scenario {
 		superclusterScenarios, // scen_supercluster.go (incident 003)
 		auditScenarios,        // scen_audit.go
 		auditFaultScenarios,   // scen_audit.go
+		auditFaults2Scenarios, // scen_audit2.go
 		auditAccountScenarios, // scen_auditaccounts.go
 		membershipScenarios,   // scen_membership.go (incident 002)
 		encryptedScenarios,    // scen_encrypted.go

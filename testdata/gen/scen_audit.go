@@ -148,6 +148,7 @@ type auditFaults struct {
 // auditFaultVersions are the archives `go run . audit-faults-*` makes.
 var auditFaultVersions = []auditFaults{
 	{Version: "v2.15.3", West: "v2.15.3", Monitor: true},
+	{Version: "v2.14.10", West: "v2.14.10", Monitor: true},
 	{Version: "v2.12.15", West: "v2.11.17"},
 	{Version: "v2.11.17", West: "v2.11.17", StopOne: true},
 	{Version: "v2.10.27", West: "v2.10.27", PlainLeaf: true},
