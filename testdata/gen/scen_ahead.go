@@ -775,12 +775,18 @@ func writeAheadOutcome(env *Env, version string, t *AheadTrial) error {
 		Steps    []string `json:"steps"`
 		Proven   bool     `json:"proven"`
 		Why      string   `json:"why,omitempty"`
+		// Verified: the remedy's verify step, checked (VerifyCheck).
+		Verified []VerifyCheck `json:"verified"`
 	}
 	moved := outcome{RemedyID: "group-stalled-move-aside", Steps: []string{
 		"done: every server's JetStream folder copied out before any action (the scenario's stores are copies)",
 		"done: the stream's raft group folder " + t.GroupMoved + " moved out of $SYS/_js_ on every server",
 		"done: every server started; stream leader " + fmt.Sprintf("%q", t.Leader) + "; states " + fmt.Sprint(t.Streams),
 		"done: a publish: " + t.Probe}}
+	moved.Verified = []VerifyCheck{
+		{Check: "the stream names a leader (" + t.Leader + ")", Held: t.Leader != ""},
+		{Check: "a publish is acknowledged (" + t.Probe + ")", Held: strings.Contains(t.Probe, `"seq"`)},
+	}
 	moved.Proven = t.Leader != "" && strings.Contains(t.Probe, `"seq"`)
 	if !moved.Proven {
 		moved.Why = "no stream leader or the publish was not acknowledged"
@@ -788,7 +794,9 @@ func writeAheadOutcome(env *Env, version string, t *AheadTrial) error {
 	re := outcome{RemedyID: "consumer-ahead-recreate", Proven: len(t.Recreated) > 0}
 	for _, k := range sortedKeys(t.Recreated) {
 		re.Steps = append(re.Steps, "done: "+k+" before: a fetch got "+t.Skipped[k]+"; deleted and added again with deliver_policy by_start_sequence at the stream's next sequence: a fetch got "+t.Recreated[k])
-		re.Proven = re.Proven && strings.HasPrefix(t.Recreated[k], "stream seq ")
+		got := strings.HasPrefix(t.Recreated[k], "stream seq ")
+		re.Verified = append(re.Verified, VerifyCheck{Check: "the next message published to the stream is delivered to " + k + " (" + t.Recreated[k] + ")", Held: got})
+		re.Proven = re.Proven && got
 	}
 	if !re.Proven {
 		re.Why = "a recreated consumer did not get the stream's next message"

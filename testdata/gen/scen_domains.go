@@ -338,6 +338,10 @@ func domainsRun(ctx context.Context, env *Env, version string, recreate, overtak
 			continue
 		}
 		oc := RemedyOutcome{RemedyID: id, Findings: []string{"source-stalled"}, Steps: r.Steps, Proven: r.Proven}
+		// The verify step, as the run waited for it (r.Proven: the wait held).
+		check := map[string]string{"mirror-recreate": "the mirror's last sequence reaches the origin's",
+			"source-readd": "the last sourced message carries the origin's new sequence"}[id]
+		oc.Verified = []VerifyCheck{{Check: check, Held: r.Proven}}
 		if !r.Proven {
 			oc.Why = []string{r.Why}
 		} else {

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -471,6 +472,8 @@ func writeOperatorOutcome(dir, bundle, v string, c *Cluster, acc string, r *Oper
 		Proven   bool            `json:"proven"`
 		Why      string          `json:"why,omitempty"`
 		Run      *OperatorRemedy `json:"run"`
+		// Verified: the remedy's verify step, checked (VerifyCheck).
+		Verified []VerifyCheck `json:"verified"`
 	}
 	o := struct {
 		Bundle   string    `json:"bundle"`
@@ -490,6 +493,14 @@ func writeOperatorOutcome(dir, bundle, v string, c *Cluster, acc string, r *Oper
 		oc.Steps = append(oc.Steps, "action: restarted one server at a time, each back with the meta leader before the next: "+strings.Join(r.RestartOrder, ", "))
 	}
 	oc.Steps = append(oc.Steps, fmt.Sprintf("verify: healthz %v; messages per stream %v (before %v)", r.HealthzAfter, r.Messages, r.MessagesWant))
+	healthy := len(r.HealthzAfter) > 0
+	for _, h := range r.HealthzAfter {
+		healthy = healthy && h == "ok"
+	}
+	oc.Verified = []VerifyCheck{
+		{Check: "/healthz of every server says ok", Held: healthy},
+		{Check: "the account's streams are listed with the messages they held", Held: len(r.Messages) > 0 && maps.Equal(r.Messages, r.MessagesWant)},
+	}
 	o.Outcomes = []outcome{oc}
 	b, err := json.MarshalIndent(o, "", "  ")
 	if err != nil {
