@@ -211,6 +211,22 @@ func TestCipherOfEncryptedFixtures(t *testing.T) {
 		}
 		b.Close()
 	}
+	// A plain store opens under no key: the key is then not given to the
+	// server, which would encrypt the copy.
+	b, err := bundle.Open(filepath.Join("..", "..", "testdata", "bundles", "orphan-v2.15.2", "bundle"), bundle.Limits{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	members, err := plan(b, analysis.Load(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mb := range members {
+		if got := cipherOf(b, mb.StoreRoot, "any-key"); got != "" {
+			t.Errorf("plain %s: cipher %q", mb.Name, got)
+		}
+	}
 }
 
 // TestOperatorModeWithoutConfigIsSaid: a bundle of operator mode without

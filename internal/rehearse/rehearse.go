@@ -116,10 +116,18 @@ func Run(ctx context.Context, path string, o Options) (*report.Rehearsal, error)
 				return nil, fmt.Errorf("copying %s for %s: %w", p, mb.Name, err)
 			}
 		}
+		key := ""
 		if o.Key != "" {
-			mb.Cipher = cipherOf(b, mb.StoreRoot, o.Key)
+			// Given to the server only where it opens the store: a key on
+			// a plain store makes the server encrypt the copy on start,
+			// which production does not.
+			if mb.Cipher = cipherOf(b, mb.StoreRoot, o.Key); mb.Cipher != "" {
+				key = o.Key
+			} else {
+				mb.leave("jetstream.key", "the key given opens no key file of this store (not encrypted, or another key): not given to the server")
+			}
 		}
-		text := mb.config(store, filepath.Join(mb.Dir, "server.log"), o.Key)
+		text := mb.config(store, filepath.Join(mb.Dir, "server.log"), key)
 		if err := checkLoopback(mb.Name, text); err != nil {
 			return nil, err
 		}
@@ -197,6 +205,13 @@ func Run(ctx context.Context, path string, o Options) (*report.Rehearsal, error)
 			}
 			out.Deleted = append(out.Deleted, d)
 		}
+	}
+	observed := false
+	for _, s := range out.Servers {
+		observed = observed || s.Started || s.Fatal != nil && (strings.Contains(*s.Fatal, "[FTL]") || strings.HasPrefix(*s.Fatal, "panic:")) || len(s.Lines) > 0
+	}
+	if !observed {
+		return nil, fmt.Errorf("no server of the sandbox answered its monitoring port or logged a line: nothing could be observed (run with --keep and read the servers' stdout-stderr.txt in the sandbox)")
 	}
 	if leader != "" {
 		out.MetaLeader = &leader
@@ -312,15 +327,8 @@ func versions(m *model.Model, running string) ([]string, string) {
 	if len(vs) == 0 {
 		return vs, "the bundle does not show which release its servers ran: what the rehearsal shows is what " + running + " does"
 	}
-	line := func(v string) string {
-		p := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
-		if len(p) < 2 {
-			return v
-		}
-		return p[0] + "." + p[1]
-	}
 	for _, v := range vs {
-		if line(v) != line(running) {
+		if releaseLine(v) != releaseLine(running) {
 			return vs, fmt.Sprintf("the bundle's servers ran %s and this rehearsal runs %s: what a server does on start differs by release line (a corrupt meta snapshot is dropped by 2.12 and older and refused by 2.14+; orphan cleanup, peer re-adds and catch-up differ too), so the report's statements for %s may not apply", strings.Join(vs, ", "), running, strings.Join(vs, ", "))
 		}
 	}

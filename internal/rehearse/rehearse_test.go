@@ -327,3 +327,24 @@ func packTarGz(t *testing.T, dir, prefix string) string {
 	}
 	return out
 }
+
+// TestRehearsalNothingObservedIsAnError: a binary that answers --version
+// and then exits at once, saying nothing, leaves nothing to judge: the
+// rehearsal is an error (exit 3), not a run with no finding; nothing is
+// left behind.
+func TestRehearsalNothingObservedIsAnError(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "nats-server")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nats-server: v2.15.2'; exit 0; fi\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	_, err := Run(context.Background(), filepath.Join("..", "..", "testdata", "bundles", "orphan-v2.15.2", "bundle"),
+		Options{ServerBin: bin, TempDir: tmp, Watch: 3 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "nothing could be observed") {
+		t.Fatalf("err = %v", err)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		t.Errorf("scratch left in %s: %v", tmp, ents)
+	}
+}
